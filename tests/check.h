@@ -1,0 +1,29 @@
+/* check.h - the tests' tiny harness. Each test program includes it once, calls CHECK(...)
+   for every assertion and returns check_finish() from main. The last line it prints,
+   "RESULT passed failed skipped", is summed by tests/run.sh into make test's last line. */
+#ifndef CHECK_H
+#define CHECK_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_passed, check_failed, check_skipped;
+
+#define CHECK(cond, ...) do { \
+        if (cond) { check_passed++; } \
+        else { check_failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
+    } while (0)
+
+/* a check that needs a runtime that is absent: skipped, or failed when the environment
+   variable named by `require` is set to 1 (CI sets NBODY_REQUIRE_OPENCL=1) */
+static void check_skip(const char *require, const char *why) {
+    const char *v = require ? getenv(require) : NULL;
+    if (v && strcmp(v, "1") == 0) { check_failed++; printf("FAIL (required by %s): %s\n", require, why); }
+    else { check_skipped++; printf("SKIP %s\n", why); }
+}
+
+static int check_finish(void) {
+    printf("RESULT %d %d %d\n", check_passed, check_failed, check_skipped);
+    return check_failed != 0;
+}
+#endif

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Builds the header in every configuration the style guide names, warnings as errors.
+# Prints one PASS/FAIL line per configuration and a RESULT line for tests/run.sh.
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/impl.c" <<'SRC'
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+int main(void) { static nbody_system s; int r = nbody_ic_figure_eight(&s); nbody_system_free(&s); return r; }
+SRC
+cat > "$tmp/hooks.c" <<'SRC'
+#include <stdlib.h>
+static int calls;
+static void *my_malloc(size_t n) { calls++; return malloc(n); }
+#define NBODY_MALLOC(n) my_malloc(n)
+#define NBODY_REALLOC(p, n) realloc(p, n)
+#define NBODY_FREE(p) free(p)
+#define NBODY_ASSERT(x) ((void)0)
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+int main(void) { static nbody_system s; nbody_ic_figure_eight(&s); nbody_system_free(&s); return calls == 1 ? 0 : 1; }
+SRC
+cp "$tmp/impl.c" "$tmp/impl.cc"
+cp "$tmp/hooks.c" "$tmp/hooks.cc"
+pass=0; fail=0
+W="-Wall -Wextra -pedantic -Werror -I."
+try() { # name, command...
+    name=$1; shift
+    if "$@" >"$tmp/log" 2>&1 && "$tmp/a.out"; then pass=$((pass + 1)); echo "PASS build: $name"
+    else fail=$((fail + 1)); echo "FAIL build: $name"; head -n 5 "$tmp/log"; fi
+}
+for cc in gcc clang; do
+  command -v $cc >/dev/null 2>&1 || continue
+  case $cc in gcc) cxx=g++;; clang) cxx=clang++;; esac
+  for omp in "" "-fopenmp"; do
+    [ "$cc" = clang ] && [ -n "$omp" ] && ! echo 'int main(void){return 0;}' | $cc -fopenmp -x c - -o "$tmp/o" 2>/dev/null && continue
+    for real in double float; do
+      try "$cc c99 $omp $real" $cc -std=c99 $W $omp -DNBODY_REAL=$real "$tmp/impl.c" -o "$tmp/a.out" -lm
+      try "$cxx c++11 $omp $real" $cxx -std=c++11 $W $omp -DNBODY_REAL=$real "$tmp/impl.cc" -o "$tmp/a.out" -lm
+    done
+    try "$cc c99 $omp static" $cc -std=c99 $W $omp -DNBODY_STATIC "$tmp/impl.c" -o "$tmp/a.out" -lm
+    try "$cc c99 $omp long double" $cc -std=c99 $W $omp "-DNBODY_REAL=long double" "$tmp/impl.c" -o "$tmp/a.out" -lm
+    try "$cc c99 $omp allocator hooks" $cc -std=c99 $W $omp "$tmp/hooks.c" -o "$tmp/a.out" -lm
+    try "$cxx c++11 $omp allocator hooks" $cxx -std=c++11 $W $omp "$tmp/hooks.cc" -o "$tmp/a.out" -lm
+  done
+done
+echo "RESULT $pass $fail 0"
