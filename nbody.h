@@ -884,6 +884,10 @@ struct nbody_sim {
     int nk, nwork;
     int f_valid;                   /* k[0] holds f(y) */
     int history;                   /* multistep methods: how many past derivatives are valid */
+    /* Method-private scalars. Every piece of a method's state lives in the buffers above or
+       in these fields, so a checkpoint that saves them restarts any method bitwise exactly. */
+    int        mint[8];
+    nbody_real mreal[8];
     nbody_real t, dt_next;
     nbody_real *m;                 /* host copy of the masses */
     nbody_stats stats;
