@@ -32,6 +32,8 @@ endif
 
 TEST_SRCS    := $(wildcard tests/test_*.c)
 TESTS        := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS))
+# the core tests again in float and long double (NBODY_REAL)
+PRECISION_TESTS := $(BUILD)/test_core_float $(BUILD)/test_core_longdouble
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLES     := $(patsubst examples/%.c,$(BUILD)/%,$(EXAMPLE_SRCS))
 BENCH_SRCS   := $(wildcard bench/bench_*.c)
@@ -39,7 +41,7 @@ BENCHES      := $(patsubst bench/%.c,$(BUILD)/%,$(BENCH_SRCS))
 HEADERS      := nbody.h $(wildcard nbody_cl.h)
 
 .PHONY: all test demo bench examples clean check-embedded
-all: examples $(TESTS)
+all: examples $(TESTS) $(PRECISION_TESTS)
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -56,10 +58,16 @@ $(BUILD)/%: examples/%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
+$(BUILD)/test_core_float: tests/test_core.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BACKEND_OBJS) -o $@ $(LIBS)
+
+$(BUILD)/test_core_longdouble: tests/test_core.c tests/check.h $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) $(OPENMP) -I. "-DNBODY_REAL=long double" $< -o $@ -lm
+
 examples: $(EXAMPLES)
 
-test: $(TESTS)
-	@sh tests/run.sh tests/compile_matrix.sh $(TESTS)
+test: $(TESTS) $(PRECISION_TESTS)
+	@sh tests/run.sh tests/compile_matrix.sh $(TESTS) $(PRECISION_TESTS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do ./$$b || exit 1; done

@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define CHECK_UNUSED __attribute__((unused))
+#else
+#define CHECK_UNUSED
+#endif
+
 static int check_passed, check_failed, check_skipped;
 
 #define CHECK(cond, ...) do { \
@@ -16,7 +22,7 @@ static int check_passed, check_failed, check_skipped;
 
 /* a check that needs a runtime that is absent: skipped, or failed when the environment
    variable named by `require` is set to 1 (CI sets NBODY_REQUIRE_OPENCL=1) */
-static void check_skip(const char *require, const char *why) {
+CHECK_UNUSED static void check_skip(const char *require, const char *why) {
     const char *v = require ? getenv(require) : NULL;
     if (v && strcmp(v, "1") == 0) { check_failed++; printf("FAIL (required by %s): %s\n", require, why); }
     else { check_skipped++; printf("SKIP %s\n", why); }
