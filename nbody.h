@@ -1243,9 +1243,12 @@ static const nbody_real nbody__adams_beta[5][5] = {
 static const nbody__tableau *const nbody__adams_start[5] = {&nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab,
                                                             &nbody__rk4_tab, &nbody__rkck5_tab};
 
-/* the history is usable for a step h (equal spacing up to round-off) */
+/* The history is usable for a step h: equal spacing up to 1e-10 relative (a last step clipped
+   by accumulated round-off in t keeps it; the constant-step formula then errs by O(1e-10 h^2 f'),
+   far below the method's own error). */
 static int nbody__adams_spaced(const nbody_sim *s, nbody_real h) {
-    return s->history > 0 && NBODY__FABS(h - s->mreal[0]) <= 64 * nbody__eps() * NBODY__FABS(h);
+    nbody_real rel = 64 * nbody__eps() > (nbody_real)1e-10 ? 64 * nbody__eps() : (nbody_real)1e-10;
+    return s->history > 0 && NBODY__FABS(h - s->mreal[0]) <= rel * NBODY__FABS(h);
 }
 
 static nbody_result nbody__attempt_adams(nbody_sim *s, nbody_real h, nbody_real *err) {
