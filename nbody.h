@@ -1031,6 +1031,388 @@ static const nbody_real nbody__rk4_c[] = {0, NBODY__Q(1, 2), NBODY__Q(1, 2), 1};
 static const nbody__tableau nbody__rk4_tab = {4, 4, 0, 0, nbody__rk4_a, nbody__rk4_b, NULL, nbody__rk4_c};
 
 /* ---- section: INTEGRATORS (tableaux, implicit, Adams, Bulirsch-Stoer) ---- */
+/* Every method below propagates its higher-order solution; the embedded row only estimates
+   the error. Method-private scalars: NBODY_ADAMS mreal[0] = spacing of its history;
+   NBODY_BS mint[0] = target column, mreal[0] = proposed next step. */
+
+static nbody_real nbody__eps(void) {
+    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)FLT_EPSILON;
+    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)DBL_EPSILON;
+    return (nbody_real)LDBL_EPSILON;
+}
+
+/* after a step whose last stage is not f(y_new): k[0] must be evaluated again */
+static void nbody__commit_invalidate(nbody_sim *s, nbody_real h) { (void)h; s->f_valid = 0; }
+
+/* Kutta's third-order method (Kutta 1901; HNW I, Table II.1.1): starts Adams order 3 */
+static const nbody_real nbody__kutta3_a[] = {0, 0, 0, NBODY__Q(1, 2), 0, 0, -1, 2, 0};
+static const nbody_real nbody__kutta3_b[] = {NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
+static const nbody_real nbody__kutta3_c[] = {0, NBODY__Q(1, 2), 1};
+static const nbody__tableau nbody__kutta3_tab = {3, 3, 0, 0, nbody__kutta3_a, nbody__kutta3_b, NULL, nbody__kutta3_c};
+
+/* Cash & Karp, ACM TOMS 16 (1990) 201-222, Table 5 (the 5(4) pair of Numerical Recipes 16.2) */
+static const nbody_real nbody__rkck_a[] = {
+    0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 5), 0, 0, 0, 0, 0,
+    NBODY__Q(3, 40), NBODY__Q(9, 40), 0, 0, 0, 0,
+    NBODY__Q(3, 10), NBODY__Q(-9, 10), NBODY__Q(6, 5), 0, 0, 0,
+    NBODY__Q(-11, 54), NBODY__Q(5, 2), NBODY__Q(-70, 27), NBODY__Q(35, 27), 0, 0,
+    NBODY__Q(1631, 55296), NBODY__Q(175, 512), NBODY__Q(575, 13824), NBODY__Q(44275, 110592), NBODY__Q(253, 4096), 0};
+static const nbody_real nbody__rkck_b[] = {NBODY__Q(37, 378), 0, NBODY__Q(250, 621), NBODY__Q(125, 594), 0, NBODY__Q(512, 1771)};
+static const nbody_real nbody__rkck_bhat[] = {NBODY__Q(2825, 27648), 0, NBODY__Q(18575, 48384), NBODY__Q(13525, 55296),
+                                              NBODY__Q(277, 14336), NBODY__Q(1, 4)};
+static const nbody_real nbody__rkck_c[] = {0, NBODY__Q(1, 5), NBODY__Q(3, 10), NBODY__Q(3, 5), 1, NBODY__Q(7, 8)};
+static const nbody__tableau nbody__rkck_tab = {6, 5, 4, 0, nbody__rkck_a, nbody__rkck_b, nbody__rkck_bhat, nbody__rkck_c};
+/* its fifth-order row alone starts Adams order 5 */
+static const nbody__tableau nbody__rkck5_tab = {6, 5, 0, 0, nbody__rkck_a, nbody__rkck_b, NULL, nbody__rkck_c};
+
+/* Dormand & Prince, J. Comput. Appl. Math. 6 (1980) 19-26 (HNW I, Table II.5.2, DOPRI5).
+   The last row equals b, so stage 7 is f(y_new): first same as last. */
+static const nbody_real nbody__rkdp_a[] = {
+    0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 5), 0, 0, 0, 0, 0, 0,
+    NBODY__Q(3, 40), NBODY__Q(9, 40), 0, 0, 0, 0, 0,
+    NBODY__Q(44, 45), NBODY__Q(-56, 15), NBODY__Q(32, 9), 0, 0, 0, 0,
+    NBODY__Q(19372, 6561), NBODY__Q(-25360, 2187), NBODY__Q(64448, 6561), NBODY__Q(-212, 729), 0, 0, 0,
+    NBODY__Q(9017, 3168), NBODY__Q(-355, 33), NBODY__Q(46732, 5247), NBODY__Q(49, 176), NBODY__Q(-5103, 18656), 0, 0,
+    NBODY__Q(35, 384), 0, NBODY__Q(500, 1113), NBODY__Q(125, 192), NBODY__Q(-2187, 6784), NBODY__Q(11, 84), 0};
+static const nbody_real nbody__rkdp_b[] = {NBODY__Q(35, 384), 0, NBODY__Q(500, 1113), NBODY__Q(125, 192),
+                                           NBODY__Q(-2187, 6784), NBODY__Q(11, 84), 0};
+static const nbody_real nbody__rkdp_bhat[] = {NBODY__Q(5179, 57600), 0, NBODY__Q(7571, 16695), NBODY__Q(393, 640),
+                                              NBODY__Q(-92097, 339200), NBODY__Q(187, 2100), NBODY__Q(1, 40)};
+static const nbody_real nbody__rkdp_c[] = {0, NBODY__Q(1, 5), NBODY__Q(3, 10), NBODY__Q(4, 5), NBODY__Q(8, 9), 1, 1};
+static const nbody__tableau nbody__rkdp_tab = {7, 5, 4, 1, nbody__rkdp_a, nbody__rkdp_b, nbody__rkdp_bhat, nbody__rkdp_c};
+
+/* Verner's 6(5) pair as used by DVERK (Hull, Enright & Jackson, "User's guide for DVERK",
+   Univ. Toronto TR 100, 1976; Verner, SIAM J. Numer. Anal. 15 (1978) 772-790) */
+static const nbody_real nbody__dverk_a[] = {
+    0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 6), 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(4, 75), NBODY__Q(16, 75), 0, 0, 0, 0, 0, 0,
+    NBODY__Q(5, 6), NBODY__Q(-8, 3), NBODY__Q(5, 2), 0, 0, 0, 0, 0,
+    NBODY__Q(-165, 64), NBODY__Q(55, 6), NBODY__Q(-425, 64), NBODY__Q(85, 96), 0, 0, 0, 0,
+    NBODY__Q(12, 5), -8, NBODY__Q(4015, 612), NBODY__Q(-11, 36), NBODY__Q(88, 255), 0, 0, 0,
+    NBODY__Q(-8263, 15000), NBODY__Q(124, 75), NBODY__Q(-643, 680), NBODY__Q(-81, 250), NBODY__Q(2484, 10625), 0, 0, 0,
+    NBODY__Q(3501, 1720), NBODY__Q(-300, 43), NBODY__Q(297275, 52632), NBODY__Q(-319, 2322), NBODY__Q(24068, 84065), 0,
+    NBODY__Q(3850, 26703), 0};
+static const nbody_real nbody__dverk_b[] = {NBODY__Q(3, 40), 0, NBODY__Q(875, 2244), NBODY__Q(23, 72), NBODY__Q(264, 1955), 0,
+                                            NBODY__Q(125, 11592), NBODY__Q(43, 616)};
+static const nbody_real nbody__dverk_bhat[] = {NBODY__Q(13, 160), 0, NBODY__Q(2375, 5984), NBODY__Q(5, 16), NBODY__Q(12, 85),
+                                               NBODY__Q(3, 44), 0, 0};
+static const nbody_real nbody__dverk_c[] = {0, NBODY__Q(1, 6), NBODY__Q(4, 15), NBODY__Q(2, 3), NBODY__Q(5, 6), 1, NBODY__Q(1, 15), 1};
+static const nbody__tableau nbody__dverk_tab = {8, 6, 5, 0, nbody__dverk_a, nbody__dverk_b, nbody__dverk_bhat, nbody__dverk_c};
+
+/* Fehlberg 7(8), NASA TR R-287 (1968), Table X (HNW I, Table II.5.4, RKF78). Propagated with the
+   eighth-order weights; their difference from the seventh-order ones is 41/840 (k1 + k11 - k12 - k13). */
+static const nbody_real nbody__rkf_a[] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(2, 27), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 36), NBODY__Q(1, 12), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 24), 0, NBODY__Q(1, 8), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(5, 12), 0, NBODY__Q(-25, 16), NBODY__Q(25, 16), 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 20), 0, 0, NBODY__Q(1, 4), NBODY__Q(1, 5), 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(-25, 108), 0, 0, NBODY__Q(125, 108), NBODY__Q(-65, 27), NBODY__Q(125, 54), 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(31, 300), 0, 0, 0, NBODY__Q(61, 225), NBODY__Q(-2, 9), NBODY__Q(13, 900), 0, 0, 0, 0, 0, 0,
+    2, 0, 0, NBODY__Q(-53, 6), NBODY__Q(704, 45), NBODY__Q(-107, 9), NBODY__Q(67, 90), 3, 0, 0, 0, 0, 0,
+    NBODY__Q(-91, 108), 0, 0, NBODY__Q(23, 108), NBODY__Q(-976, 135), NBODY__Q(311, 54), NBODY__Q(-19, 60), NBODY__Q(17, 6),
+    NBODY__Q(-1, 12), 0, 0, 0, 0,
+    NBODY__Q(2383, 4100), 0, 0, NBODY__Q(-341, 164), NBODY__Q(4496, 1025), NBODY__Q(-301, 82), NBODY__Q(2133, 4100),
+    NBODY__Q(45, 82), NBODY__Q(45, 164), NBODY__Q(18, 41), 0, 0, 0,
+    NBODY__Q(3, 205), 0, 0, 0, 0, NBODY__Q(-6, 41), NBODY__Q(-3, 205), NBODY__Q(-3, 41), NBODY__Q(3, 41), NBODY__Q(6, 41), 0, 0, 0,
+    NBODY__Q(-1777, 4100), 0, 0, NBODY__Q(-341, 164), NBODY__Q(4496, 1025), NBODY__Q(-289, 82), NBODY__Q(2193, 4100),
+    NBODY__Q(51, 82), NBODY__Q(33, 164), NBODY__Q(12, 41), 0, 1, 0};
+static const nbody_real nbody__rkf_b[] = {0, 0, 0, 0, 0, NBODY__Q(34, 105), NBODY__Q(9, 35), NBODY__Q(9, 35), NBODY__Q(9, 280),
+                                          NBODY__Q(9, 280), 0, NBODY__Q(41, 840), NBODY__Q(41, 840)};
+static const nbody_real nbody__rkf_bhat[] = {NBODY__Q(41, 840), 0, 0, 0, 0, NBODY__Q(34, 105), NBODY__Q(9, 35), NBODY__Q(9, 35),
+                                             NBODY__Q(9, 280), NBODY__Q(9, 280), NBODY__Q(41, 840), 0, 0};
+static const nbody_real nbody__rkf_c[] = {0, NBODY__Q(2, 27), NBODY__Q(1, 9), NBODY__Q(1, 6), NBODY__Q(5, 12), NBODY__Q(1, 2),
+                                          NBODY__Q(5, 6), NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 3), 1, 0, 1};
+static const nbody__tableau nbody__rkf_tab = {13, 8, 7, 0, nbody__rkf_a, nbody__rkf_b, nbody__rkf_bhat, nbody__rkf_c};
+
+/* ---- implicit Runge-Kutta ----
+   Trapezoidal rule = Lobatto IIIA with 2 stages (its first stage is explicit, K1 = f(y)). */
+static const nbody_real nbody__trapeze_a[] = {0, 0, NBODY__Q(1, 2), NBODY__Q(1, 2)};
+static const nbody_real nbody__trapeze_b[] = {NBODY__Q(1, 2), NBODY__Q(1, 2)};
+static const nbody_real nbody__trapeze_c[] = {0, 1};
+static const nbody__tableau nbody__trapeze_tab = {2, 2, 0, 0, nbody__trapeze_a, nbody__trapeze_b, NULL, nbody__trapeze_c};
+
+/* Lobatto IIIC, 3 stages, order 4 (Chipman 1971; HNW II, Table IV.5.11). Embedded: the
+   trapezoidal rule over the stage derivatives, b^ = (1/2, 0, 1/2), order 2 (sum b^ = 1,
+   sum b^ c = 1/2), so err = h/3 (K1 - 2 K2 + K3) = O(h^3): conservative, never optimistic. */
+static const nbody_real nbody__lobatto_a[] = {NBODY__Q(1, 6), NBODY__Q(-1, 3), NBODY__Q(1, 6),
+                                              NBODY__Q(1, 6), NBODY__Q(5, 12), NBODY__Q(-1, 12),
+                                              NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
+static const nbody_real nbody__lobatto_b[] = {NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
+static const nbody_real nbody__lobatto_bhat[] = {NBODY__Q(1, 2), 0, NBODY__Q(1, 2)};
+static const nbody_real nbody__lobatto_c[] = {0, NBODY__Q(1, 2), 1};
+static const nbody__tableau nbody__lobatto_tab = {3, 4, 2, 0, nbody__lobatto_a, nbody__lobatto_b, nbody__lobatto_bhat, nbody__lobatto_c};
+
+/* Gauss-Legendre, 3 stages, order 6 (Kuntzmann 1961, Butcher 1964; HNW I, Table II.7.4);
+   the sqrt(15) entries are computed in the working precision, so they are not stored. */
+static void nbody__gauss3(nbody__tableau *T, nbody_real a[9], nbody_real b[3], nbody_real c[3]) {
+    nbody_real r = NBODY__SQRT((nbody_real)15);
+    a[0] = NBODY__Q(5, 36);          a[1] = NBODY__Q(2, 9) - r / 15; a[2] = NBODY__Q(5, 36) - r / 30;
+    a[3] = NBODY__Q(5, 36) + r / 24; a[4] = NBODY__Q(2, 9);          a[5] = NBODY__Q(5, 36) - r / 24;
+    a[6] = NBODY__Q(5, 36) + r / 30; a[7] = NBODY__Q(2, 9) + r / 15; a[8] = NBODY__Q(5, 36);
+    b[0] = b[2] = NBODY__Q(5, 18); b[1] = NBODY__Q(4, 9);
+    c[0] = NBODY__Q(1, 2) - r / 10; c[1] = NBODY__Q(1, 2); c[2] = NBODY__Q(1, 2) + r / 10;
+    T->stages = 3; T->order = 6; T->embedded_order = 0; T->fsal = 0;
+    T->a = a; T->b = b; T->bhat = NULL; T->c = c;
+}
+
+#define NBODY__IRK_MAX_SWEEPS 60
+
+/* max_i |h (p_i - q_i)| / (atol + rtol |y_i|): the scaled size of a difference of derivatives */
+static nbody_result nbody__scaled_change(nbody_sim *s, nbody_real h, nbody__buf p, nbody__buf q, nbody_real tol,
+                                         nbody_real *norm) {
+    nbody__lincomb op = nbody__op(s->y, s->y, h, s->len);
+    op.nk = 2; op.c[0] = 1; op.c[1] = -1; op.k[0] = p; op.k[1] = q;
+    return s->eng.ops->error_norm(&s->eng, &op, tol, tol, norm);
+}
+
+/* Stage derivatives K_i = f(y + h sum_j a_ij K_j) in k[1..stages], solved to convergence by
+   Gauss-Seidel fixed-point sweeps starting from K_i = f(y). For gravity (non-stiff) each sweep
+   is a contraction by about h |df/dy|, so it converges for any step an explicit method could
+   take; a sweep stops when the largest change of h K_i is below 16 eps (scaled like the error
+   norm). No convergence in NBODY__IRK_MAX_SWEEPS sweeps means the step is too large: with step
+   control it is rejected and shrunk (err = +Inf); with a fixed step the step fails with
+   NBODY_ERR_STEP_TOO_SMALL and the state is unchanged. A row of zeros (trapezoid) is K = f(y). */
+static nbody_result nbody__solve_irk(nbody_sim *s, const nbody__tableau *T, nbody_real h, nbody_real *err) {
+    nbody_real tol = 16 * nbody__eps(), change = 0;
+    int i, j, sweep, S = T->stages;
+    nbody_result r = nbody__first_stage(s);
+    *err = 0;
+    for (i = 0; i < S && r == NBODY_OK; ++i) {
+        nbody__lincomb copy = nbody__op(s->k[1 + i], s->k[0], 0, s->len);
+        r = s->eng.ops->lincomb(&s->eng, &copy);
+    }
+    for (sweep = 0; r == NBODY_OK; ++sweep) {
+        if (sweep == NBODY__IRK_MAX_SWEEPS) {
+            nbody__log(&s->desc, NBODY_LOG_WARNING, "nbody: implicit stages did not converge with dt = %g at t = %g",
+                       (double)h, (double)s->t);
+            if (s->method->adaptive && s->desc.tolerance > 0) { *err = (nbody_real)HUGE_VAL; return NBODY_OK; }
+            return NBODY_ERR_STEP_TOO_SMALL;
+        }
+        change = 0;
+        for (i = 0; i < S && r == NBODY_OK; ++i) {
+            nbody__lincomb op = nbody__op(s->ytmp, s->y, h, s->len);
+            nbody_real ci = 0;
+            for (j = 0; j < S; ++j)
+                if (T->a[i * S + j] != 0) { op.c[op.nk] = T->a[i * S + j]; op.k[op.nk] = s->k[1 + j]; op.nk++; }
+            if (op.nk == 0) continue;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->work[0]);
+            if (r == NBODY_OK) r = nbody__scaled_change(s, h, s->work[0], s->k[1 + i], tol, &ci);
+            nbody__swap(&s->work[0], &s->k[1 + i]);
+            if (!(ci <= change)) change = ci;          /* NaN sticks: it ends the sweeps below */
+        }
+        if (!(change > 1)) break;
+    }
+    if (r == NBODY_OK) r = nbody__update(s, h, S, T->b, &s->k[1]);
+    if (r == NBODY_OK && T->bhat && s->desc.tolerance > 0) {
+        nbody__lincomb op = nbody__op(s->y_new, s->y, h, s->len);
+        op.nk = S;
+        for (j = 0; j < S; ++j) { op.c[j] = T->b[j] - T->bhat[j]; op.k[j] = s->k[1 + j]; }
+        r = s->eng.ops->error_norm(&s->eng, &op, s->desc.tolerance, s->desc.tolerance, err);
+    }
+    return r;
+}
+
+static nbody_result nbody__attempt_irk(nbody_sim *s, nbody_real h, nbody_real *err) {
+    return nbody__solve_irk(s, s->method->tableau, h, err);
+}
+
+static nbody_result nbody__attempt_gauss(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__tableau T;
+    nbody_real a[9], b[3], c[3];
+    nbody__gauss3(&T, a, b, c);
+    return nbody__solve_irk(s, &T, h, err);
+}
+
+/* ---- Adams-Bashforth of order p (HNW I, III.1, Table 1.1):
+   y_{n+1} = y_n + h sum_{j<p} beta_j f_{n-j}. f_n is k[0]; f_{n-1} .. f_{n-p+1} are the ring
+   work[0] .. work[p-2]; history counts how many of them are valid AND spaced by mreal[0]. Until
+   p-1 are, a Runge-Kutta step of order p is taken instead (a new dt, a clipped last step or
+   nbody_set_state restart the history). */
+static const nbody_real nbody__adams_beta[5][5] = {
+    {1, 0, 0, 0, 0},
+    {NBODY__Q(3, 2), NBODY__Q(-1, 2), 0, 0, 0},
+    {NBODY__Q(23, 12), NBODY__Q(-16, 12), NBODY__Q(5, 12), 0, 0},
+    {NBODY__Q(55, 24), NBODY__Q(-59, 24), NBODY__Q(37, 24), NBODY__Q(-9, 24), 0},
+    {NBODY__Q(1901, 720), NBODY__Q(-2774, 720), NBODY__Q(2616, 720), NBODY__Q(-1274, 720), NBODY__Q(251, 720)}};
+static const nbody__tableau *const nbody__adams_start[5] = {&nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab,
+                                                            &nbody__rk4_tab, &nbody__rkck5_tab};
+
+/* The history is usable for a step h: equal spacing up to 1e-10 relative (a last step clipped
+   by accumulated round-off in t keeps it; the constant-step formula then errs by O(1e-10 h^2 f'),
+   far below the method's own error). */
+static int nbody__adams_spaced(const nbody_sim *s, nbody_real h) {
+    nbody_real rel = 64 * nbody__eps() > (nbody_real)1e-10 ? 64 * nbody__eps() : (nbody_real)1e-10;
+    return s->history > 0 && NBODY__FABS(h - s->mreal[0]) <= rel * NBODY__FABS(h);
+}
+
+static nbody_result nbody__attempt_adams(nbody_sim *s, nbody_real h, nbody_real *err) {
+    int p = s->desc.order, j, usable = nbody__adams_spaced(s, h) ? s->history : 0;
+    nbody_real beta[5];
+    nbody__buf f[5];
+    nbody_result r;
+    if (usable < p - 1) {
+        /* the generic explicit driver reads the tableau from s->method: lend it the starter */
+        const nbody__method_info *self = s->method;
+        nbody__method_info start = *self;
+        start.tableau = nbody__adams_start[p - 1];
+        s->method = &start;
+        r = nbody__attempt_erk(s, h, err);
+        s->method = self;
+        return r;
+    }
+    *err = 0;
+    if ((r = nbody__first_stage(s)) != NBODY_OK) return r;
+    for (j = 0; j < p; ++j) { beta[j] = nbody__adams_beta[p - 1][j]; f[j] = j ? s->work[j - 1] : s->k[0]; }
+    return nbody__update(s, h, p, beta, f);
+}
+
+/* f_n joins the ring (buffers rotate by pointer: nothing is copied) */
+static void nbody__commit_adams(nbody_sim *s, nbody_real h) {
+    int p = s->desc.order, j;
+    if (!nbody__adams_spaced(s, h)) s->history = 0;
+    s->mreal[0] = h;
+    if (p > 1) {
+        nbody__buf oldest = s->work[p - 2];
+        for (j = p - 2; j > 0; --j) s->work[j] = s->work[j - 1];
+        s->work[0] = s->k[0];
+        s->k[0] = oldest;
+        if (s->history < p - 1) s->history++;
+    }
+    s->f_valid = 0;
+}
+
+/* ---- Bulirsch-Stoer (Deuflhard 1983; HNW I, II.9, as in ODEX): modified midpoint with
+   n_j = 2j substeps, Aitken-Neville extrapolation in (H/n_j)^2, T_jk of order 2k.
+   Everything is an increment d = z - y (smaller numbers, and the final update is y + d
+   through nbody__update). work[0..KMAX-1]: the latest row T_j1..T_jj; work[KMAX]: the new
+   entry; work[KMAX+1]: scratch; work[KMAX+2]: the midpoint's other increment.
+   Fixed step (tolerance 0): NBODY__BS_FIXED columns, order 8. Adaptive: the ODEX
+   convergence tests in columns kopt-1, kopt, kopt+1, then order and step chosen by the work
+   per unit step A_k / H_k; the controller uses the step proposed here. */
+#define NBODY__BS_KMAX 8
+#define NBODY__BS_FIXED 4
+#define NBODY__BS_NEW NBODY__BS_KMAX
+#define NBODY__BS_SCRATCH (NBODY__BS_KMAX + 1)
+#define NBODY__BS_OTHER (NBODY__BS_KMAX + 2)
+
+/* work[out] = z_n - y for n midpoint substeps over H (Gragg 1965), no final smoothing: for
+   even n its error has an expansion in even powers of H/n. k[0] = f(y) already. */
+static nbody_result nbody__bs_midpoint(nbody_sim *s, nbody_real H, int n, int out) {
+    nbody_real h = H / (nbody_real)n;
+    nbody__buf a = s->work[NBODY__BS_OTHER], b = s->work[out], t;
+    nbody__lincomb op = nbody__op(a, NULL, 0, s->len);            /* d_0 = 0 */
+    nbody_result r = s->eng.ops->lincomb(&s->eng, &op);
+    int m;
+    if (r == NBODY_OK) {                                           /* d_1 = h f(y) */
+        op = nbody__op(b, NULL, h, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = s->k[0];
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    for (m = 1; m < n && r == NBODY_OK; ++m) {                     /* d_{m+1} = d_{m-1} + 2h f(y + d_m) */
+        op = nbody__op(s->ytmp, s->y, 1, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = b;
+        r = s->eng.ops->lincomb(&s->eng, &op);
+        if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->k[1]);
+        op = nbody__op(a, a, 2 * h, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = s->k[1];
+        if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+        t = a; a = b; b = t;
+    }
+    s->work[out] = b;
+    s->work[NBODY__BS_OTHER] = a;
+    return r;
+}
+
+/* row j (1-based) of the extrapolation table: T_j1 from the midpoint rule, then
+   T_{j,k+1} = T_jk + (T_jk - T_{j-1,k}) / ((n_j / n_{j-k})^2 - 1); the row replaces the old one */
+static nbody_result nbody__bs_row(nbody_sim *s, nbody_real H, int j) {
+    nbody_result r = nbody__bs_midpoint(s, H, 2 * j, NBODY__BS_NEW);
+    int k;
+    for (k = 1; k < j && r == NBODY_OK; ++k) {
+        nbody_real q = (nbody_real)j / (nbody_real)(j - k), inv = 1 / (q * q - 1);
+        nbody__lincomb op = nbody__op(s->work[NBODY__BS_SCRATCH], s->work[NBODY__BS_NEW], 1, s->len);
+        op.nk = 2; op.c[0] = inv; op.c[1] = -inv; op.k[0] = s->work[NBODY__BS_NEW]; op.k[1] = s->work[k - 1];
+        r = s->eng.ops->lincomb(&s->eng, &op);
+        nbody__swap(&s->work[k - 1], &s->work[NBODY__BS_NEW]);      /* T_jk kept for row j+1 */
+        nbody__swap(&s->work[NBODY__BS_NEW], &s->work[NBODY__BS_SCRATCH]);
+    }
+    nbody__swap(&s->work[j - 1], &s->work[NBODY__BS_NEW]);          /* T_jj */
+    return r;
+}
+
+/* ODEX's step for column j: H_j = H 0.94 (0.65 / err)^(1/(2j-1)), H_j / H kept in
+   [0.02^(1/(2j-1)) / 4, 50^(1/(2j-1))] so high columns grow less per step */
+static nbody_real nbody__bs_factor(nbody_real err, int j) {
+    nbody_real x = (nbody_real)1 / (nbody_real)(2 * j - 1), lo = NBODY__POW((nbody_real)0.02, x);
+    nbody_real f = (nbody_real)0.94 * NBODY__POW((nbody_real)0.65 / err, x);
+    if (!(f >= lo / 4)) f = lo / 4;                                 /* NaN included */
+    return f > 1 / lo ? 1 / lo : f;
+}
+
+/* ODEX's choice of the next column from the work per unit step W_k = A_k / H_k */
+static int nbody__bs_next_column(const nbody_real *w, int kc, int kopt) {
+    int k;
+    if (kc == 2) k = 3;
+    else if (kc <= kopt) {
+        k = kc;
+        if (w[kc - 1] < (nbody_real)0.8 * w[kc]) k = kc - 1;
+        if (w[kc] < (nbody_real)0.9 * w[kc - 1]) k = kc + 1;
+    } else {
+        k = kc - 1;
+        if (kc > 3 && w[kc - 2] < (nbody_real)0.8 * w[kc - 1]) k = kc - 2;
+        if (w[kc] < (nbody_real)0.9 * w[k]) k = kc;
+    }
+    return k > NBODY__BS_KMAX - 1 ? NBODY__BS_KMAX - 1 : k;
+}
+
+static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *err) {
+    int adaptive = s->desc.tolerance > 0, kopt = s->mint[0], last, j, kc = 0, knew;
+    nbody_real work_k[NBODY__BS_KMAX + 2], hk[NBODY__BS_KMAX + 2], cost[NBODY__BS_KMAX + 2], e = 0, one = 1;
+    nbody_result r = nbody__first_stage(s);
+    *err = 0;
+    if (kopt < 2) {                                                /* ODEX's first guess from the tolerance */
+        kopt = adaptive ? (int)(-(nbody_real)log10((double)s->desc.tolerance) * (nbody_real)0.6 + (nbody_real)1.5) : 0;
+        if (kopt < 3) kopt = 3;
+        if (kopt > NBODY__BS_KMAX - 1) kopt = NBODY__BS_KMAX - 1;
+    }
+    last = adaptive ? kopt + 1 : NBODY__BS_FIXED;
+    cost[0] = 1;                                                   /* f(y), shared by every row */
+    for (j = 1; j <= NBODY__BS_KMAX; ++j) cost[j] = cost[j - 1] + (nbody_real)(2 * j - 1);
+    for (j = 1; j <= last && r == NBODY_OK; ++j) {
+        r = nbody__bs_row(s, H, j);
+        if (r != NBODY_OK || !adaptive || j < 2) continue;
+        r = nbody__scaled_change(s, 1, s->work[j - 1], s->work[j - 2], s->desc.tolerance, &e);
+        hk[j] = H * nbody__bs_factor(e, j);
+        work_k[j] = cost[j] / hk[j];
+        if (j >= kopt - 1 && e <= 1) { kc = j; break; }
+        /* ODEX: give up early when even column kopt+1 cannot be expected to converge */
+        if (j == kopt - 1 && e > (nbody_real)((kopt + 1) * (kopt + 1) * kopt * kopt)) break;
+        if (j == kopt && e > (nbody_real)((kopt + 1) * (kopt + 1))) break;
+    }
+    if (r != NBODY_OK) return r;
+    if (!adaptive) return nbody__update(s, 1, 1, &one, &s->work[NBODY__BS_FIXED - 1]);
+    if (j > last) j = last;
+    if (kc) {                                                      /* accepted in column kc */
+        knew = nbody__bs_next_column(work_k, kc, kopt);
+        s->mreal[0] = knew > kc ? hk[kc] * (cost[knew] / cost[kc]) : hk[knew];
+        s->mint[0] = knew;
+        *err = e;
+        return nbody__update(s, 1, 1, &one, &s->work[kc - 1]);
+    }
+    knew = j < kopt ? j : kopt;                                    /* rejected after column j */
+    if (knew >= 3 && work_k[knew - 1] < (nbody_real)0.8 * work_k[knew]) knew--;
+    if (knew < 2) knew = 2;
+    s->mreal[0] = hk[knew];
+    s->mint[0] = knew;
+    *err = e > 1 ? e : (nbody_real)HUGE_VAL;
+    return NBODY_OK;
+}
+
+/* BS chooses its next step together with its order in the attempt */
+static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->mreal[0]; }
 /* ---- end section: INTEGRATORS ---- */
 
 /* one row per nbody_method, in enum order; attempt NULL = not built yet */
@@ -1039,16 +1421,16 @@ static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_EULER, 1, 0, 1, 0, &nbody__euler_tab, nbody__attempt_erk, nbody__commit_erk},
     {NBODY_MIDPOINT, 2, 0, 2, 0, &nbody__midpoint_tab, nbody__attempt_erk, nbody__commit_erk},
     {NBODY_LEAPFROG, 2, 0, 2, 1, NULL, nbody__attempt_leapfrog, nbody__commit_leapfrog},
-    {NBODY_TRAPEZE, 2, 0, 0, 0, NULL, NULL, NULL},
+    {NBODY_TRAPEZE, 2, 0, 3, 1, &nbody__trapeze_tab, nbody__attempt_irk, nbody__commit_invalidate},
     {NBODY_RK4, 4, 0, 4, 0, &nbody__rk4_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKCK, 5, 1, 0, 0, NULL, NULL, NULL},
-    {NBODY_RKDP, 5, 1, 0, 0, NULL, NULL, NULL},
-    {NBODY_RKDVERK, 6, 1, 0, 0, NULL, NULL, NULL},
-    {NBODY_RKF, 7, 1, 0, 0, NULL, NULL, NULL},
-    {NBODY_RKGL, 6, 0, 0, 0, NULL, NULL, NULL},
-    {NBODY_RKLC, 4, 1, 0, 0, NULL, NULL, NULL},
-    {NBODY_ADAMS, 5, 0, 0, 0, NULL, NULL, NULL},
-    {NBODY_BS, 0, 1, 0, 0, NULL, NULL, NULL}};
+    {NBODY_RKCK, 5, 1, 6, 0, &nbody__rkck_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKDP, 5, 1, 7, 0, &nbody__rkdp_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKDVERK, 6, 1, 8, 0, &nbody__dverk_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKF, 8, 1, 13, 0, &nbody__rkf_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKGL, 6, 0, 4, 1, NULL, nbody__attempt_gauss, nbody__commit_invalidate},
+    {NBODY_RKLC, 4, 1, 4, 1, &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
+    {NBODY_ADAMS, 5, 0, 6, 4, NULL, nbody__attempt_adams, nbody__commit_adams},
+    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__BS_KMAX + 3, NULL, nbody__attempt_bs, nbody__commit_invalidate}};
 
 NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
@@ -1066,6 +1448,7 @@ NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
 static nbody_real nbody__controller(const nbody_sim *s, nbody_real h, nbody_real err) {
     int q = s->method->tableau ? s->method->tableau->embedded_order : s->method->order - 1;
     nbody_real f;
+    if (s->method->id == NBODY_BS) return nbody__bs_proposal(s);   /* step chosen with the order */
     if (q < 1) q = 1;
     if (!(err == err)) return h * NBODY__SHRINK;                  /* NaN: shrink hard */
     if (err <= 0) return h * NBODY__GROW;
