@@ -749,14 +749,15 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
 #define NBODY__SIMD 1
 #define NBODY__VINLINE static inline __attribute__((always_inline)) NBODY__UNUSED
 #ifdef __AVX512F__
+/* maskz forms: the plain ones trip g++ 12 -Wmaybe-uninitialized inside immintrin.h */
 typedef __m512 nbody__vf_t;
 typedef __m512d nbody__vd_t;
 #define NBODY__MM(op, t) _mm512_##op##_##t
 #ifndef NBODY__TILE_U
 #define NBODY__TILE_U 2
 #endif
-NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm512_rsqrt14_ps(x); }
-NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm512_rsqrt14_pd(x); }
+NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
+NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
 #define NBODY__SIMD_ISA "avx512"
 #ifndef NBODY__VD_DIVIDE
 #define NBODY__VD_DIVIDE 0         /* 512-bit sqrt/divide are slow: rsqrt14 + refinement */
