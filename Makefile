@@ -77,3 +77,15 @@ demo: $(BUILD)/demo
 
 clean:
 	rm -rf $(BUILD)
+
+# BLOCK engine (issue 7): its test and its benchmark again in float (no GPU backends there:
+# those objects are built in double)
+FLOAT_FLAGS = $(WARN) $(CFLAGS) $(OPENMP) -I. -DNBODY_REAL=float
+TESTS   += $(BUILD)/test_block_float
+BENCHES += $(BUILD)/bench_cpu_float
+all test: $(BUILD)/test_block_float
+bench: $(BUILD)/bench_cpu_float
+$(BUILD)/test_block_float: tests/test_block.c tests/check.h $(HEADERS) | $(BUILD)
+	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
+$(BUILD)/bench_cpu_float: bench/bench_cpu.c $(HEADERS) | $(BUILD)
+	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
