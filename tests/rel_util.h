@@ -3,9 +3,10 @@
 #define REL_UTIL_H
 #include <stdio.h>
 #include <string.h>
+#define REL_UNUSED __attribute__((unused))
 
 /* bitwise equality of two systems (positions, velocities, masses, time) */
-static int rel_same(const nbody_system *a, const nbody_system *b) {
+REL_UNUSED static int rel_same(const nbody_system *a, const nbody_system *b) {
     const nbody_real *fa[7], *fb[7];
     int i;
     if (a->n != b->n || memcmp(&a->t, &b->t, sizeof a->t) != 0) return 0;
@@ -16,14 +17,14 @@ static int rel_same(const nbody_system *a, const nbody_system *b) {
 }
 
 /* the simulation's state in a freshly allocated system (s zeroed); 0 on failure */
-static int rel_state(const nbody_sim *sim, size_t n, nbody_system *s) {
+REL_UNUSED static int rel_state(const nbody_sim *sim, size_t n, nbody_system *s) {
     if (nbody_system_alloc(s, n) != NBODY_OK) return 0;
     if (nbody_get_state(sim, s) != NBODY_OK) { nbody_system_free(s); return 0; }
     return 1;
 }
 
 /* a scratch file name for this test program */
-static const char *rel_path(const char *tag) {
+REL_UNUSED static const char *rel_path(const char *tag) {
     static char buf[4][256];
     static int next;
     char *p = buf[next++ & 3];
