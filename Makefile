@@ -89,3 +89,32 @@ $(BUILD)/test_block_float: tests/test_block.c tests/check.h $(HEADERS) | $(BUILD
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
 $(BUILD)/bench_cpu_float: bench/bench_cpu.c $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
+# ---- reliability: sanitizers, fuzzing, soak (docs/README-reliability.md) ----
+# make test-asan   every test under AddressSanitizer + UBSan (+ LeakSanitizer), aborting on the first report
+# make test-tsan   every test under ThreadSanitizer, clang + libomp with the Archer OMPT tool
+# make fuzz        fuzz nbody_load / nbody_checkpoint_load for FUZZ_SECONDS (default 60) from the seed corpus
+# make soak        10^6 leapfrog steps: energy bounded, no allocation after create
+SAN_CC       ?= clang
+FUZZ_SECONDS ?= 60
+ARCHER       ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
+SAN_COMMON   := -O1 -g -fno-omit-frame-pointer
+ASAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/asan/%,$(TEST_SRCS))
+TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
+.PHONY: test-asan test-tsan fuzz soak
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CC=$(SAN_CC) \
+	    CFLAGS="$(SAN_COMMON) -fsanitize=address,undefined -fno-sanitize-recover=all" $(ASAN_TESTS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    sh tests/run.sh $(ASAN_TESTS)
+test-tsan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CC=$(SAN_CC) CFLAGS="$(SAN_COMMON) -fsanitize=thread" $(TSAN_TESTS)
+	@OMP_TOOL_LIBRARIES=$(ARCHER) TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1" \
+	    sh tests/run.sh $(TSAN_TESTS)
+$(BUILD)/fuzz_load: tests/fuzz/fuzz_load.c nbody.h | $(BUILD)
+	$(SAN_CC) $(SAN_COMMON) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. $< -o $@ -lm
+fuzz: $(BUILD)/fuzz_load
+	@mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/
+	./$(BUILD)/fuzz_load -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	    $(BUILD)/fuzz-corpus
+soak: $(BUILD)/test_soak
+	./$(BUILD)/test_soak 1000000

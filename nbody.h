@@ -263,6 +263,15 @@ NBODY_API nbody_result nbody_ic_pythagorean(nbody_system *s);
 NBODY_API nbody_result nbody_save(const char *path, const nbody_system *s);  /* binary + checksum */
 NBODY_API nbody_result nbody_load(const char *path, nbody_system *s);  /* allocates s: pass it zeroed */
 NBODY_API nbody_result nbody_write_csv(const char *path, const nbody_system *s);
+/* Exact restart: a checkpoint carries the whole simulation state (every buffer and scalar a
+   method uses), so save at t, load, continue to T is bitwise the same as running straight to T.
+   Written to path.tmp then renamed over path, so a failed save leaves the old file intact.
+   load refuses a desc whose numerics (engine, method, order, G, softening, dt, tolerance,
+   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole) differ
+   from the saved one with NBODY_ERR_INVALID_ARGUMENT; threads, device, allocator, log may differ.
+   A corrupted or truncated file gives NBODY_ERR_FORMAT, a missing one NBODY_ERR_IO. */
+NBODY_API nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path);
+NBODY_API nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc *desc, const char *path);
 
 #ifdef __cplusplus
 }
@@ -2192,6 +2201,226 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
     if (fclose(f) != 0) ok = 0;
     return ok ? NBODY_OK : NBODY_ERR_IO;
 }
+
+/* ---- section: CHECKPOINTS -------------------------------------------------------------
+   Layout (native byte order, marked like a snapshot):
+     "NBODYCKP" | u32 version | u32 byte-order mark 0x01020304 | u32 sizeof(nbody_real) |
+     u32 sizeof(int) | u64 n | int ints[20] | real reals[18] | u64 steps, rejected, force_evals |
+     n reals masses | nbuf blocks of 6n reals: y, k[0..nk), work[0..nwork), comp, comp_new
+     (the last two when compensated) | u64 FNV-1a 64 checksum of everything before it.
+   ints:  engine method order traversal visit_order block_size compensated quadrupole (the desc
+          fields that change the numbers) | nk nwork f_valid history | mint[8]
+   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8]
+   y_new and ytmp are not saved: every method writes them before reading them in a step. */
+#define NBODY__CKP_MAGIC "NBODYCKP"
+#define NBODY__CKP_VERSION 1u
+#define NBODY__CKP_DESC_INTS 8
+#define NBODY__CKP_DESC_REALS 7
+#define NBODY__CKP_INTS (NBODY__CKP_DESC_INTS + 4 + 8)
+#define NBODY__CKP_REALS (NBODY__CKP_DESC_REALS + 3 + 8)
+#define NBODY__CKP_MAX_BUFS (3 + NBODY__MAX_TERMS + NBODY__MAX_WORK)
+
+typedef struct nbody__ckp_head {
+    unsigned int head[4];          /* version, byte-order mark, sizeof(nbody_real), sizeof(int) */
+    unsigned long long n;
+    int ints[NBODY__CKP_INTS];
+    nbody_real reals[NBODY__CKP_REALS];
+    unsigned long long counts[3];
+} nbody__ckp_head;
+
+/* the desc fields that change the numbers, in file order */
+static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv) {
+    iv[0] = (int)d->engine; iv[1] = (int)d->method; iv[2] = d->order; iv[3] = (int)d->traversal;
+    iv[4] = (int)d->visit_order; iv[5] = d->block_size; iv[6] = d->compensated; iv[7] = d->quadrupole;
+    rv[0] = d->G; rv[1] = d->softening; rv[2] = d->dt; rv[3] = d->tolerance;
+    rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta;
+}
+
+/* every buffer a checkpoint carries, in file order; returns how many */
+static int nbody__ckp_buffers(nbody_sim *s, nbody__buf **b) {
+    int i, nb = 0;
+    b[nb++] = &s->y;
+    for (i = 0; i < s->nk; ++i) b[nb++] = &s->k[i];
+    for (i = 0; i < s->nwork; ++i) b[nb++] = &s->work[i];
+    if (s->comp) { b[nb++] = &s->comp; b[nb++] = &s->comp_new; }
+    return nb;
+}
+
+/* file size for a header, 0 when it cannot be (overflow or out-of-range counts) */
+static unsigned long long nbody__ckp_size(const nbody__ckp_head *h) {
+    const unsigned long long fixed = 8 + sizeof h->head + 8 + sizeof h->ints + sizeof h->reals + sizeof h->counts + 8;
+    unsigned long long nbuf, per;
+    int nk = h->ints[NBODY__CKP_DESC_INTS], nwork = h->ints[NBODY__CKP_DESC_INTS + 1], comp = h->ints[6];
+    if (nk < 0 || nk > NBODY__MAX_TERMS || nwork < 0 || nwork > NBODY__MAX_WORK || comp < 0 || comp > 1) return 0;
+    nbuf = 1 + (unsigned long long)nk + (unsigned long long)nwork + 2 * (unsigned long long)comp;
+    per = (1 + 6 * nbuf) * sizeof(nbody_real);       /* bytes per body */
+    if (h->n == 0 || h->n > (0xFFFFFFFFFFFFFFFFULL - fixed) / per) return 0;
+    return fixed + h->n * per;
+}
+
+NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path) {
+    /* downloads take a non-const engine; nothing in the simulation changes */
+    nbody_sim *s = (nbody_sim *)sim;
+    nbody__buf *bufs[NBODY__CKP_MAX_BUFS];
+    nbody__ckp_head h;
+    nbody__writer w;
+    nbody_real *host;
+    char *tmp;
+    size_t plen, hostb;
+    nbody_result r = NBODY_OK;
+    int i, nb;
+    if (!sim || !path) return NBODY_ERR_INVALID_ARGUMENT;
+    plen = strlen(path);
+    hostb = s->len * sizeof(nbody_real);
+    /* one block: a host copy of one buffer, then the name "path.tmp" */
+    host = (nbody_real *)nbody__alloc(&s->desc, hostb + plen + 5);
+    if (!host) return NBODY_ERR_OUT_OF_MEMORY;
+    tmp = (char *)host + hostb;
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    memset(&h, 0, sizeof h);
+    h.head[0] = NBODY__CKP_VERSION; h.head[1] = 0x01020304u;
+    h.head[2] = (unsigned int)sizeof(nbody_real); h.head[3] = (unsigned int)sizeof(int);
+    h.n = (unsigned long long)s->n;
+    nbody__ckp_desc(&s->desc, h.ints, h.reals);
+    h.ints[NBODY__CKP_DESC_INTS] = s->nk; h.ints[NBODY__CKP_DESC_INTS + 1] = s->nwork;
+    h.ints[NBODY__CKP_DESC_INTS + 2] = s->f_valid; h.ints[NBODY__CKP_DESC_INTS + 3] = s->history;
+    memcpy(h.ints + NBODY__CKP_DESC_INTS + 4, s->mint, sizeof s->mint);
+    h.reals[NBODY__CKP_DESC_REALS] = s->t; h.reals[NBODY__CKP_DESC_REALS + 1] = s->dt_next;
+    h.reals[NBODY__CKP_DESC_REALS + 2] = s->stats.dt;
+    for (i = 0; i < 8; ++i) h.reals[NBODY__CKP_DESC_REALS + 3 + i] = s->mreal[i];
+    h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
+    w.f = fopen(tmp, "wb");
+    if (!w.f) { nbody__free(&s->desc, host); return NBODY_ERR_IO; }
+    w.sum = NBODY__FNV_SEED; w.ok = 1;
+    nbody__put(&w, NBODY__CKP_MAGIC, 8);
+    nbody__put(&w, h.head, sizeof h.head);
+    nbody__put(&w, &h.n, sizeof h.n);
+    nbody__put(&w, h.ints, sizeof h.ints);
+    nbody__put(&w, h.reals, sizeof h.reals);
+    nbody__put(&w, h.counts, sizeof h.counts);
+    nbody__put(&w, s->m, s->n * sizeof(nbody_real));
+    nb = nbody__ckp_buffers(s, bufs);
+    for (i = 0; i < nb && r == NBODY_OK; ++i) {
+        r = s->eng.ops->download(&s->eng, host, *bufs[i], 0, s->len);
+        if (r == NBODY_OK) nbody__put(&w, host, hostb);
+    }
+    if (w.ok && fwrite(&w.sum, 1, sizeof w.sum, w.f) != sizeof w.sum) w.ok = 0;
+    if (fclose(w.f) != 0) w.ok = 0;
+    if (r == NBODY_OK && !w.ok) r = NBODY_ERR_IO;
+    /* POSIX rename replaces path atomically; where it refuses an existing target, remove first */
+    if (r == NBODY_OK && rename(tmp, path) != 0 && (remove(path), rename(tmp, path) != 0)) r = NBODY_ERR_IO;
+    if (r != NBODY_OK) remove(tmp);
+    nbody__free(&s->desc, host);
+    return r;
+}
+
+/* read len bytes, 0 when the file is short */
+static int nbody__ckp_get(FILE *f, void *p, size_t len) { return fread(p, 1, len, f) == len; }
+
+/* pass 1: the checksum over the whole file, before anything in it is trusted */
+static nbody_result nbody__ckp_verify(FILE *f, unsigned long long size) {
+    unsigned char chunk[4096];
+    unsigned long long sum = NBODY__FNV_SEED, left, stored;
+    if (size < 16) return NBODY_ERR_FORMAT;
+    for (left = size - 8; left > 0;) {
+        size_t len = left < sizeof chunk ? (size_t)left : sizeof chunk;
+        if (!nbody__ckp_get(f, chunk, len)) return NBODY_ERR_FORMAT;
+        sum = nbody__fnv1a(sum, chunk, len);
+        left -= len;
+    }
+    if (!nbody__ckp_get(f, &stored, sizeof stored) || stored != sum) return NBODY_ERR_FORMAT;
+    return NBODY_OK;
+}
+
+/* pass 2: header, the desc check, bodies; *sys allocated here (freed by the caller) */
+static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const nbody_desc *d,
+                                         nbody__ckp_head *h, nbody_system *sys) {
+    char magic[8];
+    int iv[NBODY__CKP_DESC_INTS], i;
+    nbody_real rv[NBODY__CKP_DESC_REALS], *fields[7];
+    nbody_result r;
+    if (!nbody__ckp_get(f, magic, 8) || memcmp(magic, NBODY__CKP_MAGIC, 8) != 0 || !nbody__ckp_get(f, h->head, sizeof h->head) ||
+        !nbody__ckp_get(f, &h->n, sizeof h->n) || !nbody__ckp_get(f, h->ints, sizeof h->ints) ||
+        !nbody__ckp_get(f, h->reals, sizeof h->reals) || !nbody__ckp_get(f, h->counts, sizeof h->counts))
+        return NBODY_ERR_FORMAT;
+    if (h->head[0] != NBODY__CKP_VERSION || h->head[1] != 0x01020304u || h->head[2] != sizeof(nbody_real) ||
+        h->head[3] != sizeof(int) || nbody__ckp_size(h) != size)
+        return NBODY_ERR_FORMAT;
+    for (i = 0; i < NBODY__CKP_REALS; ++i) if (!nbody__isfinite(h->reals[i])) return NBODY_ERR_FORMAT;
+    if (!(h->reals[NBODY__CKP_DESC_REALS + 1] > 0) || h->ints[NBODY__CKP_DESC_INTS + 2] < 0 ||
+        h->ints[NBODY__CKP_DESC_INTS + 2] > 1 || h->ints[NBODY__CKP_DESC_INTS + 3] < 0)
+        return NBODY_ERR_FORMAT;
+    nbody__ckp_desc(d, iv, rv);
+    for (i = 0; i < NBODY__CKP_DESC_INTS; ++i) if (iv[i] != h->ints[i]) return NBODY_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < NBODY__CKP_DESC_REALS; ++i) if (rv[i] != h->reals[i]) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody_system_alloc(sys, (size_t)h->n)) != NBODY_OK) return r;
+    fields[0] = sys->m; fields[1] = sys->x; fields[2] = sys->y; fields[3] = sys->z;
+    fields[4] = sys->vx; fields[5] = sys->vy; fields[6] = sys->vz;
+    for (i = 0; i < 7; ++i) if (!nbody__ckp_get(f, fields[i], sys->n * sizeof(nbody_real))) return NBODY_ERR_FORMAT;
+    sys->t = h->reals[NBODY__CKP_DESC_REALS];
+    return nbody__system_valid(sys) ? NBODY_OK : NBODY_ERR_FORMAT;
+}
+
+/* pass 2 continued: a simulation from the bodies, then every other buffer and scalar */
+static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nbody__ckp_head *h,
+                                       const nbody_system *sys, nbody_sim **out) {
+    nbody__buf *bufs[NBODY__CKP_MAX_BUFS];
+    nbody_sim *s;
+    nbody_real *host;
+    int i, nb;
+    nbody_result r = nbody_create(&s, desc, sys);
+    if (r != NBODY_OK) return r;
+    if (s->nk != h->ints[NBODY__CKP_DESC_INTS] || s->nwork != h->ints[NBODY__CKP_DESC_INTS + 1]) {
+        nbody_destroy(s);
+        return NBODY_ERR_FORMAT;     /* written by a build whose method keeps other buffers */
+    }
+    host = (nbody_real *)nbody__alloc(&s->desc, s->len * sizeof(nbody_real));
+    if (!host) { nbody_destroy(s); return NBODY_ERR_OUT_OF_MEMORY; }
+    nb = nbody__ckp_buffers(s, bufs);
+    for (i = 1; i < nb && r == NBODY_OK; ++i) {    /* bufs[0] = y came in through nbody_create */
+        r = nbody__ckp_get(f, host, s->len * sizeof(nbody_real)) ? NBODY_OK : NBODY_ERR_FORMAT;
+        if (r == NBODY_OK) r = s->eng.ops->upload(&s->eng, *bufs[i], 0, host, s->len);
+    }
+    nbody__free(&s->desc, host);
+    if (r != NBODY_OK) { nbody_destroy(s); return r; }
+    s->f_valid = h->ints[NBODY__CKP_DESC_INTS + 2];
+    s->history = h->ints[NBODY__CKP_DESC_INTS + 3];
+    memcpy(s->mint, h->ints + NBODY__CKP_DESC_INTS + 4, sizeof s->mint);
+    s->t = h->reals[NBODY__CKP_DESC_REALS];
+    s->dt_next = h->reals[NBODY__CKP_DESC_REALS + 1];
+    s->stats.dt = h->reals[NBODY__CKP_DESC_REALS + 2];
+    for (i = 0; i < 8; ++i) s->mreal[i] = h->reals[NBODY__CKP_DESC_REALS + 3 + i];
+    s->stats.t = s->t;
+    s->stats.steps = h->counts[0]; s->stats.rejected = h->counts[1]; s->stats.force_evals = h->counts[2];
+    *out = s;
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc *desc, const char *path) {
+    nbody__ckp_head h;
+    nbody_system sys;
+    nbody_desc d;
+    unsigned long long size;
+    long end;
+    FILE *f;
+    nbody_result r;
+    if (!out || !desc || !path || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
+    f = fopen(path, "rb");
+    if (!f) return NBODY_ERR_IO;
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
+    size = (unsigned long long)end;
+    d = nbody__desc_defaults(desc);
+    memset(&sys, 0, sizeof sys);
+    r = nbody__ckp_verify(f, size);
+    if (r == NBODY_OK) r = fseek(f, 0, SEEK_SET) == 0 ? NBODY_OK : NBODY_ERR_IO;
+    if (r == NBODY_OK) r = nbody__ckp_read_head(f, size, &d, &h, &sys);
+    if (r == NBODY_OK) r = nbody__ckp_restore(f, desc, &h, &sys, out);
+    nbody_system_free(&sys);
+    fclose(f);
+    return r;
+}
+/* ---- end section: CHECKPOINTS ---- */
 
 #endif /* NBODY_IMPLEMENTATION */
 

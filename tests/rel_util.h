@@ -1,0 +1,34 @@
+/* rel_util.h - helpers shared by the reliability tests (include after nbody.h and check.h) */
+#ifndef REL_UTIL_H
+#define REL_UTIL_H
+#include <stdio.h>
+#include <string.h>
+#define REL_UNUSED __attribute__((unused))
+
+/* bitwise equality of two systems (positions, velocities, masses, time) */
+REL_UNUSED static int rel_same(const nbody_system *a, const nbody_system *b) {
+    const nbody_real *fa[7], *fb[7];
+    int i;
+    if (a->n != b->n || memcmp(&a->t, &b->t, sizeof a->t) != 0) return 0;
+    fa[0] = a->x; fa[1] = a->y; fa[2] = a->z; fa[3] = a->vx; fa[4] = a->vy; fa[5] = a->vz; fa[6] = a->m;
+    fb[0] = b->x; fb[1] = b->y; fb[2] = b->z; fb[3] = b->vx; fb[4] = b->vy; fb[5] = b->vz; fb[6] = b->m;
+    for (i = 0; i < 7; ++i) if (memcmp(fa[i], fb[i], a->n * sizeof(nbody_real)) != 0) return 0;
+    return 1;
+}
+
+/* the simulation's state in a freshly allocated system (s zeroed); 0 on failure */
+REL_UNUSED static int rel_state(const nbody_sim *sim, size_t n, nbody_system *s) {
+    if (nbody_system_alloc(s, n) != NBODY_OK) return 0;
+    if (nbody_get_state(sim, s) != NBODY_OK) { nbody_system_free(s); return 0; }
+    return 1;
+}
+
+/* a scratch file name for this test program */
+REL_UNUSED static const char *rel_path(const char *tag) {
+    static char buf[4][256];
+    static int next;
+    char *p = buf[next++ & 3];
+    snprintf(p, 256, "build/rel_%s_%s.bin", tag, REL_NAME);
+    return p;
+}
+#endif
