@@ -306,12 +306,14 @@ __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, 
 
 template <class T, int R>
 __global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out,
-                                                        size_t n, size_t nsrc, size_t tiles_per_slice, T eps2, T scale) {
+                                                        size_t n, size_t nsrc, size_t tiles_per_slice, size_t tile_cap,
+                                                        T eps2, T scale) {
     extern __shared__ unsigned char nbody__smem[];
     nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
     const int B = blockDim.x;
     const size_t base = (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B;
-    const size_t t0 = blockIdx.y * tiles_per_slice, t1 = t0 + tiles_per_slice < ntiles ? t0 + tiles_per_slice : ntiles;
+    const size_t t0 = blockIdx.y * tiles_per_slice, tn = tiles_per_slice < tile_cap ? tiles_per_slice : tile_cap;
+    const size_t t1 = t0 + tn < ntiles ? t0 + tn : ntiles;
     T px[R], py[R], pz[R], ax[R], ay[R], az[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -387,14 +389,15 @@ template <int R> static size_t nbody__cu_slices(nbody__engine *e, int B, size_t 
     return (ntiles + *tiles_per_slice - 1) / *tiles_per_slice;
 }
 
-template <int R> static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, size_t nsrc, nbody__r *f) {
+/* tile_cap < all: each block stops after tile_cap tiles (tuning: the real grid, less work) */
+template <int R> static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, size_t tile_cap, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
-    size_t n = e->n, tps, slices = nbody__cu_slices<R>(e, B, nsrc, &tps);
+    size_t n = e->n, nsrc = n, tps, slices = nbody__cu_slices<R>(e, B, nsrc, &tps);
     size_t iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     dim3 grid((unsigned int)iblocks, (unsigned int)slices);
     if (slices == 1) {
-        nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n, nsrc, tps, eps2, e->desc.G);
+        nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n, nsrc, tps, tile_cap, eps2, e->desc.G);
         NBODY__CU(cudaGetLastError());
         return NBODY_OK;
     }
@@ -405,7 +408,7 @@ template <int R> static nbody_result nbody__cu_dense_launch(nbody__engine *e, in
         if (r != NBODY_OK) return r;
         c->partial_len = slices * 3 * n;
     }
-    nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, c->partial, n, nsrc, tps, eps2, (nbody__r)1);
+    nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, c->partial, n, nsrc, tps, tile_cap, eps2, (nbody__r)1);
     NBODY__CU(cudaGetLastError());
     nbody__cu_sum_slices<<<nbody__cu_blocks(3 * n, 256), 256>>>(c->partial, f + 3 * n, 3 * n, (int)slices, e->desc.G);
     NBODY__CU(cudaGetLastError());
@@ -426,7 +429,7 @@ static int nbody__cu_dense_max_threads(int R) {
     }
 }
 
-static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t nsrc, nbody__r *f) {
+static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
     if (c->variant == 1) {
         size_t n = e->n;
@@ -438,10 +441,10 @@ static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_
     while (R > 1 && B > nbody__cu_dense_max_threads(R)) R /= 2;   /* registers: fewer bodies per thread */
     if (B > nbody__cu_dense_max_threads(R)) return NBODY_ERR_INVALID_ARGUMENT;
     switch (R) {
-    case 1: return nbody__cu_dense_launch<1>(e, B, nsrc, f);
-    case 2: return nbody__cu_dense_launch<2>(e, B, nsrc, f);
-    case 4: return nbody__cu_dense_launch<4>(e, B, nsrc, f);
-    default: return nbody__cu_dense_launch<8>(e, B, nsrc, f);
+    case 1: return nbody__cu_dense_launch<1>(e, B, tile_cap, f);
+    case 2: return nbody__cu_dense_launch<2>(e, B, tile_cap, f);
+    case 4: return nbody__cu_dense_launch<4>(e, B, tile_cap, f);
+    default: return nbody__cu_dense_launch<8>(e, B, tile_cap, f);
     }
 }
 
@@ -590,20 +593,22 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, size_t targets,
 /* ======================================================================================
    block size: given, or tuned once on the first derivative
    ====================================================================================== */
-static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t nsrc, nbody__r *f) {
-    return nbody__cu(e)->tree ? nbody__cu_tree_walk(e, B, nsrc, f) : nbody__cu_dense_forces(e, B, R, nsrc, f);
+/* limit = all for the real thing; in tuning, the leaves walked (tree) or tiles per block (dense) */
+static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t limit, nbody__r *f) {
+    return nbody__cu(e)->tree ? nbody__cu_tree_walk(e, B, limit < e->n ? limit : e->n, f) : nbody__cu_dense_forces(e, B, R, limit, f);
 }
 
 /* time each candidate (threads per block x bodies per thread) on the real data, keep the
-   fastest; the dense kernel runs on at most 8192 sources and the walk for at most 2^18
-   leaves, so tuning costs little at large n. The caller then computes the real result. */
+   fastest. The dense kernel runs its real grid but each block stops after 2^15 sources,
+   the walk covers at most 2^18 leaves: tuning costs little at large n. The caller then
+   computes the real result. */
 static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     static const int blocks[] = {64, 128, 256, 512, 1024};
     static const int rs[] = {1, 2, 4, 8};
     nbody__cuda *c = nbody__cu(e);
     cudaEvent_t a = NULL, b = NULL;
     float best = -1;
-    size_t cap = c->tree ? (size_t)1 << 18 : 8192, nsrc = e->n < cap ? e->n : cap;
+
     nbody_result r = NBODY_OK;
     int nr = c->tree ? 1 : 4;
     NBODY__CU(cudaEventCreate(&a));
@@ -613,9 +618,10 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
             float ms = 0;
             if (!c->tree && (blocks[bi] * (size_t)rs[ri] > 4 * e->n + 1024 || blocks[bi] > nbody__cu_dense_max_threads(rs[ri])))
                 continue;
-            r = nbody__cu_forces(e, blocks[bi], rs[ri], nsrc, f);              /* warm-up */
+            size_t limit = c->tree ? (size_t)1 << 18 : ((size_t)1 << 15) / (size_t)blocks[bi];
+            r = nbody__cu_forces(e, blocks[bi], rs[ri], limit, f);              /* warm-up */
             if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(a), "cudaEventRecord");
-            for (int k = 0; k < 2 && r == NBODY_OK; ++k) r = nbody__cu_forces(e, blocks[bi], rs[ri], nsrc, f);
+            for (int k = 0; k < 2 && r == NBODY_OK; ++k) r = nbody__cu_forces(e, blocks[bi], rs[ri], limit, f);
             if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(b), "cudaEventRecord");
             if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(b), "tuning run");
             if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
@@ -760,7 +766,7 @@ static nbody_result nbody__cu_derivative(nbody__engine *e, nbody__buf yb, nbody_
         NBODY__CU(cudaGetLastError());
     }
     if (!c->tuned && (r = nbody__cu_tune(e, f)) != NBODY_OK) return r;
-    return nbody__cu_forces(e, c->block, c->rb, n, f);
+    return nbody__cu_forces(e, c->block, c->rb, (size_t)-1, f);
 }
 
 static nbody_result nbody__cu_lincomb(nbody__engine *e, const nbody__lincomb *op) {

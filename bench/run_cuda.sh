@@ -8,7 +8,7 @@ make -j8 WITH_CUDA=1 build/cuda_engines build/bench_gpu build/bench_gpu_float > 
 echo "== test-cuda"; make -s test-cuda 2>&1 | tee "$OUT/test.log"
 for tool in memcheck racecheck; do
   echo "== compute-sanitizer $tool (NBODY_TEST_SMALL=1)"
-  NBODY_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 ./build/cuda_engines > "$OUT/sanitizer-$tool.log" 2>&1
+  NBODY_TEST_SMALL=1 timeout $([ $tool = racecheck ] && echo 200 || echo 120) compute-sanitizer --tool $tool --error-exitcode 9 ./build/cuda_engines > "$OUT/sanitizer-$tool.log" 2>&1
   echo "exit $?"; tail -4 "$OUT/sanitizer-$tool.log"
 done
 for o in build/nbody_cuda.o build/nbody_cuda_float.o; do
