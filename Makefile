@@ -118,3 +118,22 @@ fuzz: $(BUILD)/fuzz_load
 	    $(BUILD)/fuzz-corpus
 soak: $(BUILD)/test_soak
 	./$(BUILD)/test_soak 1000000
+# ---- CUDA engines: make test-cuda, make bench-cuda (nvcc and an NVIDIA GPU) ----
+.PHONY: test-cuda bench-cuda
+test-cuda:
+	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_engines
+	@sh tests/run.sh $(BUILD)/cuda_engines
+
+$(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
+
+$(BUILD)/nbody_cuda_float.o: nbody_cuda.cu nbody.h | $(BUILD)
+	$(NVCC) $(NVFLAGS) -DNBODY_REAL=float -c $< -o $@
+
+$(BUILD)/bench_gpu_float: bench/bench_gpu.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
+
+bench-cuda:
+	$(MAKE) WITH_CUDA=1 $(BUILD)/bench_gpu $(BUILD)/bench_gpu_float
+	./$(BUILD)/bench_gpu_float $(BENCH_ARGS)
+	./$(BUILD)/bench_gpu $(BENCH_ARGS)

@@ -1,0 +1,837 @@
+/* nbody_cuda.cu - the CUDA engines of nbody.h (NBODY_ENGINE_CUDA, NBODY_ENGINE_CUDA_TREE).
+
+   Build: nvcc -O3 -arch=sm_90 [-DNBODY_REAL=float] -c nbody_cuda.cu
+          cc -DNBODY_WITH_CUDA ... nbody_cuda.o -lcudart -lstdc++
+   The same NBODY_REAL as the program that includes nbody.h with NBODY_IMPLEMENTATION.
+
+   Everything of the engine interface runs on the device: the state and every stage vector
+   are cudaMalloc'ed buffers, so a solver's whole step stays on the GPU and only
+   nbody_get_state copies back. All work is issued on the legacy default stream, so the
+   order of operations is the order of calls and every download synchronises.
+
+   Dense engine: shared-memory tiles of packed (x, y, z, m) records, each thread holding R
+   target bodies in registers (register blocking: one shared load feeds R interactions), the
+   source range split into slices across blockIdx.y when there are too few target blocks to
+   fill the GPU; the slices' partial sums are added in a fixed order by a second kernel, so a
+   configuration always gives the same bits.
+
+   Tree engine: the heap kd-tree of the CPU engine (nodes 1..2n-1, leaves n..2n-1 one body
+   each, children 2i, 2i+1), built on the GPU every evaluation: bodies sorted by 63-bit
+   Morton code (CUB radix sort) and laid into the leaves in depth-first order, so every
+   subtree holds a contiguous range of the Z-order curve, balanced by count exactly as the
+   heap shape requires; the internal nodes are then filled bottom-up, one launch per level.
+   The split planes differ from the CPU tree's median splits, the acceptance criterion is
+   the same: a node is used as one body when d^2 > (r / theta)^2, r a bounding-sphere radius
+   about its centre of mass (here the smaller of two valid bounds: the sphere around the
+   children's spheres, and the distance to the farthest corner of the node's box). The
+   walk is stackless (next = 2i for internal nodes, skip(i) = (i >> ctz(~i)) + 1, back at the
+   root means done) and thread k walks for leaf n + k, so neighbouring threads follow nearly
+   the same path through the read-only-cached node records. */
+#define NBODY_BACKEND
+#include "nbody.h"
+
+#include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
+#include <stdio.h>
+#include <stdarg.h>
+#include <string.h>
+
+typedef nbody_real nbody__r;
+
+/* ======================================================================================
+   small device helpers
+   ====================================================================================== */
+/* packed record: a body (x, y, z, m) or a tree node (cx, cy, cz, crit2). CUDA 13 deprecates
+   double4, hence our own; 16-byte alignment gives 128-bit loads for both precisions. */
+template <class T> struct __align__(16) nbody__v4 { T x, y, z, w; };
+
+template <class T> __device__ __forceinline__ nbody__v4<T> nbody__ldg4(const nbody__v4<T> *p);
+template <> __device__ __forceinline__ nbody__v4<float> nbody__ldg4(const nbody__v4<float> *p) {
+    float4 a = __ldg((const float4 *)p);
+    nbody__v4<float> v = {a.x, a.y, a.z, a.w};
+    return v;
+}
+template <> __device__ __forceinline__ nbody__v4<double> nbody__ldg4(const nbody__v4<double> *p) {
+    double2 a = __ldg((const double2 *)p), b = __ldg((const double2 *)p + 1);
+    nbody__v4<double> v = {a.x, a.y, b.x, b.y};
+    return v;
+}
+
+/* m / (r2)^(3/2). float: the hardware reciprocal square root (MUFU.RSQ, ~2 ulp).
+   double: the hardware's ~22-bit estimate y of r2^(-1/2), then with e = 1 - r2 y^2,
+   r2^(-3/2) = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + O(e^3)): a series step of
+   third order, full double precision from one correction (7 double operations). */
+__device__ __forceinline__ float nbody__weight(float m, float r2) {
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(r2));
+    return (m * y) * (y * y);
+}
+__device__ __forceinline__ double nbody__weight(double m, double r2) {
+    double y, t, e, p, mw;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(r2));
+    t = y * y;
+    e = fma(-r2, t, 1.0);
+    p = fma(1.875, e, 1.5);
+    mw = m * (t * y);
+    return fma(mw * e, p, mw);
+}
+
+/* ======================================================================================
+   engine state
+   ====================================================================================== */
+typedef nbody__v4<nbody__r> nbody__rec;
+
+typedef struct nbody__cuda {
+    int dev, tree, sms;
+    nbody__r *m;                   /* n masses */
+    nbody__rec *bodies;            /* dense: n packed bodies */
+    nbody__r *partial;             /* dense: slices x 3n partial sums */
+    size_t partial_len;
+    void *red;                     /* reduction scratch */
+    int block, rb, tuned;          /* chosen threads per block, bodies per thread (dense) */
+    int variant;                   /* 0 the engine's kernel, 1 the plain tile kernel (benchmarks) */
+    /* tree */
+    nbody__rec *node, *lo, *hi;    /* 2n: (com, crit2), box corners */
+    nbody__r *nmass, *rad;         /* 2n */
+    unsigned long long *key[2];
+    unsigned int *val[2], *leafbody;
+    void *cubtmp;
+    size_t cubbytes;
+} nbody__cuda;
+
+#define NBODY__RED_SLOTS 1024
+
+static void nbody__cu_log(nbody__engine *e, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    if (!e->desc.log.func) return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    e->desc.log.func(NBODY_LOG_ERROR, line, e->desc.log.user_data);
+}
+
+/* every CUDA status goes through here: OK, or a logged nbody_result */
+static nbody_result nbody__cu_check(nbody__engine *e, cudaError_t err, const char *what) {
+    if (err == cudaSuccess) return NBODY_OK;
+    nbody__cu_log(e, "nbody cuda: %s: %s", what, cudaGetErrorString(err));
+    (void)cudaGetLastError();      /* clear a non-sticky error so the engine stays usable */
+    return err == cudaErrorMemoryAllocation ? NBODY_ERR_OUT_OF_MEMORY : NBODY_ERR_DEVICE;
+}
+#define NBODY__CU(call) do { nbody_result r_ = nbody__cu_check(e, (call), #call); if (r_ != NBODY_OK) return r_; } while (0)
+
+static nbody__cuda *nbody__cu(nbody__engine *e) { return (nbody__cuda *)e->impl; }
+
+static nbody_result nbody__cu_enter(nbody__engine *e) {
+    NBODY__CU(cudaSetDevice(nbody__cu(e)->dev));
+    return NBODY_OK;
+}
+
+template <class P> static nbody_result nbody__cu_malloc(nbody__engine *e, P **p, size_t count) {
+    size_t bytes = count * sizeof(P);
+    if (count && bytes / count != sizeof(P)) return NBODY_ERR_OUT_OF_MEMORY;
+    *p = NULL;
+    NBODY__CU(cudaMalloc((void **)p, bytes ? bytes : 1));
+    return NBODY_OK;
+}
+
+static unsigned int nbody__cu_blocks(size_t n, int threads) {
+    size_t b = (n + (size_t)threads - 1) / (size_t)threads;
+    return (unsigned int)(b < 65535u * 32u ? (b ? b : 1) : 65535u * 32u);
+}
+
+/* ======================================================================================
+   vector operations (lincomb, error norm, finiteness)
+   ====================================================================================== */
+template <class T> struct nbody__cu_lc {     /* an nbody__lincomb with the offsets applied */
+    T *out, *comp;
+    const T *y;
+    const T *k[NBODY__MAX_TERMS];
+    T c[NBODY__MAX_TERMS];
+    T h;
+    int nk;
+    size_t len;
+};
+
+/* sum_j c[j] k[j][i] in the same fixed order as the host engines */
+template <class T> __device__ __forceinline__ T nbody__cu_terms(const nbody__cu_lc<T> &p, size_t i) {
+    T s = 0;
+    for (int j = 0; j < p.nk; ++j) s += p.c[j] * p.k[j][i];
+    return s;
+}
+
+template <class T> __global__ void nbody__cu_lincomb_kernel(nbody__cu_lc<T> p) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < p.len; i += (size_t)gridDim.x * blockDim.x) {
+        T d = p.h * nbody__cu_terms(p, i), y0 = p.y ? p.y[i] : (T)0;
+        if (p.comp) {              /* Kahan: d = h*sum - comp; t = y + d; comp = (t - y) - d */
+            T t;
+            d -= p.comp[i];
+            t = y0 + d;
+            p.comp[i] = (t - y0) - d;
+            p.out[i] = t;
+        } else {
+            p.out[i] = y0 + d;
+        }
+    }
+}
+
+static nbody__cu_lc<nbody__r> nbody__cu_lc_of(const nbody__lincomb *op) {
+    nbody__cu_lc<nbody__r> p;
+    memset(&p, 0, sizeof p);
+    p.out = (nbody__r *)op->out + op->out_off;
+    p.comp = op->comp ? (nbody__r *)op->comp + op->out_off : NULL;
+    p.y = op->y ? (const nbody__r *)op->y + op->y_off : NULL;
+    p.nk = op->nk;
+    for (int j = 0; j < op->nk && j < NBODY__MAX_TERMS; ++j) { p.c[j] = op->c[j]; p.k[j] = (const nbody__r *)op->k[j] + op->k_off; }
+    p.h = op->h;
+    p.len = op->len;
+    return p;
+}
+
+/* --- one generic two-stage reduction: each block folds a grid-stride range, one block
+   folds the block results; Op is associative with an identity */
+template <class T> struct nbody__cu_maxnan {  /* max that keeps NaN */
+    typedef T V;
+    __device__ static T identity() { return 0; }
+    __device__ static T fold(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+};
+template <class T> struct nbody__box { T lo[3], hi[3]; };
+template <class T> struct nbody__cu_boxop {
+    typedef nbody__box<T> V;
+    __device__ static V identity() {
+        V v;
+        for (int d = 0; d < 3; ++d) { v.lo[d] = (T)HUGE_VAL; v.hi[d] = -(T)HUGE_VAL; }
+        return v;
+    }
+    __device__ static V fold(V a, const V &b) {
+        for (int d = 0; d < 3; ++d) { a.lo[d] = fmin(a.lo[d], b.lo[d]); a.hi[d] = fmax(a.hi[d], b.hi[d]); }
+        return a;
+    }
+};
+
+template <class T> struct nbody__cu_map_norm {   /* |err_i| / (atol + rtol max(|y|, |y_new|)) */
+    nbody__cu_lc<T> p;
+    T atol, rtol;
+    __device__ T operator()(size_t i) const {
+        T a = fabs(p.y[i]), b = fabs(p.out[i]);
+        return fabs(p.h * nbody__cu_terms(p, i)) / (atol + rtol * (a > b ? a : b));
+    }
+};
+template <class T> struct nbody__cu_map_nonfinite {
+    const T *b;
+    __device__ T operator()(size_t i) const { T v = b[i]; return (v == v && v - v == 0) ? (T)0 : (T)1; }
+};
+template <class T> struct nbody__cu_map_box {
+    const T *x;
+    size_t n;
+    __device__ nbody__box<T> operator()(size_t i) const {
+        nbody__box<T> v;
+        for (int d = 0; d < 3; ++d) v.lo[d] = v.hi[d] = x[d * n + i];
+        return v;
+    }
+};
+template <class V> struct nbody__cu_map_array {
+    const V *a;
+    __device__ V operator()(size_t i) const { return a[i]; }
+};
+
+#define NBODY__RED_THREADS 256
+template <class Op, class Map> __global__ void nbody__cu_reduce_kernel(Map map, size_t n, typename Op::V *out) {
+    typedef typename Op::V V;
+    __shared__ V sh[NBODY__RED_THREADS];
+    V acc = Op::identity();
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        acc = Op::fold(acc, map(i));
+    sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = NBODY__RED_THREADS / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) sh[threadIdx.x] = Op::fold(sh[threadIdx.x], sh[threadIdx.x + s]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
+}
+
+/* the result lands in device memory at red + NBODY__RED_SLOTS elements */
+template <class Op, class Map> static nbody_result nbody__cu_reduce(nbody__engine *e, Map map, size_t n, typename Op::V **result) {
+    typedef typename Op::V V;
+    V *slots = (V *)nbody__cu(e)->red;
+    unsigned int blocks = nbody__cu_blocks(n, NBODY__RED_THREADS);
+    if (blocks > NBODY__RED_SLOTS) blocks = NBODY__RED_SLOTS;
+    nbody__cu_reduce_kernel<Op><<<blocks, NBODY__RED_THREADS>>>(map, n, slots);
+    NBODY__CU(cudaGetLastError());
+    nbody__cu_map_array<V> again = {slots};
+    nbody__cu_reduce_kernel<Op><<<1, NBODY__RED_THREADS>>>(again, (size_t)blocks, slots + NBODY__RED_SLOTS);
+    NBODY__CU(cudaGetLastError());
+    *result = slots + NBODY__RED_SLOTS;
+    return NBODY_OK;
+}
+
+/* ======================================================================================
+   dense forces
+   ====================================================================================== */
+/* bodies[i] = (x, y, z, m); f[0, 3n) = v */
+template <class T> __global__ void nbody__cu_pack(const T *y, const T *m, nbody__v4<T> *bodies, T *f, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < 3 * n; i += (size_t)gridDim.x * blockDim.x) {
+        f[i] = y[3 * n + i];
+        if (i < n) { nbody__v4<T> b = {y[i], y[n + i], y[2 * n + i], m[i]}; bodies[i] = b; }
+    }
+}
+
+/* One block: targets [base, base + R*B), thread t holds base + r*B + t for r < R. Sources
+   run in tiles of B records through shared memory; blockIdx.y selects a slice of
+   tiles_per_slice tiles of the sources [0, nsrc). With softening 0 the self term (0 * Inf)
+   is removed by index, only in the R tiles that overlap the block's own targets. */
+template <class T, int R, bool MASK>
+__device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, size_t j0, size_t base, int B,
+                                               const T *px, const T *py, const T *pz, T *ax, T *ay, T *az, T eps2) {
+#pragma unroll 8
+    for (int jj = 0; jj < cnt; ++jj) {
+        const nbody__v4<T> s = sh[jj];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            T dx = s.x - px[r], dy = s.y - py[r], dz = s.z - pz[r];
+            T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2))), w;
+            if (MASK) {
+                bool self = j0 + jj == base + (size_t)r * B + threadIdx.x;
+                r2 = self ? (T)1 : r2;
+                w = nbody__weight(s.w, r2);
+                w = self ? (T)0 : w;
+            } else {
+                w = nbody__weight(s.w, r2);
+            }
+            ax[r] = fma(w, dx, ax[r]); ay[r] = fma(w, dy, ay[r]); az[r] = fma(w, dz, az[r]);
+        }
+    }
+}
+
+template <class T, int R>
+__global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out,
+                                                        size_t n, size_t nsrc, size_t tiles_per_slice, size_t tile_cap,
+                                                        T eps2, T scale) {
+    extern __shared__ unsigned char nbody__smem[];
+    nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
+    const int B = blockDim.x;
+    const size_t base = (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B;
+    const size_t t0 = blockIdx.y * tiles_per_slice, tn = tiles_per_slice < tile_cap ? tiles_per_slice : tile_cap;
+    const size_t t1 = t0 + tn < ntiles ? t0 + tn : ntiles;
+    T px[R], py[R], pz[R], ax[R], ay[R], az[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        size_t i = base + (size_t)r * B + threadIdx.x;
+        nbody__v4<T> b = bodies[i < n ? i : n - 1];
+        px[r] = b.x; py[r] = b.y; pz[r] = b.z; ax[r] = ay[r] = az[r] = 0;
+    }
+    for (size_t t = t0; t < t1; ++t) {
+        size_t j0 = t * B, j = j0 + threadIdx.x;
+        int cnt = (int)(nsrc - j0 < (size_t)B ? nsrc - j0 : (size_t)B);
+        __syncthreads();
+        if (j < nsrc) sh[threadIdx.x] = bodies[j];
+        __syncthreads();
+        if (eps2 == 0 && j0 + B > base && j0 < base + (size_t)B * R)
+            nbody__cu_tile<T, R, true>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+        else
+            nbody__cu_tile<T, R, false>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+    }
+    out += blockIdx.y * 3 * n;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        size_t i = base + (size_t)r * B + threadIdx.x;
+        if (i < n) { out[i] = scale * ax[r]; out[n + i] = scale * ay[r]; out[2 * n + i] = scale * az[r]; }
+    }
+}
+
+/* f[3n + i] = G * sum over slices, in slice order */
+template <class T> __global__ void nbody__cu_sum_slices(const T *partial, T *acc, size_t n3, int slices, T G) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n3; i += (size_t)gridDim.x * blockDim.x) {
+        T s = 0;
+        for (int k = 0; k < slices; ++k) s += partial[(size_t)k * n3 + i];
+        acc[i] = G * s;
+    }
+}
+
+/* The plain tile kernel: the article's and the CUDA sample's design (one body per thread,
+   tiles of B bodies in shared memory, the library's 1/sqrt), kept as the benchmarks'
+   baseline; it relies on softening > 0 for the self term. */
+template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T *acc, size_t n, T eps2, T G) {
+    extern __shared__ unsigned char nbody__smem[];
+    nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    nbody__v4<T> me = bodies[i < n ? i : n - 1];
+    T ax = 0, ay = 0, az = 0;
+    for (size_t j0 = 0; j0 < n; j0 += blockDim.x) {
+        nbody__v4<T> z = {0, 0, 0, 0};
+        __syncthreads();
+        sh[threadIdx.x] = j0 + threadIdx.x < n ? bodies[j0 + threadIdx.x] : z;
+        __syncthreads();
+        for (int jj = 0; jj < (int)blockDim.x; ++jj) {
+            T dx = sh[jj].x - me.x, dy = sh[jj].y - me.y, dz = sh[jj].z - me.z;
+            T r2 = dx * dx + dy * dy + dz * dz + eps2, inv = 1 / sqrt(r2), w = sh[jj].w * inv * inv * inv;
+            ax += w * dx; ay += w * dy; az += w * dz;
+        }
+    }
+    if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
+}
+
+/* how many source slices: enough blocks for about two full waves of the GPU */
+template <int R> static size_t nbody__cu_slices(nbody__engine *e, int B, size_t nsrc, size_t *tiles_per_slice) {
+    nbody__cuda *c = nbody__cu(e);
+    int occ = 0;
+    size_t iblocks = (e->n + (size_t)B * R - 1) / ((size_t)B * R), ntiles = (nsrc + B - 1) / B, want, slices;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, nbody__cu_dense<nbody__r, R>, B, B * sizeof(nbody__rec)) != cudaSuccess)
+        (void)cudaGetLastError();
+    if (occ < 1) occ = 1;
+    want = 2 * (size_t)c->sms * (size_t)occ;
+    slices = (want + iblocks - 1) / iblocks;
+    if (slices > ntiles) slices = ntiles;
+    if (slices > 65535) slices = 65535;
+    if (slices < 1) slices = 1;
+    *tiles_per_slice = (ntiles + slices - 1) / slices;
+    return (ntiles + *tiles_per_slice - 1) / *tiles_per_slice;
+}
+
+/* tile_cap < all: each block stops after tile_cap tiles (tuning: the real grid, less work) */
+template <int R> static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, size_t tile_cap, nbody__r *f) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t n = e->n, nsrc = n, tps, slices = nbody__cu_slices<R>(e, B, nsrc, &tps);
+    size_t iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R);
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    dim3 grid((unsigned int)iblocks, (unsigned int)slices);
+    if (slices == 1) {
+        nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n, nsrc, tps, tile_cap, eps2, e->desc.G);
+        NBODY__CU(cudaGetLastError());
+        return NBODY_OK;
+    }
+    if (c->partial_len < slices * 3 * n) {
+        if (c->partial) cudaFree(c->partial);
+        c->partial = NULL; c->partial_len = 0;
+        nbody_result r = nbody__cu_malloc(e, &c->partial, slices * 3 * n);
+        if (r != NBODY_OK) return r;
+        c->partial_len = slices * 3 * n;
+    }
+    nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, c->partial, n, nsrc, tps, tile_cap, eps2, (nbody__r)1);
+    NBODY__CU(cudaGetLastError());
+    nbody__cu_sum_slices<<<nbody__cu_blocks(3 * n, 256), 256>>>(c->partial, f + 3 * n, 3 * n, (int)slices, e->desc.G);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
+template <int R> static int nbody__cu_dense_max_threads_r(void) {
+    cudaFuncAttributes a;
+    if (cudaFuncGetAttributes(&a, nbody__cu_dense<nbody__r, R>) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
+    return a.maxThreadsPerBlock;
+}
+static int nbody__cu_dense_max_threads(int R) {
+    switch (R) {
+    case 1: return nbody__cu_dense_max_threads_r<1>();
+    case 2: return nbody__cu_dense_max_threads_r<2>();
+    case 4: return nbody__cu_dense_max_threads_r<4>();
+    default: return nbody__cu_dense_max_threads_r<8>();
+    }
+}
+
+static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f) {
+    nbody__cuda *c = nbody__cu(e);
+    if (c->variant == 1) {
+        size_t n = e->n;
+        nbody__cu_plain<<<nbody__cu_blocks(n, B), B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n,
+                                                                                 e->desc.softening * e->desc.softening, e->desc.G);
+        NBODY__CU(cudaGetLastError());
+        return NBODY_OK;
+    }
+    while (R > 1 && B > nbody__cu_dense_max_threads(R)) R /= 2;   /* registers: fewer bodies per thread */
+    if (B > nbody__cu_dense_max_threads(R)) return NBODY_ERR_INVALID_ARGUMENT;
+    switch (R) {
+    case 1: return nbody__cu_dense_launch<1>(e, B, tile_cap, f);
+    case 2: return nbody__cu_dense_launch<2>(e, B, tile_cap, f);
+    case 4: return nbody__cu_dense_launch<4>(e, B, tile_cap, f);
+    default: return nbody__cu_dense_launch<8>(e, B, tile_cap, f);
+    }
+}
+
+/* ======================================================================================
+   tree build and walk
+   ====================================================================================== */
+__device__ __forceinline__ unsigned long long nbody__cu_spread3(unsigned long long v) {  /* 21 bits -> every third bit */
+    v &= 0x1fffffULL;
+    v = (v | v << 32) & 0x1f00000000ffffULL;
+    v = (v | v << 16) & 0x1f0000ff0000ffULL;
+    v = (v | v << 8) & 0x100f00f00f00f00fULL;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+    v = (v | v << 2) & 0x1249249249249249ULL;
+    return v;
+}
+
+template <class T> __global__ void nbody__cu_morton(const T *x, size_t n, const nbody__box<T> *box,
+                                                    unsigned long long *key, unsigned int *val) {
+    nbody__box<T> b = *box;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned long long code = 0;
+        for (int d = 0; d < 3; ++d) {
+            T ext = b.hi[d] - b.lo[d];
+            double u = ext > 0 ? (double)(x[d * n + i] - b.lo[d]) / (double)ext : 0.0;
+            unsigned long long q = (unsigned long long)(u * 2097151.0);
+            code |= nbody__cu_spread3(q > 2097151ULL ? 2097151ULL : q) << d;
+        }
+        key[i] = code;
+        val[i] = (unsigned int)i;
+    }
+}
+
+/* leaf j in [n, 2n) holds the body at depth-first position p(j): the complete heap's bottom
+   level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1))) */
+template <class T> __global__ void nbody__cu_leaves(const T *x, const T *m, size_t n, size_t P, const unsigned int *sorted,
+                                                    nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
+                                                    T *rad, unsigned int *leafbody) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
+        size_t j = n + k, p = j >= P ? j - P : (2 * n - P) + (j - n);
+        unsigned int b = sorted[p];
+        nbody__v4<T> v = {x[b], x[n + b], x[2 * n + b], (T)0};
+        node[j] = v; lo[j] = v; hi[j] = v;
+        nmass[j] = m[b]; rad[j] = 0;
+        leafbody[k] = b;
+    }
+}
+
+template <class T> __device__ __forceinline__ T nbody__cu_dist(T ax, T ay, T az, T bx, T by, T bz) {
+    T dx = ax - bx, dy = ay - by, dz = az - bz;
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+/* internal nodes [i0, i1) from their children, which are already done */
+template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
+                                                      nbody__v4<T> *hi, T *rad, T inv_theta2) {
+    size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= i1) return;
+    size_t l = 2 * i, r = l + 1;
+    nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
+    T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, corner = 0;
+    blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
+    bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
+    if (m > 0) {
+        c.x = (ml * cl.x + mr * cr.x) / m; c.y = (ml * cl.y + mr * cr.y) / m; c.z = (ml * cl.z + mr * cr.z) / m;
+    } else {                       /* massless: the box centre */
+        c.x = (blo.x + bhi.x) / 2; c.y = (blo.y + bhi.y) / 2; c.z = (blo.z + bhi.z) / 2;
+    }
+    /* keep the centre inside the box (rounding) so the corner bound stays a bound */
+    c.x = fmin(fmax(c.x, blo.x), bhi.x); c.y = fmin(fmax(c.y, blo.y), bhi.y); c.z = fmin(fmax(c.z, blo.z), bhi.z);
+    radius = fmax(nbody__cu_dist(cl.x, cl.y, cl.z, c.x, c.y, c.z) + rad[l], nbody__cu_dist(cr.x, cr.y, cr.z, c.x, c.y, c.z) + rad[r]);
+    {
+        T fx = fmax(c.x - blo.x, bhi.x - c.x), fy = fmax(c.y - blo.y, bhi.y - c.y), fz = fmax(c.z - blo.z, bhi.z - c.z);
+        corner = sqrt(fx * fx + fy * fy + fz * fz);
+    }
+    radius = fmin(radius, corner);
+    c.w = radius * radius * inv_theta2;
+    node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
+}
+
+/* thread k walks for leaf n + k: accepted nodes (d^2 > crit2) act as one body and are
+   skipped, others are opened; leaves are never opened, so the self term falls out */
+template <class T> __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                                                  const unsigned int *__restrict__ leafbody, T *f, unsigned int n, unsigned int targets,
+                                                  T eps2, T G) {
+    unsigned int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= targets) return;
+    nbody__v4<T> me = nbody__ldg4(node + n + k);
+    T ax = 0, ay = 0, az = 0;
+    unsigned int cur = 1;
+    do {
+        nbody__v4<T> q = nbody__ldg4(node + cur);
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        if (d2 > q.w) {
+            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+            cur = (cur >> (__ffs(~cur) - 1)) + 1;
+        } else if (cur < n) {
+            cur = 2 * cur;
+        } else {
+            cur = (cur >> (__ffs(~cur) - 1)) + 1;
+        }
+    } while (cur != 1);
+    size_t b = leafbody[k];
+    f[3 * (size_t)n + b] = G * ax; f[4 * (size_t)n + b] = G * ay; f[5 * (size_t)n + b] = G * az;
+}
+
+static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t n = e->n, P = 1;
+    nbody__box<nbody__r> *box;
+    nbody__cu_map_box<nbody__r> mb = {y, n};
+    nbody_result r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box);
+    int depth = 0;
+    if (r != NBODY_OK) return r;
+    while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
+    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, c->key[0], c->val[0]);
+    NBODY__CU(cudaGetLastError());
+    {
+        size_t bytes = c->cubbytes;
+        NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)n, 0, 63));
+    }
+    nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody);
+    NBODY__CU(cudaGetLastError());
+    {
+        nbody__r it = 1 / e->desc.theta;
+        for (int L = depth - 1; L >= 0; --L) {
+            size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
+            if (i0 >= i1) continue;
+            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, c->node, c->nmass, c->lo, c->hi, c->rad, it * it);
+            NBODY__CU(cudaGetLastError());
+        }
+    }
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, size_t targets, nbody__r *f) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    nbody__cu_walk<<<nbody__cu_blocks(targets, B), B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)e->n,
+                                                         (unsigned int)targets, eps2, e->desc.G);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
+/* ======================================================================================
+   block size: given, or tuned once on the first derivative
+   ====================================================================================== */
+/* limit = all for the real thing; in tuning, the leaves walked (tree) or tiles per block (dense) */
+static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t limit, nbody__r *f) {
+    return nbody__cu(e)->tree ? nbody__cu_tree_walk(e, B, limit < e->n ? limit : e->n, f) : nbody__cu_dense_forces(e, B, R, limit, f);
+}
+
+/* time each candidate (threads per block x bodies per thread) on the real data, keep the
+   fastest. The dense kernel runs its real grid but each block stops after 2^15 sources,
+   the walk covers at most 2^18 leaves: tuning costs little at large n. The caller then
+   computes the real result. */
+static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
+    static const int blocks[] = {64, 128, 256, 512, 1024};
+    static const int rs[] = {1, 2, 4, 8};
+    nbody__cuda *c = nbody__cu(e);
+    cudaEvent_t a = NULL, b = NULL;
+    float best = -1;
+
+    nbody_result r = NBODY_OK;
+    int nr = c->tree ? 1 : 4;
+    NBODY__CU(cudaEventCreate(&a));
+    if ((r = nbody__cu_check(e, cudaEventCreate(&b), "cudaEventCreate")) != NBODY_OK) { cudaEventDestroy(a); return r; }
+    for (int bi = 0; bi < 5 && r == NBODY_OK; ++bi) {
+        for (int ri = 0; ri < nr && r == NBODY_OK; ++ri) {
+            float ms = 0;
+            if (!c->tree && (blocks[bi] * (size_t)rs[ri] > 4 * e->n + 1024 || blocks[bi] > nbody__cu_dense_max_threads(rs[ri])))
+                continue;
+            size_t limit = c->tree ? (size_t)1 << 18 : ((size_t)1 << 15) / (size_t)blocks[bi];
+            r = nbody__cu_forces(e, blocks[bi], rs[ri], limit, f);              /* warm-up */
+            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(a), "cudaEventRecord");
+            for (int k = 0; k < 2 && r == NBODY_OK; ++k) r = nbody__cu_forces(e, blocks[bi], rs[ri], limit, f);
+            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(b), "cudaEventRecord");
+            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(b), "tuning run");
+            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+            if (r == NBODY_OK && (best < 0 || ms < best)) { best = ms; c->block = blocks[bi]; c->rb = rs[ri]; }
+        }
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    if (r == NBODY_OK) c->tuned = 1;
+    return r;
+}
+
+/* ======================================================================================
+   engine operations
+   ====================================================================================== */
+static void nbody__cu_shutdown(nbody__engine *e) {
+    nbody__cuda *c = nbody__cu(e);
+    if (!c) return;
+    (void)cudaSetDevice(c->dev);
+    cudaFree(c->m); cudaFree(c->bodies); cudaFree(c->partial); cudaFree(c->red);
+    cudaFree(c->node); cudaFree(c->lo); cudaFree(c->hi); cudaFree(c->nmass); cudaFree(c->rad);
+    cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
+    cudaFree(c->leafbody); cudaFree(c->cubtmp);
+    (void)cudaGetLastError();
+    e->desc.allocator.free(c, e->desc.allocator.user_data);
+    e->impl = NULL;
+}
+
+static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
+    nbody__cuda *c;
+    int count = 0;
+    nbody_result r;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+        (void)cudaGetLastError();
+        nbody__cu_log(e, "nbody cuda: no CUDA device (%s)", cudaGetErrorString(err));
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (e->desc.device >= count) {
+        nbody__cu_log(e, "nbody cuda: device %d requested, %d present", e->desc.device, count);
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (e->desc.block_size > 1024) {
+        nbody__cu_log(e, "nbody cuda: block_size %d above 1024", e->desc.block_size);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (e->n > ((size_t)1 << 30)) {
+        nbody__cu_log(e, "nbody cuda: %lu bodies above the engines' 2^30", (unsigned long)e->n);
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    c = (nbody__cuda *)e->desc.allocator.alloc(sizeof *c, e->desc.allocator.user_data);
+    if (!c) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(c, 0, sizeof *c);
+    c->dev = e->desc.device;
+    c->tree = tree;
+    e->impl = c;
+    r = nbody__cu_check(e, cudaSetDevice(c->dev), "cudaSetDevice");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount, c->dev), "device attributes");
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->m, e->n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->red, 2 * NBODY__RED_SLOTS * sizeof(nbody__box<nbody__r>));
+    if (r == NBODY_OK && !tree) r = nbody__cu_malloc(e, &c->bodies, e->n);
+    if (r == NBODY_OK && tree) {
+        size_t nn = 2 * e->n;
+        r = nbody__cu_malloc(e, &c->node, nn);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->lo, nn);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->hi, nn);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->nmass, nn);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->rad, nn);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->key[0], e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->key[1], e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->val[0], e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->val[1], e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->leafbody, e->n);
+        if (r == NBODY_OK)
+            r = nbody__cu_check(e, cub::DeviceRadixSort::SortPairs(NULL, c->cubbytes, c->key[0], c->key[1], c->val[0],
+                                                                    c->val[1], (int)e->n, 0, 63), "sort size");
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->cubtmp, c->cubbytes);
+    }
+    if (r == NBODY_OK && e->desc.block_size > 0) {
+        c->block = e->desc.block_size;
+        c->rb = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->tuned = 1;
+    }
+    if (r != NBODY_OK) nbody__cu_shutdown(e);
+    return r;
+}
+static nbody_result nbody__cu_init_dense(nbody__engine *e) { return nbody__cu_init_common(e, 0); }
+static nbody_result nbody__cu_init_tree(nbody__engine *e) { return nbody__cu_init_common(e, 1); }
+
+static nbody_result nbody__cu_alloc(nbody__engine *e, size_t len, nbody__buf *out) {
+    nbody__r *p = NULL;
+    nbody_result r = nbody__cu_enter(e);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &p, len);
+    if (r != NBODY_OK) return r;
+    r = nbody__cu_check(e, cudaMemset(p, 0, len * sizeof(nbody__r)), "cudaMemset");
+    if (r != NBODY_OK) { cudaFree(p); return r; }
+    *out = p;
+    return NBODY_OK;
+}
+
+static void nbody__cu_release(nbody__engine *e, nbody__buf b) {
+    if (!b) return;
+    (void)cudaSetDevice(nbody__cu(e)->dev);
+    cudaFree(b);
+    (void)cudaGetLastError();
+}
+
+static nbody_result nbody__cu_upload(nbody__engine *e, nbody__buf dst, size_t off, const nbody_real *src, size_t len) {
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK) return r;
+    NBODY__CU(cudaMemcpy((nbody__r *)dst + off, src, len * sizeof(nbody__r), cudaMemcpyHostToDevice));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_download(nbody__engine *e, nbody_real *dst, nbody__buf src, size_t off, size_t len) {
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK) return r;
+    NBODY__CU(cudaMemcpy(dst, (const nbody__r *)src + off, len * sizeof(nbody__r), cudaMemcpyDeviceToHost));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_set_masses(nbody__engine *e, const nbody_real *m) {
+    return nbody__cu_upload(e, nbody__cu(e)->m, 0, m, e->n);
+}
+
+static nbody_result nbody__cu_derivative(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
+    nbody__cuda *c = nbody__cu(e);
+    const nbody__r *y = (const nbody__r *)yb;
+    nbody__r *f = (nbody__r *)fb;
+    size_t n = e->n;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK) return r;
+    if (c->tree) {
+        nbody__cu_lc<nbody__r> copy;   /* f[0, 3n) = v */
+        memset(&copy, 0, sizeof copy);
+        copy.out = f; copy.y = y + 3 * n; copy.len = 3 * n;
+        nbody__cu_lincomb_kernel<<<nbody__cu_blocks(3 * n, 256), 256>>>(copy);
+        NBODY__CU(cudaGetLastError());
+        if ((r = nbody__cu_tree_build(e, y)) != NBODY_OK) return r;
+    } else {
+        nbody__cu_pack<<<nbody__cu_blocks(3 * n, 256), 256>>>(y, c->m, c->bodies, f, n);
+        NBODY__CU(cudaGetLastError());
+    }
+    if (!c->tuned && (r = nbody__cu_tune(e, f)) != NBODY_OK) return r;
+    return nbody__cu_forces(e, c->block, c->rb, (size_t)-1, f);
+}
+
+static nbody_result nbody__cu_lincomb(nbody__engine *e, const nbody__lincomb *op) {
+    nbody__cu_lc<nbody__r> p;
+    nbody_result r;
+    if (op->len == 0) return NBODY_OK;
+    if (op->nk < 0 || op->nk > NBODY__MAX_TERMS) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__cu_enter(e)) != NBODY_OK) return r;
+    p = nbody__cu_lc_of(op);
+    nbody__cu_lincomb_kernel<<<nbody__cu_blocks(op->len, 256), 256>>>(p);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_error_norm(nbody__engine *e, const nbody__lincomb *op, nbody_real atol, nbody_real rtol,
+                                         nbody_real *norm) {
+    nbody__cu_map_norm<nbody__r> map;
+    nbody__r *dev;
+    nbody_result r;
+    if (op->len == 0) { *norm = 0; return NBODY_OK; }
+    if (op->nk < 0 || op->nk > NBODY__MAX_TERMS || !op->y) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__cu_enter(e)) != NBODY_OK) return r;
+    map.p = nbody__cu_lc_of(op);
+    map.p.comp = NULL;
+    map.atol = atol; map.rtol = rtol;
+    if ((r = nbody__cu_reduce<nbody__cu_maxnan<nbody__r> >(e, map, op->len, &dev)) != NBODY_OK) return r;
+    NBODY__CU(cudaMemcpy(norm, dev, sizeof *norm, cudaMemcpyDeviceToHost));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite) {
+    nbody__cu_map_nonfinite<nbody__r> map = {(const nbody__r *)b + off};
+    nbody__r *dev, bad = 0;
+    nbody_result r;
+    if (len == 0) { *finite = 1; return NBODY_OK; }
+    if ((r = nbody__cu_enter(e)) != NBODY_OK) return r;
+    if ((r = nbody__cu_reduce<nbody__cu_maxnan<nbody__r> >(e, map, len, &dev)) != NBODY_OK) return r;
+    NBODY__CU(cudaMemcpy(&bad, dev, sizeof bad, cudaMemcpyDeviceToHost));
+    *finite = bad == 0;
+    return NBODY_OK;
+}
+
+static const nbody__engine_ops nbody__cuda_dense_ops = {
+    "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
+    nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
+    nbody__cu_all_finite};
+static const nbody__engine_ops nbody__cuda_tree_ops = {
+    "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
+    nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
+    nbody__cu_all_finite};
+
+extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
+    return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;
+}
+
+/* Benchmarks only: choose the kernel (0 the engine's, 1 the plain tile kernel), the threads
+   per block and the bodies per thread (0 = keep), which also ends tuning. */
+extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread) {
+    nbody__cuda *c = nbody__cu(e);
+    c->variant = variant;
+    if (block > 0) { c->block = block; c->tuned = 1; }
+    if (bodies_per_thread > 0) c->rb = bodies_per_thread;
+}
+/* Benchmarks only: the tuned choice (0 before the first derivative). */
+extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread) {
+    *block = nbody__cu(e)->block;
+    *bodies_per_thread = nbody__cu(e)->rb;
+}

@@ -1,0 +1,221 @@
+/* cuda_engines.c - the CUDA engines against the CPU engines; needs an NVIDIA GPU.
+   Not named test_*.c so the CPU-only `make test` does not build it: run `make test-cuda`.
+   Double precision: dense forces agree with SIMPLE to 1e-12 relative; the tree is within
+   its theta's error and equals the direct sum as theta -> 0; whole runs with leapfrog, RK4
+   and adaptive RKDP conserve energy as the CPU does; bad device index, NaN states. */
+#define NBODY_IMPLEMENTATION
+#include "../nbody.h"
+#include "check.h"
+#include <math.h>
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* NBODY_TEST_SMALL=1 (the compute-sanitizer runs): fewer bodies */
+static size_t scaled(size_t n) {
+    const char *v = getenv("NBODY_TEST_SMALL");
+    return v && strcmp(v, "1") == 0 ? (n + 99) / 100 : n;
+}
+
+/* per body |a - b| / |b|: the largest, and the median */
+static void accel_error(const nbody_system *s, nbody_desc *da, nbody_desc *db, double *worst, double *median,
+                        nbody_result *ra, nbody_result *rb) {
+    size_t n = s->n, i;
+    nbody_real *a = (nbody_real *)malloc(6 * n * sizeof(nbody_real)), *b = a + 3 * n;
+    double *rel = (double *)malloc(n * sizeof(double));
+    *ra = nbody_accelerations(da, s, a, a + n, a + 2 * n);
+    *rb = nbody_accelerations(db, s, b, b + n, b + 2 * n);
+    *worst = 0;
+    for (i = 0; i < n; ++i) {
+        double dx = (double)a[i] - (double)b[i], dy = (double)a[n + i] - (double)b[n + i], dz = (double)a[2 * n + i] - (double)b[2 * n + i];
+        double nb = sqrt((double)b[i] * b[i] + (double)b[n + i] * b[n + i] + (double)b[2 * n + i] * b[2 * n + i]);
+        rel[i] = sqrt(dx * dx + dy * dy + dz * dz) / (nb > 0 ? nb : 1);
+        if (!(rel[i] <= *worst)) *worst = rel[i];
+    }
+    qsort(rel, n, sizeof(double), cmp_double);
+    *median = rel[n / 2];
+    free(rel);
+    free(a);
+}
+
+static void test_dense_matches_simple(void) {
+    static const size_t sizes[] = {1, 2, 3, 31, 1001, 4099};
+    size_t count = scaled(1000) < 1000 ? 4 : 6;
+    static const int blocks[] = {0, 96, 33};
+    size_t k;
+    int b;
+    for (k = 0; k < count; ++k) {
+        for (b = 0; b < 3; ++b) {
+            nbody_system s = {0};
+            nbody_desc dc = {0}, dr = {0};
+            double worst, median;
+            nbody_result rc, rr;
+            nbody_ic_plummer(&s, sizes[k], 7 + k);
+            dc.engine = NBODY_ENGINE_CUDA; dc.block_size = blocks[b]; dc.softening = (nbody_real)(b == 1 ? 0.01 : 0);
+            dr.engine = NBODY_ENGINE_SIMPLE; dr.softening = dc.softening;
+            accel_error(&s, &dc, &dr, &worst, &median, &rc, &rr);
+            CHECK(rc == NBODY_OK && rr == NBODY_OK, "dense n=%lu: %s", (unsigned long)sizes[k], nbody_result_string(rc));
+            if (sizeof(nbody_real) == sizeof(double))
+                CHECK(worst <= 1e-12, "dense n=%lu block %d eps %g: max rel err %g", (unsigned long)sizes[k], blocks[b],
+                      (double)dc.softening, worst);
+            else
+                CHECK(worst <= 1e-4, "dense float n=%lu: max rel err %g", (unsigned long)sizes[k], worst);
+            nbody_system_free(&s);
+        }
+    }
+}
+
+static void test_tree_accuracy(void) {
+    static const double thetas[] = {0.5, 0.1, 1e-6};
+    static const double bounds[] = {1e-2, 5e-4, 1e-12};
+    nbody_system s = {0};
+    nbody_desc dt = {0}, dr = {0};
+    int k;
+    nbody_ic_plummer(&s, scaled(20000), 11);
+    dt.engine = NBODY_ENGINE_CUDA_TREE; dt.softening = (nbody_real)1e-3;
+    dr.engine = NBODY_ENGINE_BLOCK; dr.softening = dt.softening;
+    for (k = 0; k < 3; ++k) {
+        double worst, median, bound = bounds[k];
+        nbody_result rt, rr;
+        if (sizeof(nbody_real) != sizeof(double) && bound < 1e-5) bound = 1e-5;
+        dt.theta = (nbody_real)thetas[k];
+        accel_error(&s, &dt, &dr, &worst, &median, &rt, &rr);
+        CHECK(rt == NBODY_OK && rr == NBODY_OK, "tree: %s", nbody_result_string(rt));
+        /* the bounds hold for 20000 bodies; the small sanitizer pass checks memory, not them */
+        if (s.n == 20000 || thetas[k] < 1e-3)
+            CHECK(median <= bound, "tree theta %g: median rel err %g > %g (max %g)", thetas[k], median, bound, worst);
+        printf("tree n=%lu theta %g: median rel err %.3g, max %.3g\n", (unsigned long)s.n, thetas[k], median, worst);
+    }
+    nbody_system_free(&s);
+    /* odd and tiny n, coincident bodies: theta -> 0 is the direct sum, the self term excluded */
+    {
+        static const size_t sizes[] = {1, 2, 3, 5, 1000003 / 1000};
+        size_t nsizes = scaled(1000) < 1000 ? 4 : 5;
+        size_t i;
+        for (i = 0; i < nsizes; ++i) {
+            double worst, median;
+            nbody_result rt, rr;
+            nbody_ic_uniform_cube(&s, sizes[i], 3 + i);
+            if (s.n > 4) { s.x[4] = s.x[3]; s.y[4] = s.y[3]; s.z[4] = s.z[3]; }
+            dt.theta = (nbody_real)1e-6; dt.softening = (nbody_real)0.01; dr.softening = dt.softening;
+            accel_error(&s, &dt, &dr, &worst, &median, &rt, &rr);
+            CHECK(rt == NBODY_OK && worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-5),
+                  "tree n=%lu theta->0: max rel err %g (%s)", (unsigned long)s.n, worst, nbody_result_string(rt));
+            nbody_system_free(&s);
+        }
+    }
+}
+
+/* relative energy change of a run, and the final state */
+static nbody_result run(const nbody_desc *d, const nbody_system *ic, double t_end, double *dE, nbody_system *out) {
+    nbody_sim *sim = NULL;
+    nbody_invariants e0, e1;
+    nbody_result r = nbody_create(&sim, d, ic);
+    if (r != NBODY_OK) return r;
+    nbody_measure(ic, 1, d->softening, &e0);
+    r = nbody_advance(sim, (nbody_real)t_end);
+    if (r == NBODY_OK) r = nbody_get_state(sim, out);
+    nbody_destroy(sim);
+    if (r != NBODY_OK) return r;
+    nbody_measure(out, 1, d->softening, &e1);
+    *dE = fabs((double)((e1.energy - e0.energy) / e0.energy));
+    return NBODY_OK;
+}
+
+static void test_whole_runs(void) {
+    static const nbody_method methods[] = {NBODY_LEAPFROG, NBODY_RK4, NBODY_RKDP, NBODY_LEAPFROG};
+    static const double tols[] = {0, 0, 1e-9, 0};
+    nbody_system ic = {0}, a = {0}, b = {0};
+    int k;
+    nbody_ic_plummer(&ic, scaled(513) < 513 ? 65 : 513, 5);
+    nbody_system_alloc(&a, ic.n);
+    nbody_system_alloc(&b, ic.n);
+    for (k = 0; k < 4; ++k) {
+        nbody_desc dg = {0}, dc;
+        double eg = 0, ec = 0, dx = 0;
+        nbody_result rg, rc;
+        size_t i;
+        dg.engine = NBODY_ENGINE_CUDA; dg.method = methods[k]; dg.softening = (nbody_real)0.05;
+        dg.dt = (nbody_real)(1.0 / 128); dg.tolerance = (nbody_real)tols[k]; dg.compensated = k == 3;
+        dc = dg; dc.engine = NBODY_ENGINE_BLOCK;
+        rg = run(&dg, &ic, 0.5, &eg, &a);
+        rc = run(&dc, &ic, 0.5, &ec, &b);
+        CHECK(rg == NBODY_OK, "%s on CUDA: %s", nbody_method_name(methods[k]), nbody_result_string(rg));
+        CHECK(rc == NBODY_OK, "%s on CPU: %s", nbody_method_name(methods[k]), nbody_result_string(rc));
+        if (rg != NBODY_OK || rc != NBODY_OK) continue;
+        for (i = 0; i < ic.n; ++i) {
+            double d = fabs((double)(a.x[i] - b.x[i])) + fabs((double)(a.y[i] - b.y[i])) + fabs((double)(a.z[i] - b.z[i]));
+            if (d > dx) dx = d;
+        }
+        printf("%s%s: |dE/E| cuda %.3g cpu %.3g, max position difference %.3g\n", nbody_method_name(methods[k]),
+               k == 3 ? " compensated" : "", eg, ec, dx);
+        CHECK(eg <= 1.5 * ec + (sizeof(nbody_real) == sizeof(double) ? 1e-13 : 1e-6),
+              "%s: energy error on CUDA %g vs CPU %g", nbody_method_name(methods[k]), eg, ec);
+        CHECK(dx <= (sizeof(nbody_real) == sizeof(double) ? 1e-9 : 1e-3), "%s: states differ by %g",
+              nbody_method_name(methods[k]), dx);
+    }
+    /* the tree engine in a whole run: energy close to the direct engine's */
+    {
+        nbody_desc dg = {0};
+        double eg = 0;
+        nbody_result rg;
+        dg.engine = NBODY_ENGINE_CUDA_TREE; dg.method = NBODY_LEAPFROG; dg.softening = (nbody_real)0.05;
+        dg.dt = (nbody_real)(1.0 / 128); dg.theta = (nbody_real)0.3;
+        rg = run(&dg, &ic, 0.5, &eg, &a);
+        CHECK(rg == NBODY_OK && eg <= 1e-3, "tree leapfrog: %s, |dE/E| %g", nbody_result_string(rg), eg);
+        printf("tree leapfrog theta 0.3: |dE/E| %.3g\n", eg);
+    }
+    nbody_system_free(&ic); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+static void test_errors(void) {
+    nbody_system s = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d = {0};
+    nbody_result r;
+    nbody_ic_plummer(&s, 100, 1);
+    d.engine = NBODY_ENGINE_CUDA; d.device = 99;
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_ERR_UNAVAILABLE && sim == NULL, "device 99: %s", nbody_result_string(r));
+    d.engine = NBODY_ENGINE_CUDA_TREE;
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_ERR_UNAVAILABLE && sim == NULL, "tree device 99: %s", nbody_result_string(r));
+    /* two bodies at one place without softening: NaN, reported, the last good state kept
+       (the dense engine; the tree never opens a leaf, so it skips coincident bodies) */
+    d.device = 0; d.softening = 0; d.engine = NBODY_ENGINE_CUDA;
+    s.x[1] = s.x[0]; s.y[1] = s.y[0]; s.z[1] = s.z[0];
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_OK, "create: %s", nbody_result_string(r));
+    if (r == NBODY_OK) {
+        nbody_system got = {0};
+        r = nbody_step(sim);
+        CHECK(r == NBODY_ERR_NOT_FINITE, "coincident bodies: %s", nbody_result_string(r));
+        nbody_system_alloc(&got, s.n);
+        CHECK(nbody_get_state(sim, &got) == NBODY_OK && got.x[0] == s.x[0] && got.t == 0, "state kept");
+        nbody_system_free(&got);
+        nbody_destroy(sim);
+    }
+    nbody_system_free(&s);
+}
+
+int main(void) {
+    nbody_system s = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d = {0};
+    nbody_ic_plummer(&s, 8, 1);
+    d.engine = NBODY_ENGINE_CUDA;
+    if (nbody_create(&sim, &d, &s) != NBODY_OK) {
+        check_skip("NBODY_REQUIRE_CUDA", "no CUDA device");
+        nbody_system_free(&s);
+        return check_finish();
+    }
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+    test_dense_matches_simple();
+    test_tree_accuracy();
+    test_whole_runs();
+    test_errors();
+    return check_finish();
+}
