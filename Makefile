@@ -17,6 +17,14 @@ OPENMP := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o 
 ALLFLAGS = $(WARN) $(CFLAGS) $(OPENMP) -I. $(BACKEND_DEFS)
 LIBS     = -lm $(BACKEND_LIBS)
 
+# ---- OpenCL: on by default when CL/cl.h and -lOpenCL both work (WITH_OPENCL=0 forces off);
+# kernels.cl is embedded into nbody_cl.h by `make embed`, and make test fails while it is stale
+ifeq ($(origin WITH_OPENCL),undefined)
+WITH_OPENCL := $(shell printf '\043define CL_TARGET_OPENCL_VERSION 120\n\043include <CL/cl.h>\nint main(void){cl_uint n; return (int)clGetPlatformIDs(0, 0, &n);}\n' | $(CC) -x c - -o /dev/null -lOpenCL >/dev/null 2>&1 && echo 1 || echo 0)
+endif
+OPENCL_CHECKS := tests/embedded_check.sh $(if $(filter 1,$(WITH_OPENCL)),tests/compile_opencl.sh)
+# ---- end OpenCL block
+
 BACKEND_DEFS :=
 BACKEND_LIBS :=
 BACKEND_OBJS :=
@@ -38,7 +46,7 @@ BENCH_SRCS   := $(wildcard bench/bench_*.c)
 BENCHES      := $(patsubst bench/%.c,$(BUILD)/%,$(BENCH_SRCS))
 HEADERS      := nbody.h $(wildcard nbody_cl.h)
 
-.PHONY: all test demo bench examples clean check-embedded
+.PHONY: all test demo bench examples clean check-embedded embed
 all: examples $(TESTS)
 
 $(BUILD):
@@ -59,7 +67,7 @@ $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 examples: $(EXAMPLES)
 
 test: $(TESTS)
-	@sh tests/run.sh tests/compile_matrix.sh $(TESTS)
+	@sh tests/run.sh tests/compile_matrix.sh $(OPENCL_CHECKS) $(TESTS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do ./$$b || exit 1; done
@@ -69,3 +77,9 @@ demo: $(BUILD)/demo
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- OpenCL: regenerate / check the embedded kernels
+embed:
+	sh tools/embed_kernels.sh kernels.cl nbody_cl.h
+check-embedded:
+	@sh tests/embedded_check.sh
