@@ -22,6 +22,8 @@ LIBS     = -lm $(BACKEND_LIBS)
 ifeq ($(origin WITH_OPENCL),undefined)
 WITH_OPENCL := $(shell printf '\043define CL_TARGET_OPENCL_VERSION 120\n\043include <CL/cl.h>\nint main(void){cl_uint n; return (int)clGetPlatformIDs(0, 0, &n);}\n' | $(CC) -x c - -o /dev/null -lOpenCL >/dev/null 2>&1 && echo 1 || echo 0)
 endif
+$(BUILD)/test_opencl_float: tests/test_opencl.c
+$(BUILD)/bench_opencl_float: bench/bench_opencl.c
 OPENCL_CHECKS := tests/embedded_check.sh $(if $(filter 1,$(WITH_OPENCL)),tests/compile_opencl.sh)
 # ---- end OpenCL block
 

@@ -12,6 +12,9 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 typedef NBODY_CL_REAL real;
+#define NBODY_CL_CAT_(a, b) a##b
+#define NBODY_CL_CAT(a, b) NBODY_CL_CAT_(a, b)
+typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, mass */
 
 /* ---- forces -------------------------------------------------------------------------
    a_i = G sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), Plummer softening. */
@@ -40,7 +43,7 @@ static void nbody_cl_store(__global const real *y, __global real *f, uint n, uin
 __kernel __attribute__((reqd_work_group_size(NBODY_CL_TILE, 1, 1)))
 void nbody_dense(__global const real *y, __global const real *m, __global real *f,
                  uint n, real G, real eps2) {
-    __local real tx[NBODY_CL_TILE], ty[NBODY_CL_TILE], tz[NBODY_CL_TILE], tm[NBODY_CL_TILE];
+    __local real4 tile[NBODY_CL_TILE];     /* one wide local load per interaction */
     uint i = get_global_id(0), lid = get_local_id(0), group = get_group_id(0), t, k;
     uint ntiles = (n + NBODY_CL_TILE - 1) / NBODY_CL_TILE;
     uint me = i < n ? i : n - 1;
@@ -48,14 +51,17 @@ void nbody_dense(__global const real *y, __global const real *m, __global real *
     nbody_cl_vec a = {0, 0, 0};
     for (t = 0; t < ntiles; ++t) {
         uint j = t * NBODY_CL_TILE + lid, count = min((uint)NBODY_CL_TILE, n - t * NBODY_CL_TILE);
-        tx[lid] = j < n ? y[j] : 0; ty[lid] = j < n ? y[n + j] : 0;
-        tz[lid] = j < n ? y[2 * n + j] : 0; tm[lid] = j < n ? m[j] : 0;
+        tile[lid] = j < n ? (real4)(y[j], y[n + j], y[2 * n + j], m[j]) : (real4)(0, 0, 0, 0);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t == group || count < NBODY_CL_TILE) {
             for (k = 0; k < count; ++k)
-                if (k != lid || t != group) NBODY_CL_PAIR(a, xi, yi, zi, tx[k], ty[k], tz[k], tm[k], eps2);
+                if (k != lid || t != group) NBODY_CL_PAIR(a, xi, yi, zi, tile[k].x, tile[k].y, tile[k].z, tile[k].w, eps2);
         } else {
-            for (k = 0; k < NBODY_CL_TILE; ++k) NBODY_CL_PAIR(a, xi, yi, zi, tx[k], ty[k], tz[k], tm[k], eps2);
+#pragma unroll 8
+            for (k = 0; k < NBODY_CL_TILE; ++k) {
+                real4 p = tile[k];
+                NBODY_CL_PAIR(a, xi, yi, zi, p.x, p.y, p.z, p.w, eps2);
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -67,7 +73,8 @@ void nbody_dense(__global const real *y, __global const real *m, __global real *
    Stackless walk (the article's next_up / skip_down): "descend" is the left child when one
    exists, "skip this subtree" shifts off the trailing one-bits of the index and adds one,
    which is the right sibling of the nearest left ancestor, or the root when the walk is done.
-   A body's own leaf (d = 0) is never accepted and has no children, so it is skipped.
+   Leaves (crit2 = 0) act as bodies, except the target's own leaf, excluded by index as on
+   the CPU; another body at distance 0 gives the same term the direct kernels give.
    Leaf order (leaf_order = 1): work-item g takes the body of leaf n+g, so neighbouring
    work-items are neighbours in space and walk nearly the same nodes. */
 static uint nbody_cl_skip(uint c) {
@@ -87,7 +94,7 @@ __kernel void nbody_tree(__global const real *y, __global real *f, uint n, real 
     xi = y[i]; yi = y[n + i]; zi = y[2 * n + i];
     do {
         real dx = cx[c] - xi, dy = cy[c] - yi, dz = cz[c] - zi;
-        if (dx * dx + dy * dy + dz * dz > crit2[c]) {
+        if (dx * dx + dy * dy + dz * dz > crit2[c] || (c >= n && body[c] != i)) {
             NBODY_CL_PAIR(a, xi, yi, zi, cx[c], cy[c], cz[c], cm[c], eps2);
             c = nbody_cl_skip(c);
         } else {

@@ -124,12 +124,12 @@ static void test_engine_ops(void) {
     }
     /* 16 terms, offsets, compensated: out = buffer 0, y = buffer 1, comp = buffer 2 */
     memset(&oc, 0, sizeof oc);
-    oc.out_off = OFF; oc.y_off = 2; oc.k_off = 3; oc.len = LEN - 3; oc.h = (nbody_real)0.37; oc.nk = NBODY__MAX_TERMS;
+    oc.out_off = 3; oc.y_off = 2; oc.k_off = 3; oc.len = LEN; oc.h = (nbody_real)0.37; oc.nk = NBODY__MAX_TERMS;
     for (j = 0; j < NBODY__MAX_TERMS; ++j) oc.c[j] = (nbody_real)(j + 1) / 17;
     oh = oc;
     oc.out = cb[0]; oc.y = cb[1]; oc.comp = cb[2]; oh.out = hb[0]; oh.y = hb[1]; oh.comp = hb[2];
     for (j = 0; j < NBODY__MAX_TERMS; ++j) { oc.k[j] = cb[3 + j]; oh.k[j] = hb[3 + j]; }
-    oc.k[5] = cb[0]; oh.k[5] = hb[0];     /* out aliases a term */
+    oc.k[5] = cb[0]; oh.k[5] = hb[0];     /* out aliases a term, index for index */
     r = cl.ops->lincomb(&cl, &oc); host.ops->lincomb(&host, &oh);
     for (j = 0; j <= 2 && r == NBODY_OK; j += 2) {   /* out, comp */
         r = cl.ops->download(&cl, v, cb[j], 0, LEN + OFF);
