@@ -18,6 +18,14 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* keeps the INFO line naming the device; errors (a kernel build log, say) go to stderr */
+static char device_line[512];
+static void bench_log(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_INFO) { strncpy(device_line, msg, sizeof device_line - 1); }
+    else fprintf(stderr, "%s\n", msg);
+}
+
 /* seconds per force evaluation of `engine` on s, repeated for at least min_s seconds; the
    last value of f is downloaded after the repeats so asynchronous kernels are waited for */
 static double time_eval(nbody_engine engine, int block_size, const nbody_system *s, double min_s) {
@@ -29,7 +37,7 @@ static double time_eval(nbody_engine engine, int block_size, const nbody_system 
     double t0, t = 0;
     long reps = 0, batch = 1;
     nbody_result r;
-    d.engine = engine; d.block_size = block_size; d.softening = (nbody_real)0.01;
+    d.engine = engine; d.block_size = block_size; d.softening = (nbody_real)0.01; d.log.func = bench_log;
     d = nbody__desc_defaults(&d);
     if (nbody__engine_start(&e, &d, s->n, s->m) != NBODY_OK) return -1;
     memset(&tmp, 0, sizeof tmp);
@@ -54,10 +62,6 @@ static double time_eval(nbody_engine engine, int block_size, const nbody_system 
     return r == NBODY_OK ? t / (double)reps : -1;
 }
 
-/* keeps the INFO line naming the device */
-static void bench_log(nbody_log_level level, const char *msg, void *user) {
-    if (level == NBODY_LOG_INFO) { strncpy((char *)user, msg, 511); ((char *)user)[511] = 0; }
-}
 
 static const char *precision(void) { return sizeof(nbody_real) == sizeof(float) ? "float" : "double"; }
 
@@ -65,7 +69,6 @@ int main(int argc, char **argv) {
     size_t max_n = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 16384, n;
     size_t cpu_max = 8192;                 /* the CPU baseline beyond this takes too long */
     static const int tiles[] = {32, 64, 128, 256, 512, 1024};
-    char line[512] = "";
     nbody_desc probe = NBODY__ZERO_INIT;
     nbody_system s = {0};
     size_t k;
@@ -78,13 +81,13 @@ int main(int argc, char **argv) {
     {   /* the device line, through the log hook */
         nbody_sim *sim = NULL;
         nbody_result r;
-        probe.log.func = bench_log; probe.log.user_data = line;
+        probe.log.func = bench_log;
         r = nbody_create(&sim, &probe, &s);
         nbody_destroy(sim);
         nbody_system_free(&s);
         if (r != NBODY_OK) { printf("bench_opencl: no OpenCL device (%s)\n", nbody_result_string(r)); return 0; }
     }
-    printf("\n### OpenCL dense forces, %s\n\n%s\n\n", precision(), line);
+    printf("\n### OpenCL dense forces, %s\n\n%s\n\n", precision(), device_line);
     printf("| N | s / evaluation | interactions/s | CPU block, interactions/s | ratio |\n|---|---|---|---|---|\n");
     for (n = 1024; n <= max_n; n *= 4) {
         double t, tc = -1;
@@ -95,6 +98,18 @@ int main(int argc, char **argv) {
                            (double)(n + 1) * (double)(n + 1) / tc, tc / t);
         else printf("| %lu | %.3g | %.3g | - | - |\n", (unsigned long)(n + 1), t, (double)(n + 1) * (double)(n + 1) / t);
         nbody_system_free(&s);
+    }
+    if (nbody_engine_available(NBODY_ENGINE_CUDA)) {   /* the figure: OpenCL / CUDA, one run */
+        printf("\n### OpenCL against the CUDA dense engine, %s\n\n", precision());
+        printf("| N | opencl interactions/s | cuda interactions/s | opencl / cuda |\n|---|---|---|---|\n");
+        for (n = 16384; n <= max_n; n *= 4) {
+            double t, tc;
+            nbody_ic_plummer(&s, n, 2);
+            t = time_eval(NBODY_ENGINE_OPENCL, 0, &s, 1.0);
+            tc = time_eval(NBODY_ENGINE_CUDA, 0, &s, 1.0);
+            printf("| %lu | %.3g | %.3g | %.3f |\n", (unsigned long)n, (double)n * (double)n / t, (double)n * (double)n / tc, tc / t);
+            nbody_system_free(&s);
+        }
     }
     for (n = 1024; n * 4 <= max_n; n *= 4) {}
     printf("\n### OpenCL dense, work-group size (desc.block_size), N = %lu, %s\n\n", (unsigned long)n, precision());
