@@ -24,7 +24,6 @@ WITH_OPENCL := $(shell printf '\043define CL_TARGET_OPENCL_VERSION 120\n\043incl
 endif
 $(BUILD)/test_opencl_float: tests/test_opencl.c
 $(BUILD)/bench_opencl_float: bench/bench_opencl.c
-OPENCL_CHECKS := tests/embedded_check.sh $(if $(filter 1,$(WITH_OPENCL)),tests/compile_opencl.sh)
 # ---- end OpenCL block
 
 BACKEND_DEFS :=
@@ -69,7 +68,7 @@ $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 examples: $(EXAMPLES)
 
 test: $(TESTS)
-	@sh tests/run.sh tests/compile_matrix.sh $(OPENCL_CHECKS) $(TESTS)
+	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TESTS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do ./$$b || exit 1; done

@@ -26,42 +26,32 @@ static void bench_log(nbody_log_level level, const char *msg, void *user) {
     else fprintf(stderr, "%s\n", msg);
 }
 
-/* seconds per force evaluation of `engine` on s, repeated for at least min_s seconds; the
-   last value of f is downloaded after the repeats so asynchronous kernels are waited for */
+/* seconds per force evaluation of `engine` on s, repeated for at least min_s seconds, on the
+   buffers of a simulation created for it; one value of f is downloaded after each batch so
+   asynchronous kernels are waited for */
 static double time_eval(nbody_engine engine, int block_size, const nbody_system *s, double min_s) {
     nbody_desc d = NBODY__ZERO_INIT;
-    nbody__engine e;
-    nbody__buf y = NULL, f = NULL;
+    nbody_sim *sim = NULL;
     nbody_real probe;
-    nbody_sim tmp;
     double t0, t = 0;
     long reps = 0, batch = 1;
     nbody_result r;
     d.engine = engine; d.block_size = block_size; d.softening = (nbody_real)0.01; d.log.func = bench_log;
-    d = nbody__desc_defaults(&d);
-    if (nbody__engine_start(&e, &d, s->n, s->m) != NBODY_OK) return -1;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.eng = e; tmp.n = s->n; tmp.len = 6 * s->n;
-    r = e.ops->alloc(&e, tmp.len, &y);
-    if (r == NBODY_OK) r = e.ops->alloc(&e, tmp.len, &f);
-    tmp.y = y;
-    if (r == NBODY_OK) r = nbody__upload_state(&tmp, s);
-    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);           /* warm-up */
-    if (r == NBODY_OK) r = e.ops->download(&e, &probe, f, 6 * s->n - 1, 1);
+    d.method = NBODY_RK4;                  /* any method with k[0] */
+    if (nbody_create(&sim, &d, s) != NBODY_OK) return -1;
+    r = sim->eng.ops->derivative(&sim->eng, sim->y, sim->k[0]);              /* warm-up */
+    if (r == NBODY_OK) r = sim->eng.ops->download(&sim->eng, &probe, sim->k[0], 6 * s->n - 1, 1);
     t0 = now();
     while (r == NBODY_OK && t < min_s) {
         long k;
-        for (k = 0; k < batch && r == NBODY_OK; ++k) r = e.ops->derivative(&e, y, f);
-        if (r == NBODY_OK) r = e.ops->download(&e, &probe, f, 6 * s->n - 1, 1);
+        for (k = 0; k < batch && r == NBODY_OK; ++k) r = sim->eng.ops->derivative(&sim->eng, sim->y, sim->k[0]);
+        if (r == NBODY_OK) r = sim->eng.ops->download(&sim->eng, &probe, sim->k[0], 6 * s->n - 1, 1);
         reps += batch; batch *= 2;
         t = now() - t0;
     }
-    if (y) e.ops->release(&e, y);
-    if (f) e.ops->release(&e, f);
-    nbody__engine_stop(&e);
+    nbody_destroy(sim);
     return r == NBODY_OK ? t / (double)reps : -1;
 }
-
 
 static const char *precision(void) { return sizeof(nbody_real) == sizeof(float) ? "float" : "double"; }
 
