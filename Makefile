@@ -17,6 +17,15 @@ OPENMP := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o 
 ALLFLAGS = $(WARN) $(CFLAGS) $(OPENMP) -I. $(BACKEND_DEFS)
 LIBS     = -lm $(BACKEND_LIBS)
 
+# ---- OpenCL: on by default when CL/cl.h and -lOpenCL both work (WITH_OPENCL=0 forces off);
+# kernels.cl is embedded into nbody_cl.h by `make embed`, and make test fails while it is stale
+ifeq ($(origin WITH_OPENCL),undefined)
+WITH_OPENCL := $(shell printf '\043define CL_TARGET_OPENCL_VERSION 120\n\043include <CL/cl.h>\nint main(void){cl_uint n; return (int)clGetPlatformIDs(0, 0, &n);}\n' | $(CC) -x c - -o /dev/null -lOpenCL >/dev/null 2>&1 && echo 1 || echo 0)
+endif
+$(BUILD)/test_opencl_float: tests/test_opencl.c
+$(BUILD)/bench_opencl_float: bench/bench_opencl.c
+# ---- end OpenCL block
+
 BACKEND_DEFS :=
 BACKEND_LIBS :=
 BACKEND_OBJS :=
@@ -40,7 +49,7 @@ BENCH_SRCS   := $(wildcard bench/bench_*.c)
 BENCHES      := $(patsubst bench/%.c,$(BUILD)/%,$(BENCH_SRCS))
 HEADERS      := nbody.h $(wildcard nbody_cl.h)
 
-.PHONY: all test demo bench examples clean check-embedded
+.PHONY: all test demo bench examples clean check-embedded embed
 all: examples $(TESTS) $(PRECISION_TESTS)
 
 $(BUILD):
@@ -67,7 +76,7 @@ $(BUILD)/test_core_longdouble: tests/test_core.c tests/check.h $(HEADERS) | $(BU
 examples: $(EXAMPLES)
 
 test: $(TESTS) $(PRECISION_TESTS)
-	@sh tests/run.sh tests/compile_matrix.sh $(TESTS) $(PRECISION_TESTS)
+	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TESTS) $(PRECISION_TESTS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do ./$$b || exit 1; done
@@ -137,3 +146,8 @@ bench-cuda:
 	$(MAKE) WITH_CUDA=1 $(BUILD)/bench_gpu $(BUILD)/bench_gpu_float
 	./$(BUILD)/bench_gpu_float $(BENCH_ARGS)
 	./$(BUILD)/bench_gpu $(BENCH_ARGS)
+# ---- OpenCL: regenerate / check the embedded kernels
+embed:
+	sh tools/embed_kernels.sh kernels.cl nbody_cl.h
+check-embedded:
+	@sh tests/embedded_check.sh

@@ -987,13 +987,339 @@ static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbod
 
 /* ======================================================================================
    section: KD-TREE (NBODY_ENGINE_TREE)
+   Barnes & Hut (Nature 324, 1986) on a kd-tree stored as an implicit binary heap, after the
+   article's 'Function Approximation' section. Shared layout (the OpenCL/CUDA tree engines
+   read it as is):
+     - nodes at heap indices 1 .. 2n-1 (0 unused), children of i at 2i and 2i+1; the heap of
+       2n-1 nodes is a full binary tree for ANY n: internal nodes 1..n-1, leaves n..2n-1,
+       one body per leaf, body[i] = index of the body in leaf i;
+     - per node (structure of arrays): centre of mass cx, cy, cz, mass, and crit2, the
+       squared critical distance: node i acts as one body on a point x when
+       |x - c_i|^2 > crit2[i], crit2 = (r/theta)^2 with r the radius of the bounding sphere
+       about the centre of mass, i.e. r < theta*d; leaves have crit2 = 0 and skip themselves
+       by body index;
+     - walks end when the index returns to the root 1 (see nbody__heap_skip).
+   The leaves n..2n-1 are the bodies in spatial (in-order) order rotated by one partial
+   level, so neighbouring leaves are neighbouring bodies except at one seam.
    ====================================================================================== */
-static void nbody__tree_free(nbody__engine *e, void *tree) { (void)e; (void)tree; }
-static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
-    (void)e; (void)y; (void)f;
-    return NBODY_ERR_UNAVAILABLE;
+typedef struct nbody__tree_item {  /* a body while the tree is built: position, mass, index */
+    nbody_real p[3], m;
+    size_t idx;
+} nbody__tree_item;
+
+typedef struct nbody__kdtree {
+    size_t n;                      /* bodies; nodes are 1 .. 2n-1 */
+    nbody_real *cx, *cy, *cz, *mass, *crit2;   /* 2n each, index 0 unused */
+    size_t *body;                  /* 2n, meaningful at leaves n .. 2n-1 */
+    /* private to the CPU engine */
+    nbody_real *quad;              /* 6 per node (xx xy xz yy yz zz second moments about the
+                                      centre of mass) when built with quadrupole, else NULL */
+    nbody__tree_item *items;       /* n bodies, permuted into leaf (in-order) order by the build */
+    size_t cap;                    /* n the arrays above were allocated for */
+    int has_quad;                  /* quad allocated */
+    int axis_rule;                 /* NBODY__AXIS_WIDEST (default) or NBODY__AXIS_CYCLE */
+    nbody_real inv_theta2;         /* 1 / theta^2 of the last build */
+} nbody__kdtree;
+
+#define NBODY__AXIS_WIDEST 1       /* split the widest extent of the node's bodies */
+#define NBODY__AXIS_CYCLE 2        /* x, y, z by depth */
+#define NBODY__TREE_TASK_CUTOFF 8192  /* bodies below which a subtree is built by one task */
+#define NBODY__TREE_STACK 160      /* > 2 * 64 + 1: depth is at most 64 with 64-bit indices */
+
+/* ---- heap index arithmetic ---------------------------------------------------------- */
+/* count of trailing zero bits of v != 0; the portable version is a de Bruijn multiply
+   (Leiserson, Prokop & Randall 1998), used where no builtin exists (MSVC: 64-bit intrinsic) */
+static NBODY__UNUSED int nbody__ctz64_portable(unsigned long long v) {
+    static const unsigned char table[64] = {
+        0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28, 62, 5, 39, 46, 44, 42, 22, 9,
+        24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6, 26, 37, 40, 33, 47, 61, 45, 43, 21, 23, 58,
+        17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12};
+    return table[((v & (0ULL - v)) * 0x022FDD63CC95386DULL) >> 58];
 }
-#define NBODY__TREE_AVAILABLE 0
+#if defined(__GNUC__) || defined(__clang__)
+#define NBODY__CTZ64(v) __builtin_ctzll(v)
+#elif defined(_MSC_VER) && defined(_M_X64)
+#include <intrin.h>
+static int nbody__ctz64_msvc(unsigned long long v) { unsigned long i; _BitScanForward64(&i, v); return (int)i; }
+#define NBODY__CTZ64(v) nbody__ctz64_msvc(v)
+#else
+#define NBODY__CTZ64(v) nbody__ctz64_portable(v)
+#endif
+
+/* Skip the subtree of i: climb while i is a right child (odd), then step to the right
+   sibling. The climb is one shift by the count of trailing one-bits (the article's
+   find-first-set form, on 64-bit indices). From the last subtree it yields the root 1,
+   which ends the walk. */
+static size_t nbody__heap_skip(size_t i) {
+    unsigned long long v = (unsigned long long)i;
+    return (size_t)((v >> NBODY__CTZ64(~v)) + 1);
+}
+/* Next node in pre-order: the left child when it exists (tree_size = 2n, the length of
+   the node arrays), else skip. */
+static size_t nbody__heap_next(size_t i, size_t tree_size) {
+    return 2 * i < tree_size ? 2 * i : nbody__heap_skip(i);
+}
+
+/* leaves under node i of the full heap with nodes 1 .. nodes (nodes = 2n-1): the build
+   splits a node's bodies in these proportions, which is what makes any n work */
+static size_t nbody__heap_leaves(size_t i, size_t nodes) {
+    size_t first = i, last = i, count = 0;
+    while (first <= nodes) {
+        count += (last < nodes ? last : nodes) - first + 1;
+        if (first > nodes / 2) break;               /* no overflow for huge indices */
+        first = 2 * first; last = 2 * last + 1;
+    }
+    return (count + 1) / 2;
+}
+
+/* ---- build --------------------------------------------------------------------------- */
+static void nbody__item_swap(nbody__tree_item *a, nbody__tree_item *b) { nbody__tree_item t = *a; *a = *b; *b = t; }
+
+/* nth_element: reorder a[0..n) so that a[k] is the element of rank k along axis, with no
+   larger key before it and no smaller after it. Quickselect with a median-of-three pivot
+   and Hoare partitioning, which stops on equal keys, so identical positions (and bodies on a
+   line, split along an axis where all keys are equal) still halve the range each pass. */
+static void nbody__select(nbody__tree_item *a, size_t n, size_t k, int axis) {
+    long long lo = 0, hi = (long long)n - 1, kk = (long long)k;
+    while (hi - lo > 8) {
+        long long mid = lo + (hi - lo) / 2, i = lo, j = hi;
+        nbody_real pivot;
+        if (a[mid].p[axis] < a[lo].p[axis]) nbody__item_swap(&a[mid], &a[lo]);
+        if (a[hi].p[axis] < a[lo].p[axis]) nbody__item_swap(&a[hi], &a[lo]);
+        if (a[hi].p[axis] < a[mid].p[axis]) nbody__item_swap(&a[hi], &a[mid]);
+        pivot = a[mid].p[axis];
+        while (i <= j) {
+            while (a[i].p[axis] < pivot) ++i;
+            while (a[j].p[axis] > pivot) --j;
+            if (i <= j) { nbody__item_swap(&a[i], &a[j]); ++i; --j; }
+        }
+        /* now a[lo..j] <= pivot <= a[i..hi], and a[j+1..i-1] == pivot */
+        if (kk <= j) hi = j;
+        else if (kk >= i) lo = i;
+        else return;
+    }
+    {   /* insertion sort of the short rest */
+        long long i, j;
+        for (i = lo + 1; i <= hi; ++i)
+            for (j = i; j > lo && a[j].p[axis] < a[j - 1].p[axis]; --j) nbody__item_swap(&a[j], &a[j - 1]);
+    }
+}
+
+static int nbody__widest_axis(const nbody__tree_item *a, size_t n) {
+    nbody_real lo[3], hi[3], w[3];
+    size_t i;
+    int d;
+    for (d = 0; d < 3; ++d) lo[d] = hi[d] = a[0].p[d];
+    for (i = 1; i < n; ++i)
+        for (d = 0; d < 3; ++d) {
+            nbody_real v = a[i].p[d];
+            lo[d] = v < lo[d] ? v : lo[d];
+            hi[d] = v > hi[d] ? v : hi[d];
+        }
+    for (d = 0; d < 3; ++d) w[d] = hi[d] - lo[d];
+    return w[0] >= w[1] ? (w[0] >= w[2] ? 0 : 2) : (w[1] >= w[2] ? 1 : 2);
+}
+
+static int nbody__depth_of(size_t i) { int d = 0; while (i > 1) { i >>= 1; ++d; } return d; }
+
+/* centre of mass, mass, second moments and critical distance of internal node i from its
+   children and its bodies items[0..count) */
+static void nbody__tree_combine(nbody__kdtree *t, size_t i, const nbody__tree_item *items, size_t count) {
+    size_t c[2];
+    nbody_real m = t->mass[2 * i] + t->mass[2 * i + 1], w[2], r2 = 0;
+    size_t k;
+    int s;
+    c[0] = 2 * i; c[1] = 2 * i + 1;
+    for (s = 0; s < 2; ++s) w[s] = m > 0 ? t->mass[c[s]] / m : (nbody_real)0.5;  /* massless: midpoint */
+    t->mass[i] = m;
+    t->cx[i] = w[0] * t->cx[c[0]] + w[1] * t->cx[c[1]];
+    t->cy[i] = w[0] * t->cy[c[0]] + w[1] * t->cy[c[1]];
+    t->cz[i] = w[0] * t->cz[c[0]] + w[1] * t->cz[c[1]];
+    /* exact bounding-sphere radius about the centre of mass (one pass per tree level) */
+    for (k = 0; k < count; ++k) {
+        nbody_real dx = items[k].p[0] - t->cx[i], dy = items[k].p[1] - t->cy[i], dz = items[k].p[2] - t->cz[i];
+        nbody_real d2 = dx * dx + dy * dy + dz * dz;
+        r2 = d2 > r2 ? d2 : r2;
+    }
+    t->crit2[i] = r2 * t->inv_theta2;
+    if (t->quad) {   /* parallel-axis theorem: S = sum_children S_c + m_c s s^T, s = c_c - c */
+        nbody_real *q = t->quad + 6 * i;
+        for (k = 0; k < 6; ++k) q[k] = 0;
+        for (s = 0; s < 2; ++s) {
+            const nbody_real *qc = t->quad + 6 * c[s];
+            nbody_real sx = t->cx[c[s]] - t->cx[i], sy = t->cy[c[s]] - t->cy[i], sz = t->cz[c[s]] - t->cz[i];
+            nbody_real mc = t->mass[c[s]];
+            q[0] += qc[0] + mc * sx * sx; q[1] += qc[1] + mc * sx * sy; q[2] += qc[2] + mc * sx * sz;
+            q[3] += qc[3] + mc * sy * sy; q[4] += qc[4] + mc * sy * sz; q[5] += qc[5] + mc * sz * sz;
+        }
+    }
+}
+
+/* build the subtree of node i over items[0..count): count == leaves under i */
+static void nbody__tree_build_node(nbody__kdtree *t, size_t i, nbody__tree_item *items, size_t count) {
+    size_t nodes = 2 * t->n - 1, left;
+    int axis;
+    if (count == 1) {              /* leaf: the body itself, exactly */
+        t->cx[i] = items[0].p[0]; t->cy[i] = items[0].p[1]; t->cz[i] = items[0].p[2];
+        t->mass[i] = items[0].m; t->crit2[i] = 0; t->body[i] = items[0].idx;
+        if (t->quad) memset(t->quad + 6 * i, 0, 6 * sizeof(nbody_real));
+        return;
+    }
+    left = nbody__heap_leaves(2 * i, nodes);
+    axis = t->axis_rule == NBODY__AXIS_CYCLE ? nbody__depth_of(i) % 3 : nbody__widest_axis(items, count);
+    nbody__select(items, count, left, axis);
+    if (count > NBODY__TREE_TASK_CUTOFF) {
+        NBODY__PRAGMA(omp task)
+        nbody__tree_build_node(t, 2 * i, items, left);
+        nbody__tree_build_node(t, 2 * i + 1, items + left, count - left);
+        NBODY__PRAGMA(omp taskwait)
+    } else {
+        nbody__tree_build_node(t, 2 * i, items, left);
+        nbody__tree_build_node(t, 2 * i + 1, items + left, count - left);
+    }
+    nbody__tree_combine(t, i, items, count);
+}
+
+static NBODY__UNUSED void nbody__kdtree_release(nbody__kdtree *t, const nbody_desc *d) {
+    nbody__free(d, t->cx);         /* one block holds every node array */
+    nbody__free(d, t->items);
+    memset(t, 0, sizeof *t);
+}
+
+/* (re)allocate for n bodies; arrays are kept while n and the quadrupole flag stay the same */
+static nbody_result nbody__kdtree_reserve(nbody__kdtree *t, const nbody_desc *d, size_t n, int quad) {
+    size_t nodes = 2 * n, reals = (quad ? 11 : 5), bytes, rbytes;
+    int rule = t->axis_rule;
+    char *block;
+    if (t->cap == n && t->has_quad == quad && t->cx) return NBODY_OK;
+    nbody__kdtree_release(t, d);
+    t->axis_rule = rule;
+    rbytes = nbody__bytes(nbody__bytes(nodes, reals), sizeof(nbody_real));
+    bytes = rbytes + nbody__bytes(nodes, sizeof(size_t));
+    if (n == 0 || nodes / 2 != n || rbytes == 0 || bytes < rbytes || nbody__bytes(n, sizeof(nbody__tree_item)) == 0)
+        return NBODY_ERR_OUT_OF_MEMORY;
+    block = (char *)nbody__alloc(d, bytes);
+    t->items = (nbody__tree_item *)nbody__alloc(d, n * sizeof(nbody__tree_item));
+    if (!block || !t->items) { nbody__free(d, block); nbody__kdtree_release(t, d); t->axis_rule = rule; return NBODY_ERR_OUT_OF_MEMORY; }
+    t->cx = (nbody_real *)block;   /* size_t after the reals: both alignments hold */
+    t->cy = t->cx + nodes; t->cz = t->cy + nodes; t->mass = t->cz + nodes; t->crit2 = t->mass + nodes;
+    t->quad = quad ? t->crit2 + nodes : NULL;
+    t->body = (size_t *)(block + rbytes);
+    t->cap = n; t->has_quad = quad;
+    return NBODY_OK;
+}
+
+/* Build the tree of n bodies (positions finite) with d->theta, d->quadrupole, d->threads. */
+static NBODY__UNUSED nbody_result nbody__kdtree_build(nbody__kdtree *t, const nbody_desc *d, const nbody_real *x,
+                                                       const nbody_real *y, const nbody_real *z, const nbody_real *m, size_t n) {
+    nbody_result r = nbody__kdtree_reserve(t, d, n, d->quadrupole);
+    long long i, nn = (long long)n;
+    if (r != NBODY_OK) return r;
+    t->n = n;
+    if (t->axis_rule == 0) t->axis_rule = NBODY__AXIS_WIDEST;
+    t->inv_theta2 = 1 / (d->theta * d->theta);
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 65536))
+    for (i = 0; i < nn; ++i) {
+        nbody__tree_item *it = &t->items[i];
+        it->p[0] = x[i]; it->p[1] = y[i]; it->p[2] = z[i]; it->m = m[i]; it->idx = (size_t)i;
+    }
+    t->cx[0] = t->cy[0] = t->cz[0] = t->mass[0] = t->crit2[0] = 0; t->body[0] = 0;
+    NBODY__PRAGMA(omp parallel num_threads(nbody__threads(d)) if (nn > NBODY__TREE_TASK_CUTOFF))
+    {
+        NBODY__PRAGMA(omp single)
+        nbody__tree_build_node(t, 1, t->items, n);
+    }
+    return NBODY_OK;
+}
+
+/* ---- force walks ---------------------------------------------------------------------- */
+typedef struct nbody__tree_target { nbody_real x, y, z, ax, ay, az, eps2; size_t self; } nbody__tree_target;
+
+/* Look at node i for target p: add its pull and return 0 when it acts as one body (or is a
+   leaf), return 1 when it must be opened. Shared by both walks, so they agree bitwise.
+   Quadrupole term of the softened potential g = (d^2 + eps^2)^(-1/2), d = c - x, with
+   second moments S (not trace-free: the softened kernel is not harmonic):
+     a = M h3 d - 3 h5 S d - 1.5 h5 tr(S) d + 7.5 h7 (d.S.d) d,   hk = (d^2 + eps^2)^(-k/2). */
+static int nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_target *p) {
+    nbody_real dx = t->cx[i] - p->x, dy = t->cy[i] - p->y, dz = t->cz[i] - p->z;
+    nbody_real d2 = dx * dx + dy * dy + dz * dz, r2, inv, h3, w;
+    if (!(d2 > t->crit2[i])) {
+        if (i < t->n) return 1;
+        if (t->body[i] == p->self) return 0;    /* other leaves at distance 0: direct term */
+    }
+    r2 = d2 + p->eps2;
+    inv = 1 / NBODY__SQRT(r2);
+    h3 = inv * inv * inv;
+    w = t->mass[i] * h3;
+    if (t->quad && i < t->n) {
+        const nbody_real *q = t->quad + 6 * i;
+        nbody_real sx = q[0] * dx + q[1] * dy + q[2] * dz, sy = q[1] * dx + q[3] * dy + q[4] * dz;
+        nbody_real sz = q[2] * dx + q[4] * dy + q[5] * dz, h5 = h3 * inv * inv, h7 = h5 * inv * inv;
+        nbody_real radial = (nbody_real)7.5 * h7 * (dx * sx + dy * sy + dz * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
+        w += radial;
+        p->ax -= 3 * h5 * sx; p->ay -= 3 * h5 * sy; p->az -= 3 * h5 * sz;
+    }
+    p->ax += w * dx; p->ay += w * dy; p->az += w * dz;
+    return 0;
+}
+
+static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_target *p) {
+    size_t i = 1, size = 2 * t->n;
+    do i = nbody__tree_visit(t, i, p) ? nbody__heap_next(i, size) : nbody__heap_skip(i);
+    while (i != 1);
+}
+
+static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_target *p) {
+    size_t stack[NBODY__TREE_STACK];
+    int sp = 0;
+    stack[sp++] = 1;
+    while (sp > 0) {
+        size_t i = stack[--sp];
+        if (nbody__tree_visit(t, i, p)) { stack[sp++] = 2 * i + 1; stack[sp++] = 2 * i; }  /* left on top */
+    }
+}
+
+/* accelerations of all bodies from a built tree; body order or leaf order */
+static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F) {
+    long long k, n = (long long)F->n;
+    int leaf = d->visit_order == NBODY_ORDER_LEAF, stack = d->traversal == NBODY_TRAVERSAL_STACK;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 64) num_threads(nbody__threads(d)) if (n > 256))
+    for (k = 0; k < n; ++k) {
+        size_t i = leaf ? t->body[(size_t)n + (size_t)k] : (size_t)k;
+        nbody__tree_target p;
+        p.x = F->x[i]; p.y = F->y[i]; p.z = F->z[i]; p.ax = p.ay = p.az = 0; p.eps2 = F->eps2; p.self = i;
+        if (stack) nbody__tree_walk_stack(t, &p);
+        else nbody__tree_walk_stackless(t, &p);
+        F->ax[i] = F->G * p.ax; F->ay[i] = F->G * p.ay; F->az[i] = F->G * p.az;
+    }
+}
+
+static void nbody__tree_free(nbody__engine *e, void *tree) {
+    nbody__kdtree_release((nbody__kdtree *)tree, &e->desc);
+    nbody__free(&e->desc, tree);
+}
+
+static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
+    nbody__cpu *c = (nbody__cpu *)e->impl;
+    nbody__forces F = nbody__forces_for(e, y, f);
+    nbody_result r;
+    size_t i;
+    for (i = 0; i < 3 * e->n; ++i)     /* NaN/Inf positions: NaN forces, which the step reports */
+        if (!nbody__isfinite(F.x[i])) {
+            nbody_real nan = F.x[i] - F.x[i];
+            for (i = 0; i < e->n; ++i) F.ax[i] = F.ay[i] = F.az[i] = nan;
+            return NBODY_OK;
+        }
+    if (!c->tree) {
+        c->tree = nbody__alloc(&e->desc, sizeof(nbody__kdtree));
+        if (!c->tree) return NBODY_ERR_OUT_OF_MEMORY;
+        memset(c->tree, 0, sizeof(nbody__kdtree));
+    }
+    r = nbody__kdtree_build((nbody__kdtree *)c->tree, &e->desc, F.x, F.y, F.z, F.m, e->n);
+    if (r == NBODY_OK) nbody__tree_forces((nbody__kdtree *)c->tree, &e->desc, &F);
+    return r;
+}
+#define NBODY__TREE_AVAILABLE 1
 /* ---- end section: KD-TREE ---- */
 
 #define NBODY__CPU_ENGINE(label, deriv) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \

@@ -44,4 +44,17 @@ for cc in gcc clang; do
     try "$cxx c++11 $omp allocator hooks" $cxx -std=c++11 $W $omp "$tmp/hooks.cc" -o "$tmp/a.out" -lm
   done
 done
+# ---- OpenCL engines (nbody_cl.h) wherever CL/cl.h and -lOpenCL work
+if printf '#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\nint main(void){cl_uint n; return (int)clGetPlatformIDs(0, 0, &n);}\n' |
+        cc -x c - -o "$tmp/o" -lOpenCL >/dev/null 2>&1; then
+  for cc in gcc clang; do
+    command -v $cc >/dev/null 2>&1 || continue
+    case $cc in gcc) cxx=g++;; clang) cxx=clang++;; esac
+    for real in double float; do
+      try "$cc c99 opencl $real" $cc -std=c99 $W -DNBODY_WITH_OPENCL -DNBODY_REAL=$real "$tmp/impl.c" -o "$tmp/a.out" -lOpenCL -lm
+      try "$cxx c++11 opencl $real" $cxx -std=c++11 $W -DNBODY_WITH_OPENCL -DNBODY_REAL=$real "$tmp/impl.cc" -o "$tmp/a.out" -lOpenCL -lm
+    done
+    try "$cc c99 opencl static" $cc -std=c99 $W -DNBODY_WITH_OPENCL -DNBODY_STATIC "$tmp/impl.c" -o "$tmp/a.out" -lOpenCL -lm
+  done
+fi
 echo "RESULT $pass $fail 0"

@@ -1,0 +1,190 @@
+/* kernels.cl - the OpenCL kernels of nbody.h. This file is the source of truth: nbody_cl.h
+   carries it as an embedded byte array that `make embed` regenerates (tests/embedded_check.sh
+   fails while the copy is stale).
+
+   Written once for both precisions. The host builds it with
+       -DNBODY_CL_REAL=double|float   the scalar type, equal to the host's nbody_real
+       -DNBODY_CL_FP64=1              with double (the host checked cl_khr_fp64)
+       -DNBODY_CL_TILE=T              work-group size of the dense force kernel
+       -DNBODY_CL_GROUP=G             work-group size of the reductions (a power of two)
+   State layout as on the host: y = [x(n) y(n) z(n) vx(n) vy(n) vz(n)], f(y) = [v, a(x)]. */
+#if NBODY_CL_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+typedef NBODY_CL_REAL real;
+#define NBODY_CL_CAT_(a, b) a##b
+#define NBODY_CL_CAT(a, b) NBODY_CL_CAT_(a, b)
+typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, mass */
+
+/* ---- forces -------------------------------------------------------------------------
+   a_i = G sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), Plummer softening. */
+#define NBODY_CL_PAIR(acc, xi, yi, zi, xj, yj, zj, mj, eps2) do { \
+        real dx_ = (xj) - (xi), dy_ = (yj) - (yi), dz_ = (zj) - (zi); \
+        real inv_ = rsqrt(dx_ * dx_ + dy_ * dy_ + dz_ * dz_ + (eps2)); \
+        real w_ = (mj) * inv_ * inv_ * inv_; \
+        (acc).x += w_ * dx_; (acc).y += w_ * dy_; (acc).z += w_ * dz_; \
+    } while (0)
+
+typedef struct { real x, y, z; } nbody_cl_vec;
+
+/* f = [v, G a]: the velocity half is a copy, the acceleration half the sums */
+static void nbody_cl_store(__global const real *y, __global real *f, uint n, uint i,
+                           nbody_cl_vec a, real G) {
+    f[i] = y[3 * n + i]; f[n + i] = y[4 * n + i]; f[2 * n + i] = y[5 * n + i];
+    f[3 * n + i] = G * a.x; f[4 * n + i] = G * a.y; f[5 * n + i] = G * a.z;
+}
+
+/* Dense forces with local-memory tiles (the article's ComputeBlockLocal, the CUDA sample's
+   design): each work-group stages NBODY_CL_TILE sources at a time in local memory and every
+   work-item sums them against its own body. Any n: the last tile is partial and work-items
+   past n only help to load. Tiles are aligned with work-groups, so all self pairs of a group
+   lie in the tile whose index is the group's: only that tile and the partial last one take
+   the checked loop (self excluded by index, as on the CPU); the rest run branch-free. */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_TILE, 1, 1)))
+void nbody_dense(__global const real *y, __global const real *m, __global real *f,
+                 uint n, real G, real eps2) {
+    __local real4 tile[NBODY_CL_TILE];     /* one wide local load per interaction */
+    uint i = get_global_id(0), lid = get_local_id(0), group = get_group_id(0), t, k;
+    uint ntiles = (n + NBODY_CL_TILE - 1) / NBODY_CL_TILE;
+    uint me = i < n ? i : n - 1;
+    real xi = y[me], yi = y[n + me], zi = y[2 * n + me];
+    nbody_cl_vec a = {0, 0, 0};
+    for (t = 0; t < ntiles; ++t) {
+        uint j = t * NBODY_CL_TILE + lid, count = min((uint)NBODY_CL_TILE, n - t * NBODY_CL_TILE);
+        tile[lid] = j < n ? (real4)(y[j], y[n + j], y[2 * n + j], m[j]) : (real4)(0, 0, 0, 0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t == group || count < NBODY_CL_TILE) {
+            for (k = 0; k < count; ++k)
+                if (k != lid || t != group) NBODY_CL_PAIR(a, xi, yi, zi, tile[k].x, tile[k].y, tile[k].z, tile[k].w, eps2);
+        } else {
+#pragma unroll 8
+            for (k = 0; k < NBODY_CL_TILE; ++k) {
+                real4 p = tile[k];
+                NBODY_CL_PAIR(a, xi, yi, zi, p.x, p.y, p.z, p.w, eps2);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (i < n) nbody_cl_store(y, f, n, i, a, G);
+}
+
+/* Barnes-Hut on the heap kd-tree built on the host: nodes 1 .. 2n-1, children 2i and 2i+1,
+   leaves n .. 2n-1; node c is used as one body when d^2 > crit2[c] = (r/theta)^2.
+   Stackless walk (the article's next_up / skip_down): "descend" is the left child when one
+   exists, "skip this subtree" shifts off the trailing one-bits of the index and adds one,
+   which is the right sibling of the nearest left ancestor, or the root when the walk is done.
+   Leaves (crit2 = 0) act as bodies, except the target's own leaf, excluded by index as on
+   the CPU; another body at distance 0 gives the same term the direct kernels give.
+   Leaf order (leaf_order = 1): work-item g takes the body of leaf n+g, so neighbouring
+   work-items are neighbours in space and walk nearly the same nodes. */
+static uint nbody_cl_skip(uint c) {
+    uint ones = ~c & (c + 1);               /* lowest zero bit of c, as a one-bit mask */
+    return (c >> (31 - clz(ones))) + 1;
+}
+
+__kernel void nbody_tree(__global const real *y, __global real *f, uint n, real G, real eps2,
+                         __global const real *cx, __global const real *cy, __global const real *cz,
+                         __global const real *cm, __global const real *crit2,
+                         __global const uint *body, int leaf_order) {
+    uint g = get_global_id(0), i, c = 1, nodes = 2 * n;
+    real xi, yi, zi;
+    nbody_cl_vec a = {0, 0, 0};
+    if (g >= n) return;
+    i = leaf_order ? body[n + g] : g;
+    xi = y[i]; yi = y[n + i]; zi = y[2 * n + i];
+    do {
+        real dx = cx[c] - xi, dy = cy[c] - yi, dz = cz[c] - zi;
+        if (dx * dx + dy * dy + dz * dz > crit2[c] || (c >= n && body[c] != i)) {
+            NBODY_CL_PAIR(a, xi, yi, zi, cx[c], cy[c], cz[c], cm[c], eps2);
+            c = nbody_cl_skip(c);
+        } else {
+            c = 2 * c < nodes ? 2 * c : nbody_cl_skip(c);
+        }
+    } while (c != 1);
+    nbody_cl_store(y, f, n, i, a, G);
+}
+
+/* ---- engine operations (semantics: nbody__lincomb and nbody__engine_ops in nbody.h) ------ */
+#define NBODY_CL_MAX_TERMS 16
+typedef struct { real c[NBODY_CL_MAX_TERMS]; } nbody_cl_coeffs;
+
+/* sum_j c[j] k_j[i], the terms in a fixed order like the host's */
+#define NBODY_CL_TERMS_ARGS __global const real *k0, __global const real *k1, __global const real *k2, \
+    __global const real *k3, __global const real *k4, __global const real *k5, __global const real *k6, \
+    __global const real *k7, __global const real *k8, __global const real *k9, __global const real *k10, \
+    __global const real *k11, __global const real *k12, __global const real *k13, __global const real *k14, \
+    __global const real *k15, nbody_cl_coeffs c, int nk, ulong k_off
+#define NBODY_CL_TERM(j) if (nk > j) s += c.c[j] * k##j[k_off + i]
+#define NBODY_CL_TERMS() do { \
+        NBODY_CL_TERM(0); NBODY_CL_TERM(1); NBODY_CL_TERM(2); NBODY_CL_TERM(3); \
+        NBODY_CL_TERM(4); NBODY_CL_TERM(5); NBODY_CL_TERM(6); NBODY_CL_TERM(7); \
+        NBODY_CL_TERM(8); NBODY_CL_TERM(9); NBODY_CL_TERM(10); NBODY_CL_TERM(11); \
+        NBODY_CL_TERM(12); NBODY_CL_TERM(13); NBODY_CL_TERM(14); NBODY_CL_TERM(15); \
+    } while (0)
+
+/* out[out_off+i] = y[y_off+i] + h sum_j c[j] k_j[k_off+i]; has_y = 0 reads y as 0. With
+   has_comp the update is Kahan-compensated (comp indexed like out):
+   d = h sum - comp; t = y + d; comp = (t - y) - d; out = t. Never built with unsafe math,
+   so the compiler keeps (t - y) - d as written. Offsets are arguments rather than sub-buffers,
+   whose origins would have to meet CL_DEVICE_MEM_BASE_ADDR_ALIGN. */
+__kernel void nbody_lincomb(__global real *out, ulong out_off, __global const real *y, ulong y_off,
+                            int has_y, __global real *comp, int has_comp, real h, ulong len,
+                            NBODY_CL_TERMS_ARGS) {
+    size_t i = get_global_id(0);
+    real s = 0, y0, d;
+    if (i >= len) return;
+    NBODY_CL_TERMS();
+    y0 = has_y ? y[y_off + i] : 0;
+    d = h * s;
+    if (has_comp) {
+        real t;
+        d -= comp[out_off + i];
+        t = y0 + d;
+        comp[out_off + i] = (t - y0) - d;
+        out[out_off + i] = t;
+    } else {
+        out[out_off + i] = y0 + d;
+    }
+}
+
+/* max that keeps NaN: once any value is NaN the result is NaN */
+static real nbody_cl_max(real a, real b) { return (isnan(a) || a > b) ? a : b; }
+
+/* each work-group writes the max of its values to partial[group]; the host takes the max */
+static void nbody_cl_group_max(__local real *scratch, real v, __global real *partial) {
+    uint lid = get_local_id(0), s;
+    scratch[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (s = NBODY_CL_GROUP / 2; s > 0; s >>= 1) {
+        if (lid < s) scratch[lid] = nbody_cl_max(scratch[lid], scratch[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) partial[get_group_id(0)] = scratch[0];
+}
+
+/* norm = max_i |h sum_j c[j] k_j[i]| / (atol + rtol max(|y[i]|, |yn[i]|)), NaN propagating */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_GROUP, 1, 1)))
+void nbody_error_norm(__global const real *y, ulong y_off, __global const real *yn, ulong out_off,
+                      real h, real atol, real rtol, ulong len, __global real *partial,
+                      NBODY_CL_TERMS_ARGS) {
+    __local real scratch[NBODY_CL_GROUP];
+    real worst = 0;
+    size_t i;
+    for (i = get_global_id(0); i < len; i += get_global_size(0)) {
+        real s = 0;
+        NBODY_CL_TERMS();
+        worst = nbody_cl_max(fabs(h * s) / (atol + rtol * fmax(fabs(y[y_off + i]), fabs(yn[out_off + i]))), worst);
+    }
+    nbody_cl_group_max(scratch, worst, partial);
+}
+
+/* partial max is 1 where some b[i] is NaN or Inf, else 0 */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_GROUP, 1, 1)))
+void nbody_all_finite(__global const real *b, ulong off, ulong len, __global real *partial) {
+    __local real scratch[NBODY_CL_GROUP];
+    real bad = 0;
+    size_t i;
+    for (i = get_global_id(0); i < len; i += get_global_size(0))
+        if (!isfinite(b[off + i])) bad = 1;
+    nbody_cl_group_max(scratch, bad, partial);
+}

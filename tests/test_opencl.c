@@ -1,0 +1,314 @@
+/* OpenCL engines (nbody_cl.h, kernels.cl) against the CPU engines: forces on odd N, the
+   engine operations one by one, whole runs, device choice. Skips (fails under
+   NBODY_REQUIRE_OPENCL=1) when built without NBODY_WITH_OPENCL or when no device exists.
+   tests/test_opencl_float.c includes this file with NBODY_REAL float. */
+#define _POSIX_C_SOURCE 200112L            /* setenv / unsetenv for the device override */
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "check.h"
+#include <math.h>
+
+#define DOUBLE (sizeof(nbody_real) == sizeof(double))
+#define TOL(d, f) (DOUBLE ? (d) : (f))
+
+static char last_info[512];
+static void on_log(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_INFO) strncpy(last_info, msg, sizeof last_info - 1);
+}
+
+/* largest |a - b| / |b| over bodies, |.| the Euclidean norm of the acceleration */
+static double rel_err(size_t i, const nbody_real *a[3], const nbody_real *b[3]) {
+    double d = 0, r = 0;
+    int k;
+    for (k = 0; k < 3; ++k) {
+        d += ((double)a[k][i] - (double)b[k][i]) * ((double)a[k][i] - (double)b[k][i]);
+        r += (double)b[k][i] * (double)b[k][i];
+    }
+    return sqrt(d / r);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* accelerations of s with engine `eng`; returns the nbody_result */
+static nbody_result accel(nbody_engine eng, const nbody_system *s, nbody_real eps, nbody_real theta, nbody_real *a) {
+    nbody_desc d = NBODY__ZERO_INIT;
+    d.engine = eng; d.softening = eps; d.theta = theta;
+    return nbody_accelerations(&d, s, a, a + s->n, a + 2 * s->n);
+}
+
+/* max and median relative error of engine `eng` against `ref` */
+static nbody_result compare(nbody_engine eng, nbody_engine ref, const nbody_system *s, nbody_real eps,
+                            nbody_real theta, double *max, double *median) {
+    size_t n = s->n, i;
+    nbody_real *a = (nbody_real *)malloc(6 * n * sizeof(nbody_real)), *b = a + 3 * n;
+    double *e = (double *)malloc(n * sizeof(double));
+    const nbody_real *pa[3], *pb[3];
+    nbody_result r = accel(eng, s, eps, theta, a);
+    if (r == NBODY_OK) r = accel(ref, s, eps, theta, b);
+    pa[0] = a; pa[1] = a + n; pa[2] = a + 2 * n; pb[0] = b; pb[1] = b + n; pb[2] = b + 2 * n;
+    *max = 0;
+    for (i = 0; r == NBODY_OK && i < n; ++i) {
+        e[i] = rel_err(i, pa, pb);
+        if (!(e[i] <= *max)) *max = e[i];
+    }
+    qsort(e, n, sizeof *e, cmp_double);
+    *median = e[n / 2];
+    free(a); free(e);
+    return r;
+}
+
+static void test_dense_forces(void) {
+    static const size_t sizes[] = {1, 2, 3, 63, 257, 1001};
+    size_t k;
+    for (k = 0; k < sizeof sizes / sizeof *sizes; ++k) {
+        nbody_system s = {0};
+        double max, med;
+        nbody_real eps;
+        nbody_ic_plummer(&s, sizes[k], 7 + k);
+        for (eps = 0; eps < 0.02; eps += (nbody_real)0.01) {
+            nbody_result r = compare(NBODY_ENGINE_OPENCL, NBODY_ENGINE_SIMPLE, &s, eps, 0, &max, &med);
+            if (sizes[k] == 1) { CHECK(r == NBODY_OK, "n = 1: %s", nbody_result_string(r)); continue; }
+            CHECK(r == NBODY_OK && max <= TOL(1e-12, 1e-5), "dense n = %u eps %g: max relative error %.3g (%s)",
+                  (unsigned)sizes[k], (double)eps, max, nbody_result_string(r));
+        }
+        nbody_system_free(&s);
+    }
+}
+
+static void test_tree_forces(void) {
+    nbody_system s = {0};
+    double max, med, cmax, cmed;
+    nbody_result r;
+    if (!nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) {
+        check_skip(NULL, "opencl-tree: the kd-tree is not in this nbody.h yet");
+        return;
+    }
+    nbody_ic_plummer(&s, 4001, 11);
+    r = compare(NBODY_ENGINE_OPENCL_TREE, NBODY_ENGINE_SIMPLE, &s, (nbody_real)0.01, (nbody_real)0.5, &max, &med);
+    CHECK(r == NBODY_OK && med <= 1e-2, "opencl-tree theta 0.5 vs direct: median relative error %.3g (max %.3g, %s)",
+          med, max, nbody_result_string(r));
+    printf("opencl-tree vs direct, Plummer n = 4001, theta 0.5: median %.3g, max %.3g\n", med, max);
+    r = compare(NBODY_ENGINE_OPENCL_TREE, NBODY_ENGINE_TREE, &s, (nbody_real)0.01, (nbody_real)0.5, &cmax, &cmed);
+    /* same tree, same acceptance test: only the rounding of the sums differs */
+    CHECK(r == NBODY_OK && cmed <= TOL(1e-12, 1e-5), "opencl-tree vs cpu tree: median %.3g max %.3g", cmed, cmax);
+    printf("opencl-tree vs cpu tree: median %.3g, max %.3g\n", cmed, cmax);
+    nbody_system_free(&s);
+}
+
+/* the engine operations against the host's, on vectors with offsets */
+static void test_engine_ops(void) {
+    enum { LEN = 1003, OFF = 5, NB = NBODY__MAX_TERMS + 3 };
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody__engine cl, host;
+    nbody__buf cb[NB], hb[NB];
+    nbody_real *v = (nbody_real *)malloc((LEN + OFF) * sizeof(nbody_real)), *w = (nbody_real *)malloc((LEN + OFF) * sizeof(nbody_real));
+    nbody_real m = 1, nc = 0, nh = 0, maxdiff = 0;
+    nbody__lincomb oc, oh;
+    nbody_result r;
+    int i, j, finite = -1;
+    d.engine = NBODY_ENGINE_OPENCL;
+    d = nbody__desc_defaults(&d);
+    r = nbody__engine_start(&cl, &d, 1, &m);
+    CHECK(r == NBODY_OK, "engine start: %s", nbody_result_string(r));
+    if (r != NBODY_OK) { free(v); free(w); return; }
+    d.engine = NBODY_ENGINE_SIMPLE;
+    nbody__engine_start(&host, &d, 1, &m);
+    for (j = 0; j < NB; ++j) {             /* buffer j holds sin(i + 7 j) */
+        for (i = 0; i < LEN + OFF; ++i) v[i] = (nbody_real)sin((double)(i + 7 * j));
+        cl.ops->alloc(&cl, LEN + OFF, &cb[j]); cl.ops->upload(&cl, cb[j], 0, v, LEN + OFF);
+        host.ops->alloc(&host, LEN + OFF, &hb[j]); host.ops->upload(&host, hb[j], 0, v, LEN + OFF);
+    }
+    /* 16 terms, offsets, compensated: out = buffer 0, y = buffer 1, comp = buffer 2 */
+    memset(&oc, 0, sizeof oc);
+    oc.out_off = 3; oc.y_off = 2; oc.k_off = 3; oc.len = LEN; oc.h = (nbody_real)0.37; oc.nk = NBODY__MAX_TERMS;
+    for (j = 0; j < NBODY__MAX_TERMS; ++j) oc.c[j] = (nbody_real)(j + 1) / 17;
+    oh = oc;
+    oc.out = cb[0]; oc.y = cb[1]; oc.comp = cb[2]; oh.out = hb[0]; oh.y = hb[1]; oh.comp = hb[2];
+    for (j = 0; j < NBODY__MAX_TERMS; ++j) { oc.k[j] = cb[3 + j]; oh.k[j] = hb[3 + j]; }
+    oc.k[5] = cb[0]; oh.k[5] = hb[0];     /* out aliases a term, index for index */
+    r = cl.ops->lincomb(&cl, &oc); host.ops->lincomb(&host, &oh);
+    for (j = 0; j <= 2 && r == NBODY_OK; j += 2) {   /* out, comp */
+        r = cl.ops->download(&cl, v, cb[j], 0, LEN + OFF);
+        host.ops->download(&host, w, hb[j], 0, LEN + OFF);
+        for (i = 0; i < LEN + OFF; ++i) {
+            nbody_real diff = (nbody_real)fabs((double)(v[i] - w[i]));
+            if (!(diff <= maxdiff)) maxdiff = diff;
+        }
+    }
+    CHECK(r == NBODY_OK && maxdiff <= TOL(1e-14, 1e-5), "lincomb (16 terms, offsets, Kahan) differs from the host by %g", (double)maxdiff);
+    /* y = NULL reads 0 */
+    memset(&oc, 0, sizeof oc);
+    oc.out = cb[1]; oc.h = 1; oc.len = LEN + OFF;
+    r = cl.ops->lincomb(&cl, &oc);
+    if (r == NBODY_OK) r = cl.ops->all_finite(&cl, cb[1], 0, LEN + OFF, &finite);
+    cl.ops->download(&cl, v, cb[1], 0, LEN + OFF);
+    for (i = 0, maxdiff = 0; i < LEN + OFF; ++i) if (v[i] != 0) maxdiff = 1;
+    CHECK(maxdiff == 0 && finite == 1, "lincomb with no y and no terms must write zeros");
+    /* error norm, then NaN propagation */
+    memset(&oc, 0, sizeof oc);
+    oc.y_off = 1; oc.out_off = 2; oc.k_off = 4; oc.len = LEN; oc.h = (nbody_real)0.01; oc.nk = 3;
+    oc.c[0] = 1; oc.c[1] = -2; oc.c[2] = (nbody_real)0.5;
+    oh = oc;
+    oc.y = cb[3]; oc.out = cb[4]; oh.y = hb[3]; oh.out = hb[4];
+    for (j = 0; j < 3; ++j) { oc.k[j] = cb[5 + j]; oh.k[j] = hb[5 + j]; }
+    r = cl.ops->error_norm(&cl, &oc, (nbody_real)1e-6, (nbody_real)1e-3, &nc);
+    host.ops->error_norm(&host, &oh, (nbody_real)1e-6, (nbody_real)1e-3, &nh);
+    CHECK(r == NBODY_OK && fabs((double)(nc - nh)) <= TOL(1e-13, 1e-5) * (double)nh && nh > 0,
+          "error_norm %.17g, host %.17g", (double)nc, (double)nh);
+    v[0] = (nbody_real)NAN;
+    cl.ops->upload(&cl, cb[6], 4 + LEN / 2, v, 1);
+    r = cl.ops->error_norm(&cl, &oc, (nbody_real)1e-6, (nbody_real)1e-3, &nc);
+    CHECK(r == NBODY_OK && nc != nc, "error_norm must be NaN when a term is NaN, got %g", (double)nc);
+    r = cl.ops->all_finite(&cl, cb[6], 0, LEN + OFF, &finite);
+    CHECK(r == NBODY_OK && finite == 0, "all_finite must see the NaN");
+    r = cl.ops->all_finite(&cl, cb[6], 5 + LEN / 2, LEN / 2, &finite);
+    CHECK(r == NBODY_OK && finite == 1, "all_finite must honour the offset");
+    v[0] = (nbody_real)HUGE_VAL;
+    cl.ops->upload(&cl, cb[7], LEN, v, 1);
+    r = cl.ops->all_finite(&cl, cb[7], 0, LEN + OFF, &finite);
+    CHECK(r == NBODY_OK && finite == 0, "all_finite must see the Inf");
+    for (j = 0; j < NB; ++j) { cl.ops->release(&cl, cb[j]); host.ops->release(&host, hb[j]); }
+    nbody__engine_stop(&cl); nbody__engine_stop(&host);
+    free(v); free(w);
+}
+
+/* one run to t_end; relative energy change and the final state */
+static nbody_result run(nbody_engine eng, nbody_method method, nbody_real tol, int compensated,
+                        const nbody_system *s0, nbody_real t_end, nbody_system *out, double *de) {
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_invariants e0, e1;
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    d.engine = eng; d.method = method; d.tolerance = tol; d.compensated = compensated;
+    d.softening = (nbody_real)0.05; d.dt = (nbody_real)(tol > 0 ? 1e-3 : 2e-3);
+    r = nbody_create(&sim, &d, s0);
+    if (r == NBODY_OK) r = nbody_advance(sim, t_end);
+    if (r == NBODY_OK) r = nbody_get_state(sim, out);
+    nbody_destroy(sim);
+    if (r != NBODY_OK) return r;
+    nbody_measure(s0, 1, d.softening, &e0);
+    nbody_measure(out, 1, d.softening, &e1);
+    *de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+    return NBODY_OK;
+}
+
+static double max_pos_diff(const nbody_system *a, const nbody_system *b) {
+    double m = 0;
+    size_t i;
+    for (i = 0; i < a->n; ++i) {
+        double dx = fabs((double)(a->x[i] - b->x[i])) + fabs((double)(a->y[i] - b->y[i])) + fabs((double)(a->z[i] - b->z[i]));
+        if (!(dx <= m)) m = dx;
+    }
+    return m;
+}
+
+static void test_runs(void) {
+    static const struct { nbody_method method; nbody_real tol; int comp; const char *name; } runs[] = {
+        {NBODY_LEAPFROG, 0, 0, "leapfrog"}, {NBODY_LEAPFROG, 0, 1, "leapfrog compensated"},
+        {NBODY_RK4, 0, 0, "rk4"}, {NBODY_RKDP, (nbody_real)1e-9, 0, "rkdp adaptive"}};
+    nbody_system s0 = {0}, a = {0}, b = {0};
+    size_t k;
+    nbody_ic_plummer(&s0, 101, 3);
+    nbody_system_alloc(&a, 101); nbody_system_alloc(&b, 101);
+    for (k = 0; k < sizeof runs / sizeof *runs; ++k) {
+        double de_cl = 1, de_cpu = 1;
+        nbody_result rc = run(NBODY_ENGINE_OPENCL, runs[k].method, runs[k].tol, runs[k].comp, &s0, (nbody_real)0.5, &a, &de_cl);
+        nbody_result rh = run(NBODY_ENGINE_SIMPLE, runs[k].method, runs[k].tol, runs[k].comp, &s0, (nbody_real)0.5, &b, &de_cpu);
+        /* a UNAVAILABLE method counts as a failure: the run must exist on every engine */
+        CHECK(rc == NBODY_OK && rh == NBODY_OK, "%s: opencl %s, cpu %s", runs[k].name, nbody_result_string(rc), nbody_result_string(rh));
+        if (rc != NBODY_OK || rh != NBODY_OK) continue;
+        CHECK(de_cl <= 2 * de_cpu + TOL(1e-12, 1e-5), "%s: opencl |dE/E| %.3g vs cpu %.3g", runs[k].name, de_cl, de_cpu);
+        CHECK(max_pos_diff(&a, &b) <= TOL(1e-8, 1e-3), "%s: opencl and cpu positions differ by %.3g", runs[k].name, max_pos_diff(&a, &b));
+        printf("%s, Plummer n = 101 to t = 0.5: |dE/E| opencl %.3g, cpu %.3g, positions differ by %.3g\n",
+               runs[k].name, de_cl, de_cpu, max_pos_diff(&a, &b));
+    }
+    if (nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) {
+        double de_t = 1, de_d = 1;
+        nbody_result r = run(NBODY_ENGINE_OPENCL_TREE, NBODY_LEAPFROG, 0, 0, &s0, (nbody_real)0.5, &a, &de_t);
+        run(NBODY_ENGINE_SIMPLE, NBODY_LEAPFROG, 0, 0, &s0, (nbody_real)0.5, &b, &de_d);
+        CHECK(r == NBODY_OK && de_t <= 1e-3, "opencl-tree leapfrog: |dE/E| %.3g (%s)", de_t, nbody_result_string(r));
+        printf("opencl-tree leapfrog to t = 0.5: |dE/E| %.3g (direct %.3g)\n", de_t, de_d);
+    }
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* coincident bodies without softening: NaN forces, reported, last good state kept */
+static void test_not_finite(void) {
+    nbody_system s = {0}, out = {0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    nbody_ic_figure_eight(&s);
+    nbody_system_alloc(&out, 3);
+    s.x[1] = s.x[0]; s.y[1] = s.y[0];
+    d.engine = NBODY_ENGINE_OPENCL;
+    r = nbody_create(&sim, &d, &s);
+    if (r == NBODY_OK) r = nbody_step(sim);
+    CHECK(r == NBODY_ERR_NOT_FINITE, "coincident bodies: %s", nbody_result_string(r));
+    if (sim && nbody_get_state(sim, &out) == NBODY_OK) CHECK(out.x[0] == s.x[0] && out.t == 0, "state must be kept");
+    nbody_destroy(sim);
+    nbody_system_free(&s); nbody_system_free(&out);
+}
+
+static void test_device_choice(void) {
+    nbody_system s = {0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    char saved[256] = "";
+    const char *env = getenv("NBODY_OPENCL_DEVICE");
+    if (env) { strncpy(saved, env, sizeof saved - 1); unsetenv("NBODY_OPENCL_DEVICE"); }
+    nbody_ic_figure_eight(&s);
+    d.engine = NBODY_ENGINE_OPENCL; d.log.func = on_log;
+    d.device = 1000;
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_ERR_INVALID_ARGUMENT && !sim, "device 1000: %s", nbody_result_string(r));
+    d.device = 0; d.block_size = 1 << 30;
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_ERR_INVALID_ARGUMENT && !sim, "block_size 2^30: %s", nbody_result_string(r));
+    d.block_size = 0;
+    setenv("NBODY_OPENCL_DEVICE", "bogus", 1);
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_ERR_INVALID_ARGUMENT && !sim, "NBODY_OPENCL_DEVICE=bogus: %s", nbody_result_string(r));
+    setenv("NBODY_OPENCL_DEVICE", "1000", 1);
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_ERR_INVALID_ARGUMENT && !sim, "NBODY_OPENCL_DEVICE=1000: %s", nbody_result_string(r));
+    if (saved[0]) setenv("NBODY_OPENCL_DEVICE", saved, 1); else unsetenv("NBODY_OPENCL_DEVICE");
+    last_info[0] = 0;
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_OK && strstr(last_info, "OpenCL device") && strstr(last_info, "platform"),
+          "the log must name the device: '%s'", last_info);
+    printf("%s\n", last_info);
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+}
+
+int main(void) {
+    nbody_system s = {0};
+    nbody_real a[9];
+    nbody_result r;
+    nbody_ic_figure_eight(&s);
+    r = accel(NBODY_ENGINE_OPENCL, &s, 0, 0, a);
+    nbody_system_free(&s);
+    if (!nbody_engine_available(NBODY_ENGINE_OPENCL)) {
+        CHECK(r == NBODY_ERR_UNAVAILABLE, "compiled out: %s", nbody_result_string(r));
+        check_skip("NBODY_REQUIRE_OPENCL", "OpenCL engines compiled out (build with WITH_OPENCL=1)");
+        return check_finish();
+    }
+    if (r == NBODY_ERR_UNAVAILABLE) {
+        check_skip("NBODY_REQUIRE_OPENCL", "no OpenCL platform or device (or no fp64 for a double build)");
+        return check_finish();
+    }
+    CHECK(r == NBODY_OK, "first OpenCL force evaluation: %s", nbody_result_string(r));
+    test_dense_forces();
+    test_tree_forces();
+    test_engine_ops();
+    test_runs();
+    test_not_finite();
+    test_device_choice();
+    return check_finish();
+}
