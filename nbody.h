@@ -746,10 +746,11 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
    AVX-512F or AVX2+FMA are chosen at compile time (-march=native, -mavx2 -mfma, ...);
    everything else, long double included, uses the portable loop the compiler vectorises.
    NBODY_NO_SIMD forces the portable loop. */
-/* Tuned on 2 Zen cores (bench/bench_cpu.c): below this n one thread is faster than two;
-   a scheduling chunk of 4 tiles balances well at every n measured. */
+/* Below NBODY__BLOCK_PARALLEL_N bodies one thread runs the whole evaluation (n = 1024 is
+   about 0.4 ms on one core, far above a fork/join; smaller n gains little and, on a loaded
+   machine, loses badly when a worker is descheduled). Chunks of 4 tiles balance well. */
 #ifndef NBODY__BLOCK_PARALLEL_N
-#define NBODY__BLOCK_PARALLEL_N 256
+#define NBODY__BLOCK_PARALLEL_N 1024
 #endif
 #define NBODY__BLOCK_CHUNK 4
 #define NBODY__BLOCK_DEFAULT 64
