@@ -208,7 +208,7 @@ static void test_small_and_degenerate(void) {
     const double roundoff = 1e4 * (double)(sizeof(nbody_real) == sizeof(float) ? FLT_EPSILON : DBL_EPSILON);
     nbody_system s = NBODY__ZERO_INIT;
     nbody_real *a;
-    double e, emax;
+    double e;
     size_t n, i;
     /* N = 1: no force; N = 2, 3: the exact pair sums */
     nbody_system_alloc(&s, 1);
