@@ -1,0 +1,345 @@
+/* test_tree.c - the kd-tree engine (NBODY_ENGINE_TREE): heap index arithmetic against a
+   reference recursive walk, tree invariants for many n, force error against the direct sum
+   as a function of theta, bitwise agreement of the traversal variants, degenerate inputs
+   (N = 1, 2, 3, duplicates, bodies on a line, N = 1000003), energy conservation in a
+   simulation, and every integrator on the tree engine. */
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "check.h"
+#include <math.h>
+
+/* ---- index arithmetic ---- */
+static size_t ref_seq[1 << 14], got_seq[1 << 14];
+static size_t ref_len;
+
+/* a fixed pseudo-random "accept here, skip the subtree" decision per node */
+static int skip_here(size_t i, unsigned salt) { return salt && ((i * 2654435761u) ^ salt) % 5 == 0; }
+
+static void ref_walk(size_t i, size_t nodes, unsigned salt) {
+    ref_seq[ref_len++] = i;
+    if (skip_here(i, salt) || 2 * i > nodes) return;
+    ref_walk(2 * i, nodes, salt);
+    ref_walk(2 * i + 1, nodes, salt);
+}
+
+static void test_index_functions(void) {
+    size_t n, bad = 0, k;
+    unsigned salt;
+    for (n = 1; n <= 3000; n += (n < 300 ? 1 : 37))
+        for (salt = 0; salt < 3; ++salt) {
+            size_t i = 1, len = 0;
+            ref_len = 0;
+            ref_walk(1, 2 * n - 1, salt);
+            do { got_seq[len++] = i; i = skip_here(i, salt) ? nbody__heap_skip(i) : nbody__heap_next(i, 2 * n); }
+            while (i != 1 && len < 2 * n);
+            if (len != ref_len || memcmp(got_seq, ref_seq, len * sizeof(size_t)) != 0) bad++;
+            if (salt == 0 && len != 2 * n - 1) bad++;
+        }
+    CHECK(bad == 0, "stackless next/skip walk differs from the recursive walk for %lu sizes", (unsigned long)bad);
+    /* the leaf counts split every node exactly */
+    bad = 0;
+    for (n = 1; n <= 5000; n += 7) {
+        size_t i;
+        if (nbody__heap_leaves(1, 2 * n - 1) != n) bad++;
+        for (i = 1; i < n; ++i)
+            if (nbody__heap_leaves(2 * i, 2 * n - 1) + nbody__heap_leaves(2 * i + 1, 2 * n - 1) != nbody__heap_leaves(i, 2 * n - 1)) bad++;
+        for (i = n; i < 2 * n; ++i) if (nbody__heap_leaves(i, 2 * n - 1) != 1) bad++;
+    }
+    CHECK(bad == 0, "leaf counts inconsistent in %lu places", (unsigned long)bad);
+    /* 64-bit indices: skip from deep right children above 2^32, and the portable ctz */
+    if (sizeof(size_t) >= 8) {
+        unsigned long long base = 1ULL << 40;
+        CHECK(nbody__heap_skip((size_t)(base + 7)) == (size_t)((base >> 3) + 1 + 0), "skip above 2^32");
+        CHECK(nbody__heap_skip((size_t)((1ULL << 62) - 1)) == 1, "skip from the last node of a 62-level tree ends the walk");
+        CHECK(nbody__heap_next((size_t)base, (size_t)(base * 4)) == (size_t)(2 * base), "next above 2^32");
+    }
+    bad = 0;
+    for (k = 0; k < 64; ++k) {
+        unsigned long long v = 1ULL << k, r = 0x9E3779B97F4A7C15ULL;
+        if (nbody__ctz64_portable(v) != (int)k || nbody__ctz64_portable(v | (v << 1)) != (int)k) bad++;
+        if (nbody__ctz64_portable((r | 1ULL) << k) != (int)k) bad++;
+    }
+    CHECK(bad == 0, "portable count-trailing-zeros wrong for %lu values", (unsigned long)bad);
+}
+
+/* ---- tree invariants ---- */
+static void test_build_invariants(void) {
+    size_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 100, 1000, 4097, 20011};
+    nbody_desc d;
+    int k, bad = 0;
+    memset(&d, 0, sizeof d);
+    d.theta = (nbody_real)0.5;
+    d = nbody__desc_defaults(&d);
+    for (k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); ++k) {
+        nbody_system s = NBODY__ZERO_INIT;
+        nbody__kdtree t;
+        size_t n = sizes[k], i;
+        char *seen;
+        memset(&t, 0, sizeof t);
+        nbody_ic_plummer(&s, n, 7 + (unsigned long long)k);
+        if (nbody__kdtree_build(&t, &d, s.x, s.y, s.z, s.m, n) != NBODY_OK) { bad++; continue; }
+        seen = (char *)calloc(n, 1);
+        for (i = n; i < 2 * n; ++i) {
+            size_t b = t.body[i];
+            if (b >= n || seen[b] || t.cx[i] != s.x[b] || t.mass[i] != s.m[b] || t.crit2[i] != 0) bad++;
+            else seen[b] = 1;
+        }
+        for (i = 1; i < n; ++i) {
+            nbody_real m = t.mass[2 * i] + t.mass[2 * i + 1];
+            if (fabs((double)(t.mass[i] - m)) > 1e-12 * (double)m) bad++;
+            if (!(t.crit2[i] >= 0)) bad++;
+        }
+        /* every body lies inside the bounding sphere of each ancestor: r^2 = crit2 * theta^2 */
+        for (i = n; i < 2 * n; ++i) {
+            size_t a;
+            for (a = i / 2; a >= 1; a /= 2) {
+                double dx = (double)(t.cx[i] - t.cx[a]), dy = (double)(t.cy[i] - t.cy[a]), dz = (double)(t.cz[i] - t.cz[a]);
+                if (dx * dx + dy * dy + dz * dz > (double)t.crit2[a] * 0.25 * (1 + 1e-12)) bad++;
+            }
+        }
+        CHECK(fabs((double)t.mass[1] - 1) < 1e-12, "root mass %g for n = %lu", (double)t.mass[1], (unsigned long)n);
+        free(seen);
+        nbody__kdtree_release(&t, &d);
+        nbody_system_free(&s);
+    }
+    CHECK(bad == 0, "%d tree invariant violations (leaves a permutation, masses add up, spheres enclose)", bad);
+}
+
+/* ---- forces ---- */
+static nbody_real *accel3(size_t n) { return (nbody_real *)malloc(3 * n * sizeof(nbody_real)); }
+
+static nbody_result forces(const nbody_system *s, nbody_engine e, double theta, int quad, nbody_traversal tr,
+                           nbody_order ord, nbody_real softening, nbody_real *a) {
+    nbody_desc d;
+    memset(&d, 0, sizeof d);
+    d.engine = e; d.theta = (nbody_real)theta; d.quadrupole = quad; d.traversal = tr; d.visit_order = ord;
+    d.softening = softening;
+    return nbody_accelerations(&d, s, a, a + s->n, a + 2 * s->n);
+}
+
+static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+
+/* median and maximum of |a - ref| / |ref| over bodies */
+static double rel_error(const nbody_real *a, const nbody_real *ref, size_t n, double *maxerr) {
+    double *e = (double *)malloc(n * sizeof(double)), med;
+    size_t i;
+    *maxerr = 0;
+    for (i = 0; i < n; ++i) {
+        double dx = (double)(a[i] - ref[i]), dy = (double)(a[n + i] - ref[n + i]), dz = (double)(a[2 * n + i] - ref[2 * n + i]);
+        double r = sqrt((double)(ref[i] * ref[i] + ref[n + i] * ref[n + i] + ref[2 * n + i] * ref[2 * n + i]));
+        e[i] = r > 0 ? sqrt(dx * dx + dy * dy + dz * dz) / r : sqrt(dx * dx + dy * dy + dz * dz);
+        if (!(e[i] <= *maxerr)) *maxerr = e[i];
+    }
+    qsort(e, n, sizeof(double), cmp_double);
+    med = e[n / 2];
+    free(e);
+    return med;
+}
+
+static void test_plummer_errors(void) {
+    const size_t n = 20000;
+    const double thetas[] = {0.5, 0.3, 0.2, 0.1};
+    const nbody_real eps = (nbody_real)1e-3;
+    double err[4], emax, slope, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    nbody_system s = NBODY__ZERO_INIT;
+    nbody_real *ref = accel3(n), *a = accel3(n), *b = accel3(n);
+    int k, v;
+    nbody_ic_plummer(&s, n, 2026);
+    CHECK(forces(&s, NBODY_ENGINE_BLOCK, 0, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, ref) == NBODY_OK, "direct");
+    for (k = 0; k < 4; ++k) {
+        CHECK(forces(&s, NBODY_ENGINE_TREE, thetas[k], 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, a) == NBODY_OK, "tree");
+        err[k] = rel_error(a, ref, n, &emax);
+        printf("  Plummer N=%lu theta %.1f monopole: median relative error %.3e, max %.3e\n", (unsigned long)n, thetas[k], err[k], emax);
+        sx += log(thetas[k]); sy += log(err[k]); sxx += log(thetas[k]) * log(thetas[k]); sxy += log(thetas[k]) * log(err[k]);
+    }
+    slope = (4 * sxy - sx * sy) / (4 * sxx - sx * sx);
+    printf("  error ~ theta^%.2f\n", slope);
+    CHECK(err[0] <= 1e-2, "median relative error %.3e at theta 0.5 (bound 1e-2)", err[0]);
+    CHECK(err[3] <= 5e-4, "median relative error %.3e at theta 0.1 (bound 5e-4)", err[3]);
+    CHECK(slope > 1.6 && slope < 2.6, "error falls as theta^%.2f, expected about theta^2", slope);
+
+    /* quadrupole: one order higher, so clearly smaller error at the same theta */
+    CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, 1, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, b) == NBODY_OK, "quad");
+    err[1] = rel_error(b, ref, n, &emax);
+    printf("  theta 0.5 quadrupole: median relative error %.3e, max %.3e\n", err[1], emax);
+    CHECK(err[1] < 0.5 * err[0], "quadrupole error %.3e not below half the monopole's %.3e", err[1], err[0]);
+
+    /* traversal x order: bitwise identical, with and without quadrupole */
+    for (k = 0; k < 2; ++k) {
+        CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, k, NBODY_TRAVERSAL_STACKLESS, NBODY_ORDER_LEAF, eps, a) == NBODY_OK, "tree");
+        for (v = 0; v < 3; ++v) {
+            nbody_traversal tr = v == 1 ? NBODY_TRAVERSAL_STACKLESS : NBODY_TRAVERSAL_STACK;
+            nbody_order ord = v == 2 ? NBODY_ORDER_LEAF : NBODY_ORDER_BODY;
+            CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, k, tr, ord, eps, b) == NBODY_OK, "tree");
+            CHECK(memcmp(a, b, 3 * n * sizeof(nbody_real)) == 0, "variant %d (quadrupole %d) not bitwise equal to stackless/leaf", v, k);
+        }
+    }
+    free(ref); free(a); free(b);
+    nbody_system_free(&s);
+}
+
+/* theta -> 0 opens every node: the direct sum in another order, equal to round-off */
+static double tiny_theta_error(const nbody_system *s, nbody_real eps) {
+    nbody_real *ref = accel3(s->n), *a = accel3(s->n);
+    double emax = 1;
+    if (forces(s, NBODY_ENGINE_SIMPLE, 0, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, ref) == NBODY_OK &&
+        forces(s, NBODY_ENGINE_TREE, 1e-9, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, a) == NBODY_OK)
+        rel_error(a, ref, s->n, &emax);
+    free(ref); free(a);
+    return emax;
+}
+
+/* monopole error at theta 0.5 and 0.25 against the direct sum: finite and falling about as
+   theta^2 (ratio well below 1/2) */
+static void check_converges(const nbody_system *s, nbody_real eps, const char *what) {
+    nbody_real *ref = accel3(s->n), *a = accel3(s->n);
+    double e5, e25, m5, m25;
+    forces(s, NBODY_ENGINE_SIMPLE, 0, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, ref);
+    forces(s, NBODY_ENGINE_TREE, 0.5, 0, NBODY_TRAVERSAL_STACK, NBODY_ORDER_BODY, eps, a);
+    e5 = rel_error(a, ref, s->n, &m5);
+    forces(s, NBODY_ENGINE_TREE, 0.25, 0, NBODY_TRAVERSAL_STACKLESS, NBODY_ORDER_LEAF, eps, a);
+    e25 = rel_error(a, ref, s->n, &m25);
+    printf("  %s: median relative error %.3e at theta 0.5, %.3e at 0.25\n", what, e5, e25);
+    CHECK(m5 == m5 && m25 == m25 && e25 < 0.4 * e5 && e5 < 0.2, "%s: errors %.3e (0.5), %.3e (0.25) do not converge", what, e5, e25);
+    free(ref); free(a);
+}
+
+static void test_small_and_degenerate(void) {
+    const double roundoff = 1e4 * (double)(sizeof(nbody_real) == sizeof(float) ? FLT_EPSILON : DBL_EPSILON);
+    nbody_system s = NBODY__ZERO_INIT;
+    nbody_real *a;
+    double e;
+    size_t n, i;
+    /* N = 1: no force; N = 2, 3: the exact pair sums */
+    nbody_system_alloc(&s, 1);
+    s.x[0] = 1; s.m[0] = 1;
+    a = accel3(1);
+    CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, 0, NBODY_TRAVERSAL_STACK, NBODY_ORDER_BODY, 0, a) == NBODY_OK && a[0] == 0 && a[1] == 0 && a[2] == 0, "N = 1 gives no force");
+    free(a); nbody_system_free(&s);
+    for (n = 2; n <= 3; ++n) {
+        nbody_ic_uniform_cube(&s, n, 3);
+        e = tiny_theta_error(&s, 0);
+        CHECK(e < roundoff, "N = %lu: tree differs from direct by %.3e", (unsigned long)n, e);
+        nbody_system_free(&s);
+    }
+    nbody_ic_figure_eight(&s);
+    a = accel3(3);
+    CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, 1, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, 0, a) == NBODY_OK && a[0] == a[0], "N = 3 at theta 0.5");
+    free(a); nbody_system_free(&s);
+    /* theta tiny equals direct on a Plummer sphere */
+    nbody_ic_plummer(&s, 3001, 5);
+    e = tiny_theta_error(&s, (nbody_real)1e-3);
+    CHECK(e < roundoff, "theta -> 0 differs from direct by %.3e (max relative)", e);
+    nbody_system_free(&s);
+    /* duplicates: 1500 bodies on 15 distinct points, softened; and all at one point */
+    nbody_ic_uniform_cube(&s, 1500, 9);
+    for (i = 15; i < s.n; ++i) { s.x[i] = s.x[i % 15]; s.y[i] = s.y[i % 15]; s.z[i] = s.z[i % 15]; }
+    e = tiny_theta_error(&s, (nbody_real)0.01);
+    CHECK(e < roundoff, "duplicate positions: tree differs from direct by %.3e", e);
+    check_converges(&s, (nbody_real)0.01, "duplicate positions");
+    a = accel3(s.n);
+    {
+        for (i = 0; i < s.n; ++i) { s.x[i] = (nbody_real)0.25; s.y[i] = -1; s.z[i] = 3; }
+        CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, 1, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, (nbody_real)0.01, a) == NBODY_OK, "one point");
+        for (i = 0, e = 0; i < 3 * s.n; ++i) e += fabs((double)a[i]);
+        CHECK(e == 0, "all bodies at one point: force sum %g, expected exactly 0", e);
+    }
+    free(a); nbody_system_free(&s);
+    /* all bodies on a line (two coordinates constant): splits along y, z see equal keys */
+    nbody_ic_uniform_cube(&s, 4000, 11);
+    for (i = 0; i < s.n; ++i) { s.y[i] = (nbody_real)0.5; s.z[i] = -2; }
+    e = tiny_theta_error(&s, (nbody_real)1e-3);
+    CHECK(e < roundoff, "bodies on a line: tree at theta -> 0 differs from direct by %.3e", e);
+    check_converges(&s, (nbody_real)1e-3, "bodies on a line");
+    nbody_system_free(&s);
+}
+
+/* N = 1000003 (prime, far from a power of two) at theta 0.7: a sample of bodies against
+   their direct sums */
+static void test_large(void) {
+    const size_t n = 1000003, samples = 64;
+    nbody_system s = NBODY__ZERO_INIT;
+    nbody_real *a = accel3(n);
+    double err[64], worst = 0;
+    size_t k, finite = 1;
+    nbody_ic_plummer(&s, n, 99);
+    CHECK(forces(&s, NBODY_ENGINE_TREE, 0.7, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, (nbody_real)1e-3, a) == NBODY_OK, "N = 1000003");
+    for (k = 0; k < 3 * n; ++k) if (!(a[k] == a[k])) finite = 0;
+    CHECK(finite, "N = 1000003: non-finite acceleration");
+    for (k = 0; k < samples; ++k) {
+        size_t i = (k * 15485863u) % n, j;
+        double sx = 0, sy = 0, sz = 0, dx, dy, dz, r;
+        for (j = 0; j < n; ++j) {
+            double ex = (double)(s.x[j] - s.x[i]), ey = (double)(s.y[j] - s.y[i]), ez = (double)(s.z[j] - s.z[i]);
+            double r2 = ex * ex + ey * ey + ez * ez + 1e-6, w;
+            if (j == i) continue;
+            w = (double)s.m[j] / (r2 * sqrt(r2));
+            sx += w * ex; sy += w * ey; sz += w * ez;
+        }
+        dx = (double)a[i] - sx; dy = (double)a[n + i] - sy; dz = (double)a[2 * n + i] - sz;
+        r = sqrt(sx * sx + sy * sy + sz * sz);
+        err[k] = sqrt(dx * dx + dy * dy + dz * dz) / r;
+        if (err[k] > worst) worst = err[k];
+    }
+    qsort(err, samples, sizeof(double), cmp_double);
+    printf("  N = 1000003, theta 0.7: median relative error %.3e over %lu samples, max %.3e\n", err[samples / 2], (unsigned long)samples, worst);
+    CHECK(err[samples / 2] < 3e-2, "N = 1000003: median relative error %.3e", err[samples / 2]);
+    free(a);
+    nbody_system_free(&s);
+}
+
+/* ---- simulations ---- */
+static double energy_drift(nbody_engine engine, double theta, nbody_method method, size_t n, int steps, nbody_real dt, nbody_result *res) {
+    nbody_system s = NBODY__ZERO_INIT;
+    nbody_desc d;
+    nbody_sim *sim = NULL;
+    nbody_invariants e0, e1;
+    int k;
+    memset(&d, 0, sizeof d);
+    d.engine = engine; d.method = method; d.softening = (nbody_real)0.01; d.dt = dt; d.theta = (nbody_real)theta;
+    nbody_ic_plummer(&s, n, 4);
+    nbody_measure(&s, 1, d.softening, &e0);
+    *res = nbody_create(&sim, &d, &s);
+    for (k = 0; k < steps && *res == NBODY_OK; ++k) *res = nbody_step(sim);
+    if (*res == NBODY_OK) *res = nbody_get_state(sim, &s);
+    nbody_destroy(sim);
+    nbody_measure(&s, 1, d.softening, &e1);
+    nbody_system_free(&s);
+    return (double)((e1.energy - e0.energy) / e0.energy);
+}
+
+/* Over 0.8 time units of a Plummer sphere: with a small step the tree's own error (forces that
+   are not the gradient of one potential) dominates and must be small and shrink with theta;
+   with a large step the integrator's error dominates and the tree must match the direct
+   engine's. */
+static void test_simulation(void) {
+    nbody_result r[5];
+    int m;
+    double direct = energy_drift(NBODY_ENGINE_BLOCK, 0, NBODY_LEAPFROG, 1000, 400, (nbody_real)2e-3, &r[0]);
+    double t5 = energy_drift(NBODY_ENGINE_TREE, 0.5, NBODY_LEAPFROG, 1000, 400, (nbody_real)2e-3, &r[1]);
+    double t3 = energy_drift(NBODY_ENGINE_TREE, 0.3, NBODY_LEAPFROG, 1000, 400, (nbody_real)2e-3, &r[2]);
+    double big_direct = energy_drift(NBODY_ENGINE_BLOCK, 0, NBODY_LEAPFROG, 1000, 40, (nbody_real)2e-2, &r[3]);
+    double big_tree = energy_drift(NBODY_ENGINE_TREE, 0.5, NBODY_LEAPFROG, 1000, 40, (nbody_real)2e-2, &r[4]);
+    printf("  leapfrog, Plummer N=1000, t = 0.8: dE/E with dt 2e-3: direct %.3e, tree theta 0.5 %.3e, 0.3 %.3e;"
+           " dt 2e-2: direct %.3e, tree %.3e\n", direct, t5, t3, big_direct, big_tree);
+    for (m = 0; m < 5; ++m) CHECK(r[m] == NBODY_OK, "simulation %d: %s", m, nbody_result_string(r[m]));
+    CHECK(fabs(t5) < 1e-4 && fabs(t3) < fabs(t5), "tree energy error %.3e (theta 0.5), %.3e (0.3)", t5, t3);
+    CHECK(fabs(big_tree - big_direct) < 0.25 * fabs(big_direct), "dt 2e-2: tree %.3e vs direct %.3e", big_tree, big_direct);
+    for (m = 1; m < NBODY_METHOD_COUNT_; ++m) {
+        nbody_result r;
+        double e = fabs(energy_drift(NBODY_ENGINE_TREE, 0.5, (nbody_method)m, 300, 20, (nbody_real)1e-3, &r));
+        if (r == NBODY_ERR_UNAVAILABLE) continue;     /* method not built in this tree */
+        CHECK(r == NBODY_OK && e < 1e-3, "method %s on the tree engine: %s, |dE/E| %.3e", nbody_method_name((nbody_method)m), nbody_result_string(r), e);
+    }
+}
+
+int main(void) {
+    (void)check_skip;
+    test_index_functions();
+    test_build_invariants();
+    test_small_and_degenerate();
+    test_plummer_errors();
+    test_simulation();
+    test_large();
+    return check_finish();
+}
