@@ -57,7 +57,7 @@ static const ex_scenario ex_scenarios[] = {
     {"plummer", "Plummer sphere in equilibrium (Henon units)", 1000, 0.01, 1e-3, 2.0, 1.5},
     {"galaxy", "disc galaxy, central body of 99% of the mass", 2000, 0.01, 5e-4, 1.0, 1.2},
     {"galaxy10", "disc galaxy, central body of 10% of the mass", 2000, 0.01, 1e-3, 3.0, 1.2},
-    {"collision", "two disc galaxies with central bodies colliding", 2000, 0.02, 2e-3, 8.0, 3.0},
+    {"collision", "two disc galaxies with central bodies colliding", 1000, 0.02, 2e-3, 6.0, 2.5},
     {"figure8", "three equal masses on the figure-eight orbit", 3, 0, 1e-3, 6.32591398, 1.3},
     {"pythagorean", "Burrau's problem: masses 3, 4, 5 at rest", 3, 0, 1e-4, 10.0, 4.5}};
 #define EX_NSCENARIOS (sizeof ex_scenarios / sizeof ex_scenarios[0])
@@ -78,7 +78,7 @@ EX_FN nbody_result ex_make_scenario(const ex_scenario *sc, nbody_system *s, size
     if (!strcmp(sc->name, "plummer")) return nbody_ic_plummer(s, n, seed);
     if (!strcmp(sc->name, "galaxy")) return nbody_ic_galaxy(s, n, (nbody_real)0.99, seed);
     if (!strcmp(sc->name, "galaxy10")) return nbody_ic_galaxy(s, n, (nbody_real)0.10, seed);
-    if (!strcmp(sc->name, "collision")) return nbody_ic_collision(s, n, (nbody_real)0.5, 4, seed);
+    if (!strcmp(sc->name, "collision")) return nbody_ic_collision(s, n, (nbody_real)0.9, 3, seed);
     if (!strcmp(sc->name, "figure8")) return nbody_ic_figure_eight(s);
     if (!strcmp(sc->name, "pythagorean")) return nbody_ic_pythagorean(s);
     return NBODY_ERR_INVALID_ARGUMENT;
@@ -127,6 +127,37 @@ EX_FN double ex_speed_scale(const nbody_system *s) {
 
 EX_FN double ex_speed(const nbody_system *s, size_t i) {
     return sqrt((double)(s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i]));
+}
+
+/* ---------------------------------------------------------------- a 3x5 bitmap font
+   Enough for labels and readouts (digits, capitals, a little punctuation; lower case is
+   drawn as upper case). Each glyph is 5 rows of 3 bits, 4 = left column, 1 = right. */
+static const char ex__font_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.,:-+=%/()_!?[]<>|*";
+static const unsigned char ex__font_rows[][5] = {
+    {7,5,5,5,7},{2,6,2,2,7},{7,1,7,4,7},{7,1,3,1,7},{5,5,7,1,1},{7,4,7,1,7},{7,4,7,5,7},{7,1,1,2,2},
+    {7,5,7,5,7},{7,5,7,1,7},{2,5,7,5,5},{6,5,6,5,6},{3,4,4,4,3},{6,5,5,5,6},{7,4,6,4,7},{7,4,6,4,4},
+    {3,4,5,5,3},{5,5,7,5,5},{7,2,2,2,7},{1,1,1,5,2},{5,5,6,5,5},{4,4,4,4,7},{5,7,7,5,5},{6,5,5,5,5},
+    {2,5,5,5,2},{6,5,6,4,4},{2,5,5,6,3},{6,5,6,5,5},{3,4,2,1,6},{7,2,2,2,2},{5,5,5,5,7},{5,5,5,5,2},
+    {5,5,7,7,5},{5,5,2,5,5},{5,5,2,2,2},{7,1,2,4,7},{0,0,0,0,2},{0,0,0,2,4},{0,2,0,2,0},{0,0,7,0,0},
+    {0,2,7,2,0},{0,7,0,7,0},{5,1,2,4,5},{1,1,2,4,4},{1,2,2,2,1},{4,2,2,2,4},{0,0,0,0,7},{2,2,2,0,2},
+    {6,1,2,0,2},{3,2,2,2,3},{6,2,2,2,6},{1,2,4,2,1},{4,2,1,2,4},{2,2,2,2,2},{0,5,2,5,0}};
+
+/* the 3-bit row (0 = top) of character c; 0 for a space or an unknown character */
+EX_FN int ex_glyph_row(char c, int row) {
+    const char *p;
+    if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+    p = c ? strchr(ex__font_chars, c) : NULL;
+    return p ? ex__font_rows[p - ex__font_chars][row] : 0;
+}
+
+/* calls plot(x, y, user) for every lit cell of text, cells of size `scale`, top-left at (x, y)
+   in a y-down pixel frame; characters advance by 4 cells */
+EX_FN void ex_text_cells(const char *text, int x, int y, int scale, void (*plot)(int, int, int, void *), void *user) {
+    int i, row, col;
+    for (i = 0; text[i]; ++i)
+        for (row = 0; row < 5; ++row)
+            for (col = 0; col < 3; ++col)
+                if (ex_glyph_row(text[i], row) & (4 >> col)) plot(x + (4 * i + col) * scale, y + row * scale, scale, user);
 }
 
 /* ---------------------------------------------------------------- pictures */
@@ -185,6 +216,22 @@ EX_FN void ex_draw_line(ex_image *im, const ex_view *v, double x0, double y0, do
         double f = (k + 0.5) / steps;
         ex_plot(im, v, x0 + f * (x1 - x0), y0 + f * (y1 - y0), rgb, weight / 3);
     }
+}
+
+typedef struct ex__text_ctx { ex_image *im; const float *rgb; } ex__text_ctx;
+static void ex__text_plot(int x, int y, int scale, void *user) {
+    ex__text_ctx *c = (ex__text_ctx *)user;
+    int X, Y, k;
+    for (Y = y; Y < y + scale && Y < c->im->h; ++Y)
+        for (X = x; X < x + scale && X < c->im->w; ++X)
+            for (k = 0; k < 3 && X >= 0 && Y >= 0; ++k) c->im->light[((size_t)Y * (size_t)c->im->w + (size_t)X) * 3 + (size_t)k] += 4 * c->rgb[k];
+}
+
+/* a label in the picture, top-left at pixel (x, y) */
+EX_FN void ex_draw_text(ex_image *im, int x, int y, int scale, const char *text, const float rgb[3]) {
+    ex__text_ctx c;
+    c.im = im; c.rgb = rgb;
+    ex_text_cells(text, x, y, scale, ex__text_plot, &c);
 }
 
 /* write 8-bit RGB rows (top row first) as a PNG; 0 on success, -1 on failure or without libpng */

@@ -211,7 +211,7 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int final) {
         ex_view v = ex_view_whole(&r->img, r->sc->view);
         snprintf(path, sizeof path, "%s_frame_%06ld.png", r->o.out, (long)floor(t / r->o.png_every + 0.5));
         ex_image_clear(&r->img);
-        ex_draw_system(&r->img, &v, &r->s, r->v_ref, (float)(3000.0 / (double)r->s.n + 0.15));
+        ex_draw_system(&r->img, &v, &r->s, r->v_ref, (float)(6000.0 / (double)r->s.n + 0.3));
         if (ex_write_png(&r->img, path, 1.5f) != 0) { fprintf(stderr, "\nnbody: cannot write %s\n", path); return 1; }
     }
     return 0;
