@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
     v.sc = ex_find_scenario("collision");
     v.steps_per_frame = 2;
     v.tilt = -30;
-    for (i = 1; i < argc; ++i) {
+    for (i = 1; i < argc; i += 2) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!val) return usage();
         if (!strcmp(a, "--scenario")) { if (!(v.sc = ex_find_scenario(val))) return usage(); }
@@ -185,7 +185,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--frames")) frames = atol(val);
         else if (!strcmp(a, "--screenshot")) shot = val;
         else return usage();
-        ++i;
     }
     if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0)) return usage();
     if (shot && !ex_have_png()) { fprintf(stderr, "viewer: --screenshot needs a build with libpng\n"); return 2; }
