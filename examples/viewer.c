@@ -4,8 +4,9 @@
    Keys: SPACE pause, S next engine (the Alea GPU article's 'S': cycles every engine this
    build runs), M next method, R restart, +/- steps per frame, arrows rotate, Q/ESC quit.
    Switching keeps the current state: the new simulation starts where the old one stopped.
-   Usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F --screenshot FILE.png]
-          (--frames F quits after F frames; --screenshot saves the last one, needs libpng)
+   Usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F --screenshot FILE.png] [--keys KEYS]
+          (--frames F quits after F frames; --screenshot saves the last one, needs libpng;
+          --keys presses one key of KEYS each frame, e.g. "SM": for tests and recordings)
    Positions go through host memory to OpenGL each frame; the CUDA-OpenGL interop path of
    seed 001 (no round trip through the host) is not written yet.
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/viewer.c -o viewer -lpng -lglfw -lGL -lm */
@@ -63,14 +64,15 @@ static int reset(viewer *v) {
     return restart(v, &v->desc);
 }
 
-static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods) {
-    viewer *v = (viewer *)glfwGetWindowUserPointer(w);
-    (void)scancode; (void)mods;
-    if (action == GLFW_RELEASE) return;
+/* a key (GLFW key codes are ASCII for letters, digits and space) */
+static void press(GLFWwindow *w, viewer *v, int key) {
     switch (key) {
     case GLFW_KEY_SPACE: v->paused = !v->paused; break;
-    case GLFW_KEY_S: cycle(v, 0); break;
-    case GLFW_KEY_M: cycle(v, 1); break;
+    case GLFW_KEY_S:
+    case GLFW_KEY_M:
+        cycle(v, key == GLFW_KEY_M);
+        printf("viewer: engine %s, method %s\n", nbody_engine_name(v->desc.engine), nbody_method_name(v->desc.method));
+        break;
     case GLFW_KEY_R: reset(v); break;
     case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: if (v->steps_per_frame < 1000) v->steps_per_frame *= 2; break;
     case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: if (v->steps_per_frame > 1) v->steps_per_frame /= 2; break;
@@ -81,6 +83,11 @@ static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods) {
     case GLFW_KEY_Q: case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(w, 1); break;
     default: break;
     }
+}
+
+static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods) {
+    (void)scancode; (void)mods;
+    if (action != GLFW_RELEASE) press(w, (viewer *)glfwGetWindowUserPointer(w), key);
 }
 
 /* advance steps_per_frame steps, timing them; measure the drift now and then */
@@ -163,13 +170,13 @@ static int screenshot(const char *path, int width, int height) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F] [--screenshot FILE.png]\n");
+    fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F] [--screenshot FILE.png] [--keys KEYS]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
     static viewer v;
-    const char *shot = NULL;
+    const char *shot = NULL, *keys = "";
     long frames = 0, frame;
     int i, rc = 0;
     GLFWwindow *win;
@@ -184,6 +191,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--steps")) v.steps_per_frame = atoi(val);
         else if (!strcmp(a, "--frames")) frames = atol(val);
         else if (!strcmp(a, "--screenshot")) shot = val;
+        else if (!strcmp(a, "--keys")) keys = val;
         else return usage();
     }
     if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0)) return usage();
@@ -209,6 +217,7 @@ int main(int argc, char **argv) {
     printf("viewer: OpenGL %s on %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
     for (frame = 0; !glfwWindowShouldClose(win); ++frame) {
         int w, h;
+        if (frame < (long)strlen(keys)) press(win, &v, keys[frame]);   /* scripted keys, one a frame */
         if (!v.paused && !v.failed) advance(&v, frame);
         glfwGetFramebufferSize(win, &w, &h);
         draw(&v, w, h);
