@@ -99,5 +99,11 @@ else skip=$((skip + 1)); echo "SKIP --png-every: nbody built without libpng"; fi
 # the small examples run
 check "hello runs and conserves energy to 1e-5" sh -c "$BUILD/hello | awk '{ d = \$NF; if (d < 0) d = -d; exit !(d < 1e-5) }'"
 check "demo runs (200 bodies to t = 0.5)" sh -c "cd $tmp && $ROOT/$BUILD/demo 200 0.5 | grep -q 'dE/E'"
+for ex in galaxy_collision central_body; do
+    if [ -x "$BUILD/$ex" ]; then
+        check "$ex writes frames 0..2 (100 bodies to t = 0.1)" sh -c "$BUILD/$ex 100 0.1 $tmp/$ex && [ -s $tmp/$ex/frame_00000.png ] && [ -s $tmp/$ex/frame_00002.png ]"
+    fi
+done
+[ -x "$BUILD/three_body" ] && check "three_body writes its picture" sh -c "$BUILD/three_body $tmp/tb.png && [ -s $tmp/tb.png ]"
 echo "RESULT $pass $fail $skip"
 [ "$fail" -eq 0 ]
