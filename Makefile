@@ -49,6 +49,30 @@ BENCH_SRCS   := $(wildcard bench/bench_*.c)
 BENCHES      := $(patsubst bench/%.c,$(BUILD)/%,$(BENCH_SRCS))
 HEADERS      := nbody.h $(wildcard nbody_cl.h)
 
+# ---- examples: optional libpng / GLFW (block owned by the examples issue) -------------------
+# libpng gives the examples PNG output (-DNBODY_EX_PNG); GLFW + OpenGL the live viewer.
+# Examples that cannot be built without them are left out of `make` with a notice.
+PNG_LIBS  := $(shell pkg-config --libs libpng 2>/dev/null)
+GLFW_LIBS := $(shell pkg-config --libs glfw3 gl 2>/dev/null)
+EX_PNG    := $(if $(PNG_LIBS),-DNBODY_EX_PNG $(PNG_LIBS))
+EXAMPLES_NEED_PNG := galaxy_collision central_body three_body
+EXAMPLE_LIBS_nbody  = $(EX_PNG)
+EXAMPLE_LIBS_demo   = $(EX_PNG)
+EXAMPLE_LIBS_viewer = $(EX_PNG) $(GLFW_LIBS)
+$(foreach e,$(EXAMPLES_NEED_PNG),$(eval EXAMPLE_LIBS_$(e) = $(EX_PNG)))
+ifeq ($(PNG_LIBS),)
+$(info note: libpng not found (pkg-config libpng): skipping $(EXAMPLES_NEED_PNG); nbody and demo build without pictures)
+EXAMPLES := $(filter-out $(patsubst %,$(BUILD)/%,$(EXAMPLES_NEED_PNG)),$(EXAMPLES))
+endif
+ifeq ($(GLFW_LIBS),)
+$(info note: GLFW/OpenGL not found (pkg-config glfw3 gl): skipping the viewer)
+EXAMPLES := $(filter-out $(BUILD)/viewer,$(EXAMPLES))
+endif
+$(patsubst examples/%.c,$(BUILD)/%,$(EXAMPLE_SRCS)): examples/example.h
+TEST_SCRIPTS += tests/test_cli.sh tests/test_viewer.sh
+test: examples
+# ---- end examples block ----
+
 .PHONY: all test demo bench examples clean check-embedded embed
 all: examples $(TESTS) $(PRECISION_TESTS)
 
@@ -76,7 +100,7 @@ $(BUILD)/test_core_longdouble: tests/test_core.c tests/check.h $(HEADERS) | $(BU
 examples: $(EXAMPLES)
 
 test: $(TESTS) $(PRECISION_TESTS)
-	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TESTS) $(PRECISION_TESTS)
+	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do ./$$b || exit 1; done

@@ -1,0 +1,324 @@
+/* example.h - helpers shared by the example programs; not part of the library.
+
+   The examples need the same few things: the named scenarios (initial conditions with a
+   softening, step and view that suit them), a wall clock, a picture of the bodies coloured
+   by speed, PNG output and a density render for the terminal. They live here once so that
+   each example shows only what it is about. Include it after nbody.h.
+
+   PNG output goes through libpng and is compiled only with -DNBODY_EX_PNG (link -lpng);
+   without it ex_write_png() returns -1 and everything else still works.
+
+   COLOUR MAP (the article's: "low speed blue, medium green, high red")
+       u = |v| / v_ref, clamped to [0, 1], v_ref = the 90th percentile of the speeds in the
+       state the run starts from (so a picture's colours mean the same in every frame);
+       colour = piecewise-linear through   u = 0    (0.15, 0.30, 1.00)  blue
+                                           u = 0.5  (0.15, 1.00, 0.30)  green
+                                           u = 1    (1.00, 0.20, 0.10)  red
+       Bodies add their light; a pixel's value is 1 - exp(-exposure * sum), so dense regions
+       saturate towards white-ish instead of clipping. */
+#ifndef NBODY_EXAMPLE_H
+#define NBODY_EXAMPLE_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef NBODY_EX_PNG
+#include <png.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define EX_FN static __attribute__((unused))
+#else
+#define EX_FN static
+#endif
+
+/* ---------------------------------------------------------------- clock and terminal */
+EX_FN double ex_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+EX_FN int ex_is_terminal(FILE *f) { return isatty(fileno(f)); }
+
+/* ---------------------------------------------------------------- scenarios */
+typedef struct ex_scenario {
+    const char *name, *what;
+    size_t n;                      /* default body count (figure8, pythagorean: always 3) */
+    double softening, dt, t_end;   /* what suits it with leapfrog */
+    double view;                   /* half-height of the picture, simulation units */
+} ex_scenario;
+
+static const ex_scenario ex_scenarios[] = {
+    {"cube", "cold collapse of a uniform cube", 1000, 0.02, 1e-3, 2.0, 1.6},
+    {"plummer", "Plummer sphere in equilibrium (Henon units)", 1000, 0.01, 1e-3, 2.0, 1.5},
+    {"galaxy", "disc galaxy, central body of 99% of the mass", 2000, 0.01, 5e-4, 1.0, 1.2},
+    {"galaxy10", "disc galaxy, central body of 10% of the mass", 2000, 0.01, 1e-3, 3.0, 1.2},
+    {"collision", "two disc galaxies with central bodies colliding", 1000, 0.02, 2e-3, 6.0, 2.5},
+    {"figure8", "three equal masses on the figure-eight orbit", 3, 0, 1e-3, 6.32591398, 1.3},
+    {"pythagorean", "Burrau's problem: masses 3, 4, 5 at rest", 3, 0, 1e-4, 10.0, 4.5}};
+#define EX_NSCENARIOS (sizeof ex_scenarios / sizeof ex_scenarios[0])
+
+EX_FN const ex_scenario *ex_find_scenario(const char *name) {
+    size_t i;
+    for (i = 0; i < EX_NSCENARIOS; ++i)
+        if (strcmp(ex_scenarios[i].name, name) == 0) return &ex_scenarios[i];
+    return NULL;
+}
+
+EX_FN int ex_fixed_size(const ex_scenario *sc) { return sc->n == 3; }
+
+/* the bodies of a scenario; n = 0 takes its default */
+EX_FN nbody_result ex_make_scenario(const ex_scenario *sc, nbody_system *s, size_t n, unsigned long long seed) {
+    if (n == 0) n = sc->n;
+    if (!strcmp(sc->name, "cube")) return nbody_ic_uniform_cube(s, n, seed);
+    if (!strcmp(sc->name, "plummer")) return nbody_ic_plummer(s, n, seed);
+    if (!strcmp(sc->name, "galaxy")) return nbody_ic_galaxy(s, n, (nbody_real)0.99, seed);
+    if (!strcmp(sc->name, "galaxy10")) return nbody_ic_galaxy(s, n, (nbody_real)0.10, seed);
+    if (!strcmp(sc->name, "collision")) return nbody_ic_collision(s, n, (nbody_real)0.9, 3, seed);
+    if (!strcmp(sc->name, "figure8")) return nbody_ic_figure_eight(s);
+    if (!strcmp(sc->name, "pythagorean")) return nbody_ic_pythagorean(s);
+    return NBODY_ERR_INVALID_ARGUMENT;
+}
+
+EX_FN double ex_energy(const nbody_system *s, double G, double softening) {
+    nbody_invariants inv;
+    if (nbody_measure(s, (nbody_real)G, (nbody_real)softening, &inv) != NBODY_OK) return NAN;
+    return (double)inv.energy;
+}
+
+/* relative energy drift of s against the energy e0 it started with */
+EX_FN double ex_drift(const nbody_system *s, double G, double softening, double e0) {
+    return (ex_energy(s, G, softening) - e0) / fabs(e0);
+}
+
+/* ---------------------------------------------------------------- colour map */
+EX_FN void ex_colormap(double u, float rgb[3]) {
+    static const float stop[3][3] = {{0.15f, 0.30f, 1.00f}, {0.15f, 1.00f, 0.30f}, {1.00f, 0.20f, 0.10f}};
+    int i, k;
+    float f;
+    if (!(u > 0)) u = 0;
+    if (u > 1) u = 1;
+    k = u < 0.5 ? 0 : 1;
+    f = (float)(u * 2 - k);
+    for (i = 0; i < 3; ++i) rgb[i] = stop[k][i] + f * (stop[k + 1][i] - stop[k][i]);
+}
+
+static int ex__cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* v_ref of the colour map: 90th percentile of the speeds */
+EX_FN double ex_speed_scale(const nbody_system *s) {
+    double *v = (double *)malloc(s->n * sizeof *v), ref;
+    size_t i;
+    if (!v) return 1;
+    for (i = 0; i < s->n; ++i)
+        v[i] = sqrt((double)(s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i]));
+    qsort(v, s->n, sizeof *v, ex__cmp_double);
+    ref = v[(s->n * 9) / 10];
+    free(v);
+    return ref > 0 ? ref : 1;
+}
+
+EX_FN double ex_speed(const nbody_system *s, size_t i) {
+    return sqrt((double)(s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i]));
+}
+
+/* ---------------------------------------------------------------- a 3x5 bitmap font
+   Enough for labels and readouts (digits, capitals, a little punctuation; lower case is
+   drawn as upper case). Each glyph is 5 rows of 3 bits, 4 = left column, 1 = right. */
+static const char ex__font_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.,:-+=%/()_!?[]<>|*";
+static const unsigned char ex__font_rows[][5] = {
+    {7,5,5,5,7},{2,6,2,2,7},{7,1,7,4,7},{7,1,3,1,7},{5,5,7,1,1},{7,4,7,1,7},{7,4,7,5,7},{7,1,1,2,2},
+    {7,5,7,5,7},{7,5,7,1,7},{2,5,7,5,5},{6,5,6,5,6},{3,4,4,4,3},{6,5,5,5,6},{7,4,6,4,7},{7,4,6,4,4},
+    {3,4,5,5,3},{5,5,7,5,5},{7,2,2,2,7},{1,1,1,5,2},{5,5,6,5,5},{4,4,4,4,7},{5,7,7,5,5},{6,5,5,5,5},
+    {2,5,5,5,2},{6,5,6,4,4},{2,5,5,6,3},{6,5,6,5,5},{3,4,2,1,6},{7,2,2,2,2},{5,5,5,5,7},{5,5,5,5,2},
+    {5,5,7,7,5},{5,5,2,5,5},{5,5,2,2,2},{7,1,2,4,7},{0,0,0,0,2},{0,0,0,2,4},{0,2,0,2,0},{0,0,7,0,0},
+    {0,2,7,2,0},{0,7,0,7,0},{5,1,2,4,5},{1,1,2,4,4},{1,2,2,2,1},{4,2,2,2,4},{0,0,0,0,7},{2,2,2,0,2},
+    {6,1,2,0,2},{3,2,2,2,3},{6,2,2,2,6},{1,2,4,2,1},{4,2,1,2,4},{2,2,2,2,2},{0,5,2,5,0}};
+
+/* the 3-bit row (0 = top) of character c; 0 for a space or an unknown character */
+EX_FN int ex_glyph_row(char c, int row) {
+    const char *p;
+    if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+    p = c ? strchr(ex__font_chars, c) : NULL;
+    return p ? ex__font_rows[p - ex__font_chars][row] : 0;
+}
+
+/* calls plot(x, y, user) for every lit cell of text, cells of size `scale`, top-left at (x, y)
+   in a y-down pixel frame; characters advance by 4 cells */
+EX_FN void ex_text_cells(const char *text, int x, int y, int scale, void (*plot)(int, int, int, void *), void *user) {
+    int i, row, col;
+    for (i = 0; text[i]; ++i)
+        for (row = 0; row < 5; ++row)
+            for (col = 0; col < 3; ++col)
+                if (ex_glyph_row(text[i], row) & (4 >> col)) plot(x + (4 * i + col) * scale, y + row * scale, scale, user);
+}
+
+/* ---------------------------------------------------------------- pictures */
+typedef struct ex_image { int w, h; float *light; } ex_image;   /* 3 floats a pixel, additive */
+
+/* a window on the x-y plane drawn into the pixel rectangle (px, py, pw, ph) */
+typedef struct ex_view { double cx, cy, half; int px, py, pw, ph; } ex_view;
+
+EX_FN int ex_image_alloc(ex_image *im, int w, int h) {
+    im->w = w; im->h = h;
+    im->light = (float *)calloc((size_t)w * (size_t)h * 3, sizeof(float));
+    return im->light ? 0 : -1;
+}
+EX_FN void ex_image_free(ex_image *im) { free(im->light); im->light = NULL; }
+EX_FN void ex_image_clear(ex_image *im) { memset(im->light, 0, (size_t)im->w * (size_t)im->h * 3 * sizeof(float)); }
+
+EX_FN ex_view ex_view_whole(const ex_image *im, double half) {
+    ex_view v;
+    v.cx = v.cy = 0; v.half = half; v.px = v.py = 0; v.pw = im->w; v.ph = im->h;
+    return v;
+}
+
+/* add light at world point (x, y), shared bilinearly between the four nearest pixels */
+EX_FN void ex_plot(ex_image *im, const ex_view *v, double x, double y, const float rgb[3], float weight) {
+    double scale = v->ph / (2 * v->half);
+    double fx = v->px + v->pw / 2.0 + (x - v->cx) * scale - 0.5, fy = v->py + v->ph / 2.0 - (y - v->cy) * scale - 0.5;
+    int ix = (int)floor(fx), iy = (int)floor(fy), dx, dy, c;
+    float ax = (float)(fx - ix), ay = (float)(fy - iy);
+    if (!(fx > v->px - 1 && fx < v->px + v->pw && fy > v->py - 1 && fy < v->py + v->ph)) return;
+    for (dy = 0; dy < 2; ++dy)
+        for (dx = 0; dx < 2; ++dx) {
+            int X = ix + dx, Y = iy + dy;
+            float w = weight * (dx ? ax : 1 - ax) * (dy ? ay : 1 - ay);
+            if (X < v->px || Y < v->py || X >= v->px + v->pw || Y >= v->py + v->ph) continue;
+            for (c = 0; c < 3; ++c) im->light[((size_t)Y * (size_t)im->w + (size_t)X) * 3 + (size_t)c] += w * rgb[c];
+        }
+}
+
+/* every body as a point coloured by speed (v_ref from ex_speed_scale) */
+EX_FN void ex_draw_system(ex_image *im, const ex_view *v, const nbody_system *s, double v_ref, float weight) {
+    size_t i;
+    float rgb[3];
+    for (i = 0; i < s->n; ++i) {
+        ex_colormap(ex_speed(s, i) / v_ref, rgb);
+        ex_plot(im, v, (double)s->x[i], (double)s->y[i], rgb, weight);
+    }
+}
+
+/* a segment, as points a third of a pixel apart */
+EX_FN void ex_draw_line(ex_image *im, const ex_view *v, double x0, double y0, double x1, double y1,
+                        const float rgb[3], float weight) {
+    double len = hypot(x1 - x0, y1 - y0) * v->ph / (2 * v->half);
+    int steps = (int)(len * 3) + 1, k;
+    if (steps > 100000) steps = 100000;
+    for (k = 0; k < steps; ++k) {
+        double f = (k + 0.5) / steps;
+        ex_plot(im, v, x0 + f * (x1 - x0), y0 + f * (y1 - y0), rgb, weight / 3);
+    }
+}
+
+typedef struct ex__text_ctx { ex_image *im; const float *rgb; } ex__text_ctx;
+static void ex__text_plot(int x, int y, int scale, void *user) {
+    ex__text_ctx *c = (ex__text_ctx *)user;
+    int X, Y, k;
+    for (Y = y; Y < y + scale && Y < c->im->h; ++Y)
+        for (X = x; X < x + scale && X < c->im->w; ++X)
+            for (k = 0; k < 3 && X >= 0 && Y >= 0; ++k) c->im->light[((size_t)Y * (size_t)c->im->w + (size_t)X) * 3 + (size_t)k] += 4 * c->rgb[k];
+}
+
+/* a label in the picture, top-left at pixel (x, y) */
+EX_FN void ex_draw_text(ex_image *im, int x, int y, int scale, const char *text, const float rgb[3]) {
+    ex__text_ctx c;
+    c.im = im; c.rgb = rgb;
+    ex_text_cells(text, x, y, scale, ex__text_plot, &c);
+}
+
+/* write 8-bit RGB rows (top row first) as a PNG; 0 on success, -1 on failure or without libpng */
+EX_FN int ex_write_png_rgb8(const char *path, int w, int h, const unsigned char *rgb) {
+#ifdef NBODY_EX_PNG
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    img.width = (png_uint_32)w; img.height = (png_uint_32)h;
+    img.format = PNG_FORMAT_RGB;
+    if (!png_image_write_to_file(&img, path, 0, rgb, w * 3, NULL)) return -1;
+    return 0;
+#else
+    (void)path; (void)w; (void)h; (void)rgb;
+    return -1;
+#endif
+}
+
+EX_FN int ex_have_png(void) {
+#ifdef NBODY_EX_PNG
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* tone-map the light to 8 bits (1 - exp(-exposure * light)) and write it as a PNG */
+EX_FN int ex_write_png(const ex_image *im, const char *path, float exposure) {
+    size_t i, count = (size_t)im->w * (size_t)im->h * 3;
+    unsigned char *bytes = (unsigned char *)malloc(count);
+    int r;
+    if (!bytes) return -1;
+    for (i = 0; i < count; ++i) bytes[i] = (unsigned char)(255.0f * (1.0f - expf(-exposure * im->light[i])) + 0.5f);
+    r = ex_write_png_rgb8(path, im->w, im->h, bytes);
+    free(bytes);
+    return r;
+}
+
+/* ---------------------------------------------------------------- terminal */
+/* the bodies' density on a cols x rows character grid spanning 2*half vertically (a cell
+   is about twice as tall as wide); with ansi, coloured by the mean speed in each cell
+   through the colour map */
+EX_FN void ex_print_density(FILE *out, const nbody_system *s, double half, double v_ref, int cols, int rows, int ansi) {
+    static const char ramp[] = " .:-=+*#%@";
+    double *count = (double *)calloc((size_t)cols * (size_t)rows * 2, sizeof(double));
+    double sy = rows / (2.0 * half), sx = 2 * sy;   /* cells per unit */
+    size_t i;
+    int r, c;
+    if (!count) return;
+    for (i = 0; i < s->n; ++i) {
+        int X = (int)floor(cols / 2.0 + (double)s->x[i] * sx), Y = (int)floor(rows / 2.0 - (double)s->y[i] * sy);
+        if (X < 0 || Y < 0 || X >= cols || Y >= rows) continue;
+        count[(Y * cols + X) * 2] += 1;
+        count[(Y * cols + X) * 2 + 1] += ex_speed(s, i);
+    }
+    for (r = 0; r < rows; ++r) {
+        for (c = 0; c < cols; ++c) {
+            double k = count[(r * cols + c) * 2];
+            int level = k <= 0 ? 0 : 1 + (int)(log2(k) * 1.3);
+            if (level > 9) level = 9;
+            if (ansi && level > 0) {
+                float rgb[3];
+                ex_colormap(count[(r * cols + c) * 2 + 1] / k / v_ref, rgb);
+                fprintf(out, "\033[38;2;%d;%d;%dm%c", (int)(255 * rgb[0]), (int)(255 * rgb[1]), (int)(255 * rgb[2]), ramp[level]);
+            } else {
+                fputc(ramp[level], out);
+            }
+        }
+        fputs(ansi ? "\033[0m\n" : "\n", out);
+    }
+    free(count);
+}
+
+/* one progress line: a bar on a terminal (redrawn in place), a plain line otherwise */
+EX_FN void ex_progress(FILE *out, int terminal, double t, double t_end, double elapsed, double drift) {
+    double frac = t_end > 0 ? t / t_end : 1, eta = frac > 0 ? elapsed * (1 - frac) / frac : 0;
+    if (frac > 1) frac = 1;
+    if (terminal) {
+        char bar[31];
+        int i, full = (int)(frac * 30);
+        for (i = 0; i < 30; ++i) bar[i] = i < full ? '#' : '.';
+        bar[30] = 0;
+        fprintf(out, "\r[%s] %3.0f%%  t = %-9.4g ETA %5.0f s  dE/E = %+.3e ", bar, 100 * frac, t, eta, drift);
+    } else {
+        fprintf(out, "t = %.6g  %.0f%%  elapsed %.1f s  ETA %.0f s  dE/E = %+.6e\n", t, 100 * frac, elapsed, eta, drift);
+    }
+    fflush(out);
+}
+
+#endif

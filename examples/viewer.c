@@ -1,0 +1,239 @@
+/* viewer.c - a live OpenGL window (GLFW) on a running simulation: the bodies as points
+   coloured by speed (colour map in example.h), and an on-screen readout of the engine, the
+   method, the wall time per step and the energy drift.
+   Keys: SPACE pause, S next engine (the Alea GPU article's 'S': cycles every engine this
+   build runs), M next method, R restart, +/- steps per frame, arrows rotate, Q/ESC quit.
+   Switching keeps the current state: the new simulation starts where the old one stopped.
+   Usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F --screenshot FILE.png] [--keys KEYS]
+          (--frames F quits after F frames; --screenshot saves the last one, needs libpng;
+          --keys presses one key of KEYS each frame, e.g. "SM": for tests and recordings)
+   Positions go through host memory to OpenGL each frame; the CUDA-OpenGL interop path of
+   seed 001 (no round trip through the host) is not written yet.
+   Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/viewer.c -o viewer -lpng -lglfw -lGL -lm */
+#define _POSIX_C_SOURCE 200809L
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "example.h"
+#include <GLFW/glfw3.h>
+
+typedef struct viewer {
+    const ex_scenario *sc;
+    size_t n;
+    nbody_desc desc;
+    nbody_sim *sim;
+    nbody_system s;
+    double e0, v_ref, step_ms, drift, spin, tilt;
+    int paused, steps_per_frame, failed;
+    float *vertices, *colours;
+} viewer;
+
+/* a fresh simulation of desc from state s; 0 when nbody_create accepts it */
+static int restart(viewer *v, const nbody_desc *desc) {
+    nbody_sim *sim;
+    if (nbody_create(&sim, desc, &v->s) != NBODY_OK) return -1;
+    nbody_destroy(v->sim);
+    v->sim = sim;
+    v->desc = *desc;
+    v->failed = 0;
+    return 0;
+}
+
+/* the next engine (which = 0) or method (which = 1) after the current one that this build
+   runs, keeping the current state */
+static void cycle(viewer *v, int which) {
+    int count = which ? NBODY_METHOD_COUNT_ : NBODY_ENGINE_COUNT_, i;
+    int current = which ? (int)v->desc.method : (int)v->desc.engine;
+    nbody_get_state(v->sim, &v->s);
+    for (i = 1; i < count; ++i) {
+        nbody_desc d = v->desc;
+        int next = (current + i) % count;
+        if (next == 0) continue;                       /* "default" is one of the others */
+        if (which) d.method = (nbody_method)next;
+        else d.engine = (nbody_engine)next;
+        if (which == 0 && !nbody_engine_available(d.engine)) continue;
+        if (restart(v, &d) == 0) return;
+    }
+}
+
+static int reset(viewer *v) {
+    nbody_system_free(&v->s);
+    if (ex_make_scenario(v->sc, &v->s, v->n, 1) != NBODY_OK) return -1;
+    v->e0 = ex_energy(&v->s, 1, v->sc->softening);
+    v->v_ref = ex_speed_scale(&v->s);
+    v->drift = 0;
+    return restart(v, &v->desc);
+}
+
+/* a key (GLFW key codes are ASCII for letters, digits and space) */
+static void press(GLFWwindow *w, viewer *v, int key) {
+    switch (key) {
+    case GLFW_KEY_SPACE: v->paused = !v->paused; break;
+    case GLFW_KEY_S:
+    case GLFW_KEY_M:
+        cycle(v, key == GLFW_KEY_M);
+        printf("viewer: engine %s, method %s\n", nbody_engine_name(v->desc.engine), nbody_method_name(v->desc.method));
+        break;
+    case GLFW_KEY_R: reset(v); break;
+    case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: if (v->steps_per_frame < 1000) v->steps_per_frame *= 2; break;
+    case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: if (v->steps_per_frame > 1) v->steps_per_frame /= 2; break;
+    case GLFW_KEY_LEFT: v->spin -= 5; break;
+    case GLFW_KEY_RIGHT: v->spin += 5; break;
+    case GLFW_KEY_UP: v->tilt -= 5; break;
+    case GLFW_KEY_DOWN: v->tilt += 5; break;
+    case GLFW_KEY_Q: case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(w, 1); break;
+    default: break;
+    }
+}
+
+static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods) {
+    (void)scancode; (void)mods;
+    if (action != GLFW_RELEASE) press(w, (viewer *)glfwGetWindowUserPointer(w), key);
+}
+
+/* advance steps_per_frame steps, timing them; measure the drift now and then */
+static void advance(viewer *v, long frame) {
+    double t0 = ex_now();
+    int i;
+    for (i = 0; i < v->steps_per_frame && !v->failed; ++i)
+        if (nbody_step(v->sim) != NBODY_OK) v->failed = 1;
+    v->step_ms = 1e3 * (ex_now() - t0) / v->steps_per_frame;
+    nbody_get_state(v->sim, &v->s);
+    if (frame % 10 == 0) v->drift = ex_drift(&v->s, 1, v->sc->softening, v->e0);
+}
+
+static void text_cell(int x, int y, int scale, void *user) { (void)user; glRecti(x, y, x + scale, y + scale); }
+
+static void draw(viewer *v, int width, int height) {
+    double aspect = (double)width / (height > 0 ? height : 1), half = v->sc->view;
+    char line[256];
+    size_t i;
+    for (i = 0; i < v->s.n; ++i) {
+        float *p = v->vertices + 3 * i;
+        p[0] = (float)v->s.x[i]; p[1] = (float)v->s.y[i]; p[2] = (float)v->s.z[i];
+        ex_colormap(ex_speed(&v->s, i) / v->v_ref, v->colours + 3 * i);
+    }
+    glViewport(0, 0, width, height);
+    glClearColor(0, 0, 0, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glMatrixMode(GL_PROJECTION);
+    glLoadIdentity();
+    glOrtho(-half * aspect, half * aspect, -half, half, -100, 100);
+    glMatrixMode(GL_MODELVIEW);
+    glLoadIdentity();
+    glRotated(v->tilt, 1, 0, 0);
+    glRotated(v->spin, 0, 1, 0);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_ONE, GL_ONE);                        /* bodies add their light */
+    glPointSize(v->s.n > 20000 ? 1.0f : 2.0f);
+    glEnableClientState(GL_VERTEX_ARRAY);
+    glEnableClientState(GL_COLOR_ARRAY);
+    glVertexPointer(3, GL_FLOAT, 0, v->vertices);
+    glColorPointer(3, GL_FLOAT, 0, v->colours);
+    glDrawArrays(GL_POINTS, 0, (GLsizei)v->s.n);
+    glDisableClientState(GL_VERTEX_ARRAY);
+    glDisableClientState(GL_COLOR_ARRAY);
+    /* the readout, in pixels, y down */
+    glMatrixMode(GL_PROJECTION);
+    glLoadIdentity();
+    glOrtho(0, width, height, 0, -1, 1);
+    glMatrixMode(GL_MODELVIEW);
+    glLoadIdentity();
+    glDisable(GL_BLEND);
+    glColor3f(0.85f, 0.85f, 0.85f);
+    snprintf(line, sizeof line, "%s  N %lu  ENGINE %s  METHOD %s  T %.3f", v->sc->name, (unsigned long)v->s.n,
+             nbody_engine_name(v->desc.engine), nbody_method_name(v->desc.method), (double)v->s.t);
+    ex_text_cells(line, 10, 10, 3, text_cell, NULL);
+    snprintf(line, sizeof line, "STEP %.2f MS  X%d  DE/E %+.2E%s", v->step_ms, v->steps_per_frame, v->drift,
+             v->failed ? "  FAILED (R RESTARTS)" : v->paused ? "  PAUSED" : "");
+    ex_text_cells(line, 10, 32, 3, text_cell, NULL);
+    ex_text_cells("SPACE PAUSE  S ENGINE  M METHOD  R RESTART  +- SPEED  ARROWS ROTATE  Q QUIT", 10, height - 20, 2,
+                  text_cell, NULL);
+}
+
+/* the back buffer as a PNG (OpenGL's rows run bottom-up) */
+static int screenshot(const char *path, int width, int height) {
+    unsigned char *rgb = (unsigned char *)malloc((size_t)width * (size_t)height * 3), *flipped;
+    int y, r = -1;
+    if (!rgb) return -1;
+    flipped = (unsigned char *)malloc((size_t)width * (size_t)height * 3);
+    if (flipped) {
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glReadBuffer(GL_BACK);
+        glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb);
+        for (y = 0; y < height; ++y)
+            memcpy(flipped + (size_t)y * (size_t)width * 3, rgb + (size_t)(height - 1 - y) * (size_t)width * 3, (size_t)width * 3);
+        r = ex_write_png_rgb8(path, width, height, flipped);
+    }
+    free(rgb);
+    free(flipped);
+    return r;
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F] [--screenshot FILE.png] [--keys KEYS]\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    static viewer v;
+    const char *shot = NULL, *keys = "";
+    long frames = 0, frame;
+    int i, rc = 0;
+    GLFWwindow *win;
+    v.sc = ex_find_scenario("collision");
+    v.steps_per_frame = 2;
+    v.tilt = -30;
+    for (i = 1; i < argc; i += 2) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!val) return usage();
+        if (!strcmp(a, "--scenario")) { if (!(v.sc = ex_find_scenario(val))) return usage(); }
+        else if (!strcmp(a, "--n")) v.n = (size_t)atol(val);
+        else if (!strcmp(a, "--steps")) v.steps_per_frame = atoi(val);
+        else if (!strcmp(a, "--frames")) frames = atol(val);
+        else if (!strcmp(a, "--screenshot")) shot = val;
+        else if (!strcmp(a, "--keys")) keys = val;
+        else return usage();
+    }
+    if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0)) return usage();
+    if (shot && !ex_have_png()) { fprintf(stderr, "viewer: --screenshot needs a build with libpng\n"); return 2; }
+    v.desc.engine = NBODY_ENGINE_BLOCK;
+    v.desc.method = NBODY_LEAPFROG;
+    v.desc.softening = (nbody_real)v.sc->softening;
+    v.desc.dt = (nbody_real)v.sc->dt;
+    if (reset(&v) != 0) { fprintf(stderr, "viewer: cannot start the simulation\n"); return 1; }
+    v.vertices = (float *)malloc(v.s.n * 3 * sizeof(float));
+    v.colours = (float *)malloc(v.s.n * 3 * sizeof(float));
+    if (!v.vertices || !v.colours) return 1;
+    if (!glfwInit()) { fprintf(stderr, "viewer: cannot initialise GLFW (no display?)\n"); return 1; }
+    if (!(win = glfwCreateWindow(960, 720, "nbody.h viewer", NULL, NULL))) {
+        fprintf(stderr, "viewer: cannot open an OpenGL window\n");
+        glfwTerminate();
+        return 1;
+    }
+    glfwSetWindowUserPointer(win, &v);
+    glfwSetKeyCallback(win, on_key);
+    glfwMakeContextCurrent(win);
+    glfwSwapInterval(1);
+    printf("viewer: OpenGL %s on %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
+    for (frame = 0; !glfwWindowShouldClose(win); ++frame) {
+        int w, h;
+        if (frame < (long)strlen(keys)) press(win, &v, keys[frame]);   /* scripted keys, one a frame */
+        if (!v.paused && !v.failed) advance(&v, frame);
+        glfwGetFramebufferSize(win, &w, &h);
+        draw(&v, w, h);
+        if (frames && frame + 1 >= frames) {
+            if (shot && (rc = screenshot(shot, w, h)) != 0) fprintf(stderr, "viewer: cannot write %s\n", shot);
+            else if (shot) printf("viewer: wrote %s (%dx%d) after %ld frames, t = %g\n", shot, w, h, frame + 1, (double)v.s.t);
+            break;
+        }
+        glfwSwapBuffers(win);
+        glfwPollEvents();
+    }
+    glfwDestroyWindow(win);
+    glfwTerminate();
+    nbody_destroy(v.sim);
+    nbody_system_free(&v.s);
+    free(v.vertices);
+    free(v.colours);
+    return rc ? 1 : 0;
+}

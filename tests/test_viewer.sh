@@ -1,0 +1,53 @@
+#!/bin/sh
+# The viewer opens a real OpenGL window (under Xvfb, Mesa's software renderer), renders 20
+# frames of the galaxy collision and saves the last as a PNG; the picture must have the
+# window's size and be far from blank: bodies and the text readout lit, several colours.
+# S and M (pressed through --keys) switch engine and method and keep running.
+# Skips when the viewer, Xvfb or libpng are absent; fails instead when NBODY_REQUIRE_VIEWER=1.
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+pass=0; fail=0; skip=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+absent() {
+    if [ "$NBODY_REQUIRE_VIEWER" = 1 ]; then bad "(required by NBODY_REQUIRE_VIEWER) $*"
+    else skip=$((skip + 1)); echo "SKIP $*"; fi
+}
+finish() { echo "RESULT $pass $fail $skip"; [ "$fail" -eq 0 ]; exit $?; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+[ -x "$BUILD/viewer" ] || { absent "viewer not built (GLFW/OpenGL missing)"; finish; }
+command -v xvfb-run >/dev/null 2>&1 || { absent "xvfb-run not installed"; finish; }
+PNG=$(pkg-config --cflags --libs libpng 2>/dev/null) || { absent "libpng missing"; finish; }
+${CC:-cc} -O1 tests/png_stats.c -o "$tmp/png_stats" $PNG || { bad "png_stats does not build"; finish; }
+
+if xvfb-run -a -s "-screen 0 1024x768x24" timeout 120 "$BUILD/viewer" --scenario collision --n 2000 \
+        --frames 20 --screenshot "$tmp/shot.png" >"$tmp/log" 2>&1; then ok
+else bad "viewer under Xvfb: $(cat "$tmp/log")"; finish; fi
+cat "$tmp/log"
+set -- $("$tmp/png_stats" "$tmp/shot.png")
+[ "$1" = 960 ] && [ "$2" = 720 ] && ok || bad "screenshot is $1x$2, not 960x720"
+total=$((${1:-0} * ${2:-0}))
+# 2000 bodies of 2x2 pixels plus the text: at least 2000 lit pixels, and not all of them
+[ "${3:-0}" -ge 2000 ] && [ "${3:-0}" -lt "$((total / 2))" ] && ok || bad "screenshot has $3 lit pixels of $total"
+# the colour map gives bodies many colours; a blank or one-colour frame has 1 or 2
+[ "${4:-0}" -ge 16 ] && ok || bad "screenshot has only $4 distinct colours"
+echo "screenshot: $1x$2, $3 lit pixels, $4 colours"
+
+# the keys: S cycles the engines this build runs, back to the first, M the methods; what
+# this build runs is what `nbody --list` says (the same nbody_create checks)
+engines=$("$BUILD/nbody" --list | sed -n 's/^engines: //p')
+methods=$("$BUILD/nbody" --list | sed -n 's/^methods: //p')
+keys=""; expect=""
+for e in $engines; do keys="${keys}S"; done
+# engines in the order S visits them: those after block, then those before, then block
+after=$(echo $engines | sed 's/.*\bblock\b//'); before=$(echo $engines | sed 's/\bblock\b.*//')
+for e in $after $before block; do expect="$expect$e "; done
+next_method=$(echo $methods leapfrog | sed 's/.*\bleapfrog\b \([a-z0-9-]*\).*/\1/')
+if xvfb-run -a -s "-screen 0 1024x768x24" timeout 120 "$BUILD/viewer" --n 200 --frames $((${#keys} + 3)) --keys "${keys}M" \
+        >"$tmp/keys" 2>&1; then ok; else bad "viewer with --keys: $(cat "$tmp/keys")"; fi
+grep '^viewer: engine' "$tmp/keys"
+seen=$(grep '^viewer: engine' "$tmp/keys" | head -n $(echo $engines | wc -w) | sed 's/^viewer: engine \([^,]*\),.*/\1/' | tr '\n' ' ')
+[ "$seen" = "$expect" ] && ok || bad "S visited '$seen', expected '$expect'"
+grep -q "^viewer: engine block, method $next_method\$" "$tmp/keys" && ok || bad "M did not switch from leapfrog to $next_method"
+finish
