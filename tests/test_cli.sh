@@ -70,11 +70,21 @@ positional
 --scenario
 --scenario figure8 --n 5
 --scenario collision --n 1
---engine opencl-tree
 --resume $tmp/does-not-exist.snap
 --resume $tmp/garbage.snap
 --scenario plummer --n 32 --t-end 0.01 --out $tmp/no/such/dir/x --snapshot-every 0.005 --resume $tmp/garbage.snap
 ARGS
+
+# an engine this build does not have (whichever that is) is refused the same way
+missing=""
+for e in cuda cuda-tree opencl opencl-tree; do
+    "$NB" --list | grep '^engines:' | grep -qw -- "$e" || { missing=$e; break; }
+done
+if [ -n "$missing" ]; then
+    "$NB" --engine "$missing" --t-end 0.01 >"$tmp/out" 2>"$tmp/err"; rc=$?
+    if [ "$rc" -eq 2 ] && [ -s "$tmp/err" ]; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL nbody --engine $missing (not in this build): exit $rc (want 2)"; fi
+fi
 
 # --resume: the run from a snapshot ends bitwise where the run straight through ends.
 # dt 0.003 does not divide the snapshot interval, so the pieces end on clipped steps too.
