@@ -315,12 +315,12 @@ static double energy_drift(nbody_engine engine, double theta, nbody_method metho
 static void test_simulation(void) {
     nbody_result r[5];
     int m;
-    double direct = energy_drift(NBODY_ENGINE_BLOCK, 0, NBODY_LEAPFROG, 1000, 400, (nbody_real)2e-3, &r[0]);
-    double t5 = energy_drift(NBODY_ENGINE_TREE, 0.5, NBODY_LEAPFROG, 1000, 400, (nbody_real)2e-3, &r[1]);
-    double t3 = energy_drift(NBODY_ENGINE_TREE, 0.3, NBODY_LEAPFROG, 1000, 400, (nbody_real)2e-3, &r[2]);
-    double big_direct = energy_drift(NBODY_ENGINE_BLOCK, 0, NBODY_LEAPFROG, 1000, 40, (nbody_real)2e-2, &r[3]);
-    double big_tree = energy_drift(NBODY_ENGINE_TREE, 0.5, NBODY_LEAPFROG, 1000, 40, (nbody_real)2e-2, &r[4]);
-    printf("  leapfrog, Plummer N=1000, t = 0.8: dE/E with dt 2e-3: direct %.3e, tree theta 0.5 %.3e, 0.3 %.3e;"
+    double direct = energy_drift(NBODY_ENGINE_BLOCK, 0, NBODY_LEAPFROG, 2000, 400, (nbody_real)2e-3, &r[0]);
+    double t5 = energy_drift(NBODY_ENGINE_TREE, 0.5, NBODY_LEAPFROG, 2000, 400, (nbody_real)2e-3, &r[1]);
+    double t3 = energy_drift(NBODY_ENGINE_TREE, 0.3, NBODY_LEAPFROG, 2000, 400, (nbody_real)2e-3, &r[2]);
+    double big_direct = energy_drift(NBODY_ENGINE_BLOCK, 0, NBODY_LEAPFROG, 2000, 40, (nbody_real)2e-2, &r[3]);
+    double big_tree = energy_drift(NBODY_ENGINE_TREE, 0.5, NBODY_LEAPFROG, 2000, 40, (nbody_real)2e-2, &r[4]);
+    printf("  leapfrog, Plummer N=2000, t = 0.8: dE/E with dt 2e-3: direct %.3e, tree theta 0.5 %.3e, 0.3 %.3e;"
            " dt 2e-2: direct %.3e, tree %.3e\n", direct, t5, t3, big_direct, big_tree);
     for (m = 0; m < 5; ++m) CHECK(r[m] == NBODY_OK, "simulation %d: %s", m, nbody_result_string(r[m]));
     CHECK(fabs(t5) < 1e-4 && fabs(t3) < fabs(t5), "tree energy error %.3e (theta 0.5), %.3e (0.3)", t5, t3);
