@@ -819,6 +819,12 @@ static nbody_result nbody__cl_tree_derivative(nbody__engine *e, nbody__buf yb, n
     const nbody_real *node[5];
     nbody_result r = nbody__cl_download(e, c->pos, yb, 0, 3 * n);   /* also waits for earlier uploads */
     if (r != NBODY_OK) return r;
+    for (i = 0; i < 3 * n; ++i)            /* NaN/Inf positions: NaN forces, which the step reports */
+        if (!nbody__isfinite(c->pos[i])) {
+            nbody_real nan = c->pos[i] - c->pos[i];
+            NBODY__CL_CHECK(e, clEnqueueFillBuffer(c->q, f, &nan, sizeof nan, 3 * n * sizeof nan, 3 * n * sizeof nan, 0, NULL, NULL));
+            return NBODY_OK;
+        }
     r = nbody__kdtree_build(t, &e->desc, c->pos, c->pos + n, c->pos + 2 * n, c->m_host, n);
     if (r != NBODY_OK) return r;
     node[0] = t->cx; node[1] = t->cy; node[2] = t->cz; node[3] = t->mass; node[4] = t->crit2;
