@@ -28,7 +28,7 @@ typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, ma
 typedef struct { real x, y, z; } nbody_cl_vec;
 
 /* f = [v, G a]: the velocity half is a copy, the acceleration half the sums */
-static void nbody_cl_store(__global const real *y, __global real *f, uint n, uint i,
+static void nbody_cl_store(__global const real *restrict y, __global real *restrict f, uint n, uint i,
                            nbody_cl_vec a, real G) {
     f[i] = y[3 * n + i]; f[n + i] = y[4 * n + i]; f[2 * n + i] = y[5 * n + i];
     f[3 * n + i] = G * a.x; f[4 * n + i] = G * a.y; f[5 * n + i] = G * a.z;
@@ -41,7 +41,7 @@ static void nbody_cl_store(__global const real *y, __global real *f, uint n, uin
    lie in the tile whose index is the group's: only that tile and the partial last one take
    the checked loop (self excluded by index, as on the CPU); the rest run branch-free. */
 __kernel __attribute__((reqd_work_group_size(NBODY_CL_TILE, 1, 1)))
-void nbody_dense(__global const real *y, __global const real *m, __global real *f,
+void nbody_dense(__global const real *restrict y, __global const real *restrict m, __global real *restrict f,
                  uint n, real G, real eps2) {
     __local real4 tile[NBODY_CL_TILE];     /* one wide local load per interaction */
     uint i = get_global_id(0), lid = get_local_id(0), group = get_group_id(0), t, k;
@@ -82,10 +82,9 @@ static uint nbody_cl_skip(uint c) {
     return (c >> (31 - clz(ones))) + 1;
 }
 
-__kernel void nbody_tree(__global const real *y, __global real *f, uint n, real G, real eps2,
-                         __global const real *cx, __global const real *cy, __global const real *cz,
-                         __global const real *cm, __global const real *crit2,
-                         __global const uint *body, int leaf_order) {
+__kernel void nbody_tree(__global const real *restrict y, __global real *restrict f, uint n, real G,
+                         real eps2, __global const real4 *restrict node, __global const real *restrict mass,
+                         __global const uint *restrict body, int leaf_order) {
     uint g = get_global_id(0), i, c = 1, nodes = 2 * n;
     real xi, yi, zi;
     nbody_cl_vec a = {0, 0, 0};
@@ -93,9 +92,10 @@ __kernel void nbody_tree(__global const real *y, __global real *f, uint n, real 
     i = leaf_order ? body[n + g] : g;
     xi = y[i]; yi = y[n + i]; zi = y[2 * n + i];
     do {
-        real dx = cx[c] - xi, dy = cy[c] - yi, dz = cz[c] - zi;
-        if (dx * dx + dy * dy + dz * dz > crit2[c] || (c >= n && body[c] != i)) {
-            NBODY_CL_PAIR(a, xi, yi, zi, cx[c], cy[c], cz[c], cm[c], eps2);
+        real4 p = node[c];                 /* cx, cy, cz, crit2 */
+        real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
+        if (dx * dx + dy * dy + dz * dz > p.w || (c >= n && body[c] != i)) {
+            NBODY_CL_PAIR(a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
             c = nbody_cl_skip(c);
         } else {
             c = 2 * c < nodes ? 2 * c : nbody_cl_skip(c);
