@@ -7,7 +7,9 @@
        -DNBODY_CL_FP64=1              with double (the host checked cl_khr_fp64)
        -DNBODY_CL_TILE=T              work-group size of the dense force kernel
        -DNBODY_CL_GROUP=G             work-group size of the reductions (a power of two)
-   State layout as on the host: y = [x(n) y(n) z(n) vx(n) vy(n) vz(n)], f(y) = [v, a(x)]. */
+   State layout as on the host: y = [x(n) y(n) z(n) vx(n) vy(n) vz(n)], f(y) = [v, a(x)].
+   Plain OpenCL C 1.1/1.2 (helpers not static, clz rather than ctz) so NVIDIA's driver and
+   PoCL take the same text. */
 #if NBODY_CL_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -28,7 +30,7 @@ typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, ma
 typedef struct { real x, y, z; } nbody_cl_vec;
 
 /* f = [v, G a]: the velocity half is a copy, the acceleration half the sums */
-static void nbody_cl_store(__global const real *restrict y, __global real *restrict f, uint n, uint i,
+void nbody_cl_store(__global const real *restrict y, __global real *restrict f, uint n, uint i,
                            nbody_cl_vec a, real G) {
     f[i] = y[3 * n + i]; f[n + i] = y[4 * n + i]; f[2 * n + i] = y[5 * n + i];
     f[3 * n + i] = G * a.x; f[4 * n + i] = G * a.y; f[5 * n + i] = G * a.z;
@@ -77,7 +79,7 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
    the CPU; another body at distance 0 gives the same term the direct kernels give.
    Leaf order (leaf_order = 1): work-item g takes the body of leaf n+g, so neighbouring
    work-items are neighbours in space and walk nearly the same nodes. */
-static uint nbody_cl_skip(uint c) {
+uint nbody_cl_skip(uint c) {
     uint ones = ~c & (c + 1);               /* lowest zero bit of c, as a one-bit mask */
     return (c >> (31 - clz(ones))) + 1;
 }
@@ -148,10 +150,10 @@ __kernel void nbody_lincomb(__global real *out, ulong out_off, __global const re
 }
 
 /* max that keeps NaN: once any value is NaN the result is NaN */
-static real nbody_cl_max(real a, real b) { return (isnan(a) || a > b) ? a : b; }
+real nbody_cl_max(real a, real b) { return (isnan(a) || a > b) ? a : b; }
 
 /* each work-group writes the max of its values to partial[group]; the host takes the max */
-static void nbody_cl_group_max(__local real *scratch, real v, __global real *partial) {
+void nbody_cl_group_max(__local real *scratch, real v, __global real *partial) {
     uint lid = get_local_id(0), s;
     scratch[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
