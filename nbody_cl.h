@@ -396,7 +396,7 @@ static const unsigned char nbody__cl_source[] = {
 
 #define NBODY__CL_MAX_PLATFORMS 16
 #define NBODY__CL_MAX_DEVICES 64
-#define NBODY__CL_TREE_GROUP 64            /* work-group size of the tree walk */
+#define NBODY__CL_TREE_GROUP 64            /* work-group size of the tree walk (at most) */
 
 typedef struct nbody__cl_coeffs { nbody_real c[NBODY__MAX_TERMS]; } nbody__cl_coeffs; /* kernels.cl's nbody_cl_coeffs */
 
@@ -406,7 +406,7 @@ typedef struct nbody__cl {
     cl_program prog;
     cl_kernel dense, tree, lincomb, error_norm, all_finite;
     cl_mem m, partial;
-    size_t tile, group, ngroups;
+    size_t tile, group, ngroups, tree_group;
     nbody_real *partial_host, *m_host;
     /* tree engine: the host builds the tree each derivative from downloaded positions */
     void *kd;                              /* struct nbody__kdtree */
@@ -544,12 +544,13 @@ static nbody_result nbody__cl_sizes(nbody__engine *e, nbody__cl *c, cl_device_id
     NBODY__CL_CHECK(e, clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL));
     c->tile = e->desc.block_size > 0 ? (size_t)e->desc.block_size : (type & CL_DEVICE_TYPE_GPU) ? 256 : 64;
     if (c->tile > maxwg) c->tile = e->desc.block_size > 0 ? 0 : maxwg;
-    if (c->tile == 0 || maxwg < NBODY__CL_TREE_GROUP) {
+    if (c->tile == 0) {
         nbody__log(&e->desc, NBODY_LOG_ERROR, "nbody: block_size %d exceeds the device's work-group limit %u",
                    e->desc.block_size, (unsigned)maxwg);
         return NBODY_ERR_INVALID_ARGUMENT;
     }
     for (c->group = 256; c->group > maxwg; c->group /= 2) {}
+    c->tree_group = maxwg < NBODY__CL_TREE_GROUP ? maxwg : NBODY__CL_TREE_GROUP;
     c->ngroups = 4 * (size_t)units;
     if (c->ngroups > 1024) c->ngroups = 1024;
     return NBODY_OK;
@@ -815,8 +816,7 @@ static nbody_result nbody__cl_tree_derivative(nbody__engine *e, nbody__buf yb, n
     nbody__cl *c = (nbody__cl *)e->impl;
     struct nbody__kdtree *t = (struct nbody__kdtree *)c->kd;
     cl_mem y = (cl_mem)yb, f = (cl_mem)fb;
-    size_t n = e->n, bytes = 2 * n * sizeof(nbody_real), global = nbody__cl_round_up(n, NBODY__CL_TREE_GROUP);
-    size_t local = NBODY__CL_TREE_GROUP, i;
+    size_t n = e->n, bytes = 2 * n * sizeof(nbody_real), global = nbody__cl_round_up(n, c->tree_group), i;
     cl_uint un = (cl_uint)n;
     cl_int leaf_order = e->desc.visit_order != NBODY_ORDER_BODY;
     nbody_real G = e->desc.G, eps2 = e->desc.softening * e->desc.softening;
@@ -844,7 +844,7 @@ static nbody_result nbody__cl_tree_derivative(nbody__engine *e, nbody__buf yb, n
     NBODY__CL_ARG(e, c->tree, 3, G); NBODY__CL_ARG(e, c->tree, 4, eps2); NBODY__CL_ARG(e, c->tree, 5, c->node);
     NBODY__CL_ARG(e, c->tree, 6, c->node_mass); NBODY__CL_ARG(e, c->tree, 7, c->node_body);
     NBODY__CL_ARG(e, c->tree, 8, leaf_order);
-    NBODY__CL_CHECK(e, clEnqueueNDRangeKernel(c->q, c->tree, 1, NULL, &global, &local, 0, NULL, NULL));
+    NBODY__CL_CHECK(e, clEnqueueNDRangeKernel(c->q, c->tree, 1, NULL, &global, &c->tree_group, 0, NULL, NULL));
     return NBODY_OK;
 }
 #else
