@@ -489,10 +489,13 @@ static nbody_result nbody__cl_choose(const nbody_desc *d, nbody__cl_choice *out)
         return NBODY_ERR_UNAVAILABLE;
     }
     if (out->index < 0) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: OpenCL device %s (%s) does not exist: %d device(s), numbered from 0 across platforms",
-                   env ? env : "desc.device", env ? "NBODY_OPENCL_DEVICE" : "index", out->count);
-        if (!env) nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.device = %d", want);
-        return want_type ? NBODY_ERR_UNAVAILABLE : NBODY_ERR_INVALID_ARGUMENT;
+        if (want_type) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: none of the %d OpenCL device(s) is of the type NBODY_OPENCL_DEVICE=%s names", out->count, env);
+            return NBODY_ERR_UNAVAILABLE;
+        }
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: OpenCL device %d (%s) does not exist: %d device(s), numbered from 0 across platforms",
+                   want, env ? "NBODY_OPENCL_DEVICE" : "desc.device", out->count);
+        return NBODY_ERR_INVALID_ARGUMENT;
     }
     return NBODY_OK;
 }
