@@ -19,12 +19,14 @@ typedef NBODY_CL_REAL real;
 typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, mass */
 
 /* ---- forces -------------------------------------------------------------------------
-   a_i = G sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), Plummer softening. */
+   a_i = G sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), Plummer softening:
+   12 floating-point operations and one reciprocal square root per pair: mad is the fused
+   multiply-add where the device has one (fma() would be emulated where it has not). */
 #define NBODY_CL_PAIR(acc, xi, yi, zi, xj, yj, zj, mj, eps2) do { \
         real dx_ = (xj) - (xi), dy_ = (yj) - (yi), dz_ = (zj) - (zi); \
-        real inv_ = rsqrt(dx_ * dx_ + dy_ * dy_ + dz_ * dz_ + (eps2)); \
-        real w_ = (mj) * inv_ * inv_ * inv_; \
-        (acc).x += w_ * dx_; (acc).y += w_ * dy_; (acc).z += w_ * dz_; \
+        real inv_ = rsqrt(mad(dx_, dx_, mad(dy_, dy_, mad(dz_, dz_, (eps2))))); \
+        real w_ = ((mj) * inv_) * (inv_ * inv_); \
+        (acc).x = mad(w_, dx_, (acc).x); (acc).y = mad(w_, dy_, (acc).y); (acc).z = mad(w_, dz_, (acc).z); \
     } while (0)
 
 typedef struct { real x, y, z; } nbody_cl_vec;
