@@ -7,7 +7,9 @@
        -DNBODY_CL_FP64=1              with double (the host checked cl_khr_fp64)
        -DNBODY_CL_TILE=T              work-group size of the dense force kernel
        -DNBODY_CL_GROUP=G             work-group size of the reductions (a power of two)
-   State layout as on the host: y = [x(n) y(n) z(n) vx(n) vy(n) vz(n)], f(y) = [v, a(x)]. */
+   State layout as on the host: y = [x(n) y(n) z(n) vx(n) vy(n) vz(n)], f(y) = [v, a(x)].
+   Plain OpenCL C 1.1/1.2 (helpers not static, clz rather than ctz) so NVIDIA's driver and
+   PoCL take the same text. */
 #if NBODY_CL_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -17,18 +19,20 @@ typedef NBODY_CL_REAL real;
 typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, mass */
 
 /* ---- forces -------------------------------------------------------------------------
-   a_i = G sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), Plummer softening. */
+   a_i = G sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), Plummer softening:
+   12 floating-point operations and one reciprocal square root per pair: mad is the fused
+   multiply-add where the device has one (fma() would be emulated where it has not). */
 #define NBODY_CL_PAIR(acc, xi, yi, zi, xj, yj, zj, mj, eps2) do { \
         real dx_ = (xj) - (xi), dy_ = (yj) - (yi), dz_ = (zj) - (zi); \
-        real inv_ = rsqrt(dx_ * dx_ + dy_ * dy_ + dz_ * dz_ + (eps2)); \
-        real w_ = (mj) * inv_ * inv_ * inv_; \
-        (acc).x += w_ * dx_; (acc).y += w_ * dy_; (acc).z += w_ * dz_; \
+        real inv_ = rsqrt(mad(dx_, dx_, mad(dy_, dy_, mad(dz_, dz_, (eps2))))); \
+        real w_ = ((mj) * inv_) * (inv_ * inv_); \
+        (acc).x = mad(w_, dx_, (acc).x); (acc).y = mad(w_, dy_, (acc).y); (acc).z = mad(w_, dz_, (acc).z); \
     } while (0)
 
 typedef struct { real x, y, z; } nbody_cl_vec;
 
 /* f = [v, G a]: the velocity half is a copy, the acceleration half the sums */
-static void nbody_cl_store(__global const real *y, __global real *f, uint n, uint i,
+void nbody_cl_store(__global const real *restrict y, __global real *restrict f, uint n, uint i,
                            nbody_cl_vec a, real G) {
     f[i] = y[3 * n + i]; f[n + i] = y[4 * n + i]; f[2 * n + i] = y[5 * n + i];
     f[3 * n + i] = G * a.x; f[4 * n + i] = G * a.y; f[5 * n + i] = G * a.z;
@@ -41,7 +45,7 @@ static void nbody_cl_store(__global const real *y, __global real *f, uint n, uin
    lie in the tile whose index is the group's: only that tile and the partial last one take
    the checked loop (self excluded by index, as on the CPU); the rest run branch-free. */
 __kernel __attribute__((reqd_work_group_size(NBODY_CL_TILE, 1, 1)))
-void nbody_dense(__global const real *y, __global const real *m, __global real *f,
+void nbody_dense(__global const real *restrict y, __global const real *restrict m, __global real *restrict f,
                  uint n, real G, real eps2) {
     __local real4 tile[NBODY_CL_TILE];     /* one wide local load per interaction */
     uint i = get_global_id(0), lid = get_local_id(0), group = get_group_id(0), t, k;
@@ -77,15 +81,14 @@ void nbody_dense(__global const real *y, __global const real *m, __global real *
    the CPU; another body at distance 0 gives the same term the direct kernels give.
    Leaf order (leaf_order = 1): work-item g takes the body of leaf n+g, so neighbouring
    work-items are neighbours in space and walk nearly the same nodes. */
-static uint nbody_cl_skip(uint c) {
+uint nbody_cl_skip(uint c) {
     uint ones = ~c & (c + 1);               /* lowest zero bit of c, as a one-bit mask */
     return (c >> (31 - clz(ones))) + 1;
 }
 
-__kernel void nbody_tree(__global const real *y, __global real *f, uint n, real G, real eps2,
-                         __global const real *cx, __global const real *cy, __global const real *cz,
-                         __global const real *cm, __global const real *crit2,
-                         __global const uint *body, int leaf_order) {
+__kernel void nbody_tree(__global const real *restrict y, __global real *restrict f, uint n, real G,
+                         real eps2, __global const real4 *restrict node, __global const real *restrict mass,
+                         __global const uint *restrict body, int leaf_order) {
     uint g = get_global_id(0), i, c = 1, nodes = 2 * n;
     real xi, yi, zi;
     nbody_cl_vec a = {0, 0, 0};
@@ -93,9 +96,10 @@ __kernel void nbody_tree(__global const real *y, __global real *f, uint n, real 
     i = leaf_order ? body[n + g] : g;
     xi = y[i]; yi = y[n + i]; zi = y[2 * n + i];
     do {
-        real dx = cx[c] - xi, dy = cy[c] - yi, dz = cz[c] - zi;
-        if (dx * dx + dy * dy + dz * dz > crit2[c] || (c >= n && body[c] != i)) {
-            NBODY_CL_PAIR(a, xi, yi, zi, cx[c], cy[c], cz[c], cm[c], eps2);
+        real4 p = node[c];                 /* cx, cy, cz, crit2 */
+        real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
+        if (dx * dx + dy * dy + dz * dz > p.w || (c >= n && body[c] != i)) {
+            NBODY_CL_PAIR(a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
             c = nbody_cl_skip(c);
         } else {
             c = 2 * c < nodes ? 2 * c : nbody_cl_skip(c);
@@ -148,10 +152,10 @@ __kernel void nbody_lincomb(__global real *out, ulong out_off, __global const re
 }
 
 /* max that keeps NaN: once any value is NaN the result is NaN */
-static real nbody_cl_max(real a, real b) { return (isnan(a) || a > b) ? a : b; }
+real nbody_cl_max(real a, real b) { return (isnan(a) || a > b) ? a : b; }
 
 /* each work-group writes the max of its values to partial[group]; the host takes the max */
-static void nbody_cl_group_max(__local real *scratch, real v, __global real *partial) {
+void nbody_cl_group_max(__local real *scratch, real v, __global real *partial) {
     uint lid = get_local_id(0), s;
     scratch[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
