@@ -88,7 +88,9 @@ typedef struct nbody__cuda {
     nbody__r *partial;             /* dense: slices x 3n partial sums */
     size_t partial_len;
     void *red;                     /* reduction scratch */
-    int block, rb, tuned;          /* chosen threads per block, bodies per thread (dense) */
+    int block, rb, tuned;          /* chosen threads per block; bodies per thread (dense) or walk (tree, 1 or 2) */
+    int uni;                       /* every mass equals mass1: the dense kernel's UNI form */
+    nbody__r mass1;
     int variant;                   /* 0 the engine's kernel, 1 the plain tile kernel (benchmarks) */
     /* tree */
     nbody__rec *node, *lo, *hi;    /* 2n: (com, crit2), box corners */
@@ -280,8 +282,10 @@ template <class T> __global__ void nbody__cu_pack(const T *y, const T *m, nbody_
 /* One block: targets [base, base + R*B), thread t holds base + r*B + t for r < R. Sources
    run in tiles of B records through shared memory; blockIdx.y selects a slice of
    tiles_per_slice tiles of the sources [0, nsrc). With softening 0 the self term (0 * Inf)
-   is removed by index, only in the R tiles that overlap the block's own targets. */
-template <class T, int R, bool MASK>
+   is removed by index, only in the R tiles that overlap the block's own targets.
+   UNI (every mass equal): the weight is r2^(-3/2) and the mass goes into the final scale,
+   one multiplication fewer per interaction (11 FP32 instructions + 1 MUFU in float). */
+template <class T, int R, bool MASK, bool UNI>
 __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, size_t j0, size_t base, int B,
                                                const T *px, const T *py, const T *pz, T *ax, T *ay, T *az, T eps2) {
 #pragma unroll 8
@@ -294,17 +298,17 @@ __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, 
             if (MASK) {
                 bool self = j0 + jj == base + (size_t)r * B + threadIdx.x;
                 r2 = self ? (T)1 : r2;
-                w = nbody__weight(s.w, r2);
+                w = nbody__weight(UNI ? (T)1 : s.w, r2);
                 w = self ? (T)0 : w;
             } else {
-                w = nbody__weight(s.w, r2);
+                w = nbody__weight(UNI ? (T)1 : s.w, r2);
             }
             ax[r] = fma(w, dx, ax[r]); ay[r] = fma(w, dy, ay[r]); az[r] = fma(w, dz, az[r]);
         }
     }
 }
 
-template <class T, int R>
+template <class T, int R, bool UNI>
 __global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out,
                                                         size_t n, size_t nsrc, size_t tiles_per_slice, size_t tile_cap,
                                                         T eps2, T scale) {
@@ -328,9 +332,9 @@ __global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__re
         if (j < nsrc) sh[threadIdx.x] = bodies[j];
         __syncthreads();
         if (eps2 == 0 && j0 + B > base && j0 < base + (size_t)B * R)
-            nbody__cu_tile<T, R, true>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+            nbody__cu_tile<T, R, true, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
         else
-            nbody__cu_tile<T, R, false>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+            nbody__cu_tile<T, R, false, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
     }
     out += blockIdx.y * 3 * n;
 #pragma unroll
@@ -340,12 +344,12 @@ __global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__re
     }
 }
 
-/* f[3n + i] = G * sum over slices, in slice order */
-template <class T> __global__ void nbody__cu_sum_slices(const T *partial, T *acc, size_t n3, int slices, T G) {
+/* f[3n + i] = scale * sum over slices, in slice order */
+template <class T> __global__ void nbody__cu_sum_slices(const T *partial, T *acc, size_t n3, int slices, T scale) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n3; i += (size_t)gridDim.x * blockDim.x) {
         T s = 0;
         for (int k = 0; k < slices; ++k) s += partial[(size_t)k * n3 + i];
-        acc[i] = G * s;
+        acc[i] = scale * s;
     }
 }
 
@@ -372,80 +376,93 @@ template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T
     if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
 }
 
-/* how many source slices: enough blocks for about two full waves of the GPU */
-template <int R> static size_t nbody__cu_slices(nbody__engine *e, int B, size_t nsrc, size_t *tiles_per_slice) {
-    nbody__cuda *c = nbody__cu(e);
-    int occ = 0;
-    size_t iblocks = (e->n + (size_t)B * R - 1) / ((size_t)B * R), ntiles = (nsrc + B - 1) / B, want, slices;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, nbody__cu_dense<nbody__r, R>, B, B * sizeof(nbody__rec)) != cudaSuccess)
-        (void)cudaGetLastError();
-    if (occ < 1) occ = 1;
-    want = 2 * (size_t)c->sms * (size_t)occ;
-    slices = (want + iblocks - 1) / iblocks;
-    if (slices > ntiles) slices = ntiles;
-    if (slices > 65535) slices = 65535;
-    if (slices < 1) slices = 1;
-    *tiles_per_slice = (ntiles + slices - 1) / slices;
-    return (ntiles + *tiles_per_slice - 1) / *tiles_per_slice;
+/* the kernel instantiation for R bodies per thread (1, 2, 4, 8) and equal masses or not */
+static const void *nbody__cu_dense_fn(int R, int uni) {
+    static const void *const fns[2][4] = {
+        {(const void *)nbody__cu_dense<nbody__r, 1, false>, (const void *)nbody__cu_dense<nbody__r, 2, false>,
+         (const void *)nbody__cu_dense<nbody__r, 4, false>, (const void *)nbody__cu_dense<nbody__r, 8, false>},
+        {(const void *)nbody__cu_dense<nbody__r, 1, true>, (const void *)nbody__cu_dense<nbody__r, 2, true>,
+         (const void *)nbody__cu_dense<nbody__r, 4, true>, (const void *)nbody__cu_dense<nbody__r, 8, true>}};
+    return fns[uni != 0][R >= 8 ? 3 : R >= 4 ? 2 : R - 1];
 }
 
-/* tile_cap < all: each block stops after tile_cap tiles (tuning: the real grid, less work) */
-template <int R> static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, size_t tile_cap, nbody__r *f) {
+static int nbody__cu_dense_max_threads(int R, int uni) {
+    cudaFuncAttributes a;
+    if (cudaFuncGetAttributes(&a, nbody__cu_dense_fn(R, uni)) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
+    return a.maxThreadsPerBlock;
+}
+
+/* How many source slices. Blocks of equal work run in waves of G = SMs x resident blocks, so
+   the time is about ceil(blocks / G) x (tiles per block) x (time of one tile) plus, with
+   slices, writing and adding the partial sums: the count minimising that model (a tail wave
+   of 2.4 blocks per SM where 3 fit costs 20%). The rates only weigh the two terms. */
+static size_t nbody__cu_slices(nbody__engine *e, const void *fn, int B, int R, size_t *tiles_per_slice) {
     nbody__cuda *c = nbody__cu(e);
-    size_t n = e->n, nsrc = n, tps, slices = nbody__cu_slices<R>(e, B, nsrc, &tps);
+    int occ = 0;
+    size_t n = e->n, iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R), ntiles = (n + B - 1) / B, G, s, best_s = 1;
+    size_t smax = ((size_t)1 << 24) / (3 * n) > 16 ? ((size_t)1 << 24) / (3 * n) : 16;   /* partial sums' memory */
+    double rate = sizeof(nbody__r) == sizeof(float) ? 2.4e12 : 0.9e12, tile_s, sum_s, best = -1;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, B * sizeof(nbody__rec)) != cudaSuccess)
+        (void)cudaGetLastError();
+    G = (size_t)c->sms * (size_t)(occ > 0 ? occ : 1);
+    tile_s = (double)B * B * R * (double)G / rate;
+    sum_s = 6.0 * (double)n * sizeof(nbody__r) / 2.5e12;
+    if (smax > ntiles) smax = ntiles;
+    if (smax > 65535) smax = 65535;
+    for (s = 1; s <= smax; ++s) {
+        size_t tps = (ntiles + s - 1) / s, sl = (ntiles + tps - 1) / tps;
+        double t = (double)((iblocks * sl + G - 1) / G) * (double)tps * tile_s + (sl > 1 ? (double)sl * sum_s + 5e-6 : 0);
+        if (best < 0 || t < best * (1 - 1e-9)) { best = t; best_s = sl; }
+    }
+    *tiles_per_slice = (ntiles + best_s - 1) / best_s;
+    return best_s;
+}
+
+/* tile_cap < all: each block stops after tile_cap tiles (tuning: the real grid, less work);
+   mid, if given, is recorded between the force kernel and the slices' sum */
+static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f, cudaEvent_t mid) {
+    nbody__cuda *c = nbody__cu(e);
+    const void *fn = nbody__cu_dense_fn(R, c->uni);
+    size_t n = e->n, nsrc = n, tps, slices = nbody__cu_slices(e, fn, B, R, &tps);
     size_t iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R);
-    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    nbody__r eps2 = e->desc.softening * e->desc.softening, scale = c->uni ? e->desc.G * c->mass1 : e->desc.G, one = 1;
+    nbody__r *out = f + 3 * n;
+    void *args[] = {&c->bodies, &out, &n, &nsrc, &tps, &tile_cap, &eps2, &scale};
     dim3 grid((unsigned int)iblocks, (unsigned int)slices);
-    if (slices == 1) {
-        nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n, nsrc, tps, tile_cap, eps2, e->desc.G);
+    if (slices > 1) {
+        if (c->partial_len < slices * 3 * n) {
+            if (c->partial) cudaFree(c->partial);
+            c->partial = NULL; c->partial_len = 0;
+            nbody_result r = nbody__cu_malloc(e, &c->partial, slices * 3 * n);
+            if (r != NBODY_OK) return r;
+            c->partial_len = slices * 3 * n;
+        }
+        out = c->partial;
+        args[7] = &one;
+    }
+    NBODY__CU(cudaLaunchKernel(fn, grid, dim3((unsigned int)B), args, B * sizeof(nbody__rec), 0));
+    if (mid) NBODY__CU(cudaEventRecord(mid));
+    if (slices > 1) {
+        nbody__cu_sum_slices<<<nbody__cu_blocks(3 * n, 256), 256>>>(c->partial, f + 3 * n, 3 * n, (int)slices, scale);
         NBODY__CU(cudaGetLastError());
-        return NBODY_OK;
     }
-    if (c->partial_len < slices * 3 * n) {
-        if (c->partial) cudaFree(c->partial);
-        c->partial = NULL; c->partial_len = 0;
-        nbody_result r = nbody__cu_malloc(e, &c->partial, slices * 3 * n);
-        if (r != NBODY_OK) return r;
-        c->partial_len = slices * 3 * n;
-    }
-    nbody__cu_dense<nbody__r, R><<<grid, B, B * sizeof(nbody__rec)>>>(c->bodies, c->partial, n, nsrc, tps, tile_cap, eps2, (nbody__r)1);
-    NBODY__CU(cudaGetLastError());
-    nbody__cu_sum_slices<<<nbody__cu_blocks(3 * n, 256), 256>>>(c->partial, f + 3 * n, 3 * n, (int)slices, e->desc.G);
-    NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
 
-template <int R> static int nbody__cu_dense_max_threads_r(void) {
-    cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, nbody__cu_dense<nbody__r, R>) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
-    return a.maxThreadsPerBlock;
-}
-static int nbody__cu_dense_max_threads(int R) {
-    switch (R) {
-    case 1: return nbody__cu_dense_max_threads_r<1>();
-    case 2: return nbody__cu_dense_max_threads_r<2>();
-    case 4: return nbody__cu_dense_max_threads_r<4>();
-    default: return nbody__cu_dense_max_threads_r<8>();
-    }
-}
-
-static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f) {
+static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f, cudaEvent_t mid) {
     nbody__cuda *c = nbody__cu(e);
     if (c->variant == 1) {
         size_t n = e->n;
         nbody__cu_plain<<<nbody__cu_blocks(n, B), B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n,
                                                                                  e->desc.softening * e->desc.softening, e->desc.G);
         NBODY__CU(cudaGetLastError());
+        if (mid) NBODY__CU(cudaEventRecord(mid));
         return NBODY_OK;
     }
-    while (R > 1 && B > nbody__cu_dense_max_threads(R)) R /= 2;   /* registers: fewer bodies per thread */
-    if (B > nbody__cu_dense_max_threads(R)) return NBODY_ERR_INVALID_ARGUMENT;
-    switch (R) {
-    case 1: return nbody__cu_dense_launch<1>(e, B, tile_cap, f);
-    case 2: return nbody__cu_dense_launch<2>(e, B, tile_cap, f);
-    case 4: return nbody__cu_dense_launch<4>(e, B, tile_cap, f);
-    default: return nbody__cu_dense_launch<8>(e, B, tile_cap, f);
-    }
+    R = R >= 8 ? 8 : R >= 4 ? 4 : R >= 2 ? 2 : 1;
+    while (R > 1 && B > nbody__cu_dense_max_threads(R, c->uni)) R /= 2;   /* registers: fewer bodies per thread */
+    if (B > nbody__cu_dense_max_threads(R, c->uni)) return NBODY_ERR_INVALID_ARGUMENT;
+    return nbody__cu_dense_launch(e, B, R, tile_cap, f, mid);
 }
 
 /* ======================================================================================
@@ -525,31 +542,51 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, nbod
 }
 
 /* thread k walks for leaf n + k: accepted nodes (d^2 > crit2) act as one body and are
-   skipped, others are opened; leaves are never opened, so the self term falls out */
-template <class T> __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
-                                                  const unsigned int *__restrict__ leafbody, T *f, unsigned int n, unsigned int targets,
-                                                  T eps2, T G) {
-    unsigned int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= targets) return;
-    nbody__v4<T> me = nbody__ldg4(node + n + k);
+   skipped, others are opened; leaves are never opened, so the self term falls out.
+   Block b of the launch is block b * bstride of the whole walk (tuning samples every
+   bstride-th block of leaves).
+   WARP = false: each thread walks alone; a warp's threads load up to 32 different nodes per
+   step and diverge on accept/open.
+   WARP = true: the warp walks the union of its threads' walks, one node per step for all 32
+   (one broadcast load): it opens a node when any thread needs it opened. A thread that
+   accepts a node the warp opens adds it and idles until the warp leaves that subtree, which
+   in this pre-order walk is exactly when it reaches skip(node). Each thread therefore adds
+   the same nodes in the same order as alone: the same bits, fewer loads, no divergence
+   beyond the weight's predication. */
+template <class T, bool WARP>
+__global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                               const unsigned int *__restrict__ leafbody, T *f, unsigned int n, unsigned int bstride,
+                               T eps2, T G) {
+    unsigned int k = blockIdx.x * bstride * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
+    unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
+    unsigned int cur = 1, resume = k < n ? 0u : ~0u;     /* resume 0: this thread is walking */
+    if (!WARP && k >= n) return;
+    nbody__v4<T> me = nbody__ldg4(node + n + (k < n ? k : n - 1));
     T ax = 0, ay = 0, az = 0;
-    unsigned int cur = 1;
     do {
         nbody__v4<T> q = nbody__ldg4(node + cur);
         T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
         T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-        if (d2 > q.w) {
+        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+        bool acc = d2 > q.w, open;
+        if (WARP) {
+            if (cur == resume) resume = 0;
+            open = __any_sync(mask, resume == 0 && !acc && cur < n);
+            acc = acc && resume == 0;
+            if (acc && open) resume = skip;
+        } else {
+            open = !acc && cur < n;
+        }
+        if (acc) {
             T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
             ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
-            cur = (cur >> (__ffs(~cur) - 1)) + 1;
-        } else if (cur < n) {
-            cur = 2 * cur;
-        } else {
-            cur = (cur >> (__ffs(~cur) - 1)) + 1;
         }
+        cur = open ? 2 * cur : skip;
     } while (cur != 1);
-    size_t b = leafbody[k];
-    f[3 * (size_t)n + b] = G * ax; f[4 * (size_t)n + b] = G * ay; f[5 * (size_t)n + b] = G * az;
+    if (k < n) {
+        size_t b = leafbody[k];
+        f[3 * (size_t)n + b] = G * ax; f[4 * (size_t)n + b] = G * ay; f[5 * (size_t)n + b] = G * az;
+    }
 }
 
 static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
@@ -581,11 +618,15 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     return NBODY_OK;
 }
 
-static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, size_t targets, nbody__r *f) {
+/* walk 1: a thread per leaf alone, 2: warps walk together; every bstride-th block only */
+static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_t bstride, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
-    nbody__cu_walk<<<nbody__cu_blocks(targets, B), B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)e->n,
-                                                         (unsigned int)targets, eps2, e->desc.G);
+    unsigned int blocks = nbody__cu_blocks(e->n, B), sb = (unsigned int)((blocks + bstride - 1) / bstride);
+    if (walk == 2)
+        nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)e->n, (unsigned int)bstride, eps2, e->desc.G);
+    else
+        nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)e->n, (unsigned int)bstride, eps2, e->desc.G);
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
@@ -593,43 +634,63 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, size_t targets,
 /* ======================================================================================
    block size: given, or tuned once on the first derivative
    ====================================================================================== */
-/* limit = all for the real thing; in tuning, the leaves walked (tree) or tiles per block (dense) */
-static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t limit, nbody__r *f) {
-    return nbody__cu(e)->tree ? nbody__cu_tree_walk(e, B, limit < e->n ? limit : e->n, f) : nbody__cu_dense_forces(e, B, R, limit, f);
+/* sample = 0 for the real thing; in tuning, the dense kernel's tiles per block or the walk's
+   block stride; mid: see nbody__cu_dense_launch */
+static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
+    if (nbody__cu(e)->tree) return nbody__cu_tree_walk(e, B, R, sample ? sample : 1, f);
+    return nbody__cu_dense_forces(e, B, R, sample ? sample : (size_t)-1, f, mid);
 }
 
-/* time each candidate (threads per block x bodies per thread) on the real data, keep the
-   fastest. The dense kernel runs its real grid but each block stops after 2^15 sources,
-   the walk covers at most 2^18 leaves: tuning costs little at large n. The caller then
-   computes the real result. */
+/* Time each candidate (threads per block x bodies per thread, or x walk) on the real data,
+   keep the fastest; the caller then computes the real result. A candidate is timed on a
+   sample of about 2^34 interactions (dense) or 2^20 leaves (tree) spread over the whole
+   problem, and its time scaled to the whole: dense, the real grid with every block stopping
+   after its share of tiles (the slices' sum timed apart, unscaled); tree, every
+   bstride-th block of leaves, so the sample covers the centre and the outskirts alike. */
 static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     static const int blocks[] = {64, 128, 256, 512, 1024};
     static const int rs[] = {1, 2, 4, 8};
     nbody__cuda *c = nbody__cu(e);
-    cudaEvent_t a = NULL, b = NULL;
-    float best = -1;
-
+    cudaEvent_t ev[3] = {NULL, NULL, NULL};
+    double best = -1, n = (double)e->n;
     nbody_result r = NBODY_OK;
-    int nr = c->tree ? 1 : 4;
-    NBODY__CU(cudaEventCreate(&a));
-    if ((r = nbody__cu_check(e, cudaEventCreate(&b), "cudaEventCreate")) != NBODY_OK) { cudaEventDestroy(a); return r; }
+    int nr = c->tree ? 2 : 4;
+    for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(e, cudaEventCreate(&ev[k]), "cudaEventCreate");
     for (int bi = 0; bi < 5 && r == NBODY_OK; ++bi) {
         for (int ri = 0; ri < nr && r == NBODY_OK; ++ri) {
-            float ms = 0;
-            if (!c->tree && (blocks[bi] * (size_t)rs[ri] > 4 * e->n + 1024 || blocks[bi] > nbody__cu_dense_max_threads(rs[ri])))
-                continue;
-            size_t limit = c->tree ? (size_t)1 << 18 : ((size_t)1 << 15) / (size_t)blocks[bi];
-            r = nbody__cu_forces(e, blocks[bi], rs[ri], limit, f);              /* warm-up */
-            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(a), "cudaEventRecord");
-            for (int k = 0; k < 2 && r == NBODY_OK; ++k) r = nbody__cu_forces(e, blocks[bi], rs[ri], limit, f);
-            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(b), "cudaEventRecord");
-            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(b), "tuning run");
-            if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-            if (r == NBODY_OK && (best < 0 || ms < best)) { best = ms; c->block = blocks[bi]; c->rb = rs[ri]; }
+            int B = blocks[bi], R = c->tree ? ri + 1 : rs[ri];
+            size_t sample = 0;
+            double scale = 1, est = -1;
+            if (c->tree) {
+                size_t nb = nbody__cu_blocks(e->n, B), want = ((size_t)1 << 20) / (size_t)B;
+                sample = nb > want ? nb / want : 1;
+                scale = (double)nb / (double)((nb + sample - 1) / sample);
+            } else {
+                size_t tps;
+                if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni)) continue;
+                (void)nbody__cu_slices(e, nbody__cu_dense_fn(R, c->uni), B, R, &tps);
+                sample = (size_t)((double)tps * 17179869184.0 / (n * n)) + 1;   /* 2^34 interactions */
+                if (sample < 4) sample = 4;
+                if (sample >= tps) sample = 0;
+                else scale = (double)tps / (double)sample;
+            }
+            r = nbody__cu_forces(e, B, R, sample, f, NULL);              /* warm-up */
+            for (int k = 0; k < 2 && r == NBODY_OK; ++k) {
+                float ms_force = 0, ms_sum = 0;
+                r = nbody__cu_check(e, cudaEventRecord(ev[0]), "cudaEventRecord");
+                if (r == NBODY_OK) r = nbody__cu_forces(e, B, R, sample, f, ev[1]);
+                if (r == NBODY_OK && c->tree) r = nbody__cu_check(e, cudaEventRecord(ev[1]), "cudaEventRecord");
+                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(ev[2]), "cudaEventRecord");
+                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(ev[2]), "tuning run");
+                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_force, ev[0], ev[1]), "cudaEventElapsedTime");
+                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_sum, ev[1], ev[2]), "cudaEventElapsedTime");
+                if (r == NBODY_OK && (est < 0 || ms_force * scale + ms_sum < est)) est = ms_force * scale + ms_sum;
+            }
+            if (r == NBODY_OK && (best < 0 || est < best)) { best = est; c->block = B; c->rb = R; }
         }
     }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    for (int k = 0; k < 3; ++k)
+        if (ev[k]) cudaEventDestroy(ev[k]);
     if (r == NBODY_OK) c->tuned = 1;
     return r;
 }
@@ -702,7 +763,7 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     }
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
-        c->rb = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->rb = tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;   /* tree: the warps' walk */
         c->tuned = 1;
     }
     if (r != NBODY_OK) nbody__cu_shutdown(e);
@@ -744,7 +805,14 @@ static nbody_result nbody__cu_download(nbody__engine *e, nbody_real *dst, nbody_
 }
 
 static nbody_result nbody__cu_set_masses(nbody__engine *e, const nbody_real *m) {
-    return nbody__cu_upload(e, nbody__cu(e)->m, 0, m, e->n);
+    nbody__cuda *c = nbody__cu(e);
+    size_t i;
+    nbody_result r = nbody__cu_upload(e, c->m, 0, m, e->n);
+    if (r != NBODY_OK) return r;
+    for (i = 1; i < e->n && m[i] == m[0]; ++i) {}
+    c->uni = e->n > 0 && i == e->n;
+    c->mass1 = e->n > 0 ? m[0] : 0;
+    return NBODY_OK;
 }
 
 static nbody_result nbody__cu_derivative(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
@@ -766,7 +834,7 @@ static nbody_result nbody__cu_derivative(nbody__engine *e, nbody__buf yb, nbody_
         NBODY__CU(cudaGetLastError());
     }
     if (!c->tuned && (r = nbody__cu_tune(e, f)) != NBODY_OK) return r;
-    return nbody__cu_forces(e, c->block, c->rb, (size_t)-1, f);
+    return nbody__cu_forces(e, c->block, c->rb, 0, f, NULL);
 }
 
 static nbody_result nbody__cu_lincomb(nbody__engine *e, const nbody__lincomb *op) {
