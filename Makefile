@@ -164,6 +164,9 @@ $(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h $(HEADERS) $(BACKEND_O
 $(BUILD)/nbody_cuda_float.o: nbody_cuda.cu nbody.h | $(BUILD)
 	$(NVCC) $(NVFLAGS) -DNBODY_REAL=float -c $< -o $@
 
+$(BUILD)/cuda_engines_float: tests/cuda_engines.c tests/check.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
+
 $(BUILD)/bench_gpu_float: bench/bench_gpu.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
 	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 

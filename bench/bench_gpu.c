@@ -97,6 +97,66 @@ static void plummer(nbody_system *s, size_t n) {
     nbody_ic_plummer(s, n, 42);
 }
 
+/* masses spread by +-20% about their value (same total within rounding): the dense
+   kernel's general form, where equal masses take the UNI form */
+static void unequal_masses(nbody_system *s) {
+    size_t i;
+    for (i = 0; i < s->n; ++i) s->m[i] *= (nbody_real)(1 + 0.2 * (((double)((i * 2654435761u) % 1000) / 999.0) * 2 - 1));
+}
+
+/* `bench_gpu probe`: the figures the issue names, tuned and against forced configurations,
+   for tuning the kernels (dense at 2^18..2^20 with equal and unequal masses; tree up to 2^24
+   with both walks) */
+static void probe(void) {
+    static const int bs[] = {128, 256, 512, 1024};
+    const char *prec = sizeof(nbody_real) == sizeof(float) ? "float" : "double";
+    nbody_system s = {0};
+    int lg, k, r, cb, cr;
+    printf("## probe, %s: dense tuned\n\n| N | masses | s | /s | B x R |\n| ---: | --- | ---: | ---: | ---: |\n", prec);
+    for (lg = 18; lg <= 20; ++lg) {
+        double inter = (double)((size_t)1 << lg) * (double)((size_t)1 << lg), t;
+        plummer(&s, (size_t)1 << lg);
+        for (k = 0; k < 2; ++k) {
+            if (k) unequal_masses(&s);
+            t = time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, &cb, &cr);
+            printf("| 2^%d | %s | %.4g | %.3g | %d x %d |\n", lg, k ? "unequal" : "equal", t, inter / t, cb, cr);
+            fflush(stdout);
+        }
+    }
+    printf("\n## probe, %s: dense forced, N = 2^19, /s (equal masses | unequal)\n\n| B \\ R | 1 | 2 | 4 | 8 |\n| ---: | ---: | ---: | ---: | ---: |\n", prec);
+    plummer(&s, (size_t)1 << 19);
+    for (k = 0; k < 4; ++k) {
+        double inter = (double)((size_t)1 << 19) * (double)((size_t)1 << 19);
+        nbody_system u = {0};
+        nbody_system_alloc(&u, s.n);
+        nbody_system_copy(&u, &s);
+        unequal_masses(&u);
+        printf("| %d |", bs[k]);
+        for (r = 1; r <= 8; r *= 2)
+            printf(" %.3g \\| %.3g |", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, bs[k], 0, r, 3, NULL, NULL),
+                   inter / time_engine(NBODY_ENGINE_CUDA, &u, 0, bs[k], 0, r, 3, NULL, NULL));
+        printf("\n");
+        fflush(stdout);
+        nbody_system_free(&u);
+    }
+    printf("\n## probe, %s: tree theta 0.5, s per evaluation (tuned; forced B x walk 1 = thread, 2 = warp)\n\n| N | tuned | B x walk |", prec);
+    for (k = 0; k < 4; ++k) printf(" %d x 1 | %d x 2 |", bs[k], bs[k]);
+    printf("\n| ---: | ---: | ---: |");
+    for (k = 0; k < 8; ++k) printf(" ---: |");
+    printf("\n");
+    for (lg = 20; lg <= 24; lg += 2) {
+        double t;
+        plummer(&s, (size_t)1 << lg);
+        t = time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, 0, 0, 0, 3, &cb, &cr);
+        printf("| 2^%d | %.4g | %d x %d |", lg, t, cb, cr);
+        for (k = 0; k < 4; ++k)
+            for (r = 1; r <= 2; ++r) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, bs[k], 0, r, 3, NULL, NULL));
+        printf("\n");
+        fflush(stdout);
+    }
+    nbody_system_free(&s);
+}
+
 int main(int argc, char **argv) {
     static const int blocks[] = {8, 16, 32, 64, 128, 256, 512, 1024};
     int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
@@ -104,6 +164,20 @@ int main(int argc, char **argv) {
     nbody_system s = {0};
     int lg, k;
 
+    if (argc > 1 && strcmp(argv[1], "probe") == 0) {
+        probe();
+        return 0;
+    }
+    if (argc > 4 && strcmp(argv[1], "one") == 0) {   /* one N B R [unequal]: a forced dense run (profilers) */
+        size_t n = (size_t)atol(argv[2]);
+        double t;
+        plummer(&s, n);
+        if (argc > 5) unequal_masses(&s);
+        t = time_engine(NBODY_ENGINE_CUDA, &s, 0, atoi(argv[3]), 0, atoi(argv[4]), 1, NULL, NULL);
+        printf("one: N %lu B %s R %s: %.4g s, %.3g /s\n", (unsigned long)n, argv[3], argv[4], t, (double)n * (double)n / t);
+        nbody_system_free(&s);
+        return 0;
+    }
     printf("## Dense forces, %s, one evaluation (interactions = N^2)\n\n", prec);
     printf("| N | plain tile kernel (B=256) s | plain /s | nbody cuda s | nbody /s | tuned B x R | speed-up |\n");
     printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");

@@ -53,6 +53,10 @@ static void test_dense_matches_simple(void) {
             double worst, median;
             nbody_result rc, rr;
             nbody_ic_plummer(&s, sizes[k], 7 + k);
+            if (k % 2) {           /* unequal masses: the general kernel; equal ones take the UNI form */
+                size_t i;
+                for (i = 0; i < s.n; ++i) s.m[i] *= (nbody_real)(0.5 + (double)(i % 7) / 6);
+            }
             dc.engine = NBODY_ENGINE_CUDA; dc.block_size = blocks[b]; dc.softening = (nbody_real)(b == 1 ? 0.01 : 0);
             dr.engine = NBODY_ENGINE_SIMPLE; dr.softening = dc.softening;
             accel_error(&s, &dc, &dr, &worst, &median, &rc, &rr);
@@ -65,6 +69,48 @@ static void test_dense_matches_simple(void) {
             nbody_system_free(&s);
         }
     }
+}
+
+void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
+
+/* accelerations of the tree engine with a forced block size and walk (1 alone, 2 warps) */
+static int tree_walk(const nbody_system *s, int block, int walk, nbody_real *acc) {
+    nbody_desc d = {0};
+    nbody__engine e;
+    nbody__buf y = NULL, f = NULL;
+    const nbody_real *src[6];
+    int i, ok;
+    d.engine = NBODY_ENGINE_CUDA_TREE; d.theta = (nbody_real)0.5; d.softening = (nbody_real)1e-3; d.block_size = block;
+    d = nbody__desc_defaults(&d);
+    memset(&e, 0, sizeof e);
+    if (nbody__engine_start(&e, &d, s->n, s->m) != NBODY_OK) return 0;
+    ok = e.ops->alloc(&e, 6 * s->n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * s->n, &f) == NBODY_OK;
+    src[0] = s->x; src[1] = s->y; src[2] = s->z; src[3] = s->vx; src[4] = s->vy; src[5] = s->vz;
+    for (i = 0; i < 6 && ok; ++i) ok = e.ops->upload(&e, y, (size_t)i * s->n, src[i], s->n) == NBODY_OK;
+    nbody__cuda_bench_config(&e, 0, block, walk);
+    ok = ok && e.ops->derivative(&e, y, f) == NBODY_OK && e.ops->download(&e, acc, f, 3 * s->n, 3 * s->n) == NBODY_OK;
+    e.ops->release(&e, y); e.ops->release(&e, f);
+    nbody__engine_stop(&e);
+    return ok;
+}
+
+/* the warps' walk adds the same nodes in the same order as each thread alone: the same
+   bits, for full and partial warps (blocks of 33 and 96 threads) */
+static void test_tree_walks_agree(void) {
+    static const int blocks[] = {33, 96, 256};
+    nbody_system s = {0};
+    size_t n3;
+    int b;
+    nbody_ic_plummer(&s, scaled(30011), 13);
+    n3 = 3 * s.n;
+    for (b = 0; b < 3; ++b) {
+        nbody_real *a1 = (nbody_real *)malloc(2 * n3 * sizeof(nbody_real)), *a2 = a1 + n3;
+        int ok = tree_walk(&s, blocks[b], 1, a1) && tree_walk(&s, blocks[b], 2, a2);
+        CHECK(ok, "tree walks, block %d: engine failed", blocks[b]);
+        CHECK(!ok || memcmp(a1, a2, n3 * sizeof(nbody_real)) == 0, "tree walks differ, block %d", blocks[b]);
+        free(a1);
+    }
+    nbody_system_free(&s);
 }
 
 static void test_tree_accuracy(void) {
@@ -215,6 +261,7 @@ int main(void) {
     nbody_system_free(&s);
     test_dense_matches_simple();
     test_tree_accuracy();
+    test_tree_walks_agree();
     test_whole_runs();
     test_errors();
     return check_finish();
