@@ -168,13 +168,17 @@ int main(int argc, char **argv) {
         probe();
         return 0;
     }
-    if (argc > 4 && strcmp(argv[1], "one") == 0) {   /* one N B R [unequal]: a forced dense run (profilers) */
+    if (argc > 4 && strcmp(argv[1], "one") == 0) {   /* one N B R [u]: forced dense runs (B, R = 0: 128..1024, 1..8) */
         size_t n = (size_t)atol(argv[2]);
-        double t;
+        int b0 = atoi(argv[3]), r0 = atoi(argv[4]), b, r;
         plummer(&s, n);
         if (argc > 5) unequal_masses(&s);
-        t = time_engine(NBODY_ENGINE_CUDA, &s, 0, atoi(argv[3]), 0, atoi(argv[4]), 1, NULL, NULL);
-        printf("one: N %lu B %s R %s: %.4g s, %.3g /s\n", (unsigned long)n, argv[3], argv[4], t, (double)n * (double)n / t);
+        for (b = b0 ? b0 : 128; b <= (b0 ? b0 : 1024); b *= 2)
+            for (r = r0 ? r0 : 1; r <= (r0 ? r0 : 8); r *= 2) {
+                double t = time_engine(NBODY_ENGINE_CUDA, &s, 0, b, 0, r, 3, NULL, NULL);
+                printf("one: N %lu %s B %d R %d: %.4g s, %.3g /s\n", (unsigned long)n, argc > 5 ? "unequal" : "equal", b, r, t,
+                       (double)n * (double)n / t);
+            }
         nbody_system_free(&s);
         return 0;
     }
