@@ -155,8 +155,8 @@ soak: $(BUILD)/test_soak
 # ---- CUDA engines: make test-cuda, make bench-cuda (nvcc and an NVIDIA GPU) ----
 .PHONY: test-cuda bench-cuda
 test-cuda:
-	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_engines
-	@sh tests/run.sh $(BUILD)/cuda_engines
+	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_engines $(BUILD)/cuda_engines_float
+	@sh tests/run.sh $(BUILD)/cuda_engines $(BUILD)/cuda_engines_float
 
 $(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)

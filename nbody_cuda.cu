@@ -279,25 +279,6 @@ template <class T> __global__ void nbody__cu_pack(const T *y, const T *m, nbody_
     }
 }
 
-/* registers per thread for R = 1, 2, 4, 8 (a cap buys resident warps), source unrolling */
-#ifndef NBODY_CUDA_MAXREG1
-#define NBODY_CUDA_MAXREG1 255
-#endif
-#ifndef NBODY_CUDA_MAXREG2
-#define NBODY_CUDA_MAXREG2 255
-#endif
-#ifndef NBODY_CUDA_MAXREG4
-#define NBODY_CUDA_MAXREG4 255
-#endif
-#ifndef NBODY_CUDA_MAXREG8
-#define NBODY_CUDA_MAXREG8 255
-#endif
-#ifndef NBODY_CUDA_UNROLL
-#define NBODY_CUDA_UNROLL 8
-#endif
-static constexpr int nbody__cu_maxreg[4] = {NBODY_CUDA_MAXREG1, NBODY_CUDA_MAXREG2, NBODY_CUDA_MAXREG4, NBODY_CUDA_MAXREG8},
-                     nbody__cu_unroll = NBODY_CUDA_UNROLL;
-
 /* One block: targets [base, base + R*B), thread t holds base + r*B + t for r < R. Sources
    run in tiles of B records through shared memory; blockIdx.y selects a slice of
    tiles_per_slice tiles of the sources [0, nsrc). With softening 0 the self term (0 * Inf)
@@ -307,7 +288,7 @@ static constexpr int nbody__cu_maxreg[4] = {NBODY_CUDA_MAXREG1, NBODY_CUDA_MAXRE
 template <class T, int R, bool MASK, bool UNI>
 __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, size_t j0, size_t base, int B,
                                                const T *px, const T *py, const T *pz, T *ax, T *ay, T *az, T eps2) {
-#pragma unroll nbody__cu_unroll
+#pragma unroll 8
     for (int jj = 0; jj < cnt; ++jj) {
         const nbody__v4<T> s = sh[jj];
 #pragma unroll
@@ -328,7 +309,7 @@ __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, 
 }
 
 template <class T, int R, bool UNI>
-__global__ void __maxnreg__(nbody__cu_maxreg[R >= 8 ? 3 : R >= 4 ? 2 : R - 1]) nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out,
+__global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out,
                                                         size_t n, size_t nsrc, size_t tiles_per_slice, size_t tile_cap,
                                                         T eps2, T scale) {
     extern __shared__ unsigned char nbody__smem[];
