@@ -183,8 +183,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     printf("## Dense forces, %s, one evaluation (interactions = N^2)\n\n", prec);
-    printf("| N | plain tile kernel (B=256) s | plain /s | nbody cuda s | nbody /s | tuned B x R | speed-up |\n");
-    printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    printf("| N | plain tile kernel (B=256) s | plain /s | nbody cuda s | nbody /s | tuned B x R | speed-up | unequal masses /s |\n");
+    printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (lg = 14; lg <= (quick ? 17 : 20); ++lg) {
         size_t n = (size_t)1 << lg;
         double inter = (double)n * (double)n, tp, tn;
@@ -192,18 +192,24 @@ int main(int argc, char **argv) {
         plummer(&s, n);
         tp = time_engine(NBODY_ENGINE_CUDA, &s, 0, 256, 1, 0, 3, NULL, NULL);
         tn = time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, &cb, &cr);
-        printf("| 2^%d | %.4g | %.3g | %.4g | %.3g | %d x %d | %.2f |\n", lg, tp, inter / tp, tn, inter / tn, cb, cr, tp / tn);
+        printf("| 2^%d | %.4g | %.3g | %.4g | %.3g | %d x %d | %.2f |", lg, tp, inter / tp, tn, inter / tn, cb, cr, tp / tn);
+        if (lg >= 18) {        /* the general kernel (equal masses take the UNI form) */
+            unequal_masses(&s);
+            printf(" %.3g |\n", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, NULL, NULL));
+        } else {
+            printf(" |\n");
+        }
         fflush(stdout);
     }
 
     printf("\n## Tree (CUDA_TREE), %s, Plummer, theta 0.5, one evaluation with the GPU build\n\n", prec);
-    printf("| N | time s | tuned B |\n| ---: | ---: | ---: |\n");
+    printf("| N | time s | tuned B x walk (1 thread, 2 warp) |\n| ---: | ---: | ---: |\n");
     for (lg = 16; lg <= (quick ? 20 : 24); lg += (lg < 20 ? 2 : 1)) {
         int cb = 0, cr = 0;
         double t;
         plummer(&s, (size_t)1 << lg);
         t = time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, 0, 0, 0, 3, &cb, &cr);
-        printf("| 2^%d | %.4g | %d |\n", lg, t, cb);
+        printf("| 2^%d | %.4g | %d x %d |\n", lg, t, cb, cr);
         fflush(stdout);
     }
 
@@ -232,8 +238,10 @@ int main(int argc, char **argv) {
         printf("\n| cuda+dense nbody, R=4 |");
         for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA, &s, 0, blocks[k], 0, 4, 1, NULL, NULL));
         plummer(&s, (size_t)1 << 20);
-        printf("\n| cuda+heap+nested+ldg+stackless, GPU build |");
-        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, blocks[k], 0, 0, 3, NULL, NULL));
+        printf("\n| cuda+heap+nested+ldg+stackless, GPU build, thread walk |");
+        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, blocks[k], 0, 1, 3, NULL, NULL));
+        printf("\n| same, warp walk |");
+        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, blocks[k], 0, 2, 3, NULL, NULL));
         printf("\n");
         fflush(stdout);
     }
