@@ -71,6 +71,21 @@ EX_FN const ex_scenario *ex_find_scenario(const char *name) {
 
 EX_FN int ex_fixed_size(const ex_scenario *sc) { return sc->n == 3; }
 
+/* an engine or method by its nbody_engine_name / nbody_method_name; 0 when unknown */
+EX_FN int ex_find_engine(const char *name, nbody_engine *e) {
+    int i;
+    for (i = 1; i < NBODY_ENGINE_COUNT_; ++i)
+        if (!strcmp(name, nbody_engine_name((nbody_engine)i))) { *e = (nbody_engine)i; return 1; }
+    return 0;
+}
+
+EX_FN int ex_find_method(const char *name, nbody_method *m) {
+    int i;
+    for (i = 1; i < NBODY_METHOD_COUNT_; ++i)
+        if (!strcmp(name, nbody_method_name((nbody_method)i))) { *m = (nbody_method)i; return 1; }
+    return 0;
+}
+
 /* the bodies of a scenario; n = 0 takes its default */
 EX_FN nbody_result ex_make_scenario(const ex_scenario *sc, nbody_system *s, size_t n, unsigned long long seed) {
     if (n == 0) n = sc->n;

@@ -87,20 +87,6 @@ static int parse_count(const char *text, unsigned long long *out) {
     return 1;
 }
 
-static int find_engine(const char *name, nbody_engine *e) {
-    int i;
-    for (i = 1; i < NBODY_ENGINE_COUNT_; ++i)
-        if (!strcmp(name, nbody_engine_name((nbody_engine)i))) { *e = (nbody_engine)i; return 1; }
-    return 0;
-}
-
-static int find_method(const char *name, nbody_method *m) {
-    int i;
-    for (i = 1; i < NBODY_METHOD_COUNT_; ++i)
-        if (!strcmp(name, nbody_method_name((nbody_method)i))) { *m = (nbody_method)i; return 1; }
-    return 0;
-}
-
 static int takes_value(const char *a) {
     static const char *const names[] = {"--scenario", "--engine", "--method", "--resume", "--out", "--n", "--seed",
                                         "--size", "--dt", "--tolerance", "--theta", "--t-end", "--softening",
@@ -298,8 +284,8 @@ static int setup(run *r) {
     if (!(r->sc = ex_find_scenario(o->scenario))) return bad("unknown scenario '%s'", o->scenario);
     if (o->n && ex_fixed_size(r->sc)) return bad("--n cannot be set: scenario %s always has 3 bodies", r->sc->name);
     if (o->n == 1 && !strcmp(r->sc->name, "collision")) return bad("%s needs at least 2 bodies", "collision");
-    if (o->engine && !find_engine(o->engine, &r->desc.engine)) return bad("unknown engine '%s' (see --list)", o->engine);
-    if (o->method && !find_method(o->method, &r->desc.method)) return bad("unknown method '%s' (see --list)", o->method);
+    if (o->engine && !ex_find_engine(o->engine, &r->desc.engine)) return bad("unknown engine '%s' (see --list)", o->engine);
+    if (o->method && !ex_find_method(o->method, &r->desc.method)) return bad("unknown method '%s' (see --list)", o->method);
     if (o->png_every > 0 && !ex_have_png()) return bad("%s: this nbody was built without libpng", "--png-every");
     r->desc.dt = (nbody_real)(o->dt > 0 ? o->dt : r->sc->dt);
     r->desc.softening = (nbody_real)(o->softening >= 0 ? o->softening : r->sc->softening);
