@@ -17,6 +17,7 @@
 #include "check.h"
 #define GL_GLEXT_PROTOTYPES
 #include <GL/gl.h>
+#define EGL_NO_X11                 /* no X11 headers needed: the EGL device platform */
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <cuda_runtime.h>
