@@ -5,7 +5,7 @@
    build runs), M next method, R restart, +/- steps per frame, arrows rotate, Q/ESC quit.
    Switching keeps the current state: the new simulation starts where the old one stopped.
    Usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F --screenshot FILE.png]
-                 [--keys KEYS] [--interop 0|1]
+                 [--keys KEYS] [--interop 0|1] [--context glx|egl]
           (--frames F quits after F frames; --screenshot saves the last one, needs libpng;
           --keys presses one key of KEYS each frame, e.g. "SM": for tests and recordings)
    The positions live in an OpenGL vertex buffer. On the CPU and OpenCL engines they go
@@ -15,7 +15,8 @@
    filled on the GPU by nbody_cuda_positions and unmapped, with no round trip through the
    host; the state then comes to the host only every 10th frame, for the energy readout and
    the speed colours. --interop 0 forces the host path (for comparisons); when the OpenGL
-   context is not on the CUDA GPU the viewer says so and takes the host path.
+   context is not on the CUDA GPU the viewer says so and takes the host path. --context egl
+   asks GLFW for an EGL context instead of GLX (X11 only).
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/viewer.c -o viewer -lpng -lglfw -lGL -lm
    With CUDA interop: nvcc -O3 -arch=sm_90 -c nbody_cuda.cu -o nbody_cuda.o; then
           cc -O2 -fopenmp -DNBODY_EX_PNG -DNBODY_WITH_CUDA -I. -I$CUDA/include examples/viewer.c
@@ -249,9 +250,11 @@ static int screenshot(const char *path, int width, int height) {
     return r;
 }
 
+static void on_glfw_error(int code, const char *text) { fprintf(stderr, "viewer: GLFW error %d: %s\n", code, text); }
+
 static int usage(void) {
     fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F] [--screenshot FILE.png]\n"
-                    "              [--keys KEYS] [--interop 0|1]\n");
+                    "              [--keys KEYS] [--interop 0|1] [--context glx|egl]\n");
     return 2;
 }
 
@@ -259,7 +262,7 @@ int main(int argc, char **argv) {
     static viewer v;
     const char *shot = NULL, *keys = "";
     long frames = 0, frame;
-    int i, rc = 0;
+    int i, rc = 0, egl = 0;
     GLFWwindow *win;
     v.sc = ex_find_scenario("collision");
     v.steps_per_frame = 2;
@@ -277,6 +280,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--keys")) keys = val;
         else if (!strcmp(a, "--engine")) { if (!ex_find_engine(val, &v.desc.engine)) return usage(); }
         else if (!strcmp(a, "--interop") && (!strcmp(val, "0") || !strcmp(val, "1"))) v.interop = atoi(val);
+        else if (!strcmp(a, "--context") && (!strcmp(val, "glx") || !strcmp(val, "egl"))) egl = val[0] == 'e';
         else return usage();
     }
     if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0)) return usage();
@@ -288,7 +292,9 @@ int main(int argc, char **argv) {
     v.vertices = (float *)malloc(v.s.n * 3 * sizeof(float));
     v.colours = (float *)malloc(v.s.n * 3 * sizeof(float));
     if (!v.vertices || !v.colours) return 1;
+    glfwSetErrorCallback(on_glfw_error);
     if (!glfwInit()) { fprintf(stderr, "viewer: cannot initialise GLFW (no display?)\n"); return 1; }
+    if (egl) glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
     if (!(win = glfwCreateWindow(960, 720, "nbody.h viewer", NULL, NULL))) {
         fprintf(stderr, "viewer: cannot open an OpenGL window\n");
         glfwTerminate();

@@ -12,7 +12,8 @@
 #    under compute-sanitizer memcheck.
 # 2. The real viewer (WITH_CUDA) in a GLFW window under Xvfb with NVIDIA's GLX
 #    (__GLX_VENDOR_LIBRARY_NAME=nvidia): a screenshot with the positions through the interop,
-#    one with --interop 0 (host copy), and the two compared pixel by pixel below the readout.
+#    one with --interop 0 (host copy), and the two compared pixel by pixel below the readout;
+#    a GLX context first, then (when that fails) an EGL one.
 GL=${GL:-.gl}; INC=${INC:-.glinc}; XB=${XB:-xb.tar.xz}; OUT=${OUT:-/tmp/out}
 CUDA=$(dirname "$(dirname "$(command -v nvcc)")")
 mkdir -p "$OUT"
@@ -34,7 +35,7 @@ mkdir -p /tmp/xl /usr/lib/x86_64-linux-gnu/dri
 for l in "$X"/lib/*; do ldconfig -p | grep -q "^[[:space:]]*$(basename "$l") " || cp "$l" /tmp/xl/; done
 [ -f /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so ] || cp "$X/dri/swrast_dri.so" /usr/lib/x86_64-linux-gnu/dri/
 [ -x /usr/bin/xkbcomp ] || cp "$X/bin/xkbcomp" /usr/bin/xkbcomp
-LD_LIBRARY_PATH=/tmp/xl "$X/bin/Xvfb" :7 -screen 0 1024x768x24 -nolisten tcp -xkbdir "$X/xkb" >"$OUT/xvfb.log" 2>&1 &
+LD_LIBRARY_PATH=/tmp/xl "$X/bin/Xvfb" :7 -verbose 3 -screen 0 1024x768x24 -nolisten tcp -xkbdir "$X/xkb" >"$OUT/xvfb.log" 2>&1 &
 xpid=$!
 sleep 3
 cc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -DNBODY_EX_PNG -DNBODY_WITH_CUDA -I. -isystem "$INC" \
@@ -42,9 +43,12 @@ cc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -DNBODY_EX_PNG -DNBODY_
     -Wl,-rpath-link,"$X/lib" -l:libglfw.so.3 -l:libpng16.so.16 -l:libGL.so.1 -L"$CUDA/lib64" -lcudart -lstdc++ -lm \
     || { echo "viewer does not build"; kill "$xpid"; exit 1; }
 export DISPLAY=:7 __GLX_VENDOR_LIBRARY_NAME=nvidia
-for mode in 1 0; do
-    LD_LIBRARY_PATH=/tmp/xl:$CUDA/lib64 timeout 120 build/viewer_cuda --scenario collision --n 20000 --engine cuda \
-        --frames 21 --interop $mode --screenshot "$OUT/viewer_interop$mode.png" 2>&1 | tee "$OUT/viewer$mode.log"
+for ctx in glx egl; do
+    for mode in 1 0; do
+        LD_LIBRARY_PATH=/tmp/xl:$CUDA/lib64 timeout 120 build/viewer_cuda --scenario collision --n 20000 --engine cuda \
+            --frames 21 --interop $mode --context $ctx --screenshot "$OUT/viewer_interop$mode.png" 2>&1 | tee "$OUT/viewer$mode$ctx.log"
+    done
+    [ -f "$OUT/viewer_interop1.png" ] && break
 done
 kill "$xpid"
 tail -n 5 "$OUT/xvfb.log"
