@@ -11,7 +11,7 @@
 # 1. make test-cuda-gl: tests/cuda_gl_interop.c on an EGL context of the GPU, then again
 #    under compute-sanitizer memcheck.
 # 2. The real viewer (WITH_CUDA) in a GLFW window under Xvfb with NVIDIA's GLX
-#    (__GLX_VENDOR_LIBRARY_NAME=nvidia): a screenshot with the positions through the interop,
+#    (__GLX_VENDOR_LIBRARY_NAME=nvidia; Xvfb allows indirect GLX, +iglx): a screenshot with the positions through the interop,
 #    one with --interop 0 (host copy), and the two compared pixel by pixel below the readout;
 #    a GLX context first, then (when that fails) an EGL one.
 GL=${GL:-.gl}; INC=${INC:-.glinc}; XB=${XB:-xb.tar.xz}; OUT=${OUT:-/tmp/out}
@@ -35,7 +35,7 @@ mkdir -p /tmp/xl /usr/lib/x86_64-linux-gnu/dri
 for l in "$X"/lib/*; do ldconfig -p | grep -q "^[[:space:]]*$(basename "$l") " || cp "$l" /tmp/xl/; done
 [ -f /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so ] || cp "$X/dri/swrast_dri.so" /usr/lib/x86_64-linux-gnu/dri/
 [ -x /usr/bin/xkbcomp ] || cp "$X/bin/xkbcomp" /usr/bin/xkbcomp
-LD_LIBRARY_PATH=/tmp/xl "$X/bin/Xvfb" :7 -verbose 3 -screen 0 1024x768x24 -nolisten tcp -xkbdir "$X/xkb" >"$OUT/xvfb.log" 2>&1 &
+LD_LIBRARY_PATH=/tmp/xl "$X/bin/Xvfb" :7 +iglx -screen 0 1024x768x24 -nolisten tcp -xkbdir "$X/xkb" >"$OUT/xvfb.log" 2>&1 &
 xpid=$!
 sleep 3
 cc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -fopenmp -DNBODY_EX_PNG -DNBODY_WITH_CUDA -I. -isystem "$INC" \
