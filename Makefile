@@ -79,13 +79,15 @@ GL_INTEROP_LIBS ?= -l:libEGL.so.1 -l:libOpenGL.so.0
 ifeq ($(WITH_CUDA),1)
 EXAMPLE_LIBS_viewer += $(CUDA_INC)
 endif
+# the viewer's --offscreen (an EGL pbuffer, no window) when EGL is there
+EXAMPLE_LIBS_viewer += $(shell pkg-config --exists egl 2>/dev/null && echo -DNBODY_EX_EGL `pkg-config --libs egl`)
 .PHONY: test-cuda-gl
 test-cuda: test-cuda-gl
 test-cuda-gl:
 	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_gl_interop
 	@sh tests/run.sh $(BUILD)/cuda_gl_interop
 $(BUILD)/cuda_gl_interop: tests/cuda_gl_interop.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
-	$(CC) $(ALLFLAGS) $(CUDA_INC) $< $(BACKEND_OBJS) -o $@ $(LIBS) $(GL_INTEROP_LIBS)
+	$(CC) $(ALLFLAGS) $(CUDA_INC) -DNBODY_EX_EGL $< $(BACKEND_OBJS) -o $@ $(LIBS) $(GL_INTEROP_LIBS)
 # ---- end examples block ----
 
 .PHONY: all test demo bench examples clean check-embedded embed

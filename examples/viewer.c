@@ -5,7 +5,7 @@
    build runs), M next method, R restart, +/- steps per frame, arrows rotate, Q/ESC quit.
    Switching keeps the current state: the new simulation starts where the old one stopped.
    Usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F --screenshot FILE.png]
-                 [--keys KEYS] [--interop 0|1] [--context glx|egl]
+                 [--keys KEYS] [--interop 0|1] [--context glx|egl] [--offscreen]
           (--frames F quits after F frames; --screenshot saves the last one, needs libpng;
           --keys presses one key of KEYS each frame, e.g. "SM": for tests and recordings)
    The positions live in an OpenGL vertex buffer. On the CPU and OpenCL engines they go
@@ -16,7 +16,9 @@
    host; the state then comes to the host only every 10th frame, for the energy readout and
    the speed colours. --interop 0 forces the host path (for comparisons); when the OpenGL
    context is not on the CUDA GPU the viewer says so and takes the host path. --context egl
-   asks GLFW for an EGL context instead of GLX (X11 only).
+   asks GLFW for an EGL context instead of GLX (X11 only). --offscreen (with --frames; a build
+   with -DNBODY_EX_EGL -lEGL, as make does when EGL is installed) draws into an EGL pbuffer
+   on the GPU instead of a window: for machines with a GPU and no display.
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/viewer.c -o viewer -lpng -lglfw -lGL -lm
    With CUDA interop: nvcc -O3 -arch=sm_90 -c nbody_cuda.cu -o nbody_cuda.o; then
           cc -O2 -fopenmp -DNBODY_EX_PNG -DNBODY_WITH_CUDA -I. -I$CUDA/include examples/viewer.c
@@ -108,7 +110,7 @@ static void press(GLFWwindow *w, viewer *v, int key) {
     case GLFW_KEY_RIGHT: v->spin += 5; break;
     case GLFW_KEY_UP: v->tilt -= 5; break;
     case GLFW_KEY_DOWN: v->tilt += 5; break;
-    case GLFW_KEY_Q: case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(w, 1); break;
+    case GLFW_KEY_Q: case GLFW_KEY_ESCAPE: if (w) glfwSetWindowShouldClose(w, 1); break;
     default: break;
     }
 }
@@ -252,9 +254,35 @@ static int screenshot(const char *path, int width, int height) {
 
 static void on_glfw_error(int code, const char *text) { fprintf(stderr, "viewer: GLFW error %d: %s\n", code, text); }
 
+/* the OpenGL context: a GLFW window (egl: GLFW's EGL instead of GLX), or offscreen an EGL
+   pbuffer of the same size on the GPU that is CUDA device cuda_device (no window system:
+   for GPU machines without a display; *win stays NULL). 0 when made. */
+static int open_context(GLFWwindow **win, int offscreen, int egl, int cuda_device) {
+    *win = NULL;
+    if (offscreen) {
+#ifdef NBODY_EX_EGL
+        if (ex_egl_context(960, 720, cuda_device, stdout) == 0) return 0;
+#endif
+        (void)cuda_device;
+        fprintf(stderr, "viewer: cannot make an offscreen OpenGL context (EGL)\n");
+        return -1;
+    }
+    glfwSetErrorCallback(on_glfw_error);
+    if (!glfwInit()) { fprintf(stderr, "viewer: cannot initialise GLFW (no display?)\n"); return -1; }
+    if (egl) glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
+    if (!(*win = glfwCreateWindow(960, 720, "nbody.h viewer", NULL, NULL))) {
+        fprintf(stderr, "viewer: cannot open an OpenGL window\n");
+        glfwTerminate();
+        return -1;
+    }
+    glfwMakeContextCurrent(*win);
+    glfwSwapInterval(1);
+    return 0;
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F] [--screenshot FILE.png]\n"
-                    "              [--keys KEYS] [--interop 0|1] [--context glx|egl]\n");
+                    "              [--keys KEYS] [--interop 0|1] [--context glx|egl] [--offscreen]\n");
     return 2;
 }
 
@@ -262,7 +290,7 @@ int main(int argc, char **argv) {
     static viewer v;
     const char *shot = NULL, *keys = "";
     long frames = 0, frame;
-    int i, rc = 0, egl = 0;
+    int i, rc = 0, egl = 0, offscreen = 0;
     GLFWwindow *win;
     v.sc = ex_find_scenario("collision");
     v.steps_per_frame = 2;
@@ -271,6 +299,7 @@ int main(int argc, char **argv) {
     v.desc.engine = NBODY_ENGINE_BLOCK;
     for (i = 1; i < argc; i += 2) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--offscreen")) { offscreen = 1; --i; continue; }   /* the one flag without a value */
         if (!val) return usage();
         if (!strcmp(a, "--scenario")) { if (!(v.sc = ex_find_scenario(val))) return usage(); }
         else if (!strcmp(a, "--n")) v.n = (size_t)atol(val);
@@ -283,7 +312,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--context") && (!strcmp(val, "glx") || !strcmp(val, "egl"))) egl = val[0] == 'e';
         else return usage();
     }
-    if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0)) return usage();
+    if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0) || (offscreen && !frames)) return usage();
+#ifndef NBODY_EX_EGL
+    if (offscreen) { fprintf(stderr, "viewer: --offscreen needs a build with EGL (-DNBODY_EX_EGL -lEGL)\n"); return 2; }
+#endif
     if (shot && !ex_have_png()) { fprintf(stderr, "viewer: --screenshot needs a build with libpng\n"); return 2; }
     v.desc.method = NBODY_LEAPFROG;
     v.desc.softening = (nbody_real)v.sc->softening;
@@ -292,29 +324,22 @@ int main(int argc, char **argv) {
     v.vertices = (float *)malloc(v.s.n * 3 * sizeof(float));
     v.colours = (float *)malloc(v.s.n * 3 * sizeof(float));
     if (!v.vertices || !v.colours) return 1;
-    glfwSetErrorCallback(on_glfw_error);
-    if (!glfwInit()) { fprintf(stderr, "viewer: cannot initialise GLFW (no display?)\n"); return 1; }
-    if (egl) glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
-    if (!(win = glfwCreateWindow(960, 720, "nbody.h viewer", NULL, NULL))) {
-        fprintf(stderr, "viewer: cannot open an OpenGL window\n");
-        glfwTerminate();
-        return 1;
+    if (open_context(&win, offscreen, egl, v.desc.device) != 0) return 1;
+    if (win) {
+        glfwSetWindowUserPointer(win, &v);
+        glfwSetKeyCallback(win, on_key);
     }
-    glfwSetWindowUserPointer(win, &v);
-    glfwSetKeyCallback(win, on_key);
-    glfwMakeContextCurrent(win);
-    glfwSwapInterval(1);
     printf("viewer: OpenGL %s on %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
     glGenBuffers(1, &v.vbo);
     glBindBuffer(GL_ARRAY_BUFFER, v.vbo);
     glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(v.s.n * 3 * sizeof(float)), NULL, GL_STREAM_DRAW);
     glBindBuffer(GL_ARRAY_BUFFER, 0);
     fetch_state(&v, 0);
-    for (frame = 0; !glfwWindowShouldClose(win); ++frame) {
-        int w, h;
+    for (frame = 0; !win || !glfwWindowShouldClose(win); ++frame) {
+        int w = 960, h = 720;
         if (frame < (long)strlen(keys)) press(win, &v, keys[frame]);   /* scripted keys, one a frame */
         if (!v.paused && !v.failed) advance(&v, frame);
-        glfwGetFramebufferSize(win, &w, &h);
+        if (win) glfwGetFramebufferSize(win, &w, &h);
         draw(&v, w, h);
         if (frames && frame + 1 >= frames) {
             if (shot && (rc = screenshot(shot, w, h)) != 0) fprintf(stderr, "viewer: cannot write %s\n", shot);
@@ -322,15 +347,19 @@ int main(int argc, char **argv) {
                                   (double)nbody_get_stats(v.sim).t, v.on_gpu ? "CUDA-OpenGL interop" : "host copy");
             break;
         }
-        glfwSwapBuffers(win);
-        glfwPollEvents();
+        if (win) {
+            glfwSwapBuffers(win);
+            glfwPollEvents();
+        }
     }
 #ifdef NBODY_WITH_CUDA
     if (v.res) cudaGraphicsUnregisterResource(v.res);
 #endif
     glDeleteBuffers(1, &v.vbo);
-    glfwDestroyWindow(win);
-    glfwTerminate();
+    if (win) {
+        glfwDestroyWindow(win);
+        glfwTerminate();
+    }
     nbody_destroy(v.sim);
     nbody_system_free(&v.s);
     free(v.vertices);

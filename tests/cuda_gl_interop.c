@@ -9,68 +9,18 @@
    block, two frames (the mapping is reused after more steps). Also the refusals: a buffer
    one byte short, NULL, a host pointer, and a CPU engine (NBODY_ERR_UNAVAILABLE).
    Built only with CUDA (make test-cuda); skips when no EGL device or no CUDA GPU is there.
-   Build: nvcc -O3 -arch=sm_90 -c nbody_cuda.cu && cc -DNBODY_WITH_CUDA -I. -I$CUDA/include
+   Build: nvcc -O3 -arch=sm_90 -c nbody_cuda.cu && cc -DNBODY_WITH_CUDA -DNBODY_EX_EGL -I. -I$CUDA/include
           tests/cuda_gl_interop.c nbody_cuda.o -o cuda_gl_interop -L$CUDA/lib64 -lcudart
           -lstdc++ -l:libEGL.so.1 -l:libOpenGL.so.0 -lm */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "check.h"
+#include "../examples/example.h"   /* ex_egl_context (built with -DNBODY_EX_EGL) */
 #define GL_GLEXT_PROTOTYPES
 #include <GL/gl.h>
-#define EGL_NO_X11                 /* no X11 headers needed: the EGL device platform */
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 #include <cuda_runtime.h>
 #include <cuda_gl_interop.h>
 #include <string.h>
-
-#ifndef EGL_CUDA_DEVICE_NV
-#define EGL_CUDA_DEVICE_NV 0x323A
-#endif
-
-/* an OpenGL context current on the EGL device that is CUDA device 0 (or the first that
-   initialises); 0 when there is none */
-static int gl_context(void) {
-    PFNEGLQUERYDEVICESEXTPROC query_devices = (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
-    PFNEGLQUERYDEVICEATTRIBEXTPROC query_attrib = (PFNEGLQUERYDEVICEATTRIBEXTPROC)eglGetProcAddress("eglQueryDeviceAttribEXT");
-    PFNEGLGETPLATFORMDISPLAYEXTPROC platform_display =
-        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-    static const EGLint config_attribs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
-                                            EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_NONE};
-    static const EGLint pbuffer_attribs[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
-    EGLDeviceEXT devices[16];
-    EGLint count = 0, i, nconfigs = 0;
-    EGLDisplay dpy = EGL_NO_DISPLAY;
-    EGLConfig config;
-    EGLSurface surface;
-    EGLContext ctx;
-    if (!query_devices || !platform_display || !query_devices(16, devices, &count) || count == 0) {
-        printf("no EGL devices (EGL_EXT_device_enumeration)\n");
-        return 0;
-    }
-    for (i = 0; i < count && dpy == EGL_NO_DISPLAY; ++i) {
-        EGLAttrib cuda_dev = -1;
-        EGLint major, minor;
-        EGLDisplay d;
-        if (query_attrib && query_attrib(devices[i], EGL_CUDA_DEVICE_NV, &cuda_dev) && cuda_dev != 0) continue;
-        d = platform_display(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
-        if (d != EGL_NO_DISPLAY && eglInitialize(d, &major, &minor)) {
-            printf("EGL %d.%d on device %d of %d (CUDA device %ld), vendor %s\n", major, minor, (int)i, (int)count,
-                   (long)cuda_dev, eglQueryString(d, EGL_VENDOR));
-            dpy = d;
-        }
-    }
-    if (dpy == EGL_NO_DISPLAY || !eglBindAPI(EGL_OPENGL_API)) return 0;
-    if (!eglChooseConfig(dpy, config_attribs, &config, 1, &nconfigs) || nconfigs < 1) return 0;
-    surface = eglCreatePbufferSurface(dpy, config, pbuffer_attribs);
-    ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, NULL);
-    if (ctx == EGL_NO_CONTEXT) return 0;
-    /* surfaceless when there is no pbuffer: the test reads buffers, it draws nothing */
-    if (!eglMakeCurrent(dpy, surface, surface, ctx)) return 0;
-    printf("OpenGL %s, %s, %s (%s)\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_VENDOR),
-           (const char *)glGetString(GL_RENDERER), surface == EGL_NO_SURFACE ? "surfaceless" : "pbuffer");
-    return 1;
-}
 
 /* the positions of sim in the buffer vbo through the interop, compared with get_state */
 static void frame(nbody_sim *sim, struct cudaGraphicsResource *res, GLuint vbo, size_t n, const char *what) {
@@ -178,10 +128,12 @@ int main(void) {
         check_skip("NBODY_REQUIRE_CUDA", "no CUDA device");
         return check_finish();
     }
-    if (!gl_context()) {
+    if (ex_egl_context(16, 16, 0, stdout) != 0) {
         check_skip("NBODY_REQUIRE_GL_INTEROP", "no OpenGL context through EGL on the GPU");
         return check_finish();
     }
+    printf("OpenGL %s, %s, %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_VENDOR),
+           (const char *)glGetString(GL_RENDERER));
     engine(NBODY_ENGINE_CUDA, 1000);
     engine(NBODY_ENGINE_CUDA, 4099);
     engine(NBODY_ENGINE_CUDA_TREE, 1000);
