@@ -12,6 +12,7 @@
    Build: nvcc -O3 -arch=sm_90 -c nbody_cuda.cu && cc -DNBODY_WITH_CUDA -DNBODY_EX_EGL -I. -I$CUDA/include
           tests/cuda_gl_interop.c nbody_cuda.o -o cuda_gl_interop -L$CUDA/lib64 -lcudart
           -lstdc++ -l:libEGL.so.1 -l:libOpenGL.so.0 -lm */
+#define _POSIX_C_SOURCE 200809L    /* example.h: clock_gettime, fileno */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "check.h"
