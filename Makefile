@@ -71,6 +71,23 @@ endif
 $(patsubst examples/%.c,$(BUILD)/%,$(EXAMPLE_SRCS)): examples/example.h
 TEST_SCRIPTS += tests/test_cli.sh tests/test_viewer.sh
 test: examples
+# CUDA-OpenGL interop: a WITH_CUDA=1 viewer includes CUDA's headers (cuda_gl_interop.h);
+# make test-cuda also runs tests/cuda_gl_interop.c (an EGL context on the GPU, libglvnd's
+# libEGL + libOpenGL; GL_INTEROP_LIBS overrides)
+CUDA_INC        := -isystem $(dir $(shell which $(NVCC) 2>/dev/null))../include
+GL_INTEROP_LIBS ?= -l:libEGL.so.1 -l:libOpenGL.so.0
+ifeq ($(WITH_CUDA),1)
+EXAMPLE_LIBS_viewer += $(CUDA_INC)
+endif
+# the viewer's --offscreen (an EGL pbuffer, no window) when EGL is there
+EXAMPLE_LIBS_viewer += $(shell pkg-config --exists egl 2>/dev/null && echo -DNBODY_EX_EGL `pkg-config --libs egl`)
+.PHONY: test-cuda-gl
+test-cuda: test-cuda-gl
+test-cuda-gl:
+	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_gl_interop
+	@sh tests/run.sh $(BUILD)/cuda_gl_interop
+$(BUILD)/cuda_gl_interop: tests/cuda_gl_interop.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) $(CUDA_INC) -DNBODY_EX_EGL $< $(BACKEND_OBJS) -o $@ $(LIBS) $(GL_INTEROP_LIBS)
 # ---- end examples block ----
 
 .PHONY: all test demo bench examples clean check-embedded embed

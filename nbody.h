@@ -273,6 +273,19 @@ NBODY_API nbody_result nbody_write_csv(const char *path, const nbody_system *s);
 NBODY_API nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path);
 NBODY_API nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc *desc, const char *path);
 
+/* ---- CUDA-OpenGL interop ----
+   Writes the positions of a simulation on a CUDA engine as n interleaved float triples
+   (x0 y0 z0 x1 y1 z1 ..., 12 bytes a body: the usual vertex-buffer layout) into device
+   memory of the simulation's GPU, with a kernel: nothing goes through the host. device_dst
+   is typically an OpenGL buffer registered with cudaGraphicsGLRegisterBuffer and mapped
+   (cudaGraphicsMapResources + cudaGraphicsResourceGetMappedPointer). The kernel is queued on
+   the legacy default stream, so unmapping on stream 0 (or any synchronising call) orders it
+   before OpenGL reads the buffer. The simulation is not changed.
+   NBODY_ERR_INVALID_ARGUMENT: sim or device_dst NULL, capacity_bytes < 12 n, or device_dst
+   not device memory of the simulation's GPU. NBODY_ERR_UNAVAILABLE: the engine is not
+   cuda / cuda-tree (so always without NBODY_WITH_CUDA): use nbody_get_state instead. */
+NBODY_API nbody_result nbody_cuda_positions(const nbody_sim *sim, void *device_dst, size_t capacity_bytes);
+
 #ifdef __cplusplus
 }
 #endif
@@ -2748,6 +2761,30 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
     return r;
 }
 /* ---- end section: CHECKPOINTS ---- */
+
+/* ---- section: CUDA-OpenGL INTEROP (viewer) --------------------------------------------- */
+#ifdef NBODY_WITH_CUDA
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Defined at the end of nbody_cuda.cu: the kernel that writes n float xyz triples from the
+   state y, after checking that dst is device memory of the engine's GPU. */
+nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, size_t n, void *dst);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
+NBODY__DEF nbody_result nbody_cuda_positions(const nbody_sim *sim, void *device_dst, size_t capacity_bytes) {
+    if (!sim || !device_dst || capacity_bytes / (3 * sizeof(float)) < sim->n) return NBODY_ERR_INVALID_ARGUMENT;
+    if (sim->desc.engine != NBODY_ENGINE_CUDA && sim->desc.engine != NBODY_ENGINE_CUDA_TREE) return NBODY_ERR_UNAVAILABLE;
+#ifdef NBODY_WITH_CUDA
+    return nbody__cuda_positions((nbody__engine *)&sim->eng, sim->y, sim->n, device_dst);
+#else
+    return NBODY_ERR_UNAVAILABLE;
+#endif
+}
+/* ---- end section: CUDA-OpenGL INTEROP ---- */
 
 #endif /* NBODY_IMPLEMENTATION */
 

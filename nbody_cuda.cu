@@ -903,3 +903,34 @@ extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodi
     *block = nbody__cu(e)->block;
     *bodies_per_thread = nbody__cu(e)->rb;
 }
+
+/* ======================================================================================
+   CUDA-OpenGL interop (nbody_cuda_positions in nbody.h): the state's SoA positions
+   x(n) y(n) z(n) as interleaved float xyz, the vertex-buffer layout, on the device
+   ====================================================================================== */
+template <class T> __global__ void nbody__cu_xyz_kernel(const T *y, size_t n, float *dst) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        dst[3 * i] = (float)y[i];
+        dst[3 * i + 1] = (float)y[n + i];
+        dst[3 * i + 2] = (float)y[2 * n + i];
+    }
+}
+
+extern "C" nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, size_t n, void *dst) {
+    cudaPointerAttributes at;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK) return r;
+    /* a host pointer, or memory of another GPU, would fault inside the kernel: refuse it */
+    if (cudaPointerGetAttributes(&at, dst) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if ((at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged) || at.device != nbody__cu(e)->dev) {
+        nbody__cu_log(e, "nbody cuda: positions: destination is not device memory of GPU %d", nbody__cu(e)->dev);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (n == 0) return NBODY_OK;
+    nbody__cu_xyz_kernel<<<nbody__cu_blocks(n, 256), 256>>>((const nbody__r *)y, n, (float *)dst);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}

@@ -6,7 +6,8 @@
    each example shows only what it is about. Include it after nbody.h.
 
    PNG output goes through libpng and is compiled only with -DNBODY_EX_PNG (link -lpng);
-   without it ex_write_png() returns -1 and everything else still works.
+   without it ex_write_png() returns -1 and everything else still works. A headless OpenGL
+   context (ex_egl_context) is compiled only with -DNBODY_EX_EGL (link -lEGL).
 
    COLOUR MAP (the article's: "low speed blue, medium green, high red")
        u = |v| / v_ref, clamped to [0, 1], v_ref = the 90th percentile of the speeds in the
@@ -70,6 +71,21 @@ EX_FN const ex_scenario *ex_find_scenario(const char *name) {
 }
 
 EX_FN int ex_fixed_size(const ex_scenario *sc) { return sc->n == 3; }
+
+/* an engine or method by its nbody_engine_name / nbody_method_name; 0 when unknown */
+EX_FN int ex_find_engine(const char *name, nbody_engine *e) {
+    int i;
+    for (i = 1; i < NBODY_ENGINE_COUNT_; ++i)
+        if (!strcmp(name, nbody_engine_name((nbody_engine)i))) { *e = (nbody_engine)i; return 1; }
+    return 0;
+}
+
+EX_FN int ex_find_method(const char *name, nbody_method *m) {
+    int i;
+    for (i = 1; i < NBODY_METHOD_COUNT_; ++i)
+        if (!strcmp(name, nbody_method_name((nbody_method)i))) { *m = (nbody_method)i; return 1; }
+    return 0;
+}
 
 /* the bodies of a scenario; n = 0 takes its default */
 EX_FN nbody_result ex_make_scenario(const ex_scenario *sc, nbody_system *s, size_t n, unsigned long long seed) {
@@ -159,6 +175,61 @@ EX_FN void ex_text_cells(const char *text, int x, int y, int scale, void (*plot)
             for (col = 0; col < 3; ++col)
                 if (ex_glyph_row(text[i], row) & (4 >> col)) plot(x + (4 * i + col) * scale, y + row * scale, scale, user);
 }
+
+/* ---------------------------------------------------------------- headless OpenGL (EGL) */
+#ifdef NBODY_EX_EGL
+#define EGL_NO_X11                 /* the EGL device platform needs no X11 headers */
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#ifndef EGL_CUDA_DEVICE_NV
+#define EGL_CUDA_DEVICE_NV 0x323A
+#endif
+/* An OpenGL (compatibility profile) context with a width x height pbuffer, current on this
+   thread, with no window and no X server: EGL on an EGL device (EGL_EXT_platform_device).
+   cuda_device >= 0 takes the EGL device that is that CUDA device (EGL_NV_device_cuda) when
+   the driver says which one is, else the first that initialises. Names what it got on log.
+   0 on success. Link -lEGL (libglvnd's libEGL.so.1). */
+EX_FN int ex_egl_context(int width, int height, int cuda_device, FILE *log) {
+    PFNEGLQUERYDEVICESEXTPROC query_devices = (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
+    PFNEGLQUERYDEVICEATTRIBEXTPROC query_attrib = (PFNEGLQUERYDEVICEATTRIBEXTPROC)eglGetProcAddress("eglQueryDeviceAttribEXT");
+    PFNEGLGETPLATFORMDISPLAYEXTPROC platform_display =
+        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+    static const EGLint config_attribs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
+                                            EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_NONE};
+    EGLint pbuffer_attribs[] = {EGL_WIDTH, 0, EGL_HEIGHT, 0, EGL_NONE};
+    EGLDeviceEXT devices[16];
+    EGLint count = 0, i, nconfigs = 0;
+    EGLDisplay dpy = EGL_NO_DISPLAY;
+    EGLConfig config;
+    EGLSurface surface;
+    EGLContext ctx;
+    pbuffer_attribs[1] = width;
+    pbuffer_attribs[3] = height;
+    if (!query_devices || !platform_display || !query_devices(16, devices, &count) || count == 0) {
+        fprintf(log, "no EGL devices (EGL_EXT_device_enumeration)\n");
+        return -1;
+    }
+    for (i = 0; i < count && dpy == EGL_NO_DISPLAY; ++i) {
+        EGLAttrib cuda = -1;
+        EGLint major, minor;
+        EGLDisplay d;
+        if (cuda_device >= 0 && query_attrib && query_attrib(devices[i], EGL_CUDA_DEVICE_NV, &cuda) && cuda != cuda_device)
+            continue;
+        d = platform_display(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
+        if (d != EGL_NO_DISPLAY && eglInitialize(d, &major, &minor)) {
+            fprintf(log, "EGL %d.%d on device %d of %d (CUDA device %ld), vendor %s\n", major, minor, (int)i, (int)count,
+                    (long)cuda, eglQueryString(d, EGL_VENDOR));
+            dpy = d;
+        }
+    }
+    if (dpy == EGL_NO_DISPLAY || !eglBindAPI(EGL_OPENGL_API)) return -1;
+    if (!eglChooseConfig(dpy, config_attribs, &config, 1, &nconfigs) || nconfigs < 1) return -1;
+    surface = eglCreatePbufferSurface(dpy, config, pbuffer_attribs);
+    ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, NULL);
+    if (surface == EGL_NO_SURFACE || ctx == EGL_NO_CONTEXT || !eglMakeCurrent(dpy, surface, surface, ctx)) return -1;
+    return 0;
+}
+#endif
 
 /* ---------------------------------------------------------------- pictures */
 typedef struct ex_image { int w, h; float *light; } ex_image;   /* 3 floats a pixel, additive */

@@ -8,13 +8,18 @@
    How a run is cut into pieces, and why --resume is exact: the run advances from output
    time to output time (multiples of --snapshot-every and --png-every, and t-end), each
    piece landing exactly on its end. Between them a fixed-step method (no --tolerance)
-   takes plain steps of --dt, so the progress bar never changes the trajectory. A snapshot
-   holds the bodies and the time, which is the whole state of leapfrog, Euler, midpoint and
-   RK4 (and any method run at a fixed step that keeps no history): resuming from one with
-   the same options gives the same final state, bit for bit, as the run straight through.
-   Adaptive runs (--tolerance) and multistep methods also need the next step size or the
-   past derivatives, which the snapshot format does not store: they resume correctly but not
-   bitwise. Adaptive runs additionally end a piece at every 1% of t-end, for the progress. */
+   takes plain steps of --dt, so the progress bar never changes the trajectory. Adaptive
+   runs additionally end a piece at every 1% of t-end, for the progress; a resumed run
+   starts on such an end, so it cuts the rest of the run into the same pieces.
+   At each --snapshot-every time (and at t-end) the run writes two files: OUT_snap_K.snap,
+   the bodies and the time (nbody_save: the portable file for analysis, CSV, other tools),
+   and OUT_snap_K.ckpt, a checkpoint (nbody_checkpoint_save: every buffer and scalar of the
+   method: the next step size of an adaptive run, the past derivatives of Adams, the step
+   counters). --resume takes either. From a checkpoint, with the same options, the run
+   continues bit for bit as the run straight through, for every method, adaptive or not.
+   From a snapshot it restarts the method from the bodies alone: still bitwise for fixed-step
+   methods without history (Euler, midpoint, leapfrog, RK4, ...), only approximately for
+   adaptive and multistep runs. */
 #define _POSIX_C_SOURCE 200809L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -46,12 +51,14 @@ static void usage(FILE *f) {
             "  --theta THETA         tree opening angle (default 0.5)\n"
             "  --softening EPS       Plummer softening (default: per scenario)\n"
             "  --t-end T             simulated time to reach (default: per scenario)\n"
-            "  --snapshot-every T    write OUT_snap_K.snap at t = K*T and OUT_final.snap at t-end\n"
+            "  --snapshot-every T    write OUT_snap_K.snap and OUT_snap_K.ckpt (checkpoint) at t = K*T,\n"
+            "                        OUT_final.snap and OUT_final.ckpt at t-end\n"
             "  --png-every T         write OUT_frame_K.png at t = 0, T, 2T, ... (needs libpng)\n"
             "  --csv                 also write every snapshot (or only the final state) as CSV\n"
             "  --out PREFIX          file name prefix for outputs (default nbody)\n"
             "  --size PIXELS         picture height (default 512; width 4/3 of it)\n"
-            "  --resume FILE         continue from a snapshot (give the same options as the run)\n"
+            "  --resume FILE         continue from a checkpoint (.ckpt: exact) or a snapshot (.snap:\n"
+            "                        the bodies only); give the same options as the run that wrote it\n"
             "  --seed S              random seed of the initial conditions (default 1)\n"
             "  --list                engines and methods available in this build\n"
             "  --help                this text\n"
@@ -85,20 +92,6 @@ static int parse_count(const char *text, unsigned long long *out) {
     if (*end || errno) return 0;
     *out = v;
     return 1;
-}
-
-static int find_engine(const char *name, nbody_engine *e) {
-    int i;
-    for (i = 1; i < NBODY_ENGINE_COUNT_; ++i)
-        if (!strcmp(name, nbody_engine_name((nbody_engine)i))) { *e = (nbody_engine)i; return 1; }
-    return 0;
-}
-
-static int find_method(const char *name, nbody_method *m) {
-    int i;
-    for (i = 1; i < NBODY_METHOD_COUNT_; ++i)
-        if (!strcmp(name, nbody_method_name((nbody_method)i))) { *m = (nbody_method)i; return 1; }
-    return 0;
 }
 
 static int takes_value(const char *a) {
@@ -201,9 +194,13 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int final) {
         long k = (long)floor(t / r->o.snapshot_every + 0.5);
         if (final) snprintf(path, sizeof path, "%s_final.snap", r->o.out);
         else snprintf(path, sizeof path, "%s_snap_%06ld.snap", r->o.out, k);
-        if (r->o.snapshot_every > 0 && (res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
+        if (r->o.snapshot_every > 0) {
+            if ((res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
+            strcpy(path + strlen(path) - 4, "ckpt");      /* the .snap's name, .ckpt */
+            if ((res = nbody_checkpoint_save(r->sim, path)) != NBODY_OK) goto fail;
+        }
         if (r->o.csv && (final || r->o.snapshot_every > 0)) {
-            strcpy(path + strlen(path) - 4, "csv");
+            strcpy(strrchr(path, '.') + 1, "csv");
             if ((res = nbody_write_csv(path, &r->s)) != NBODY_OK) goto fail;
         }
     }
@@ -269,24 +266,53 @@ static int simulate(run *r) {
     return 0;
 }
 
-/* the initial state: a scenario, or a snapshot to resume from */
+/* --resume FILE: a checkpoint makes r->sim (exact restart; desc must match the run that wrote
+   it), a snapshot gives r->s; 0, or the exit status */
+static int resume(run *r, int *from_checkpoint) {
+    const char *path = r->o.resume;
+    nbody_result res = nbody_checkpoint_load(&r->sim, &r->desc, path);
+    *from_checkpoint = res == NBODY_OK;
+    if (res == NBODY_ERR_FORMAT) res = nbody_load(path, &r->s);     /* not a checkpoint: a snapshot? */
+    if (res == NBODY_OK) return 0;
+    if (res == NBODY_ERR_INVALID_ARGUMENT)
+        fprintf(stderr, "nbody: cannot resume from %s: the checkpoint was written with other options (engine, method, "
+                        "dt, tolerance, softening, theta): give the same options as that run\n", path);
+    else if (res == NBODY_ERR_FORMAT)
+        fprintf(stderr, "nbody: cannot resume from %s: neither a checkpoint nor a snapshot (or corrupted)\n", path);
+    else
+        fprintf(stderr, "nbody: cannot resume from %s: %s\n", path, nbody_result_string(res));
+    return res == NBODY_ERR_OUT_OF_MEMORY || res == NBODY_ERR_DEVICE ? 1 : 2;
+}
+
+/* the initial state: a scenario, or a checkpoint / snapshot to resume from */
 static int initial_state(run *r) {
     nbody_result res;
     nbody_system first = {0};
-    if (r->o.resume) {
-        if ((res = nbody_load(r->o.resume, &r->s)) != NBODY_OK) {
-            fprintf(stderr, "nbody: cannot resume from %s: %s\n", r->o.resume, nbody_result_string(res));
-            return 2;
-        }
-    } else if ((res = ex_make_scenario(r->sc, &r->s, r->o.n, r->o.seed)) != NBODY_OK) {
+    int rc, from_checkpoint = 0;
+    if (r->o.resume && (rc = resume(r, &from_checkpoint)) != 0) return rc;
+    /* the scenario's start: the run's bodies, and the reference for drift and colours also
+       when resuming, so that a resumed run reports the same numbers as the run it continues.
+       A snapshot says how many bodies; a checkpoint is sized by the options, like its run. */
+    res = ex_make_scenario(r->sc, &first, r->o.resume && !from_checkpoint ? r->s.n : r->o.n, r->o.seed);
+    if (res != NBODY_OK && (!r->o.resume || from_checkpoint)) {
         fprintf(stderr, "nbody: cannot make scenario %s: %s\n", r->sc->name, nbody_result_string(res));
         return res == NBODY_ERR_INVALID_ARGUMENT ? 2 : 1;
     }
-    /* drift and colours are measured against the scenario's start, also when resuming, so
-       that a resumed run reports the same numbers as the run it continues */
-    if (!r->o.resume || ex_make_scenario(r->sc, &first, r->s.n, r->o.seed) != NBODY_OK) first = r->s;
+    if (res != NBODY_OK) first = r->s;
     r->e0 = ex_energy(&first, r->desc.G, r->desc.softening);
     r->v_ref = ex_speed_scale(&first);
+    if (!r->o.resume) {
+        r->s = first;
+        return 0;
+    }
+    if (from_checkpoint && (nbody_system_alloc(&r->s, first.n) != NBODY_OK || nbody_get_state(r->sim, &r->s) != NBODY_OK)) {
+        fprintf(stderr, "nbody: cannot resume from %s: it holds another number of bodies than --scenario %s%s\n",
+                r->o.resume, r->sc->name, r->o.n ? " with --n" : "");
+        nbody_system_free(&first);
+        return 2;
+    }
+    printf("resuming at t = %g from %s %s\n", (double)r->s.t, from_checkpoint ? "the checkpoint (exact)" : "the snapshot (bodies only)",
+           r->o.resume);
     if (first.x != r->s.x) nbody_system_free(&first);
     return 0;
 }
@@ -298,8 +324,8 @@ static int setup(run *r) {
     if (!(r->sc = ex_find_scenario(o->scenario))) return bad("unknown scenario '%s'", o->scenario);
     if (o->n && ex_fixed_size(r->sc)) return bad("--n cannot be set: scenario %s always has 3 bodies", r->sc->name);
     if (o->n == 1 && !strcmp(r->sc->name, "collision")) return bad("%s needs at least 2 bodies", "collision");
-    if (o->engine && !find_engine(o->engine, &r->desc.engine)) return bad("unknown engine '%s' (see --list)", o->engine);
-    if (o->method && !find_method(o->method, &r->desc.method)) return bad("unknown method '%s' (see --list)", o->method);
+    if (o->engine && !ex_find_engine(o->engine, &r->desc.engine)) return bad("unknown engine '%s' (see --list)", o->engine);
+    if (o->method && !ex_find_method(o->method, &r->desc.method)) return bad("unknown method '%s' (see --list)", o->method);
     if (o->png_every > 0 && !ex_have_png()) return bad("%s: this nbody was built without libpng", "--png-every");
     r->desc.dt = (nbody_real)(o->dt > 0 ? o->dt : r->sc->dt);
     r->desc.softening = (nbody_real)(o->softening >= 0 ? o->softening : r->sc->softening);
@@ -313,7 +339,7 @@ static int setup(run *r) {
         return 2;
     }
     if (o->png_every > 0 && ex_image_alloc(&r->img, o->width * 4 / 3, o->width) != 0) return 1;
-    res = nbody_create(&r->sim, &r->desc, &r->s);
+    res = r->sim ? NBODY_OK : nbody_create(&r->sim, &r->desc, &r->s);
     if (res == NBODY_ERR_UNAVAILABLE) {
         fprintf(stderr, "nbody: engine %s with method %s is not available in this build or on this machine (see --list)\n",
                 nbody_engine_name(r->desc.engine), nbody_method_name(r->desc.method));

@@ -4,17 +4,39 @@
    Keys: SPACE pause, S next engine (the Alea GPU article's 'S': cycles every engine this
    build runs), M next method, R restart, +/- steps per frame, arrows rotate, Q/ESC quit.
    Switching keeps the current state: the new simulation starts where the old one stopped.
-   Usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F --screenshot FILE.png] [--keys KEYS]
+   Usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F --screenshot FILE.png]
+                 [--keys KEYS] [--interop 0|1] [--context glx|egl] [--offscreen]
           (--frames F quits after F frames; --screenshot saves the last one, needs libpng;
           --keys presses one key of KEYS each frame, e.g. "SM": for tests and recordings)
-   Positions go through host memory to OpenGL each frame; the CUDA-OpenGL interop path of
-   seed 001 (no round trip through the host) is not written yet.
-   Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/viewer.c -o viewer -lpng -lglfw -lGL -lm */
+   The positions live in an OpenGL vertex buffer. On the CPU and OpenCL engines they go
+   there through host memory every frame (nbody_get_state, glBufferSubData). Built with
+   NBODY_WITH_CUDA and running a CUDA engine, they go there through CUDA-OpenGL interop
+   (seed 001): the buffer is registered with CUDA once, and each frame mapped,
+   filled on the GPU by nbody_cuda_positions and unmapped, with no round trip through the
+   host; the state then comes to the host only every 10th frame, for the energy readout and
+   the speed colours. --interop 0 forces the host path (for comparisons); when the OpenGL
+   context is not on the CUDA GPU the viewer says so and takes the host path. --context egl
+   asks GLFW for an EGL context instead of GLX (X11 only). --offscreen (with --frames; a build
+   with -DNBODY_EX_EGL -lEGL, as make does when EGL is installed) draws into an EGL pbuffer
+   on the GPU instead of a window: for machines with a GPU and no display.
+   Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/viewer.c -o viewer -lpng -lglfw -lGL -lm
+   With CUDA interop: nvcc -O3 -arch=sm_90 -c nbody_cuda.cu -o nbody_cuda.o; then
+          cc -O2 -fopenmp -DNBODY_EX_PNG -DNBODY_WITH_CUDA -I. -I$CUDA/include examples/viewer.c
+          nbody_cuda.o -o viewer -lpng -lglfw -lGL -L$CUDA/lib64 -lcudart -lstdc++ -lm
+          (or: make WITH_CUDA=1 build/viewer) */
 #define _POSIX_C_SOURCE 200809L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "example.h"
+#define GL_GLEXT_PROTOTYPES        /* glGenBuffers & co. (OpenGL 1.5) */
+#define GLFW_INCLUDE_GLEXT
 #include <GLFW/glfw3.h>
+#ifdef NBODY_WITH_CUDA
+#include <cuda_runtime.h>
+#include <cuda_gl_interop.h>
+#endif
+
+#define VIEWER_STATE_EVERY 10      /* frames between host copies of the state on the interop path */
 
 typedef struct viewer {
     const ex_scenario *sc;
@@ -25,6 +47,12 @@ typedef struct viewer {
     double e0, v_ref, step_ms, drift, spin, tilt;
     int paused, steps_per_frame, failed;
     float *vertices, *colours;
+    GLuint vbo;                    /* the positions, 3 floats a body */
+    int interop;                   /* 1 = may use CUDA-OpenGL interop (--interop), -1 = it failed */
+    int on_gpu;                    /* this frame's positions came through the interop */
+#ifdef NBODY_WITH_CUDA
+    struct cudaGraphicsResource *res;  /* vbo registered with CUDA, NULL until first used */
+#endif
 } viewer;
 
 /* a fresh simulation of desc from state s; 0 when nbody_create accepts it */
@@ -64,6 +92,8 @@ static int reset(viewer *v) {
     return restart(v, &v->desc);
 }
 
+static void fetch_state(viewer *v, int drift);
+
 /* a key (GLFW key codes are ASCII for letters, digits and space) */
 static void press(GLFWwindow *w, viewer *v, int key) {
     switch (key) {
@@ -73,14 +103,14 @@ static void press(GLFWwindow *w, viewer *v, int key) {
         cycle(v, key == GLFW_KEY_M);
         printf("viewer: engine %s, method %s\n", nbody_engine_name(v->desc.engine), nbody_method_name(v->desc.method));
         break;
-    case GLFW_KEY_R: reset(v); break;
+    case GLFW_KEY_R: if (reset(v) == 0) fetch_state(v, 0); break;
     case GLFW_KEY_EQUAL: case GLFW_KEY_KP_ADD: if (v->steps_per_frame < 1000) v->steps_per_frame *= 2; break;
     case GLFW_KEY_MINUS: case GLFW_KEY_KP_SUBTRACT: if (v->steps_per_frame > 1) v->steps_per_frame /= 2; break;
     case GLFW_KEY_LEFT: v->spin -= 5; break;
     case GLFW_KEY_RIGHT: v->spin += 5; break;
     case GLFW_KEY_UP: v->tilt -= 5; break;
     case GLFW_KEY_DOWN: v->tilt += 5; break;
-    case GLFW_KEY_Q: case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(w, 1); break;
+    case GLFW_KEY_Q: case GLFW_KEY_ESCAPE: if (w) glfwSetWindowShouldClose(w, 1); break;
     default: break;
     }
 }
@@ -90,15 +120,71 @@ static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods) {
     if (action != GLFW_RELEASE) press(w, (viewer *)glfwGetWindowUserPointer(w), key);
 }
 
-/* advance steps_per_frame steps, timing them; measure the drift now and then */
+static int is_cuda(nbody_engine e) { return e == NBODY_ENGINE_CUDA || e == NBODY_ENGINE_CUDA_TREE; }
+
+#ifdef NBODY_WITH_CUDA
+/* the positions into the VBO on the GPU: map, nbody_cuda_positions, unmap (the unmap on
+   stream 0 orders the kernel before OpenGL's draw). 0 when done; on the first failure the
+   viewer says why and keeps to the host path. */
+static int positions_interop(viewer *v) {
+    const char *why = NULL;
+    cudaError_t err = cudaSuccess;
+    void *dst = NULL;
+    size_t bytes = 0;
+    nbody_result r = NBODY_OK;
+    if (!v->res && (err = cudaGraphicsGLRegisterBuffer(&v->res, v->vbo, cudaGraphicsRegisterFlagsWriteDiscard)) != cudaSuccess)
+        why = "cudaGraphicsGLRegisterBuffer";
+    else if ((err = cudaGraphicsMapResources(1, &v->res, 0)) != cudaSuccess)
+        why = "cudaGraphicsMapResources";
+    else {
+        if ((err = cudaGraphicsResourceGetMappedPointer(&dst, &bytes, v->res)) != cudaSuccess)
+            why = "cudaGraphicsResourceGetMappedPointer";
+        else if ((r = nbody_cuda_positions(v->sim, dst, bytes)) != NBODY_OK)
+            why = "nbody_cuda_positions";
+        if (cudaGraphicsUnmapResources(1, &v->res, 0) != cudaSuccess && !why) why = "cudaGraphicsUnmapResources";
+    }
+    if (!why) return 0;
+    fprintf(stderr, "viewer: CUDA-OpenGL interop unavailable (%s: %s): positions go through the host\n", why,
+            err != cudaSuccess ? cudaGetErrorString(err) : nbody_result_string(r));
+    (void)cudaGetLastError();
+    v->interop = -1;
+    return -1;
+}
+#endif
+
+/* this frame's positions into the VBO, through the interop when it can, else from v->s */
+static void positions(viewer *v) {
+    size_t i;
+    v->on_gpu = 0;
+#ifdef NBODY_WITH_CUDA
+    if (v->interop == 1 && is_cuda(v->desc.engine) && positions_interop(v) == 0) { v->on_gpu = 1; return; }
+#endif
+    for (i = 0; i < v->s.n; ++i) {
+        float *p = v->vertices + 3 * i;
+        p[0] = (float)v->s.x[i]; p[1] = (float)v->s.y[i]; p[2] = (float)v->s.z[i];
+    }
+    glBindBuffer(GL_ARRAY_BUFFER, v->vbo);
+    glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)(v->s.n * 3 * sizeof(float)), v->vertices);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+/* the state on the host, and what is measured from it: the colours, now and then the drift */
+static void fetch_state(viewer *v, int drift) {
+    size_t i;
+    nbody_get_state(v->sim, &v->s);
+    for (i = 0; i < v->s.n; ++i) ex_colormap(ex_speed(&v->s, i) / v->v_ref, v->colours + 3 * i);
+    if (drift) v->drift = ex_drift(&v->s, 1, v->sc->softening, v->e0);
+}
+
+/* advance steps_per_frame steps, timing them; the state comes to the host every frame on
+   the host path, every VIEWER_STATE_EVERY frames on the interop path */
 static void advance(viewer *v, long frame) {
     double t0 = ex_now();
-    int i;
+    int i, every = frame % VIEWER_STATE_EVERY == 0;
     for (i = 0; i < v->steps_per_frame && !v->failed; ++i)
         if (nbody_step(v->sim) != NBODY_OK) v->failed = 1;
     v->step_ms = 1e3 * (ex_now() - t0) / v->steps_per_frame;
-    nbody_get_state(v->sim, &v->s);
-    if (frame % 10 == 0) v->drift = ex_drift(&v->s, 1, v->sc->softening, v->e0);
+    if (every || !(v->interop == 1 && is_cuda(v->desc.engine))) fetch_state(v, every);
 }
 
 static void text_cell(int x, int y, int scale, void *user) { (void)user; glRecti(x, y, x + scale, y + scale); }
@@ -106,12 +192,7 @@ static void text_cell(int x, int y, int scale, void *user) { (void)user; glRecti
 static void draw(viewer *v, int width, int height) {
     double aspect = (double)width / (height > 0 ? height : 1), half = v->sc->view;
     char line[256];
-    size_t i;
-    for (i = 0; i < v->s.n; ++i) {
-        float *p = v->vertices + 3 * i;
-        p[0] = (float)v->s.x[i]; p[1] = (float)v->s.y[i]; p[2] = (float)v->s.z[i];
-        ex_colormap(ex_speed(&v->s, i) / v->v_ref, v->colours + 3 * i);
-    }
+    positions(v);
     glViewport(0, 0, width, height);
     glClearColor(0, 0, 0, 1);
     glClear(GL_COLOR_BUFFER_BIT);
@@ -127,7 +208,9 @@ static void draw(viewer *v, int width, int height) {
     glPointSize(v->s.n > 20000 ? 1.0f : 2.0f);
     glEnableClientState(GL_VERTEX_ARRAY);
     glEnableClientState(GL_COLOR_ARRAY);
-    glVertexPointer(3, GL_FLOAT, 0, v->vertices);
+    glBindBuffer(GL_ARRAY_BUFFER, v->vbo);
+    glVertexPointer(3, GL_FLOAT, 0, NULL);             /* offset 0 in the VBO */
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
     glColorPointer(3, GL_FLOAT, 0, v->colours);
     glDrawArrays(GL_POINTS, 0, (GLsizei)v->s.n);
     glDisableClientState(GL_VERTEX_ARRAY);
@@ -141,10 +224,10 @@ static void draw(viewer *v, int width, int height) {
     glDisable(GL_BLEND);
     glColor3f(0.85f, 0.85f, 0.85f);
     snprintf(line, sizeof line, "%s  N %lu  ENGINE %s  METHOD %s  T %.3f", v->sc->name, (unsigned long)v->s.n,
-             nbody_engine_name(v->desc.engine), nbody_method_name(v->desc.method), (double)v->s.t);
+             nbody_engine_name(v->desc.engine), nbody_method_name(v->desc.method), (double)nbody_get_stats(v->sim).t);
     ex_text_cells(line, 10, 10, 3, text_cell, NULL);
-    snprintf(line, sizeof line, "STEP %.2f MS  X%d  DE/E %+.2E%s", v->step_ms, v->steps_per_frame, v->drift,
-             v->failed ? "  FAILED (R RESTARTS)" : v->paused ? "  PAUSED" : "");
+    snprintf(line, sizeof line, "STEP %.2f MS  X%d  DE/E %+.2E  VBO %s%s", v->step_ms, v->steps_per_frame, v->drift,
+             v->on_gpu ? "CUDA INTEROP" : "HOST COPY", v->failed ? "  FAILED (R RESTARTS)" : v->paused ? "  PAUSED" : "");
     ex_text_cells(line, 10, 32, 3, text_cell, NULL);
     ex_text_cells("SPACE PAUSE  S ENGINE  M METHOD  R RESTART  +- SPEED  ARROWS ROTATE  Q QUIT", 10, height - 20, 2,
                   text_cell, NULL);
@@ -169,8 +252,37 @@ static int screenshot(const char *path, int width, int height) {
     return r;
 }
 
+static void on_glfw_error(int code, const char *text) { fprintf(stderr, "viewer: GLFW error %d: %s\n", code, text); }
+
+/* the OpenGL context: a GLFW window (egl: GLFW's EGL instead of GLX), or offscreen an EGL
+   pbuffer of the same size on the GPU that is CUDA device cuda_device (no window system:
+   for GPU machines without a display; *win stays NULL). 0 when made. */
+static int open_context(GLFWwindow **win, int offscreen, int egl, int cuda_device) {
+    *win = NULL;
+    if (offscreen) {
+#ifdef NBODY_EX_EGL
+        if (ex_egl_context(960, 720, cuda_device, stdout) == 0) return 0;
+#endif
+        (void)cuda_device;
+        fprintf(stderr, "viewer: cannot make an offscreen OpenGL context (EGL)\n");
+        return -1;
+    }
+    glfwSetErrorCallback(on_glfw_error);
+    if (!glfwInit()) { fprintf(stderr, "viewer: cannot initialise GLFW (no display?)\n"); return -1; }
+    if (egl) glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
+    if (!(*win = glfwCreateWindow(960, 720, "nbody.h viewer", NULL, NULL))) {
+        fprintf(stderr, "viewer: cannot open an OpenGL window\n");
+        glfwTerminate();
+        return -1;
+    }
+    glfwMakeContextCurrent(*win);
+    glfwSwapInterval(1);
+    return 0;
+}
+
 static int usage(void) {
-    fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--steps K] [--frames F] [--screenshot FILE.png] [--keys KEYS]\n");
+    fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F] [--screenshot FILE.png]\n"
+                    "              [--keys KEYS] [--interop 0|1] [--context glx|egl] [--offscreen]\n");
     return 2;
 }
 
@@ -178,13 +290,16 @@ int main(int argc, char **argv) {
     static viewer v;
     const char *shot = NULL, *keys = "";
     long frames = 0, frame;
-    int i, rc = 0;
+    int i, rc = 0, egl = 0, offscreen = 0;
     GLFWwindow *win;
     v.sc = ex_find_scenario("collision");
     v.steps_per_frame = 2;
     v.tilt = -30;
+    v.interop = 1;
+    v.desc.engine = NBODY_ENGINE_BLOCK;
     for (i = 1; i < argc; i += 2) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--offscreen")) { offscreen = 1; --i; continue; }   /* the one flag without a value */
         if (!val) return usage();
         if (!strcmp(a, "--scenario")) { if (!(v.sc = ex_find_scenario(val))) return usage(); }
         else if (!strcmp(a, "--n")) v.n = (size_t)atol(val);
@@ -192,11 +307,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--frames")) frames = atol(val);
         else if (!strcmp(a, "--screenshot")) shot = val;
         else if (!strcmp(a, "--keys")) keys = val;
+        else if (!strcmp(a, "--engine")) { if (!ex_find_engine(val, &v.desc.engine)) return usage(); }
+        else if (!strcmp(a, "--interop") && (!strcmp(val, "0") || !strcmp(val, "1"))) v.interop = atoi(val);
+        else if (!strcmp(a, "--context") && (!strcmp(val, "glx") || !strcmp(val, "egl"))) egl = val[0] == 'e';
         else return usage();
     }
-    if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0)) return usage();
+    if (v.steps_per_frame < 1 || frames < 0 || (ex_fixed_size(v.sc) && v.n > 0) || (offscreen && !frames)) return usage();
+#ifndef NBODY_EX_EGL
+    if (offscreen) { fprintf(stderr, "viewer: --offscreen needs a build with EGL (-DNBODY_EX_EGL -lEGL)\n"); return 2; }
+#endif
     if (shot && !ex_have_png()) { fprintf(stderr, "viewer: --screenshot needs a build with libpng\n"); return 2; }
-    v.desc.engine = NBODY_ENGINE_BLOCK;
     v.desc.method = NBODY_LEAPFROG;
     v.desc.softening = (nbody_real)v.sc->softening;
     v.desc.dt = (nbody_real)v.sc->dt;
@@ -204,33 +324,42 @@ int main(int argc, char **argv) {
     v.vertices = (float *)malloc(v.s.n * 3 * sizeof(float));
     v.colours = (float *)malloc(v.s.n * 3 * sizeof(float));
     if (!v.vertices || !v.colours) return 1;
-    if (!glfwInit()) { fprintf(stderr, "viewer: cannot initialise GLFW (no display?)\n"); return 1; }
-    if (!(win = glfwCreateWindow(960, 720, "nbody.h viewer", NULL, NULL))) {
-        fprintf(stderr, "viewer: cannot open an OpenGL window\n");
-        glfwTerminate();
-        return 1;
+    if (open_context(&win, offscreen, egl, v.desc.device) != 0) return 1;
+    if (win) {
+        glfwSetWindowUserPointer(win, &v);
+        glfwSetKeyCallback(win, on_key);
     }
-    glfwSetWindowUserPointer(win, &v);
-    glfwSetKeyCallback(win, on_key);
-    glfwMakeContextCurrent(win);
-    glfwSwapInterval(1);
     printf("viewer: OpenGL %s on %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
-    for (frame = 0; !glfwWindowShouldClose(win); ++frame) {
-        int w, h;
+    glGenBuffers(1, &v.vbo);
+    glBindBuffer(GL_ARRAY_BUFFER, v.vbo);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(v.s.n * 3 * sizeof(float)), NULL, GL_STREAM_DRAW);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    fetch_state(&v, 0);
+    for (frame = 0; !win || !glfwWindowShouldClose(win); ++frame) {
+        int w = 960, h = 720;
         if (frame < (long)strlen(keys)) press(win, &v, keys[frame]);   /* scripted keys, one a frame */
         if (!v.paused && !v.failed) advance(&v, frame);
-        glfwGetFramebufferSize(win, &w, &h);
+        if (win) glfwGetFramebufferSize(win, &w, &h);
         draw(&v, w, h);
         if (frames && frame + 1 >= frames) {
             if (shot && (rc = screenshot(shot, w, h)) != 0) fprintf(stderr, "viewer: cannot write %s\n", shot);
-            else if (shot) printf("viewer: wrote %s (%dx%d) after %ld frames, t = %g\n", shot, w, h, frame + 1, (double)v.s.t);
+            else if (shot) printf("viewer: wrote %s (%dx%d) after %ld frames, t = %g, positions by %s\n", shot, w, h, frame + 1,
+                                  (double)nbody_get_stats(v.sim).t, v.on_gpu ? "CUDA-OpenGL interop" : "host copy");
             break;
         }
-        glfwSwapBuffers(win);
-        glfwPollEvents();
+        if (win) {
+            glfwSwapBuffers(win);
+            glfwPollEvents();
+        }
     }
-    glfwDestroyWindow(win);
-    glfwTerminate();
+#ifdef NBODY_WITH_CUDA
+    if (v.res) cudaGraphicsUnregisterResource(v.res);
+#endif
+    glDeleteBuffers(1, &v.vbo);
+    if (win) {
+        glfwDestroyWindow(win);
+        glfwTerminate();
+    }
     nbody_destroy(v.sim);
     nbody_system_free(&v.s);
     free(v.vertices);

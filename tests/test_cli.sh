@@ -1,8 +1,9 @@
 #!/bin/sh
 # The examples and the command-line simulator: every example was built (or skipped with a
 # notice for a missing libpng/GLFW), `nbody` runs each scenario for a few steps, refuses bad
-# arguments with exit status 2 (never a crash), and --resume from a snapshot ends in a final
-# state bitwise equal to the run straight through. Prints "RESULT passed failed skipped".
+# arguments with exit status 2 (never a crash), and --resume ends in a final state bitwise
+# equal to the run straight through: from a snapshot for fixed-step methods, from a
+# checkpoint for adaptive and multistep runs too. Prints "RESULT passed failed skipped".
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
 BUILD=${BUILD:-build}
@@ -96,6 +97,31 @@ for m in "leapfrog 0.001" "leapfrog 0.003" "rk4 0.002" "euler 0.001" "midpoint 0
     check "--resume $1 dt $2: final state bitwise equal to the straight run" cmp "$tmp/a_final.snap" "$tmp/b_final.snap"
     check "--resume $1 dt $2: later snapshots equal too" cmp "$tmp/a_snap_000003.snap" "$tmp/b_snap_000003.snap"
     check "--resume $1 dt $2: the state did move" sh -c "! cmp -s $tmp/a_snap_000002.snap $tmp/a_final.snap"
+done
+
+# --resume from a checkpoint (OUT_snap_K.ckpt, written beside each snapshot): bitwise exact
+# for adaptive and multistep runs too, whose snapshots lack the next step size and the past
+# derivatives. dt 1e-4 / tolerance: the steps grow and get rejected, well inside the 1% pieces.
+for m in "rkdp --tolerance 1e-10 --dt 1e-4" "rkf --tolerance 1e-12 --dt 1e-4" "adams --dt 0.001"; do
+    set -- $m
+    opts="--scenario plummer --n 64 --seed 5 --method $m --t-end 0.4 --snapshot-every 0.1"
+    rm -f "$tmp"/a_* "$tmp"/b_* "$tmp"/c_*
+    "$NB" $opts --out "$tmp/a" >/dev/null 2>&1
+    "$NB" $opts --out "$tmp/b" --resume "$tmp/a_snap_000002.ckpt" >"$tmp/b.log" 2>&1
+    "$NB" $opts --out "$tmp/c" --resume "$tmp/a_snap_000002.snap" >/dev/null 2>&1
+    check "--resume checkpoint $1: says it resumes exactly" grep -q 'from the checkpoint (exact)' "$tmp/b.log"
+    check "--resume checkpoint $1: final state bitwise equal to the straight run" cmp "$tmp/a_final.snap" "$tmp/b_final.snap"
+    check "--resume checkpoint $1: final checkpoints equal (step counts, next step, history)" cmp "$tmp/a_final.ckpt" "$tmp/b_final.ckpt"
+    check "--resume checkpoint $1: the state did move" sh -c "! cmp -s $tmp/a_snap_000002.snap $tmp/a_final.snap"
+    # what the checkpoint adds: from the bodies alone the method restarts, and the bits differ
+    check "--resume snapshot $1: not bitwise (the checkpoint is needed)" sh -c "! cmp -s $tmp/a_final.snap $tmp/c_final.snap"
+done
+# a checkpoint refuses other numerics or another body count: exit 2 with a message
+for args in "--method rkdp --tolerance 1e-10 --dt 2e-4" "--method rk4 --dt 1e-4" "--method adams --dt 0.001 --n 65"; do
+    "$NB" --scenario plummer --n 64 --seed 5 --t-end 0.4 $args --out "$tmp/d" --resume "$tmp/a_snap_000002.ckpt" \
+        >"$tmp/out" 2>"$tmp/err"; rc=$?
+    if [ "$rc" -eq 2 ] && [ -s "$tmp/err" ]; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL nbody $args --resume (an adams checkpoint): exit $rc (want 2)"; fi
 done
 
 # CSV: a header, a column line and one line a body
