@@ -768,6 +768,8 @@ typedef __m512d nbody__vd_t;
 #endif
 NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
 NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
+NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) { return _mm512_reduce_add_ps(x); }
+NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return _mm512_reduce_add_pd(x); }
 #define NBODY__SIMD_ISA "avx512"
 #ifndef NBODY__VD_DIVIDE
 #define NBODY__VD_DIVIDE 0         /* 512-bit sqrt/divide are slow: rsqrt14 + refinement */
@@ -783,6 +785,15 @@ NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm256_rsq
 /* AVX2 has no double estimate: the float one (valid for r^2 in the float range) serves
    only when NBODY__VD_DIVIDE is 0; the default divides. */
 NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm256_cvtps_pd(_mm_rsqrt_ps(_mm256_cvtpd_ps(x))); }
+NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) {
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
 #define NBODY__SIMD_ISA "avx2"
 #ifndef NBODY__VD_DIVIDE
 #define NBODY__VD_DIVIDE 1         /* measured on Zen 3: sqrt + divide 8.5e8 /s per core,
@@ -799,6 +810,21 @@ NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm256_cvt
 #define NBODY__VF_DIVIDE 0
 #endif
 #define NBODY__TILE_W(V) ((int)(sizeof(V##_t) / sizeof(V##_s)))
+/* symmetric kernel: broadcast rows per column vector (registers: 7 per row + 7 + temporaries) */
+#ifndef NBODY__SYM_ROWS
+#define NBODY__SYM_ROWS 2
+#endif
+/* symmetric kernel: block of bodies, a multiple of the tile tw, about n/8 (at least 4 pairs
+   per round to share among threads) and at most NBODY__SYM_VECS vectors of w (a pair's
+   column block, 7 arrays, stays in L1); a function of n only, so the sums are too */
+#ifndef NBODY__SYM_VECS
+#define NBODY__SYM_VECS 64
+#endif
+static size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
+    size_t b = (n / 8 + tw - 1) / tw * tw, cap = (size_t)NBODY__SYM_VECS * w / tw * tw;
+    if (b > cap) b = cap;
+    return b < tw ? tw : b;
+}
 
 /* The kernel, written once over width-generic helpers; instantiated below for float (vf)
    and double (vd). V: prefix, T: scalar type, t: intrinsic suffix, STEPS3: third-order
@@ -839,14 +865,15 @@ NBODY__VINLINE void V##_interact(V##_t xj, V##_t yj, V##_t zj, V##_t mj, V##_t e
     V##_t w = V##_mul(mj, V##_rsqrt3(V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2)))));  \
     *sx = V##_fma(w, dx, *sx); *sy = V##_fma(w, dy, *sy); *sz = V##_fma(w, dz, *sz);            \
 }                                                                                               \
-/* one tile: targets t[x|y|z][0 .. U*W) (body i0 in lane 0) against all n sources;           \
-   a[x|y|z] = G * sum. The u loops are unrolled so that the tile lives in registers. */        \
-static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T eps2, T G,     \
-                     size_t i0, const T *tx, const T *ty, const T *tz, T *ax, T *ay, T *az) {   \
+/* one tile: targets t[x|y|z][0 .. U*W) (body i0 in lane 0) against the sources [j0, j1),      \
+   j0 <= i0 < j1; a[x|y|z] = G * sum. The u loops are unrolled so that the tile lives in       \
+   registers. */                                                                                \
+static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t j0, size_t j1, T eps2, \
+                     T G, size_t i0, const T *tx, const T *ty, const T *tz, T *ax, T *ay, T *az) { \
     enum { W = NBODY__TILE_W(V), U = NBODY__TILE_U };                                           \
     T onehot[2 * W];                                                                            \
     V##_t e2 = V##_set1(eps2), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];                        \
-    size_t j, je = i0 + (size_t)(U * W) < n ? i0 + (size_t)(U * W) : n;                         \
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1;                       \
     int u;                                                                                      \
     for (u = 0; u < U; ++u) {                                                                   \
         xi[u] = V##_load(tx + u * W); yi[u] = V##_load(ty + u * W); zi[u] = V##_load(tz + u * W); \
@@ -854,7 +881,7 @@ static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T
     }                                                                                           \
     for (u = 0; u < 2 * W; ++u) onehot[u] = 0;                                                  \
     onehot[W] = 1;                                                                              \
-    for (j = 0; j < i0; ++j) {                                                                  \
+    for (j = j0; j < i0; ++j) {                                                                 \
         V##_t xj = V##_set1(x[j]), yj = V##_set1(y[j]), zj = V##_set1(z[j]), mj = V##_set1(m[j]); \
         NBODY__UNROLL for (u = 0; u < U; ++u)                                                   \
             V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);      \
@@ -867,7 +894,7 @@ static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T
             V##_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);       \
         }                                                                                       \
     }                                                                                           \
-    for (; j < n; ++j) {                                                                        \
+    for (; j < j1; ++j) {                                                                       \
         V##_t xj = V##_set1(x[j]), yj = V##_set1(y[j]), zj = V##_set1(z[j]), mj = V##_set1(m[j]); \
         NBODY__UNROLL for (u = 0; u < U; ++u)                                                   \
             V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);      \
@@ -879,30 +906,111 @@ static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T
         V##_store(az + u * W, V##_mul(g, sz[u]));                                               \
     }                                                                                           \
 }                                                                                               \
-/* all targets, tile by tile; the last tile padded (its extra lanes are computed, dropped) */  \
-static void V##_forces(const nbody__forces *f, int threads, int block) {                        \
+/* the tile of targets [i0, min(i0 + U*W, i1)) against the sources [j0, j1): a partial tile     \
+   is padded (its extra lanes are computed, dropped) */                                         \
+static void V##_tile_at(const nbody__forces *f, size_t j0, size_t j1, T G, size_t i0, size_t i1) { \
     enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
     const T *x = (const T *)f->x, *y = (const T *)f->y, *z = (const T *)f->z, *m = (const T *)f->m; \
-    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az, eps2 = (T)f->eps2, G = (T)f->G;     \
+    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az, eps2 = (T)f->eps2;                  \
+    size_t k, nk = i1 - i0 < (size_t)TW ? i1 - i0 : (size_t)TW;                                 \
+    T p[6][TW];                                                                                 \
+    if (nk == (size_t)TW) {                                                                     \
+        V##_tile(x, y, z, m, j0, j1, eps2, G, i0, x + i0, y + i0, z + i0, ax + i0, ay + i0, az + i0); \
+        return;                                                                                 \
+    }                                                                                           \
+    for (k = 0; k < (size_t)TW; ++k) {                                                          \
+        p[0][k] = k < nk ? x[i0 + k] : 0; p[1][k] = k < nk ? y[i0 + k] : 0;                     \
+        p[2][k] = k < nk ? z[i0 + k] : 0;                                                       \
+    }                                                                                           \
+    V##_tile(x, y, z, m, j0, j1, eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);              \
+    for (k = 0; k < nk; ++k) { ax[i0 + k] = p[3][k]; ay[i0 + k] = p[4][k]; az[i0 + k] = p[5][k]; } \
+}                                                                                               \
+/* all targets against all sources, tile by tile */                                             \
+static void V##_forces(const nbody__forces *f, int threads, int block) {                        \
+    enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
     size_t n = f->n;                                                                            \
     long long t, ntiles = (long long)((n + TW - 1) / TW);                                       \
     int chunk = block > 0 ? (block + TW - 1) / TW : NBODY__BLOCK_CHUNK;                         \
     (void)threads; (void)chunk;                                                                 \
     NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads)                \
                   if (n >= NBODY__BLOCK_PARALLEL_N))                                            \
-    for (t = 0; t < ntiles; ++t) {                                                              \
-        size_t i0 = (size_t)t * TW, k, nk = n - i0 < (size_t)TW ? n - i0 : (size_t)TW;          \
-        T p[6][TW];                                                                             \
-        if (nk == (size_t)TW) {                                                                 \
-            V##_tile(x, y, z, m, n, eps2, G, i0, x + i0, y + i0, z + i0, ax + i0, ay + i0, az + i0); \
-            continue;                                                                           \
+    for (t = 0; t < ntiles; ++t) V##_tile_at(f, 0, n, (T)f->G, (size_t)t * TW, n);              \
+}                                                                                               \
+/* Symmetric forces (CUDA Handbook, ch. 14, tiled): f_ji = -f_ij, each pair computed once.      \
+   Rows: the broadcast bodies i of block J; columns: W bodies j of block I < J in the lanes.    \
+   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per         \
+   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i. Block I is whole (a multiple of W          \
+   bodies): only the last block may be partial, and it is never a column block. */            \
+NBODY__VINLINE void V##_sym_rows(const T *x, const T *y, const T *z, const T *m, T *ax, T *ay,  \
+                                 T *az, V##_t e2, size_t v0, size_t v1, size_t i, int cnt) {    \
+    enum { W = NBODY__TILE_W(V) };                                                              \
+    V##_t xi[NBODY__SYM_ROWS], yi[NBODY__SYM_ROWS], zi[NBODY__SYM_ROWS], mi[NBODY__SYM_ROWS];   \
+    V##_t sx[NBODY__SYM_ROWS], sy[NBODY__SYM_ROWS], sz[NBODY__SYM_ROWS];                        \
+    size_t j;                                                                                   \
+    int u;                                                                                      \
+    for (u = 0; u < cnt; ++u) {                                                                 \
+        xi[u] = V##_set1(x[i + u]); yi[u] = V##_set1(y[i + u]); zi[u] = V##_set1(z[i + u]);     \
+        mi[u] = V##_set1(m[i + u]); sx[u] = sy[u] = sz[u] = V##_set1(0);                        \
+    }                                                                                           \
+    for (j = v0; j < v1; j += W) {                                                              \
+        V##_t xj = V##_load(x + j), yj = V##_load(y + j), zj = V##_load(z + j), mj = V##_load(m + j); \
+        V##_t tx = V##_set1(0), ty = tx, tz = tx;                                               \
+        NBODY__UNROLL for (u = 0; u < cnt; ++u) {                                               \
+            V##_t dx = V##_sub(xj, xi[u]), dy = V##_sub(yj, yi[u]), dz = V##_sub(zj, zi[u]);    \
+            V##_t w = V##_rsqrt3(V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2))));        \
+            V##_t wj = V##_mul(w, mj), wi = V##_mul(w, mi[u]);                                  \
+            sx[u] = V##_fma(wj, dx, sx[u]); sy[u] = V##_fma(wj, dy, sy[u]); sz[u] = V##_fma(wj, dz, sz[u]); \
+            tx = V##_fnma(wi, dx, tx); ty = V##_fnma(wi, dy, ty); tz = V##_fnma(wi, dz, tz);    \
         }                                                                                       \
-        for (k = 0; k < (size_t)TW; ++k) {                                                      \
-            p[0][k] = k < nk ? x[i0 + k] : 0; p[1][k] = k < nk ? y[i0 + k] : 0;                 \
-            p[2][k] = k < nk ? z[i0 + k] : 0;                                                   \
+        V##_store(ax + j, V##_add(V##_load(ax + j), tx));                                       \
+        V##_store(ay + j, V##_add(V##_load(ay + j), ty));                                       \
+        V##_store(az + j, V##_add(V##_load(az + j), tz));                                       \
+    }                                                                                           \
+    for (u = 0; u < cnt; ++u) {                                                                 \
+        ax[i + u] += V##_hsum(sx[u]); ay[i + u] += V##_hsum(sy[u]); az[i + u] += V##_hsum(sz[u]); \
+    }                                                                                           \
+}                                                                                               \
+static void V##_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {  \
+    const T *x = (const T *)f->x, *y = (const T *)f->y, *z = (const T *)f->z, *m = (const T *)f->m; \
+    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az;                                     \
+    V##_t e2 = V##_set1((T)f->eps2);                                                            \
+    size_t i = b0;                                                                              \
+    for (; i + NBODY__SYM_ROWS <= b1; i += NBODY__SYM_ROWS)                                     \
+        V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, NBODY__SYM_ROWS);                   \
+    for (; i < b1; ++i) V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, 1);                 \
+}                                                                                               \
+/* Deterministic schedule: blocks of nbody__sym_block(n) bodies (a function of n only); first   \
+   each block against itself (the one-sided tile, which stores and so zeroes the sums), then    \
+   the block pairs in the rounds of a round-robin tournament (circle method): the pairs of a    \
+   round are disjoint, so they run in parallel without races, and every body receives its       \
+   contributions in round order whatever the thread count. */                                  \
+static void V##_forces_sym(const nbody__forces *f, int threads) {                               \
+    enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
+    size_t n = f->n, bs = nbody__sym_block(n, TW, NBODY__TILE_W(V));                            \
+    long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), k;                       \
+    (void)threads;                                                                              \
+    NBODY__PRAGMA(omp parallel num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))          \
+    {                                                                                           \
+        long long r;                                                                            \
+        NBODY__PRAGMA(omp for schedule(dynamic, 1))                                             \
+        for (k = 0; k < nb * (long long)(bs / TW); ++k) {                                       \
+            size_t i0 = (size_t)k * TW, b = i0 / bs;                                            \
+            size_t b0 = b * bs, b1 = b0 + bs < n ? b0 + bs : n;                                 \
+            if (i0 < n) V##_tile_at(f, b0, b1, 1, i0, b1);                                      \
         }                                                                                       \
-        V##_tile(x, y, z, m, n, eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);               \
-        for (k = 0; k < nk; ++k) { ax[i0 + k] = p[3][k]; ay[i0 + k] = p[4][k]; az[i0 + k] = p[5][k]; } \
+        for (r = 0; r < nt - 1; ++r) {                                                          \
+            NBODY__PRAGMA(omp for schedule(dynamic, 1))                                         \
+            for (k = 0; k < nt / 2; ++k) {                                                      \
+                long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
+                size_t lo = (size_t)(p < q ? p : q), hi = (size_t)(p < q ? q : p);             \
+                if (hi < (size_t)nb)                                                            \
+                    V##_sym_pair(f, lo * bs, lo * bs + bs, hi * bs, hi * bs + bs < n ? hi * bs + bs : n); \
+            }                                                                                   \
+        }                                                                                       \
+        NBODY__PRAGMA(omp for schedule(static))                                                 \
+        for (k = 0; k < (long long)n; ++k) {                                                    \
+            f->ax[k] *= f->G; f->ay[k] *= f->G; f->az[k] *= f->G;                               \
+        }                                                                                       \
     }                                                                                           \
 }
 NBODY__SIMD_KERNEL(nbody__vf, float, ps, 0, NBODY__VF_DIVIDE)
@@ -941,13 +1049,29 @@ static void nbody__accel_block_portable(const nbody__forces *f, int threads, int
     }
 }
 
-/* block: targets per scheduling chunk (rounded up to whole tiles); 0 = automatic */
-static void nbody__accel_block(const nbody__forces *f, int threads, int block) {
-#if NBODY__SIMD
-    if (sizeof(nbody_real) == sizeof(float)) { nbody__vf_forces(f, threads, block); return; }
-    if (sizeof(nbody_real) == sizeof(double)) { nbody__vd_forces(f, threads, block); return; }
+/* The symmetric kernel is the default where it measured faster (bench/results/cpu-*.md):
+   NBODY__BLOCK_SYMMETRIC 0 forces the one-sided kernel everywhere. */
+#ifndef NBODY__BLOCK_SYMMETRIC
+#define NBODY__BLOCK_SYMMETRIC 1
 #endif
+/* block: targets per scheduling chunk of the one-sided kernel (rounded up to whole tiles);
+   0 = automatic. symmetric: the tiled symmetric kernel (the SIMD paths only). */
+static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric) {
+#if NBODY__SIMD
+    if (sizeof(nbody_real) == sizeof(float)) {
+        if (symmetric) nbody__vf_forces_sym(f, threads); else nbody__vf_forces(f, threads, block);
+        return;
+    }
+    if (sizeof(nbody_real) == sizeof(double)) {
+        if (symmetric) nbody__vd_forces_sym(f, threads); else nbody__vd_forces(f, threads, block);
+        return;
+    }
+#endif
+    (void)symmetric;
     nbody__accel_block_portable(f, threads, block);
+}
+static void nbody__accel_block(const nbody__forces *f, int threads, int block) {
+    nbody__accel_block_kernel(f, threads, block, NBODY__BLOCK_SYMMETRIC);
 }
 /* ---- end section: BLOCK engine kernel ---- */
 
