@@ -738,10 +738,12 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
    The self term is excluded by index: on the diagonal (the sources inside the tile) the
    lane j == i gets 1 added to its r^2, so its dx = 0 term is exactly 0, while two distinct
    coincident bodies with softening 0 still give 0 * inf = NaN, as the SIMPLE engine does.
-   1/sqrt(r^2) is the hardware estimate (rsqrt14: 14 bits; rsqrtps: 12 bits) refined to the
-   working precision: float one Newton-Raphson step, double one third-order step then one
-   Newton step (relative error about 2^-40 after the first, below 1 ulp after the second;
-   the series y(1 + e/2 + 3e^2/8), e = 1 - x y^2, is Householder's method of order 3).
+   r^-3 = (r^2)^(-3/2) from the hardware estimate y of 1/sqrt(r^2) (rsqrt14: relative error
+   below 2^-14; rsqrtps: 1.5 * 2^-12) corrected in one go: with e = 1 - r^2 y^2,
+   r^-3 = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + 35/16 e^3 + ...), the series cut
+   where the next term is below the working precision's rounding (|e| <= 2^-13 with rsqrt14:
+   1 term in float, 4 in double). That is 5 + terms vector operations, fewer than Newton
+   steps on y followed by cubing, and no less accurate (cubing triples y's error).
    Exception, by measurement: 256-bit double divides, 1 / (r^2 sqrt(r^2)), see below.
    AVX-512F or AVX2+FMA are chosen at compile time (-march=native, -mavx2 -mfma, ...);
    everything else, long double included, uses the portable loop the compiler vectorises.
@@ -758,6 +760,16 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
 #include <immintrin.h>
 #define NBODY__SIMD 1
 #define NBODY__VINLINE static inline __attribute__((always_inline)) NBODY__UNUSED
+/* horizontal sums in a fixed order (the symmetric kernel's row sums) */
+NBODY__VINLINE float nbody__hsum8f(__m256 x) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+NBODY__VINLINE double nbody__hsum4d(__m256d x) {
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
 #ifdef __AVX512F__
 /* maskz forms: the plain ones trip g++ 12 -Wmaybe-uninitialized inside immintrin.h */
 typedef __m512 nbody__vf_t;
@@ -768,12 +780,19 @@ typedef __m512d nbody__vd_t;
 #endif
 NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
 NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
-NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) { return _mm512_reduce_add_ps(x); }
-NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return _mm512_reduce_add_pd(x); }
+/* halves by maskz extracts: the casts trip g++ 12 -Wmaybe-uninitialized as well */
+#define NBODY__HALF512(d, k) _mm512_maskz_extractf64x4_pd((__mmask8)0xFF, d, k)
+NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) {
+    __m512d d = _mm512_castps_pd(x);
+    return nbody__hsum8f(_mm256_add_ps(_mm256_castpd_ps(NBODY__HALF512(d, 0)), _mm256_castpd_ps(NBODY__HALF512(d, 1))));
+}
+NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(_mm256_add_pd(NBODY__HALF512(x, 0), NBODY__HALF512(x, 1))); }
 #define NBODY__SIMD_ISA "avx512"
 #ifndef NBODY__VD_DIVIDE
-#define NBODY__VD_DIVIDE 0         /* 512-bit sqrt/divide are slow: rsqrt14 + refinement */
+#define NBODY__VD_DIVIDE 0         /* 512-bit sqrt/divide are slow: rsqrt14 + series */
 #endif
+#define NBODY__VF_TERMS 1          /* 1.875 e^2 <= 2.8e-8: below float's half ulp */
+#define NBODY__VD_TERMS 4          /* 2.71 e^5 <= 7.5e-20 */
 #else
 typedef __m256 nbody__vf_t;
 typedef __m256d nbody__vd_t;
@@ -785,16 +804,11 @@ NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm256_rsq
 /* AVX2 has no double estimate: the float one (valid for r^2 in the float range) serves
    only when NBODY__VD_DIVIDE is 0; the default divides. */
 NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm256_cvtps_pd(_mm_rsqrt_ps(_mm256_cvtpd_ps(x))); }
-NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) {
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
-}
-NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) {
-    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
-}
+NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) { return nbody__hsum8f(x); }
+NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(x); }
 #define NBODY__SIMD_ISA "avx2"
+#define NBODY__VF_TERMS 2          /* |e| <= 3 * 2^-12: 2.19 e^3 <= 8.6e-10 */
+#define NBODY__VD_TERMS 5          /* the float estimate: 2.93 e^6 <= 4.4e-19 */
 #ifndef NBODY__VD_DIVIDE
 #define NBODY__VD_DIVIDE 1         /* measured on Zen 3: sqrt + divide 8.5e8 /s per core,
                                       float estimate + refinement 6.6e8 /s (the divider runs
@@ -827,9 +841,9 @@ static size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
 }
 
 /* The kernel, written once over width-generic helpers; instantiated below for float (vf)
-   and double (vd). V: prefix, T: scalar type, t: intrinsic suffix, STEPS3: third-order
-   refinement steps before the final Newton step. */
-#define NBODY__SIMD_KERNEL(V, T, t, STEPS3, DIVIDE)                                                   \
+   and double (vd). V: prefix, T: scalar type, t: intrinsic suffix, TERMS: terms of the
+   series for r^-3 after the estimate, DIVIDE: sqrt and divide instead. */
+#define NBODY__SIMD_KERNEL(V, T, t, TERMS, DIVIDE)                                                    \
 typedef T V##_s;                                                                                \
 NBODY__VINLINE V##_t V##_set1(T a) { return NBODY__MM(set1, t)(a); }                            \
 NBODY__VINLINE V##_t V##_load(const T *p) { return NBODY__MM(loadu, t)(p); }                    \
@@ -839,24 +853,19 @@ NBODY__VINLINE V##_t V##_sub(V##_t a, V##_t b) { return NBODY__MM(sub, t)(a, b);
 NBODY__VINLINE V##_t V##_mul(V##_t a, V##_t b) { return NBODY__MM(mul, t)(a, b); }              \
 NBODY__VINLINE V##_t V##_fma(V##_t a, V##_t b, V##_t c) { return NBODY__MM(fmadd, t)(a, b, c); } \
 NBODY__VINLINE V##_t V##_fnma(V##_t a, V##_t b, V##_t c) { return NBODY__MM(fnmadd, t)(a, b, c); } \
-/* 1/sqrt(x) to the working precision (see the section comment) */                              \
-NBODY__VINLINE V##_t V##_rsqrt(V##_t x) {                                                       \
-    V##_t one = V##_set1(1), half = V##_set1((T)0.5), y = V##_estimate(x), e;                   \
-    int k;                                                                                      \
-    for (k = 0; k < (STEPS3); ++k) {                                                            \
-        e = V##_fnma(V##_mul(x, y), y, one);                                                    \
-        y = V##_fma(V##_mul(y, e), V##_fma(e, V##_set1((T)0.375), half), y);                    \
-    }                                                                                           \
-    e = V##_fnma(V##_mul(x, y), y, one);                                                        \
-    return V##_fma(V##_mul(y, e), half, y);                                                     \
-}                                                                                               \
-/* x^(-3/2): the refined estimate cubed, or (DIVIDE) one correctly rounded sqrt and divide,     \
-   which runs beside the FMA pipes and wins where the divider is fast for the width */       \
+/* x^(-3/2): the estimate and the series (see the section comment), or (DIVIDE) one correctly  \
+   rounded sqrt and divide, which run beside the FMA pipes and win where the divider is fast   \
+   for the width. c[k]: the coefficients of (1 - e)^(-3/2), exact in binary. */                 \
 NBODY__VINLINE V##_t V##_rsqrt3(V##_t x) {                                                      \
-    V##_t r;                                                                                    \
+    static const T c[] = {1, 1.5, 1.875, 2.1875, 2.4609375, 2.70703125};                        \
+    V##_t y, y2, y3, e, p;                                                                      \
+    int k;                                                                                      \
     if (DIVIDE) return NBODY__MM(div, t)(V##_set1(1), V##_mul(x, NBODY__MM(sqrt, t)(x)));       \
-    r = V##_rsqrt(x);                                                                           \
-    return V##_mul(r, V##_mul(r, r));                                                           \
+    y = V##_estimate(x); y2 = V##_mul(y, y); y3 = V##_mul(y2, y);                               \
+    e = V##_fnma(x, y2, V##_set1(1));                                                           \
+    p = V##_set1(c[TERMS]);                                                                     \
+    for (k = (TERMS) - 1; k >= 1; --k) p = V##_fma(p, e, V##_set1(c[k]));                       \
+    return V##_fma(V##_mul(y3, e), p, y3);                                                      \
 }                                                                                               \
 /* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */                           \
 NBODY__VINLINE void V##_interact(V##_t xj, V##_t yj, V##_t zj, V##_t mj, V##_t e2,              \
@@ -981,31 +990,38 @@ static void V##_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0
 }                                                                                               \
 /* Deterministic schedule: blocks of nbody__sym_block(n) bodies (a function of n only); first   \
    each block against itself (the one-sided tile, which stores and so zeroes the sums), then    \
-   the block pairs in the rounds of a round-robin tournament (circle method): the pairs of a    \
-   round are disjoint, so they run in parallel without races, and every body receives its       \
-   contributions in round order whatever the thread count. */                                  \
+   the block pairs in the rounds of a round-robin tournament (circle method), each round's      \
+   pairs disjoint. Each pair is a task that depends (inout) on its two blocks: the tasks on a   \
+   block run in the order they were created, so every body receives its contributions in the   \
+   same order whatever the thread count, yet no thread waits for a whole round (a barrier per   \
+   round loses badly when one thread is descheduled on a shared machine). */                   \
 static void V##_forces_sym(const nbody__forces *f, int threads) {                               \
     enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
     size_t n = f->n, bs = nbody__sym_block(n, TW, NBODY__TILE_W(V));                            \
     long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), k;                       \
-    (void)threads;                                                                              \
+    nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */                 \
+    (void)threads; (void)tok;                                                                   \
     NBODY__PRAGMA(omp parallel num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))          \
     {                                                                                           \
-        long long r;                                                                            \
-        NBODY__PRAGMA(omp for schedule(dynamic, 1))                                             \
-        for (k = 0; k < nb * (long long)(bs / TW); ++k) {                                       \
-            size_t i0 = (size_t)k * TW, b = i0 / bs;                                            \
-            size_t b0 = b * bs, b1 = b0 + bs < n ? b0 + bs : n;                                 \
-            if (i0 < n) V##_tile_at(f, b0, b1, 1, i0, b1);                                      \
-        }                                                                                       \
-        for (r = 0; r < nt - 1; ++r) {                                                          \
-            NBODY__PRAGMA(omp for schedule(dynamic, 1))                                         \
-            for (k = 0; k < nt / 2; ++k) {                                                      \
-                long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
-                size_t lo = (size_t)(p < q ? p : q), hi = (size_t)(p < q ? q : p);             \
-                if (hi < (size_t)nb)                                                            \
-                    V##_sym_pair(f, lo * bs, lo * bs + bs, hi * bs, hi * bs + bs < n ? hi * bs + bs : n); \
+        NBODY__PRAGMA(omp single)                                                               \
+        {                                                                                       \
+            long long r, b;                                                                     \
+            for (b = 0; b < nb; ++b) {                                                          \
+                NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))              \
+                {                                                                               \
+                    size_t i0, b0 = (size_t)b * bs, b1 = b0 + bs < n ? b0 + bs : n;             \
+                    for (i0 = b0; i0 < b1; i0 += TW) V##_tile_at(f, b0, b1, 1, i0, b1);         \
+                }                                                                               \
             }                                                                                   \
+            for (r = 0; r < nt - 1; ++r)                                                        \
+                for (k = 0; k < nt / 2; ++k) {                                                  \
+                    long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
+                    long long lo = p < q ? p : q, hi = p < q ? q : p;                           \
+                    if (hi >= nb) continue;                                                     \
+                    NBODY__PRAGMA(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs])) \
+                    V##_sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs,     \
+                                 (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);          \
+                }                                                                               \
         }                                                                                       \
         NBODY__PRAGMA(omp for schedule(static))                                                 \
         for (k = 0; k < (long long)n; ++k) {                                                    \
@@ -1013,8 +1029,8 @@ static void V##_forces_sym(const nbody__forces *f, int threads) {               
         }                                                                                       \
     }                                                                                           \
 }
-NBODY__SIMD_KERNEL(nbody__vf, float, ps, 0, NBODY__VF_DIVIDE)
-NBODY__SIMD_KERNEL(nbody__vd, double, pd, 1, NBODY__VD_DIVIDE)
+NBODY__SIMD_KERNEL(nbody__vf, float, ps, NBODY__VF_TERMS, NBODY__VF_DIVIDE)
+NBODY__SIMD_KERNEL(nbody__vd, double, pd, NBODY__VD_TERMS, NBODY__VD_DIVIDE)
 #else
 #define NBODY__SIMD 0
 #define NBODY__SIMD_ISA "portable"

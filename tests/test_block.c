@@ -178,9 +178,43 @@ static void coincident_bodies(void) {
     }
 }
 
+#if NBODY__SIMD
+/* r^-3 = x^(-3/2) from the SIMD estimate and its series, lane by lane, against long double,
+   x over the working precision's range (the kernel's one approximation) */
+#define RSQRT3_CHECK(V, T, EPS, LO, HI) do {                                                    \
+        enum { W = (int)(sizeof(V##_t) / sizeof(T)) };                                          \
+        T in[W], out[W];                                                                        \
+        double worst = 0;                                                                       \
+        long double x = (LO);                                                                   \
+        int l;                                                                                  \
+        while (x < (HI)) {                                                                      \
+            for (l = 0; l < W; ++l) { in[l] = (T)x; x *= 1.0137L; }                             \
+            V##_store(out, V##_rsqrt3(V##_load(in)));                                           \
+            for (l = 0; l < W; ++l) {                                                           \
+                long double r = 1 / ((long double)in[l] * sqrtl((long double)in[l]));           \
+                double e = (double)fabsl((out[l] - r) / r);                                     \
+                if (!(e <= worst)) worst = e;                                                   \
+            }                                                                                   \
+        }                                                                                       \
+        CHECK(worst <= 4 * (EPS), #V "_rsqrt3: max relative error %.3g > 4 ulp", worst);        \
+        printf(#V "_rsqrt3 (%s): max relative error %.3g (%.2f ulp)\n", NBODY__SIMD_ISA, worst, worst / (EPS)); \
+    } while (0)
+static void rsqrt3_accuracy(void) {
+    RSQRT3_CHECK(nbody__vf, float, FLT_EPSILON, 1e-24L, 1e24L);
+#if !defined(__AVX512F__) && !NBODY__VD_DIVIDE
+    RSQRT3_CHECK(nbody__vd, double, DBL_EPSILON, 1e-30L, 1e30L);   /* AVX2's float estimate */
+#else
+    RSQRT3_CHECK(nbody__vd, double, DBL_EPSILON, 1e-200L, 1e200L);
+#endif
+}
+#endif
+
 int main(void) {
     printf("BLOCK engine: %s, %s\n", NBODY__SIMD_ISA, sizeof(nbody_real) == sizeof(float) ? "float" : "double");
     if (!NBODY__SIMD) check_skip(NULL, "this build has no AVX2/AVX-512: the portable loop is what is tested");
+#if NBODY__SIMD
+    rsqrt3_accuracy();
+#endif
     compare_sizes();
     thread_independence();
     coincident_bodies();
