@@ -793,6 +793,9 @@ NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(_mm25
 #endif
 #define NBODY__VF_TERMS 1          /* 1.875 e^2 <= 2.8e-8: below float's half ulp */
 #define NBODY__VD_TERMS 4          /* 2.71 e^5 <= 7.5e-20 */
+#ifndef NBODY__SYM_ROWS
+#define NBODY__SYM_ROWS 3          /* symmetric kernel: broadcast rows per column vector (7 zmm each) */
+#endif
 #else
 typedef __m256 nbody__vf_t;
 typedef __m256d nbody__vd_t;
@@ -809,6 +812,9 @@ NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(x); }
 #define NBODY__SIMD_ISA "avx2"
 #define NBODY__VF_TERMS 2          /* |e| <= 3 * 2^-12: 2.19 e^3 <= 8.6e-10 */
 #define NBODY__VD_TERMS 5          /* the float estimate: 2.93 e^6 <= 4.4e-19 */
+#ifndef NBODY__SYM_ROWS
+#define NBODY__SYM_ROWS 2          /* 3 measured slower: 16 ymm registers */
+#endif
 #ifndef NBODY__VD_DIVIDE
 #define NBODY__VD_DIVIDE 1         /* measured on Zen 3: sqrt + divide 8.5e8 /s per core,
                                       float estimate + refinement 6.6e8 /s (the divider runs
@@ -824,10 +830,6 @@ NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(x); }
 #define NBODY__VF_DIVIDE 0
 #endif
 #define NBODY__TILE_W(V) ((int)(sizeof(V##_t) / sizeof(V##_s)))
-/* symmetric kernel: broadcast rows per column vector (registers: 7 per row + 7 + temporaries) */
-#ifndef NBODY__SYM_ROWS
-#define NBODY__SYM_ROWS 2
-#endif
 /* symmetric kernel: block of bodies, a multiple of the tile tw, about n/8 (at least 4 pairs
    per round to share among threads) and at most NBODY__SYM_VECS vectors of w (a pair's
    column block, 7 arrays, stays in L1); a function of n only, so the sums are too */
@@ -988,8 +990,20 @@ static void V##_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0
         V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, NBODY__SYM_ROWS);                   \
     for (; i < b1; ++i) V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, 1);                 \
 }                                                                                               \
+/* a block against itself: each tile against itself (the one-sided tile; it stores, so it also \
+   zeroes the sums), then tile t's bodies as rows against the later whole vectors as columns,   \
+   and the bodies of a last partial vector as rows against tile t */                            \
+static void V##_sym_block(const nbody__forces *f, size_t b0, size_t b1) {                       \
+    enum { W = NBODY__TILE_W(V), TW = W * NBODY__TILE_U };                                      \
+    size_t i0, bw = b0 + (b1 - b0) / W * W;                                                     \
+    for (i0 = b0; i0 < b1; i0 += TW) V##_tile_at(f, i0, i0 + TW < b1 ? i0 + TW : b1, 1, i0, b1); \
+    for (i0 = b0; i0 + TW < b1; i0 += TW) {                                                     \
+        V##_sym_pair(f, i0 + TW, bw, i0, i0 + TW);                                              \
+        if (bw < b1) V##_sym_pair(f, i0, i0 + TW, bw, b1);                                      \
+    }                                                                                           \
+}                                                                                               \
 /* Deterministic schedule: blocks of nbody__sym_block(n) bodies (a function of n only); first   \
-   each block against itself (the one-sided tile, which stores and so zeroes the sums), then    \
+   each block against itself (which zeroes the sums), then                                     \
    the block pairs in the rounds of a round-robin tournament (circle method), each round's      \
    pairs disjoint. Each pair is a task that depends (inout) on its two blocks: the tasks on a   \
    block run in the order they were created, so every body receives its contributions in the   \
@@ -1008,10 +1022,7 @@ static void V##_forces_sym(const nbody__forces *f, int threads) {               
             long long r, b;                                                                     \
             for (b = 0; b < nb; ++b) {                                                          \
                 NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))              \
-                {                                                                               \
-                    size_t i0, b0 = (size_t)b * bs, b1 = b0 + bs < n ? b0 + bs : n;             \
-                    for (i0 = b0; i0 < b1; i0 += TW) V##_tile_at(f, b0, b1, 1, i0, b1);         \
-                }                                                                               \
+                V##_sym_block(f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n); \
             }                                                                                   \
             for (r = 0; r < nt - 1; ++r)                                                        \
                 for (k = 0; k < nt / 2; ++k) {                                                  \
