@@ -119,8 +119,7 @@ examples: $(EXAMPLES)
 test: $(TESTS) $(PRECISION_TESTS)
 	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS)
 
-bench: $(BENCHES)
-	@for b in $(BENCHES); do ./$$b || exit 1; done
+bench: bench-tables
 
 demo: $(BUILD)/demo
 	./$(BUILD)/demo
@@ -134,11 +133,35 @@ FLOAT_FLAGS = $(WARN) $(CFLAGS) $(OPENMP) -I. -DNBODY_REAL=float
 TESTS   += $(BUILD)/test_block_float
 BENCHES += $(BUILD)/bench_cpu_float
 all test: $(BUILD)/test_block_float
-bench: $(BUILD)/bench_cpu_float
 $(BUILD)/test_block_float: tests/test_block.c tests/check.h $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
 $(BUILD)/bench_cpu_float: bench/bench_cpu.c $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
+# make bench: the CPU tables (the article's Table 2, the BLOCK kernels, thread scaling) in double
+# and float, then per enabled GPU backend its tables (dense against N beside the CPU BLOCK
+# engine: Table 3; the work-group / block size sweeps: Tables 5-7), sized to take a few
+# minutes on 2 cores. BENCH_N: the CPU tables' largest N; BENCH_OPENCL_N: OpenCL's largest
+# dense N; BENCH_GPU: "quick" or "" (full sizes) for CUDA. bench_tree and bench_methods (long)
+# run on their own: make build/bench_tree && ./build/bench_tree.
+BENCH_N        ?= 32768
+BENCH_OPENCL_N ?= 4096
+BENCH_GPU      ?= quick
+BENCH_RUN      := bench_cpu bench_cpu_float
+ifeq ($(WITH_OPENCL),1)
+BENCH_RUN      += bench_opencl bench_opencl_float
+endif
+ifeq ($(WITH_CUDA),1)
+BENCH_RUN      += bench_gpu bench_gpu_float
+endif
+BENCH_ARGS_bench_cpu          = $(BENCH_N)
+BENCH_ARGS_bench_cpu_float    = $(BENCH_N)
+BENCH_ARGS_bench_opencl       = $(BENCH_OPENCL_N)
+BENCH_ARGS_bench_opencl_float = $(BENCH_OPENCL_N)
+BENCH_ARGS_bench_gpu          = $(BENCH_GPU)
+BENCH_ARGS_bench_gpu_float    = $(BENCH_GPU)
+.PHONY: bench-tables
+bench-tables: $(addprefix $(BUILD)/,$(BENCH_RUN))
+	@$(foreach b,$(BENCH_RUN),./$(BUILD)/$(b) $(BENCH_ARGS_$(b)) &&) true
 # ---- reliability: sanitizers, fuzzing, soak (docs/README-reliability.md) ----
 # make test-asan   every test under AddressSanitizer + UBSan (+ LeakSanitizer), aborting on the first report
 #                  (-Wno-pass-failed: instrumented loops may not vectorise; that is not an error)

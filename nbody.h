@@ -742,7 +742,11 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
 }
 
 /* ---- section: BLOCK engine kernel (SIMD) -------------------------------------------
-   Explicit SIMD with the targets in the lanes: a tile holds NBODY__TILE_U vectors of W
+   Two kernels. The default, symmetric one (NBODY__BLOCK_SYMMETRIC; V##_forces_sym below)
+   computes each pair once and adds it to both bodies, in a fixed order for any thread
+   count; it measured 1.05-1.7x faster than the one-sided kernel on AVX2 and AVX-512
+   (docs/README-cpu.md). The one-sided kernel, also its building block for small tiles:
+   explicit SIMD with the targets in the lanes: a tile holds NBODY__TILE_U vectors of W
    target bodies, every source j is broadcast to all lanes and its term added in index
    order. Each body's sum is therefore the same sequence of lane-wise operations whatever
    its tile, the block size or the thread that runs it: the result is bitwise independent
@@ -751,10 +755,12 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
    The self term is excluded by index: on the diagonal (the sources inside the tile) the
    lane j == i gets 1 added to its r^2, so its dx = 0 term is exactly 0, while two distinct
    coincident bodies with softening 0 still give 0 * inf = NaN, as the SIMPLE engine does.
-   1/sqrt(r^2) is the hardware estimate (rsqrt14: 14 bits; rsqrtps: 12 bits) refined to the
-   working precision: float one Newton-Raphson step, double one third-order step then one
-   Newton step (relative error about 2^-40 after the first, below 1 ulp after the second;
-   the series y(1 + e/2 + 3e^2/8), e = 1 - x y^2, is Householder's method of order 3).
+   r^-3 = (r^2)^(-3/2) from the hardware estimate y of 1/sqrt(r^2) (rsqrt14: relative error
+   below 2^-14; rsqrtps: 1.5 * 2^-12) corrected in one go: with e = 1 - r^2 y^2,
+   r^-3 = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + 35/16 e^3 + ...), the series cut
+   where the next term is below the working precision's rounding (|e| <= 2^-13 with rsqrt14:
+   1 term in float, 4 in double). That is 5 + terms vector operations, fewer than Newton
+   steps on y followed by cubing, and no less accurate (cubing triples y's error).
    Exception, by measurement: 256-bit double divides, 1 / (r^2 sqrt(r^2)), see below.
    AVX-512F or AVX2+FMA are chosen at compile time (-march=native, -mavx2 -mfma, ...);
    everything else, long double included, uses the portable loop the compiler vectorises.
@@ -771,6 +777,16 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
 #include <immintrin.h>
 #define NBODY__SIMD 1
 #define NBODY__VINLINE static inline __attribute__((always_inline)) NBODY__UNUSED
+/* horizontal sums in a fixed order (the symmetric kernel's row sums) */
+NBODY__VINLINE float nbody__hsum8f(__m256 x) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+NBODY__VINLINE double nbody__hsum4d(__m256d x) {
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
 #ifdef __AVX512F__
 /* maskz forms: the plain ones trip g++ 12 -Wmaybe-uninitialized inside immintrin.h */
 typedef __m512 nbody__vf_t;
@@ -781,9 +797,21 @@ typedef __m512d nbody__vd_t;
 #endif
 NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
 NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
+/* halves by maskz extracts: the casts trip g++ 12 -Wmaybe-uninitialized as well */
+#define NBODY__HALF512(d, k) _mm512_maskz_extractf64x4_pd((__mmask8)0xFF, d, k)
+NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) {
+    __m512d d = _mm512_castps_pd(x);
+    return nbody__hsum8f(_mm256_add_ps(_mm256_castpd_ps(NBODY__HALF512(d, 0)), _mm256_castpd_ps(NBODY__HALF512(d, 1))));
+}
+NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(_mm256_add_pd(NBODY__HALF512(x, 0), NBODY__HALF512(x, 1))); }
 #define NBODY__SIMD_ISA "avx512"
 #ifndef NBODY__VD_DIVIDE
-#define NBODY__VD_DIVIDE 0         /* 512-bit sqrt/divide are slow: rsqrt14 + refinement */
+#define NBODY__VD_DIVIDE 0         /* 512-bit sqrt/divide are slow: rsqrt14 + series */
+#endif
+#define NBODY__VF_TERMS 1          /* 1.875 e^2 <= 2.8e-8: below float's half ulp */
+#define NBODY__VD_TERMS 4          /* 2.71 e^5 <= 7.5e-20 */
+#ifndef NBODY__SYM_ROWS
+#define NBODY__SYM_ROWS 3          /* symmetric kernel: broadcast rows per column vector (7 zmm each) */
 #endif
 #else
 typedef __m256 nbody__vf_t;
@@ -796,7 +824,14 @@ NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm256_rsq
 /* AVX2 has no double estimate: the float one (valid for r^2 in the float range) serves
    only when NBODY__VD_DIVIDE is 0; the default divides. */
 NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm256_cvtps_pd(_mm_rsqrt_ps(_mm256_cvtpd_ps(x))); }
+NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) { return nbody__hsum8f(x); }
+NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(x); }
 #define NBODY__SIMD_ISA "avx2"
+#define NBODY__VF_TERMS 2          /* |e| <= 3 * 2^-12: 2.19 e^3 <= 8.6e-10 */
+#define NBODY__VD_TERMS 5          /* the float estimate: 2.93 e^6 <= 4.4e-19 */
+#ifndef NBODY__SYM_ROWS
+#define NBODY__SYM_ROWS 2          /* 3 measured slower: 16 ymm registers */
+#endif
 #ifndef NBODY__VD_DIVIDE
 #define NBODY__VD_DIVIDE 1         /* measured on Zen 3: sqrt + divide 8.5e8 /s per core,
                                       float estimate + refinement 6.6e8 /s (the divider runs
@@ -812,11 +847,22 @@ NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm256_cvt
 #define NBODY__VF_DIVIDE 0
 #endif
 #define NBODY__TILE_W(V) ((int)(sizeof(V##_t) / sizeof(V##_s)))
+/* symmetric kernel: block of bodies, a multiple of the tile tw, about n/8 (at least 4 pairs
+   per round to share among threads) and at most NBODY__SYM_VECS vectors of w (a pair's
+   column block, 7 arrays, stays in L1); a function of n only, so the sums are too */
+#ifndef NBODY__SYM_VECS
+#define NBODY__SYM_VECS 64
+#endif
+static size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
+    size_t b = (n / 8 + tw - 1) / tw * tw, cap = (size_t)NBODY__SYM_VECS * w / tw * tw;
+    if (b > cap) b = cap;
+    return b < tw ? tw : b;
+}
 
 /* The kernel, written once over width-generic helpers; instantiated below for float (vf)
-   and double (vd). V: prefix, T: scalar type, t: intrinsic suffix, STEPS3: third-order
-   refinement steps before the final Newton step. */
-#define NBODY__SIMD_KERNEL(V, T, t, STEPS3, DIVIDE)                                                   \
+   and double (vd). V: prefix, T: scalar type, t: intrinsic suffix, TERMS: terms of the
+   series for r^-3 after the estimate, DIVIDE: sqrt and divide instead. */
+#define NBODY__SIMD_KERNEL(V, T, t, TERMS, DIVIDE)                                                    \
 typedef T V##_s;                                                                                \
 NBODY__VINLINE V##_t V##_set1(T a) { return NBODY__MM(set1, t)(a); }                            \
 NBODY__VINLINE V##_t V##_load(const T *p) { return NBODY__MM(loadu, t)(p); }                    \
@@ -826,24 +872,19 @@ NBODY__VINLINE V##_t V##_sub(V##_t a, V##_t b) { return NBODY__MM(sub, t)(a, b);
 NBODY__VINLINE V##_t V##_mul(V##_t a, V##_t b) { return NBODY__MM(mul, t)(a, b); }              \
 NBODY__VINLINE V##_t V##_fma(V##_t a, V##_t b, V##_t c) { return NBODY__MM(fmadd, t)(a, b, c); } \
 NBODY__VINLINE V##_t V##_fnma(V##_t a, V##_t b, V##_t c) { return NBODY__MM(fnmadd, t)(a, b, c); } \
-/* 1/sqrt(x) to the working precision (see the section comment) */                              \
-NBODY__VINLINE V##_t V##_rsqrt(V##_t x) {                                                       \
-    V##_t one = V##_set1(1), half = V##_set1((T)0.5), y = V##_estimate(x), e;                   \
-    int k;                                                                                      \
-    for (k = 0; k < (STEPS3); ++k) {                                                            \
-        e = V##_fnma(V##_mul(x, y), y, one);                                                    \
-        y = V##_fma(V##_mul(y, e), V##_fma(e, V##_set1((T)0.375), half), y);                    \
-    }                                                                                           \
-    e = V##_fnma(V##_mul(x, y), y, one);                                                        \
-    return V##_fma(V##_mul(y, e), half, y);                                                     \
-}                                                                                               \
-/* x^(-3/2): the refined estimate cubed, or (DIVIDE) one correctly rounded sqrt and divide,     \
-   which runs beside the FMA pipes and wins where the divider is fast for the width */       \
+/* x^(-3/2): the estimate and the series (see the section comment), or (DIVIDE) one correctly  \
+   rounded sqrt and divide, which run beside the FMA pipes and win where the divider is fast   \
+   for the width. c[k]: the coefficients of (1 - e)^(-3/2), exact in binary. */                 \
 NBODY__VINLINE V##_t V##_rsqrt3(V##_t x) {                                                      \
-    V##_t r;                                                                                    \
+    static const T c[] = {1, 1.5, 1.875, 2.1875, 2.4609375, 2.70703125};                        \
+    V##_t y, y2, y3, e, p;                                                                      \
+    int k;                                                                                      \
     if (DIVIDE) return NBODY__MM(div, t)(V##_set1(1), V##_mul(x, NBODY__MM(sqrt, t)(x)));       \
-    r = V##_rsqrt(x);                                                                           \
-    return V##_mul(r, V##_mul(r, r));                                                           \
+    y = V##_estimate(x); y2 = V##_mul(y, y); y3 = V##_mul(y2, y);                               \
+    e = V##_fnma(x, y2, V##_set1(1));                                                           \
+    p = V##_set1(c[TERMS]);                                                                     \
+    for (k = (TERMS) - 1; k >= 1; --k) p = V##_fma(p, e, V##_set1(c[k]));                       \
+    return V##_fma(V##_mul(y3, e), p, y3);                                                      \
 }                                                                                               \
 /* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */                           \
 NBODY__VINLINE void V##_interact(V##_t xj, V##_t yj, V##_t zj, V##_t mj, V##_t e2,              \
@@ -852,14 +893,15 @@ NBODY__VINLINE void V##_interact(V##_t xj, V##_t yj, V##_t zj, V##_t mj, V##_t e
     V##_t w = V##_mul(mj, V##_rsqrt3(V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2)))));  \
     *sx = V##_fma(w, dx, *sx); *sy = V##_fma(w, dy, *sy); *sz = V##_fma(w, dz, *sz);            \
 }                                                                                               \
-/* one tile: targets t[x|y|z][0 .. U*W) (body i0 in lane 0) against all n sources;           \
-   a[x|y|z] = G * sum. The u loops are unrolled so that the tile lives in registers. */        \
-static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T eps2, T G,     \
-                     size_t i0, const T *tx, const T *ty, const T *tz, T *ax, T *ay, T *az) {   \
+/* one tile: targets t[x|y|z][0 .. U*W) (body i0 in lane 0) against the sources [j0, j1),      \
+   j0 <= i0 < j1; a[x|y|z] = G * sum. The u loops are unrolled so that the tile lives in       \
+   registers. */                                                                                \
+static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t j0, size_t j1, T eps2, \
+                     T G, size_t i0, const T *tx, const T *ty, const T *tz, T *ax, T *ay, T *az) { \
     enum { W = NBODY__TILE_W(V), U = NBODY__TILE_U };                                           \
     T onehot[2 * W];                                                                            \
     V##_t e2 = V##_set1(eps2), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];                        \
-    size_t j, je = i0 + (size_t)(U * W) < n ? i0 + (size_t)(U * W) : n;                         \
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1;                       \
     int u;                                                                                      \
     for (u = 0; u < U; ++u) {                                                                   \
         xi[u] = V##_load(tx + u * W); yi[u] = V##_load(ty + u * W); zi[u] = V##_load(tz + u * W); \
@@ -867,7 +909,7 @@ static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T
     }                                                                                           \
     for (u = 0; u < 2 * W; ++u) onehot[u] = 0;                                                  \
     onehot[W] = 1;                                                                              \
-    for (j = 0; j < i0; ++j) {                                                                  \
+    for (j = j0; j < i0; ++j) {                                                                 \
         V##_t xj = V##_set1(x[j]), yj = V##_set1(y[j]), zj = V##_set1(z[j]), mj = V##_set1(m[j]); \
         NBODY__UNROLL for (u = 0; u < U; ++u)                                                   \
             V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);      \
@@ -880,7 +922,7 @@ static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T
             V##_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);       \
         }                                                                                       \
     }                                                                                           \
-    for (; j < n; ++j) {                                                                        \
+    for (; j < j1; ++j) {                                                                       \
         V##_t xj = V##_set1(x[j]), yj = V##_set1(y[j]), zj = V##_set1(z[j]), mj = V##_set1(m[j]); \
         NBODY__UNROLL for (u = 0; u < U; ++u)                                                   \
             V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);      \
@@ -892,34 +934,131 @@ static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t n, T
         V##_store(az + u * W, V##_mul(g, sz[u]));                                               \
     }                                                                                           \
 }                                                                                               \
-/* all targets, tile by tile; the last tile padded (its extra lanes are computed, dropped) */  \
-static void V##_forces(const nbody__forces *f, int threads, int block) {                        \
+/* the tile of targets [i0, min(i0 + U*W, i1)) against the sources [j0, j1): a partial tile     \
+   is padded (its extra lanes are computed, dropped) */                                         \
+static void V##_tile_at(const nbody__forces *f, size_t j0, size_t j1, T G, size_t i0, size_t i1) { \
     enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
     const T *x = (const T *)f->x, *y = (const T *)f->y, *z = (const T *)f->z, *m = (const T *)f->m; \
-    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az, eps2 = (T)f->eps2, G = (T)f->G;     \
+    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az, eps2 = (T)f->eps2;                  \
+    size_t k, nk = i1 - i0 < (size_t)TW ? i1 - i0 : (size_t)TW;                                 \
+    T p[6][TW];                                                                                 \
+    if (nk == (size_t)TW) {                                                                     \
+        V##_tile(x, y, z, m, j0, j1, eps2, G, i0, x + i0, y + i0, z + i0, ax + i0, ay + i0, az + i0); \
+        return;                                                                                 \
+    }                                                                                           \
+    for (k = 0; k < (size_t)TW; ++k) {                                                          \
+        p[0][k] = k < nk ? x[i0 + k] : 0; p[1][k] = k < nk ? y[i0 + k] : 0;                     \
+        p[2][k] = k < nk ? z[i0 + k] : 0;                                                       \
+    }                                                                                           \
+    V##_tile(x, y, z, m, j0, j1, eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);              \
+    for (k = 0; k < nk; ++k) { ax[i0 + k] = p[3][k]; ay[i0 + k] = p[4][k]; az[i0 + k] = p[5][k]; } \
+}                                                                                               \
+/* all targets against all sources, tile by tile */                                             \
+static void V##_forces(const nbody__forces *f, int threads, int block) {                        \
+    enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
     size_t n = f->n;                                                                            \
     long long t, ntiles = (long long)((n + TW - 1) / TW);                                       \
     int chunk = block > 0 ? (block + TW - 1) / TW : NBODY__BLOCK_CHUNK;                         \
     (void)threads; (void)chunk;                                                                 \
     NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads)                \
                   if (n >= NBODY__BLOCK_PARALLEL_N))                                            \
-    for (t = 0; t < ntiles; ++t) {                                                              \
-        size_t i0 = (size_t)t * TW, k, nk = n - i0 < (size_t)TW ? n - i0 : (size_t)TW;          \
-        T p[6][TW];                                                                             \
-        if (nk == (size_t)TW) {                                                                 \
-            V##_tile(x, y, z, m, n, eps2, G, i0, x + i0, y + i0, z + i0, ax + i0, ay + i0, az + i0); \
-            continue;                                                                           \
+    for (t = 0; t < ntiles; ++t) V##_tile_at(f, 0, n, (T)f->G, (size_t)t * TW, n);              \
+}                                                                                               \
+/* Symmetric forces (CUDA Handbook, ch. 14, tiled): f_ji = -f_ij, each pair computed once.      \
+   Rows: the broadcast bodies i of block J; columns: W bodies j of block I < J in the lanes.    \
+   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per         \
+   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i. Block I is whole (a multiple of W          \
+   bodies): only the last block may be partial, and it is never a column block. */            \
+NBODY__VINLINE void V##_sym_rows(const T *x, const T *y, const T *z, const T *m, T *ax, T *ay,  \
+                                 T *az, V##_t e2, size_t v0, size_t v1, size_t i, int cnt) {    \
+    enum { W = NBODY__TILE_W(V) };                                                              \
+    V##_t xi[NBODY__SYM_ROWS], yi[NBODY__SYM_ROWS], zi[NBODY__SYM_ROWS], mi[NBODY__SYM_ROWS];   \
+    V##_t sx[NBODY__SYM_ROWS], sy[NBODY__SYM_ROWS], sz[NBODY__SYM_ROWS];                        \
+    size_t j;                                                                                   \
+    int u;                                                                                      \
+    for (u = 0; u < cnt; ++u) {                                                                 \
+        xi[u] = V##_set1(x[i + u]); yi[u] = V##_set1(y[i + u]); zi[u] = V##_set1(z[i + u]);     \
+        mi[u] = V##_set1(m[i + u]); sx[u] = sy[u] = sz[u] = V##_set1(0);                        \
+    }                                                                                           \
+    for (j = v0; j < v1; j += W) {                                                              \
+        V##_t xj = V##_load(x + j), yj = V##_load(y + j), zj = V##_load(z + j), mj = V##_load(m + j); \
+        V##_t tx = V##_set1(0), ty = tx, tz = tx;                                               \
+        NBODY__UNROLL for (u = 0; u < cnt; ++u) {                                               \
+            V##_t dx = V##_sub(xj, xi[u]), dy = V##_sub(yj, yi[u]), dz = V##_sub(zj, zi[u]);    \
+            V##_t w = V##_rsqrt3(V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2))));        \
+            V##_t wj = V##_mul(w, mj), wi = V##_mul(w, mi[u]);                                  \
+            sx[u] = V##_fma(wj, dx, sx[u]); sy[u] = V##_fma(wj, dy, sy[u]); sz[u] = V##_fma(wj, dz, sz[u]); \
+            tx = V##_fnma(wi, dx, tx); ty = V##_fnma(wi, dy, ty); tz = V##_fnma(wi, dz, tz);    \
         }                                                                                       \
-        for (k = 0; k < (size_t)TW; ++k) {                                                      \
-            p[0][k] = k < nk ? x[i0 + k] : 0; p[1][k] = k < nk ? y[i0 + k] : 0;                 \
-            p[2][k] = k < nk ? z[i0 + k] : 0;                                                   \
+        V##_store(ax + j, V##_add(V##_load(ax + j), tx));                                       \
+        V##_store(ay + j, V##_add(V##_load(ay + j), ty));                                       \
+        V##_store(az + j, V##_add(V##_load(az + j), tz));                                       \
+    }                                                                                           \
+    for (u = 0; u < cnt; ++u) {                                                                 \
+        ax[i + u] += V##_hsum(sx[u]); ay[i + u] += V##_hsum(sy[u]); az[i + u] += V##_hsum(sz[u]); \
+    }                                                                                           \
+}                                                                                               \
+static void V##_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {  \
+    const T *x = (const T *)f->x, *y = (const T *)f->y, *z = (const T *)f->z, *m = (const T *)f->m; \
+    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az;                                     \
+    V##_t e2 = V##_set1((T)f->eps2);                                                            \
+    size_t i = b0;                                                                              \
+    for (; i + NBODY__SYM_ROWS <= b1; i += NBODY__SYM_ROWS)                                     \
+        V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, NBODY__SYM_ROWS);                   \
+    for (; i < b1; ++i) V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, 1);                 \
+}                                                                                               \
+/* a block against itself: each tile against itself (the one-sided tile; it stores, so it also \
+   zeroes the sums), then tile t's bodies as rows against the later whole vectors as columns,   \
+   and the bodies of a last partial vector as rows against tile t */                            \
+static void V##_sym_block(const nbody__forces *f, size_t b0, size_t b1) {                       \
+    enum { W = NBODY__TILE_W(V), TW = W * NBODY__TILE_U };                                      \
+    size_t i0, bw = b0 + (b1 - b0) / W * W;                                                     \
+    for (i0 = b0; i0 < b1; i0 += TW) V##_tile_at(f, i0, i0 + TW < b1 ? i0 + TW : b1, 1, i0, b1); \
+    for (i0 = b0; i0 + TW < b1; i0 += TW) {                                                     \
+        V##_sym_pair(f, i0 + TW, bw, i0, i0 + TW);                                              \
+        if (bw < b1) V##_sym_pair(f, i0, i0 + TW, bw, b1);                                      \
+    }                                                                                           \
+}                                                                                               \
+/* Deterministic schedule: blocks of nbody__sym_block(n) bodies (a function of n only); first   \
+   each block against itself (which zeroes the sums), then                                     \
+   the block pairs in the rounds of a round-robin tournament (circle method), each round's      \
+   pairs disjoint. Each pair is a task that depends (inout) on its two blocks: the tasks on a   \
+   block run in the order they were created, so every body receives its contributions in the   \
+   same order whatever the thread count, yet no thread waits for a whole round (a barrier per   \
+   round loses badly when one thread is descheduled on a shared machine). */                   \
+static void V##_forces_sym(const nbody__forces *f, int threads) {                               \
+    enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
+    size_t n = f->n, bs = nbody__sym_block(n, TW, NBODY__TILE_W(V));                            \
+    long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), k;                       \
+    nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */                 \
+    (void)threads; (void)tok;                                                                   \
+    NBODY__PRAGMA(omp parallel num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))          \
+    {                                                                                           \
+        NBODY__PRAGMA(omp single)                                                               \
+        {                                                                                       \
+            long long r, b;                                                                     \
+            for (b = 0; b < nb; ++b) {                                                          \
+                NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))              \
+                V##_sym_block(f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n); \
+            }                                                                                   \
+            for (r = 0; r < nt - 1; ++r)                                                        \
+                for (k = 0; k < nt / 2; ++k) {                                                  \
+                    long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
+                    long long lo = p < q ? p : q, hi = p < q ? q : p;                           \
+                    if (hi >= nb) continue;                                                     \
+                    NBODY__PRAGMA(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs])) \
+                    V##_sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs,     \
+                                 (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);          \
+                }                                                                               \
         }                                                                                       \
-        V##_tile(x, y, z, m, n, eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);               \
-        for (k = 0; k < nk; ++k) { ax[i0 + k] = p[3][k]; ay[i0 + k] = p[4][k]; az[i0 + k] = p[5][k]; } \
+        NBODY__PRAGMA(omp for schedule(static))                                                 \
+        for (k = 0; k < (long long)n; ++k) {                                                    \
+            f->ax[k] *= f->G; f->ay[k] *= f->G; f->az[k] *= f->G;                               \
+        }                                                                                       \
     }                                                                                           \
 }
-NBODY__SIMD_KERNEL(nbody__vf, float, ps, 0, NBODY__VF_DIVIDE)
-NBODY__SIMD_KERNEL(nbody__vd, double, pd, 1, NBODY__VD_DIVIDE)
+NBODY__SIMD_KERNEL(nbody__vf, float, ps, NBODY__VF_TERMS, NBODY__VF_DIVIDE)
+NBODY__SIMD_KERNEL(nbody__vd, double, pd, NBODY__VD_TERMS, NBODY__VD_DIVIDE)
 #else
 #define NBODY__SIMD 0
 #define NBODY__SIMD_ISA "portable"
@@ -954,13 +1093,29 @@ static void nbody__accel_block_portable(const nbody__forces *f, int threads, int
     }
 }
 
-/* block: targets per scheduling chunk (rounded up to whole tiles); 0 = automatic */
-static void nbody__accel_block(const nbody__forces *f, int threads, int block) {
-#if NBODY__SIMD
-    if (sizeof(nbody_real) == sizeof(float)) { nbody__vf_forces(f, threads, block); return; }
-    if (sizeof(nbody_real) == sizeof(double)) { nbody__vd_forces(f, threads, block); return; }
+/* The symmetric kernel is the default where it measured faster (bench/results/cpu-*.md):
+   NBODY__BLOCK_SYMMETRIC 0 forces the one-sided kernel everywhere. */
+#ifndef NBODY__BLOCK_SYMMETRIC
+#define NBODY__BLOCK_SYMMETRIC 1
 #endif
+/* block: targets per scheduling chunk of the one-sided kernel (rounded up to whole tiles);
+   0 = automatic. symmetric: the tiled symmetric kernel (the SIMD paths only). */
+static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric) {
+#if NBODY__SIMD
+    if (sizeof(nbody_real) == sizeof(float)) {
+        if (symmetric) nbody__vf_forces_sym(f, threads); else nbody__vf_forces(f, threads, block);
+        return;
+    }
+    if (sizeof(nbody_real) == sizeof(double)) {
+        if (symmetric) nbody__vd_forces_sym(f, threads); else nbody__vd_forces(f, threads, block);
+        return;
+    }
+#endif
+    (void)symmetric;
     nbody__accel_block_portable(f, threads, block);
+}
+static void nbody__accel_block(const nbody__forces *f, int threads, int block) {
+    nbody__accel_block_kernel(f, threads, block, NBODY__BLOCK_SYMMETRIC);
 }
 /* ---- end section: BLOCK engine kernel ---- */
 

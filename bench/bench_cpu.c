@@ -2,7 +2,8 @@
    simple / openmp / block / tree at N = 2048 .. 32768), interactions/s and GFLOP/s (20 flops
    per interaction in float, 30 in double, the CUDA Handbook's convention), the article's
    'openmp + block + optimization' loop compiled here with the same flags as the baseline, and
-   the BLOCK engine's thread scaling. Force evaluations are timed through the engine operations
+   the BLOCK engine's two kernels (one-sided and symmetric) at 1 and all threads, and its
+   thread scaling. Force evaluations are timed through the engine operations
    (no transfers, no integrator); each figure is the median of several repetitions.
    Build: make bench (double: build/bench_cpu, float: build/bench_cpu_float)
    Options: bench_cpu [max_n] (default 32768). */
@@ -84,24 +85,32 @@ static int case_make(bench_case *c, size_t n) {
 }
 static void case_free(bench_case *c) { free(c->y); free(c->f); nbody_system_free(&c->s); }
 
-/* median seconds per force evaluation; engine < 0 is the article's loop; -1 when unavailable */
-static double time_engine(bench_case *c, int engine, int threads, int block) {
+/* what to time besides the engines: the article's loop and each BLOCK kernel on its own */
+enum { ARTICLE = -1, KERNEL_ONE_SIDED = -2, KERNEL_SYMMETRIC = -3 };
+
+/* median seconds per force evaluation of an engine or of one of the above; -1 when unavailable */
+static double time_engine(bench_case *c, int engine, int threads, int block) {   /* kernels: threads > 0 */
     double t[BENCH_REPS], total = 0;
     int r, reps = 0;
     size_t n = c->s.n;
     nbody__engine e;
+    nbody__forces f;
     nbody_desc d = {0};
     d.engine = engine < 0 ? NBODY_ENGINE_SIMPLE : (nbody_engine)engine;
     d.threads = threads; d.block_size = block; d.softening = (nbody_real)0.01;
     if (!nbody_engine_available(d.engine)) return -1;
     d = nbody__desc_defaults(&d);
     if (nbody__engine_start(&e, &d, n, c->s.m) != NBODY_OK) return -1;
+    f.x = c->y; f.y = c->y + n; f.z = c->y + 2 * n; f.m = c->s.m;
+    f.ax = c->f + 3 * n; f.ay = c->f + 4 * n; f.az = c->f + 5 * n;
+    f.n = n; f.G = 1; f.eps2 = d.softening * d.softening;
 #if NBODY__OPENMP
-    if (engine < 0 && threads > 0) omp_set_num_threads(threads);
+    if (engine == ARTICLE && threads > 0) omp_set_num_threads(threads);
 #endif
     for (r = 0; r < BENCH_REPS && (r < 1 || total < BENCH_MAX_SECONDS); ++r, ++reps) {
         double t0 = now();
-        if (engine < 0) article_block_opt(c->y, c->y + n, c->y + 2 * n, c->s.m, n, c->f + 3 * n, c->f + 4 * n, c->f + 5 * n);
+        if (engine == ARTICLE) article_block_opt(f.x, f.y, f.z, f.m, n, f.ax, f.ay, f.az);
+        else if (engine < 0) nbody__accel_block_kernel(&f, threads > 0 ? threads : 1, block, engine == KERNEL_SYMMETRIC);
         else if (e.ops->derivative(&e, c->y, c->f) != NBODY_OK) { nbody__engine_stop(&e); return -1; }
         t[r] = now() - t0;
         total += t[r];
@@ -115,7 +124,7 @@ static void cell(double s) { if (s < 0) printf(" - |"); else printf(" %.4g |", s
 
 int main(int argc, char **argv) {
     static const size_t sizes[] = {2048, 4096, 8192, 16384, 32768};
-    static const int engines[] = {NBODY_ENGINE_SIMPLE, NBODY_ENGINE_OPENMP, -1, NBODY_ENGINE_BLOCK, NBODY_ENGINE_TREE};
+    static const int engines[] = {NBODY_ENGINE_SIMPLE, NBODY_ENGINE_OPENMP, ARTICLE, NBODY_ENGINE_BLOCK, NBODY_ENGINE_TREE};
     static const char *names[] = {"simple", "openmp", "article 'openmp + block + optimization'", "block (this library)", "tree"};
     enum { NS = sizeof sizes / sizeof *sizes, NE = sizeof engines / sizeof *engines };
     double sec[NE][NS];
@@ -149,6 +158,23 @@ int main(int argc, char **argv) {
         double inter = (double)sizes[k] * (double)sizes[k];
         printf("| %zu | %.3g | %.1f | %.3g | %.2fx |\n", sizes[k], inter / sec[3][k], flops * inter / sec[3][k] * 1e-9,
                inter / sec[2][k], sec[2][k] / sec[3][k]);
+    }
+    if (NBODY__SIMD) {   /* the BLOCK engine's two kernels, same run: which one is the default and why */
+        static const size_t kn[] = {2048, 8192, 32768};
+        printf("\nBLOCK kernels, interactions/s (N^2 per evaluation; the symmetric one computes N^2/2 pairs),"
+               " default: %s:\n\n| N | one-sided, 1 thread | symmetric, 1 thread | sym / one-sided |"
+               " one-sided, %d threads | symmetric, %d threads | sym / one-sided |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+               NBODY__BLOCK_SYMMETRIC ? "symmetric" : "one-sided", threads, threads);
+        for (k = 0; k < sizeof kn / sizeof *kn && kn[k] <= max_n; ++k) {
+            bench_case c;
+            double inter = (double)kn[k] * (double)kn[k], s[4];
+            int v;
+            if (!case_make(&c, kn[k])) return 1;
+            for (v = 0; v < 4; ++v) s[v] = time_engine(&c, v & 1 ? KERNEL_SYMMETRIC : KERNEL_ONE_SIDED, v < 2 ? 1 : threads, 0);
+            printf("| %zu | %.3g | %.3g | %.2fx | %.3g | %.3g | %.2fx |\n", kn[k], inter / s[0], inter / s[1], s[0] / s[1],
+                   inter / s[2], inter / s[3], s[2] / s[3]);
+            case_free(&c);
+        }
     }
     {   /* thread scaling: small n must not get slower with more threads */
         static const size_t tn[] = {64, 256, 1024, 4096, 16384};

@@ -1,8 +1,10 @@
-/* test_block.c - the BLOCK engine (explicit SIMD where the build has AVX2/AVX-512) against the
-   SIMPLE reference: odd sizes (remainder tiles), softening 0 and > 0, the self term excluded
-   by index (coincident distinct bodies give NaN as in SIMPLE), and bitwise independence of
-   the thread count and of block_size. Built in double by the Makefile, and in float by the
-   rule for build/test_block_float. */
+/* test_block.c - the BLOCK engine (explicit SIMD where the build has AVX2/AVX-512), both its
+   kernels (one-sided, and symmetric: each pair once, CUDA Handbook ch. 14) against the SIMPLE
+   reference and against a long double sum: odd sizes (remainder tiles and blocks), softening
+   0 and > 0, the self term excluded by index (coincident distinct bodies give NaN as in
+   SIMPLE, also when they fall in different blocks), and bitwise independence of the thread
+   count and of block_size. Built in double by the Makefile, and in float by the rule for
+   build/test_block_float. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "tests/check.h"
@@ -20,47 +22,107 @@ static nbody_real *accel(nbody_engine engine, int threads, int block, nbody_real
     return a;
 }
 
+/* one of the BLOCK engine's kernels directly (G = 1): 0 one-sided, 1 symmetric */
+static nbody_real *kernel(int symmetric, int threads, nbody_real eps, const nbody_system *s) {
+    nbody_real *a = (nbody_real *)malloc(3 * s->n * sizeof(nbody_real));
+    nbody__forces f;
+    if (!a) return NULL;
+    f.x = s->x; f.y = s->y; f.z = s->z; f.m = s->m; f.ax = a; f.ay = a + s->n; f.az = a + 2 * s->n;
+    f.n = s->n; f.G = 1; f.eps2 = eps * eps;
+    nbody__accel_block_kernel(&f, threads, 0, symmetric);
+    return a;
+}
+
+/* the accelerations summed in long double: the reference for the accuracy of each engine */
+static long double *exact(nbody_real eps, const nbody_system *s) {
+    size_t i, j, n = s->n;
+    long double *a = (long double *)calloc(3 * n, sizeof(long double)), e2 = (long double)eps * eps;
+    for (i = 0; a && i < n; ++i)
+        for (j = 0; j < n; ++j) {
+            long double dx = (long double)s->x[j] - s->x[i], dy = (long double)s->y[j] - s->y[i];
+            long double dz = (long double)s->z[j] - s->z[i], r2 = dx * dx + dy * dy + dz * dz + e2, w;
+            if (j == i) continue;
+            w = s->m[j] / (r2 * sqrtl(r2));
+            a[i] += w * dx; a[n + i] += w * dy; a[2 * n + i] += w * dz;
+        }
+    return a;
+}
+
+/* max_i |a_i - b_i| / |b_i| over bodies, in long double (b is the reference) */
+#define MAX_REL(a, b, n) do {                                                                   \
+        size_t i_;                                                                              \
+        worst = 0;                                                                              \
+        for (i_ = 0; i_ < (n); ++i_) {                                                          \
+            long double dx = (long double)(a)[i_] - (b)[i_], dy = (long double)(a)[(n) + i_] - (b)[(n) + i_]; \
+            long double dz = (long double)(a)[2 * (n) + i_] - (b)[2 * (n) + i_];                 \
+            long double r = sqrtl((long double)(b)[i_] * (b)[i_] + (long double)(b)[(n) + i_] * (b)[(n) + i_] \
+                                  + (long double)(b)[2 * (n) + i_] * (b)[2 * (n) + i_]);         \
+            double e = (double)(sqrtl(dx * dx + dy * dy + dz * dz) / (r > 0 ? r : 1));          \
+            if (!(e <= worst)) worst = e;   /* NaN sticks */                                    \
+        }                                                                                       \
+    } while (0)
+
 static double max_rel(const nbody_real *a, const nbody_real *b, size_t n) {
-    double worst = 0;
-    size_t i;
-    for (i = 0; i < n; ++i) {
-        double dx = (double)a[i] - (double)b[i], dy = (double)a[n + i] - (double)b[n + i], dz = (double)a[2 * n + i] - (double)b[2 * n + i];
-        double ref = sqrt((double)b[i] * b[i] + (double)b[n + i] * b[n + i] + (double)b[2 * n + i] * b[2 * n + i]);
-        double e = sqrt(dx * dx + dy * dy + dz * dz) / (ref > 0 ? ref : 1);
-        if (!(e <= worst)) worst = e;   /* NaN sticks */
-    }
+    double worst;
+    MAX_REL(a, b, n);
+    return worst;
+}
+static double max_rel_exact(const nbody_real *a, const long double *b, size_t n) {
+    double worst;
+    MAX_REL(a, b, n);
     return worst;
 }
 
+/* the engine (default kernel) and both kernels vs SIMPLE to round-off; against the long
+   double sum, each kernel at least as accurate as SIMPLE (up to a factor 2: other order) */
 static void compare_sizes(void) {
-    static const size_t sizes[] = {1, 2, 3, 7, 1000, 4099, 16411};
+    static const size_t sizes[] = {1, 2, 3, 7, 1000, 2053, 4099, 16411};
     static const double eps[] = {0, 0.01};
     size_t k, e;
+    int v;
     for (k = 0; k < sizeof sizes / sizeof *sizes; ++k) {
         for (e = 0; e < 2; ++e) {
             nbody_system s = {0};
-            nbody_real *ref, *blk;
+            nbody_real *ref, *blk, *var[2];
+            long double *ex = NULL;
             if (sizes[k] >= 16411 && e == 0) continue;   /* one large case is enough */
             nbody_ic_plummer(&s, sizes[k], 7 + k);
             ref = accel(NBODY_ENGINE_SIMPLE, 1, 0, (nbody_real)eps[e], &s);
             blk = accel(NBODY_ENGINE_BLOCK, 2, 0, (nbody_real)eps[e], &s);
-            CHECK(ref && blk, "n=%zu: engines ran", sizes[k]);
-            if (ref && blk) {
-                double err = max_rel(blk, ref, s.n);
+            var[0] = kernel(0, 2, (nbody_real)eps[e], &s);
+            var[1] = kernel(1, 2, (nbody_real)eps[e], &s);
+            if (sizes[k] >= 1000) ex = exact((nbody_real)eps[e], &s);
+            CHECK(ref && blk && var[0] && var[1], "n=%zu: engines ran", sizes[k]);
+            if (ref && blk && var[0] && var[1]) {
+                double err = max_rel(blk, ref, s.n), simple_exact = ex ? max_rel_exact(ref, ex, s.n) : 0;
                 CHECK(err <= TOL, "n=%zu eps=%g: block vs simple max relative %.3g > %.3g", sizes[k], eps[e], err, TOL);
                 if (sizes[k] == 1) CHECK(blk[0] == 0 && blk[1] == 0 && blk[2] == 0, "a lone body feels no force");
-                printf("n=%-6zu eps=%-5g block vs simple: max relative %.3g\n", sizes[k], eps[e], err);
+                printf("n=%-6zu eps=%-5g block vs simple: max relative %.3g", sizes[k], eps[e], err);
+                for (v = 0; v < 2; ++v) {
+                    double ev = max_rel(var[v], ref, s.n);
+                    CHECK(ev <= TOL, "n=%zu eps=%g: kernel %d vs simple max relative %.3g > %.3g", sizes[k], eps[e], v, ev, TOL);
+                    printf("; %s %.3g", v ? "symmetric" : "one-sided", ev);
+                    if (ex) {
+                        double ee = max_rel_exact(var[v], ex, s.n);
+                        CHECK(ee <= 2 * simple_exact, "n=%zu eps=%g: kernel %d vs exact %.3g > 2 x simple's %.3g",
+                              sizes[k], eps[e], v, ee, simple_exact);
+                        printf(" (vs exact %.3g)", ee);
+                    }
+                }
+                if (ex) printf("; simple vs exact %.3g", simple_exact);
+                printf("\n");
             }
-            free(ref); free(blk); nbody_system_free(&s);
+            free(ref); free(blk); free(var[0]); free(var[1]); free(ex); nbody_system_free(&s);
         }
     }
 }
 
-/* bitwise: 1 thread vs 2 and 3 threads, and automatic vs odd block sizes */
+/* bitwise: 1 thread vs 2 and 3 threads, and automatic vs odd block sizes; each kernel */
 static void thread_independence(void) {
     nbody_system s = {0};
     nbody_real *a1, *a2, *a3, *b7;
     size_t n = 4099;
+    int v;
     nbody_ic_plummer(&s, n, 3);
     a1 = accel(NBODY_ENGINE_BLOCK, 1, 0, (nbody_real)0.01, &s);
     a2 = accel(NBODY_ENGINE_BLOCK, 2, 0, (nbody_real)0.01, &s);
@@ -72,33 +134,87 @@ static void thread_independence(void) {
         CHECK(memcmp(a1, a3, 3 * n * sizeof(nbody_real)) == 0, "1 and 3 threads (block 40) differ bitwise");
         CHECK(memcmp(a1, b7, 3 * n * sizeof(nbody_real)) == 0, "block_size 0 and 7 differ bitwise");
     }
-    free(a1); free(a2); free(a3); free(b7); nbody_system_free(&s);
+    free(a1); free(a2); free(a3); free(b7);
+    for (v = 0; v < 2; ++v) {
+        a1 = kernel(v, 1, (nbody_real)0.01, &s);
+        a2 = kernel(v, 2, (nbody_real)0.01, &s);
+        a3 = kernel(v, 3, (nbody_real)0.01, &s);
+        CHECK(a1 && a2 && a3, "kernels ran");
+        if (a1 && a2 && a3) {
+            CHECK(memcmp(a1, a2, 3 * n * sizeof(nbody_real)) == 0, "kernel %d: 1 and 2 threads differ bitwise", v);
+            CHECK(memcmp(a1, a3, 3 * n * sizeof(nbody_real)) == 0, "kernel %d: 1 and 3 threads differ bitwise", v);
+        }
+        free(a1); free(a2); free(a3);
+    }
+    nbody_system_free(&s);
 }
 
-/* softening 0: bodies 1 and 5 coincide -> NaN on both, as SIMPLE; the others stay finite
-   only in SIMPLE's sense (they also see the NaN-free pairs), so compare the NaN pattern */
+/* softening 0: bodies p and q coincide -> NaN on both, as SIMPLE; the others stay finite.
+   n = 37: one tile; n = 2000 with p, q far apart: different blocks of the symmetric kernel */
 static void coincident_bodies(void) {
-    nbody_system s = {0};
-    nbody_real *ref, *blk;
-    size_t i, n = 37;
-    int same = 1;
-    nbody_ic_uniform_cube(&s, n, 5);
-    s.x[5] = s.x[1]; s.y[5] = s.y[1]; s.z[5] = s.z[1];
-    ref = accel(NBODY_ENGINE_SIMPLE, 1, 0, 0, &s);
-    blk = accel(NBODY_ENGINE_BLOCK, 2, 0, 0, &s);
-    CHECK(ref && blk, "engines ran");
-    if (ref && blk) {
-        for (i = 0; i < 3 * n; ++i) same &= (ref[i] != ref[i]) == (blk[i] != blk[i]);
-        CHECK(blk[1] != blk[1] && blk[5] != blk[5], "coincident bodies with softening 0 give NaN");
-        CHECK(blk[0] == blk[0], "a body apart from the pair stays finite");
-        CHECK(same, "NaN pattern equals SIMPLE's");
+    static const size_t ns[] = {37, 2000}, qs[] = {5, 1900};
+    size_t k;
+    for (k = 0; k < 2; ++k) {
+        nbody_system s = {0};
+        nbody_real *ref, *blk[3];
+        size_t i, n = ns[k], p = 1, q = qs[k];
+        int v;
+        nbody_ic_uniform_cube(&s, n, 5);
+        s.x[q] = s.x[p]; s.y[q] = s.y[p]; s.z[q] = s.z[p];
+        ref = accel(NBODY_ENGINE_SIMPLE, 1, 0, 0, &s);
+        blk[0] = accel(NBODY_ENGINE_BLOCK, 2, 0, 0, &s);
+        blk[1] = kernel(0, 2, 0, &s);
+        blk[2] = kernel(1, 2, 0, &s);
+        for (v = 0; v < 3; ++v) {
+            int same = 1;
+            CHECK(ref && blk[v], "engines ran");
+            if (!ref || !blk[v]) continue;
+            for (i = 0; i < 3 * n; ++i) same &= (ref[i] != ref[i]) == (blk[v][i] != blk[v][i]);
+            CHECK(blk[v][p] != blk[v][p] && blk[v][q] != blk[v][q], "n=%zu variant %d: coincident bodies with softening 0 give NaN", n, v);
+            CHECK(blk[v][0] == blk[v][0], "n=%zu variant %d: a body apart from the pair stays finite", n, v);
+            CHECK(same, "n=%zu variant %d: NaN pattern equals SIMPLE's", n, v);
+        }
+        free(ref); free(blk[0]); free(blk[1]); free(blk[2]); nbody_system_free(&s);
     }
-    free(ref); free(blk); nbody_system_free(&s);
 }
+
+#if NBODY__SIMD
+/* r^-3 = x^(-3/2) from the SIMD estimate and its series, lane by lane, against long double,
+   x over the working precision's range (the kernel's one approximation) */
+#define RSQRT3_CHECK(V, T, EPS, LO, HI) do {                                                    \
+        enum { W = (int)(sizeof(V##_t) / sizeof(T)) };                                          \
+        T in[W], out[W];                                                                        \
+        double worst = 0;                                                                       \
+        long double x = (LO);                                                                   \
+        int l;                                                                                  \
+        while (x < (HI)) {                                                                      \
+            for (l = 0; l < W; ++l) { in[l] = (T)x; x *= 1.0137L; }                             \
+            V##_store(out, V##_rsqrt3(V##_load(in)));                                           \
+            for (l = 0; l < W; ++l) {                                                           \
+                long double r = 1 / ((long double)in[l] * sqrtl((long double)in[l]));           \
+                double e = (double)fabsl((out[l] - r) / r);                                     \
+                if (!(e <= worst)) worst = e;                                                   \
+            }                                                                                   \
+        }                                                                                       \
+        CHECK(worst <= 4 * (EPS), #V "_rsqrt3: max relative error %.3g > 4 ulp", worst);        \
+        printf(#V "_rsqrt3 (%s): max relative error %.3g (%.2f ulp)\n", NBODY__SIMD_ISA, worst, worst / (EPS)); \
+    } while (0)
+static void rsqrt3_accuracy(void) {
+    RSQRT3_CHECK(nbody__vf, float, FLT_EPSILON, 1e-24L, 1e24L);
+#if !defined(__AVX512F__) && !NBODY__VD_DIVIDE
+    RSQRT3_CHECK(nbody__vd, double, DBL_EPSILON, 1e-30L, 1e30L);   /* AVX2's float estimate */
+#else
+    RSQRT3_CHECK(nbody__vd, double, DBL_EPSILON, 1e-200L, 1e200L);
+#endif
+}
+#endif
 
 int main(void) {
     printf("BLOCK engine: %s, %s\n", NBODY__SIMD_ISA, sizeof(nbody_real) == sizeof(float) ? "float" : "double");
     if (!NBODY__SIMD) check_skip(NULL, "this build has no AVX2/AVX-512: the portable loop is what is tested");
+#if NBODY__SIMD
+    rsqrt3_accuracy();
+#endif
     compare_sizes();
     thread_independence();
     coincident_bodies();
