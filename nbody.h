@@ -200,6 +200,8 @@ typedef struct nbody_desc {        /* all zero = defaults */
     int             device;        /* GPU / OpenCL device index */
     int             compensated;   /* 1 = Kahan-compensated state update (long runs) */
     int             quadrupole;    /* tree engines: 1 = add quadrupole moments */
+    int             leaf_size;     /* tree engines: nodes of at most this many bodies are summed
+                                      directly; 0 = automatic */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -550,6 +552,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (!nbody__isfinite(d->theta) || d->theta < 0) return 0;
     if (d->block_size < 0 || d->threads < 0 || d->device < 0) return 0;
     if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
+    if (d->leaf_size < 0) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
     return 1;
 }
@@ -564,6 +567,7 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     if (d.theta == 0) d.theta = (nbody_real)0.5;
     if (d.traversal == NBODY_TRAVERSAL_DEFAULT) d.traversal = NBODY_TRAVERSAL_STACKLESS;
     if (d.visit_order == NBODY_ORDER_DEFAULT) d.visit_order = NBODY_ORDER_LEAF;
+    if (d.leaf_size == 0) d.leaf_size = 16;        /* measured: bench/results/tree-cpu.md */
     if (!d.allocator.alloc) { d.allocator.alloc = nbody__default_alloc; d.allocator.free = nbody__default_free; d.allocator.user_data = NULL; }
     return d;
 }
@@ -1020,6 +1024,11 @@ typedef struct nbody__kdtree {
     int has_quad;                  /* quad allocated */
     int axis_rule;                 /* NBODY__AXIS_WIDEST (default) or NBODY__AXIS_CYCLE */
     nbody_real inv_theta2;         /* 1 / theta^2 of the last build */
+    /* CPU walk data (nbody__tree_prepare), one block from node */
+    struct nbody__tree_node *node; /* 2n packed node records */
+    nbody_real *bx, *by, *bz, *bm; /* n bodies in item order */
+    size_t *pos;                   /* body index -> item position */
+    size_t walk_cap, leaf_size;
 } nbody__kdtree;
 
 #define NBODY__AXIS_WIDEST 1       /* split the widest extent of the node's bodies */
@@ -1184,6 +1193,7 @@ static void nbody__tree_build_node(nbody__kdtree *t, size_t i, nbody__tree_item 
 static NBODY__UNUSED void nbody__kdtree_release(nbody__kdtree *t, const nbody_desc *d) {
     nbody__free(d, t->cx);         /* one block holds every node array */
     nbody__free(d, t->items);
+    nbody__free(d, t->node);       /* one block holds the walk data */
     memset(t, 0, sizeof *t);
 }
 
@@ -1233,65 +1243,288 @@ static NBODY__UNUSED nbody_result nbody__kdtree_build(nbody__kdtree *t, const nb
     return NBODY_OK;
 }
 
-/* ---- force walks ---------------------------------------------------------------------- */
-typedef struct nbody__tree_target { nbody_real x, y, z, ax, ay, az, eps2; size_t self; } nbody__tree_target;
+/* ---- force walks ----------------------------------------------------------------------
+   CPU-private walk data, filled from the shared layout by nbody__tree_prepare:
+     - node records: what a visit reads (centre, crit2, mass, and the node's bodies as the
+       range [first, first + count) of items) packed in one record, one or two cache lines
+       instead of one line per array;
+     - the bodies in item (in-order) order as a structure of arrays, so that a bucket's
+       bodies are contiguous: a node of at most leaf_size bodies that a body does not
+       accept is summed directly from them (exact, self excluded by item position) instead
+       of being opened. leaf_size 1 makes the buckets the single-body leaves: the plain
+       one-body-per-leaf Barnes-Hut walk, bitwise.
+   Targets walk in packets of NBODY__TREE_LANES bodies (neighbours in leaf order). Each
+   lane follows exactly its own walk: it is active at a node only when its own walk visits
+   that node (stackless: its own next index is the packet's node; stack: its bit in the
+   pushed mask), takes the same decisions and adds the same terms in the same order as a
+   walk of its body alone. The packet changes nothing in the numbers, only how often a node
+   is loaded and tested: once per packet instead of once per body, lanes side by side. */
+#ifndef NBODY__TREE_LANES
+#define NBODY__TREE_LANES 8
+#endif
+#define NBODY__TREE_NONE ((size_t)-1)  /* item position of a padding lane: no body */
 
-/* Look at node i for target p: add its pull and return 0 when it acts as one body (or is a
-   leaf), return 1 when it must be opened. Shared by both walks, so they agree bitwise.
+typedef struct nbody__tree_node {  /* CPU walk record of one heap node */
+    nbody_real c[3], crit2, mass;
+    size_t first, count;           /* its bodies: items[first .. first + count) */
+} nbody__tree_node;
+
+typedef struct nbody__tree_packet {
+    nbody_real x[NBODY__TREE_LANES], y[NBODY__TREE_LANES], z[NBODY__TREE_LANES];
+    nbody_real ax[NBODY__TREE_LANES], ay[NBODY__TREE_LANES], az[NBODY__TREE_LANES];
+    size_t self[NBODY__TREE_LANES];    /* item position of each lane's body */
+    nbody_real eps2;
+} nbody__tree_packet;
+
+/* (re)allocate and fill the CPU walk data of a built tree for buckets of leaf_size */
+static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, size_t leaf_size) {
+    size_t n = t->n, nodes = 2 * n, i, nb = nbody__bytes(nodes, sizeof(nbody__tree_node));
+    size_t rb = nbody__bytes(4 * n, sizeof(nbody_real)), pb = nbody__bytes(n, sizeof(size_t));
+    long long k, nn = (long long)n;
+    if (t->walk_cap != n || !t->node) {
+        char *block;
+        nbody__free(d, t->node);
+        t->node = NULL; t->walk_cap = 0;
+        if (nb == 0 || rb == 0 || pb == 0 || nb + rb < nb || nb + rb + pb < nb + rb) return NBODY_ERR_OUT_OF_MEMORY;
+        block = (char *)nbody__alloc(d, nb + rb + pb);
+        if (!block) return NBODY_ERR_OUT_OF_MEMORY;
+        /* records, then reals, then size_t: each part starts aligned for its type */
+        t->node = (nbody__tree_node *)block;
+        t->bx = (nbody_real *)(block + nb); t->by = t->bx + n; t->bz = t->by + n; t->bm = t->bz + n;
+        t->pos = (size_t *)(block + nb + rb);
+        t->walk_cap = n;
+    }
+    t->leaf_size = leaf_size;
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 65536))
+    for (k = 0; k < nn; ++k) {
+        const nbody__tree_item *it = &t->items[k];
+        t->bx[k] = it->p[0]; t->by[k] = it->p[1]; t->bz[k] = it->p[2]; t->bm[k] = it->m;
+        t->pos[it->idx] = (size_t)k;
+    }
+    /* counts bottom-up, then first items top-down: the right child's bodies follow the
+       left child's in items (the build's recursion) */
+    memset(&t->node[0], 0, sizeof t->node[0]);
+    for (i = nodes - 1; i >= 1; --i) {
+        nbody__tree_node *r = &t->node[i];
+        r->c[0] = t->cx[i]; r->c[1] = t->cy[i]; r->c[2] = t->cz[i]; r->crit2 = t->crit2[i]; r->mass = t->mass[i];
+        r->count = i >= n ? 1 : t->node[2 * i].count + t->node[2 * i + 1].count;
+    }
+    t->node[1].first = 0;
+    for (i = 1; i < n; ++i) {
+        t->node[2 * i].first = t->node[i].first;
+        t->node[2 * i + 1].first = t->node[i].first + t->node[2 * i].count;
+    }
+    return NBODY_OK;
+}
+
+/* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes: a correctly rounded square root and
+   divide, so the same bits as the scalar loop; 256-bit vectors where the BLOCK section found
+   AVX2/AVX-512 (compilers keep the scalar sqrt calls otherwise, for errno) */
+#if NBODY__SIMD
+#define NBODY__TREE_AVX (NBODY__TREE_LANES % 8 == 0)
+#else
+#define NBODY__TREE_AVX 0
+#endif
+static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3) {
+    int l;
+#if NBODY__TREE_AVX
+    if (sizeof(nbody_real) == sizeof(double) && NBODY__TREE_LANES % 4 == 0) {
+        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+            __m256d v = _mm256_div_pd(_mm256_set1_pd(1), _mm256_sqrt_pd(_mm256_loadu_pd((const double *)r2 + l)));
+            _mm256_storeu_pd((double *)inv + l, v);
+            _mm256_storeu_pd((double *)h3 + l, _mm256_mul_pd(_mm256_mul_pd(v, v), v));
+        }
+        return;
+    }
+    if (sizeof(nbody_real) == sizeof(float) && NBODY__TREE_LANES % 8 == 0) {
+        for (l = 0; l < NBODY__TREE_LANES; l += 8) {
+            __m256 v = _mm256_div_ps(_mm256_set1_ps(1), _mm256_sqrt_ps(_mm256_loadu_ps((const float *)r2 + l)));
+            _mm256_storeu_ps((float *)inv + l, v);
+            _mm256_storeu_ps((float *)h3 + l, _mm256_mul_ps(_mm256_mul_ps(v, v), v));
+        }
+        return;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) { inv[l] = 1 / NBODY__SQRT(r2[l]); h3[l] = inv[l] * inv[l] * inv[l]; }
+}
+
+/* Lane helpers. Lane sets are bit masks; the loops are branch-free so that compilers
+   vectorise them (omp simd), the square root and divide are in nbody__tree_h3. */
+#define NBODY__TREE_BIT(m, l) (((m) >> (l)) & 1u)
+
+/* dx = c - x per lane, d2 = |dx|^2; returns the lanes with d2 > crit2 */
+static unsigned nbody__tree_dist(const nbody_real *c, nbody_real crit2, const nbody__tree_packet *p, nbody_real *dx,
+                                 nbody_real *dy, nbody_real *dz, nbody_real *d2) {
+    unsigned far = 0;
+    int l;
+#if NBODY__TREE_AVX
+    if (sizeof(nbody_real) == sizeof(double)) {
+        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+            __m256d vx = _mm256_sub_pd(_mm256_set1_pd((double)c[0]), _mm256_loadu_pd((const double *)p->x + l));
+            __m256d vy = _mm256_sub_pd(_mm256_set1_pd((double)c[1]), _mm256_loadu_pd((const double *)p->y + l));
+            __m256d vz = _mm256_sub_pd(_mm256_set1_pd((double)c[2]), _mm256_loadu_pd((const double *)p->z + l));
+            __m256d v2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(vx, vx), _mm256_mul_pd(vy, vy)), _mm256_mul_pd(vz, vz));
+            _mm256_storeu_pd((double *)dx + l, vx); _mm256_storeu_pd((double *)dy + l, vy);
+            _mm256_storeu_pd((double *)dz + l, vz); _mm256_storeu_pd((double *)d2 + l, v2);
+            far |= (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(v2, _mm256_set1_pd((double)crit2), _CMP_GT_OQ)) << l;
+        }
+        return far;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        dx[l] = c[0] - p->x[l]; dy[l] = c[1] - p->y[l]; dz[l] = c[2] - p->z[l];
+        d2[l] = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
+        far |= (unsigned)(d2[l] > crit2) << l;
+    }
+    return far;
+}
+
+/* the lanes in use add m h3 d, h3 = (d2 + eps^2)^(-3/2) */
+static void nbody__tree_add(nbody__tree_packet *p, unsigned use, nbody_real m, const nbody_real *dx, const nbody_real *dy,
+                            const nbody_real *dz, const nbody_real *d2) {
+    nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
+    int l;
+    NBODY__PRAGMA(omp simd)
+    for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
+    nbody__tree_h3(r2, inv, h3);
+#if NBODY__TREE_AVX
+    if (sizeof(nbody_real) == sizeof(double)) {
+        const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
+        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+            __m256d on = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(use >> l)), bit), bit));
+            __m256d w = _mm256_mul_pd(_mm256_set1_pd((double)m), _mm256_loadu_pd((const double *)h3 + l));
+            double *a[3];
+            const nbody_real *d[3];
+            int k;
+            a[0] = (double *)p->ax + l; a[1] = (double *)p->ay + l; a[2] = (double *)p->az + l;
+            d[0] = dx + l; d[1] = dy + l; d[2] = dz + l;
+            for (k = 0; k < 3; ++k) {
+                __m256d s = _mm256_loadu_pd(a[k]);
+                _mm256_storeu_pd(a[k], _mm256_blendv_pd(s, _mm256_add_pd(s, _mm256_mul_pd(w, _mm256_loadu_pd((const double *)d[k]))), on));
+            }
+        }
+        return;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        nbody_real w = m * h3[l];
+        int on = (int)NBODY__TREE_BIT(use, l);
+        p->ax[l] = on ? p->ax[l] + w * dx[l] : p->ax[l];
+        p->ay[l] = on ? p->ay[l] + w * dy[l] : p->ay[l];
+        p->az[l] = on ? p->az[l] + w * dz[l] : p->az[l];
+    }
+}
+
+/* the lanes in open (that do not accept a bucket's node) add the exact sum over the
+   bucket's bodies, in item order, each lane skipping its own body */
+static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, unsigned open) {
+    nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES], c[3];
+    size_t k;
+    unsigned inside = 0;           /* lanes whose own body is in this bucket */
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) inside |= (unsigned)(p->self[l] - nd->first < nd->count) << l;
+    for (k = nd->first; k < nd->first + nd->count; ++k) {
+        unsigned use = open;
+        c[0] = t->bx[k]; c[1] = t->by[k]; c[2] = t->bz[k];
+        nbody__tree_dist(c, 0, p, dx, dy, dz, d2);
+        if (inside & open)
+            for (l = 0; l < NBODY__TREE_LANES; ++l) if (p->self[l] == k) use &= ~(1u << l);
+        nbody__tree_add(p, use, t->bm[k], dx, dy, dz, d2);
+    }
+}
+
+/* Look at node i for the lanes in act: lanes that accept it (|x - c|^2 > crit2) add its
+   pull, the others must open it. A bucket (at most leaf_size bodies) is never opened: its
+   open lanes add its bodies directly. Returns the lanes that must descend. Shared by both
+   walks, so they agree bitwise.
    Quadrupole term of the softened potential g = (d^2 + eps^2)^(-1/2), d = c - x, with
    second moments S (not trace-free: the softened kernel is not harmonic):
      a = M h3 d - 3 h5 S d - 1.5 h5 tr(S) d + 7.5 h7 (d.S.d) d,   hk = (d^2 + eps^2)^(-k/2). */
-static int nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_target *p) {
-    nbody_real dx = t->cx[i] - p->x, dy = t->cy[i] - p->y, dz = t->cz[i] - p->z;
-    nbody_real d2 = dx * dx + dy * dy + dz * dz, r2, inv, h3, w;
-    if (!(d2 > t->crit2[i])) {
-        if (i < t->n) return 1;
-        if (t->body[i] == p->self) return 0;    /* other leaves at distance 0: direct term */
-    }
-    r2 = d2 + p->eps2;
-    inv = 1 / NBODY__SQRT(r2);
-    h3 = inv * inv * inv;
-    w = t->mass[i] * h3;
-    if (t->quad && i < t->n) {
+static unsigned nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, unsigned act) {
+    const nbody__tree_node *nd = &t->node[i];
+    nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
+    unsigned far = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2), acc = act & far, open = act & ~far;
+    if (acc && t->quad && i < t->n) {
         const nbody_real *q = t->quad + 6 * i;
-        nbody_real sx = q[0] * dx + q[1] * dy + q[2] * dz, sy = q[1] * dx + q[3] * dy + q[4] * dz;
-        nbody_real sz = q[2] * dx + q[4] * dy + q[5] * dz, h5 = h3 * inv * inv, h7 = h5 * inv * inv;
-        nbody_real radial = (nbody_real)7.5 * h7 * (dx * sx + dy * sy + dz * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
-        w += radial;
-        p->ax -= 3 * h5 * sx; p->ay -= 3 * h5 * sy; p->az -= 3 * h5 * sz;
+        nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
+        int l;
+        for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
+        nbody__tree_h3(r2, inv, h3);
+        for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(acc, l)) {
+            nbody_real w = nd->mass * h3[l], h5 = h3[l] * inv[l] * inv[l], h7 = h5 * inv[l] * inv[l];
+            nbody_real sx = q[0] * dx[l] + q[1] * dy[l] + q[2] * dz[l], sy = q[1] * dx[l] + q[3] * dy[l] + q[4] * dz[l];
+            nbody_real sz = q[2] * dx[l] + q[4] * dy[l] + q[5] * dz[l];
+            w += (nbody_real)7.5 * h7 * (dx[l] * sx + dy[l] * sy + dz[l] * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
+            p->ax[l] -= 3 * h5 * sx; p->ay[l] -= 3 * h5 * sy; p->az[l] -= 3 * h5 * sz;
+            p->ax[l] += w * dx[l]; p->ay[l] += w * dy[l]; p->az[l] += w * dz[l];
+        }
+    } else if (acc) {
+        nbody__tree_add(p, acc, nd->mass, dx, dy, dz, d2);
     }
-    p->ax += w * dx; p->ay += w * dy; p->az += w * dz;
-    return 0;
+    if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
+    return open;
 }
 
-static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_target *p) {
-    size_t i = 1, size = 2 * t->n;
-    do i = nbody__tree_visit(t, i, p) ? nbody__heap_next(i, size) : nbody__heap_skip(i);
-    while (i != 1);
+/* stackless: each lane keeps the next node of its own walk; the packet visits the earliest
+   of them in pre-order: the left child when any lane opened the node, else the skip (every
+   other lane's next node is the skip of an ancestor, which is at or after it) */
+static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_packet *p) {
+    size_t i = 1, size = 2 * t->n, next[NBODY__TREE_LANES];
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) next[l] = p->self[l] == NBODY__TREE_NONE ? 0 : 1;
+    do {
+        size_t down, skip = nbody__heap_skip(i);
+        unsigned act = 0, open;
+        NBODY__PRAGMA(omp simd reduction(|:act))
+        for (l = 0; l < NBODY__TREE_LANES; ++l) act |= (unsigned)(next[l] == i) << l;
+        open = nbody__tree_visit(t, i, p, act);
+        down = open ? nbody__heap_next(i, size) : skip;
+        NBODY__PRAGMA(omp simd)
+        for (l = 0; l < NBODY__TREE_LANES; ++l)
+            next[l] = NBODY__TREE_BIT(act, l) ? (NBODY__TREE_BIT(open, l) ? down : skip) : next[l];
+        i = down;
+    } while (i != 1);
 }
 
-static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_target *p) {
+static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_packet *p) {
     size_t stack[NBODY__TREE_STACK];
-    int sp = 0;
-    stack[sp++] = 1;
+    unsigned mask[NBODY__TREE_STACK], m = 0;
+    int sp = 0, l;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) m |= (p->self[l] != NBODY__TREE_NONE ? 1u : 0u) << l;
+    stack[sp] = 1; mask[sp++] = m;
     while (sp > 0) {
         size_t i = stack[--sp];
-        if (nbody__tree_visit(t, i, p)) { stack[sp++] = 2 * i + 1; stack[sp++] = 2 * i; }  /* left on top */
+        m = nbody__tree_visit(t, i, p, mask[sp]);
+        if (m) { stack[sp] = 2 * i + 1; mask[sp++] = m; stack[sp] = 2 * i; mask[sp++] = m; }   /* left on top */
     }
 }
 
-/* accelerations of all bodies from a built tree; body order or leaf order */
+/* accelerations of all bodies from a built tree: packets of consecutive bodies in body
+   order, or of consecutive items (leaf order: neighbours in space) */
 static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F) {
-    long long k, n = (long long)F->n;
+    long long k, n = (long long)F->n, npk = (n + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
     int leaf = d->visit_order == NBODY_ORDER_LEAF, stack = d->traversal == NBODY_TRAVERSAL_STACK;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 64) num_threads(nbody__threads(d)) if (n > 256))
-    for (k = 0; k < n; ++k) {
-        size_t i = leaf ? t->body[(size_t)n + (size_t)k] : (size_t)k;
-        nbody__tree_target p;
-        p.x = F->x[i]; p.y = F->y[i]; p.z = F->z[i]; p.ax = p.ay = p.az = 0; p.eps2 = F->eps2; p.self = i;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 8) num_threads(nbody__threads(d)) if (n > 256))
+    for (k = 0; k < npk; ++k) {
+        nbody__tree_packet p;
+        size_t body[NBODY__TREE_LANES];
+        int l;
+        p.eps2 = F->eps2;
+        for (l = 0; l < NBODY__TREE_LANES; ++l) {
+            size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
+            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
+            if (j < (size_t)n) {
+                i = body[l] = leaf ? t->items[j].idx : j;
+                p.self[l] = t->pos[i]; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i];
+            }
+            p.ax[l] = p.ay[l] = p.az[l] = 0;
+        }
         if (stack) nbody__tree_walk_stack(t, &p);
         else nbody__tree_walk_stackless(t, &p);
-        F->ax[i] = F->G * p.ax; F->ay[i] = F->G * p.ay; F->az[i] = F->G * p.az;
+        for (l = 0; l < NBODY__TREE_LANES; ++l)
+            if (body[l] != NBODY__TREE_NONE) {
+                F->ax[body[l]] = F->G * p.ax[l]; F->ay[body[l]] = F->G * p.ay[l]; F->az[body[l]] = F->G * p.az[l];
+            }
     }
 }
 
@@ -1317,6 +1550,7 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
         memset(c->tree, 0, sizeof(nbody__kdtree));
     }
     r = nbody__kdtree_build((nbody__kdtree *)c->tree, &e->desc, F.x, F.y, F.z, F.m, e->n);
+    if (r == NBODY_OK) r = nbody__tree_prepare((nbody__kdtree *)c->tree, &e->desc, (size_t)e->desc.leaf_size);
     if (r == NBODY_OK) nbody__tree_forces((nbody__kdtree *)c->tree, &e->desc, &F);
     return r;
 }
