@@ -1274,12 +1274,14 @@ typedef struct nbody__tree_packet {
     nbody_real ax[NBODY__TREE_LANES], ay[NBODY__TREE_LANES], az[NBODY__TREE_LANES];
     size_t self[NBODY__TREE_LANES];    /* item position of each lane's body */
     nbody_real eps2;
+    /* bucket sums apart, 4 partial sums per lane: body first + 4m + j goes to partial j */
+    nbody_real b[3][NBODY__TREE_LANES][4];
 } nbody__tree_packet;
 
 /* (re)allocate and fill the CPU walk data of a built tree for buckets of leaf_size */
 static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, size_t leaf_size) {
     size_t n = t->n, nodes = 2 * n, i, nb = nbody__bytes(nodes, sizeof(nbody__tree_node));
-    size_t rb = nbody__bytes(4 * n, sizeof(nbody_real)), pb = nbody__bytes(n, sizeof(size_t));
+    size_t rb = nbody__bytes(4 * (n + 4), sizeof(nbody_real)), pb = nbody__bytes(n, sizeof(size_t));
     long long k, nn = (long long)n;
     if (t->walk_cap != n || !t->node) {
         char *block;
@@ -1290,7 +1292,9 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
         if (!block) return NBODY_ERR_OUT_OF_MEMORY;
         /* records, then reals, then size_t: each part starts aligned for its type */
         t->node = (nbody__tree_node *)block;
-        t->bx = (nbody_real *)(block + nb); t->by = t->bx + n; t->bz = t->by + n; t->bm = t->bz + n;
+        /* each body array padded by 4: bucket sums read whole groups of 4 */
+        t->bx = (nbody_real *)(block + nb); t->by = t->bx + n + 4; t->bz = t->by + n + 4; t->bm = t->bz + n + 4;
+        memset(t->bx, 0, rb);
         t->pos = (size_t *)(block + nb + rb);
         t->walk_cap = n;
     }
@@ -1415,23 +1419,86 @@ static void nbody__tree_add(nbody__tree_packet *p, unsigned use, nbody_real m, c
     }
 }
 
-/* the lanes in open (that do not accept a bucket's node) add the exact sum over the
-   bucket's bodies, in item order, each lane skipping its own body */
+/* Each lane in open (that does not accept a bucket's node) adds the exact sum over the
+   bucket's bodies, skipping its own: the bodies in groups of 4, body first + 4m + j into
+   the lane's partial sum j (4-wide SIMD where available, the same operations otherwise) */
 static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, unsigned open) {
-    nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES], c[3];
-    size_t k;
-    unsigned inside = 0;           /* lanes whose own body is in this bucket */
+    size_t k, end = nd->first + nd->count;
     int l;
-    for (l = 0; l < NBODY__TREE_LANES; ++l) inside |= (unsigned)(p->self[l] - nd->first < nd->count) << l;
-    for (k = nd->first; k < nd->first + nd->count; ++k) {
-        unsigned use = open;
-        c[0] = t->bx[k]; c[1] = t->by[k]; c[2] = t->bz[k];
-        nbody__tree_dist(c, 0, p, dx, dy, dz, d2);
-        if (inside & open)
-            for (l = 0; l < NBODY__TREE_LANES; ++l) if (p->self[l] == k) use &= ~(1u << l);
-        nbody__tree_add(p, use, t->bm[k], dx, dy, dz, d2);
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        if (!NBODY__TREE_BIT(open, l)) continue;
+#if NBODY__TREE_AVX
+        if (sizeof(nbody_real) == sizeof(double) && sizeof(size_t) == 8) {
+            const __m256d xi = _mm256_set1_pd((double)p->x[l]), yi = _mm256_set1_pd((double)p->y[l]);
+            const __m256d zi = _mm256_set1_pd((double)p->z[l]), e2 = _mm256_set1_pd((double)p->eps2), one = _mm256_set1_pd(1);
+            const __m256i self = _mm256_set1_epi64x((long long)p->self[l]), last = _mm256_set1_epi64x((long long)end - 1);
+            __m256d sx = _mm256_loadu_pd((double *)p->b[0][l]), sy = _mm256_loadu_pd((double *)p->b[1][l]);
+            __m256d sz = _mm256_loadu_pd((double *)p->b[2][l]);
+            for (k = nd->first; k < end; k += 4) {
+                __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long)k), _mm256_set_epi64x(3, 2, 1, 0));
+                __m256d ok = _mm256_castsi256_pd(_mm256_andnot_si256(
+                    _mm256_or_si256(_mm256_cmpeq_epi64(idx, self), _mm256_cmpgt_epi64(idx, last)), _mm256_set1_epi64x(-1)));
+                __m256d dx = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->bx + k), xi);
+                __m256d dy = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->by + k), yi);
+                __m256d dz = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->bz + k), zi);
+                __m256d d2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz));
+                __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(d2, e2)));
+                __m256d w = _mm256_mul_pd(_mm256_loadu_pd((const double *)t->bm + k), _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
+                sx = _mm256_blendv_pd(sx, _mm256_add_pd(sx, _mm256_mul_pd(w, dx)), ok);
+                sy = _mm256_blendv_pd(sy, _mm256_add_pd(sy, _mm256_mul_pd(w, dy)), ok);
+                sz = _mm256_blendv_pd(sz, _mm256_add_pd(sz, _mm256_mul_pd(w, dz)), ok);
+            }
+            _mm256_storeu_pd((double *)p->b[0][l], sx); _mm256_storeu_pd((double *)p->b[1][l], sy);
+            _mm256_storeu_pd((double *)p->b[2][l], sz);
+            continue;
+        }
+#endif
+        for (k = nd->first; k < end; ++k) {
+            nbody_real dx = t->bx[k] - p->x[l], dy = t->by[k] - p->y[l], dz = t->bz[k] - p->z[l], inv, w;
+            int j = (int)((k - nd->first) % 4);
+            if (k == p->self[l]) continue;
+            inv = 1 / NBODY__SQRT(dx * dx + dy * dy + dz * dz + p->eps2);
+            w = t->bm[k] * (inv * inv * inv);
+            p->b[0][l][j] += w * dx; p->b[1][l][j] += w * dy; p->b[2][l][j] += w * dz;
+        }
     }
 }
+
+#if NBODY__TREE_AVX
+/* nbody__tree_dist and nbody__tree_add fused for double lanes, 4 at a time, groups with no
+   active lane skipped and dx, dy, dz kept in registers: the same operations in the same
+   order per lane as the generic path. Returns the lanes that do not accept node nd. */
+static unsigned nbody__tree_visit_vd(const nbody__tree_node *nd, nbody__tree_packet *p, unsigned act) {
+    const __m256d cx = _mm256_set1_pd((double)nd->c[0]), cy = _mm256_set1_pd((double)nd->c[1]);
+    const __m256d cz = _mm256_set1_pd((double)nd->c[2]), crit2 = _mm256_set1_pd((double)nd->crit2);
+    const __m256d m = _mm256_set1_pd((double)nd->mass), e2 = _mm256_set1_pd((double)p->eps2), one = _mm256_set1_pd(1);
+    const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
+    unsigned open = 0;
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+        unsigned a4 = (act >> l) & 15u, acc4;
+        __m256d dx, dy, dz, d2;
+        if (!a4) continue;
+        dx = _mm256_sub_pd(cx, _mm256_loadu_pd((const double *)p->x + l));
+        dy = _mm256_sub_pd(cy, _mm256_loadu_pd((const double *)p->y + l));
+        dz = _mm256_sub_pd(cz, _mm256_loadu_pd((const double *)p->z + l));
+        d2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz));
+        acc4 = a4 & (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(d2, crit2, _CMP_GT_OQ));
+        open |= (a4 & ~acc4) << l;
+        if (acc4) {
+            __m256d on = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)acc4), bit), bit));
+            __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(d2, e2)));
+            __m256d w = _mm256_mul_pd(m, _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
+            __m256d sx = _mm256_loadu_pd((double *)p->ax + l), sy = _mm256_loadu_pd((double *)p->ay + l);
+            __m256d sz = _mm256_loadu_pd((double *)p->az + l);
+            _mm256_storeu_pd((double *)p->ax + l, _mm256_blendv_pd(sx, _mm256_add_pd(sx, _mm256_mul_pd(w, dx)), on));
+            _mm256_storeu_pd((double *)p->ay + l, _mm256_blendv_pd(sy, _mm256_add_pd(sy, _mm256_mul_pd(w, dy)), on));
+            _mm256_storeu_pd((double *)p->az + l, _mm256_blendv_pd(sz, _mm256_add_pd(sz, _mm256_mul_pd(w, dz)), on));
+        }
+    }
+    return open;
+}
+#endif
 
 /* Look at node i for the lanes in act: lanes that accept it (|x - c|^2 > crit2) add its
    pull, the others must open it. A bucket (at most leaf_size bodies) is never opened: its
@@ -1443,7 +1510,15 @@ static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *n
 static unsigned nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, unsigned act) {
     const nbody__tree_node *nd = &t->node[i];
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
-    unsigned far = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2), acc = act & far, open = act & ~far;
+    unsigned far, acc, open;
+#if NBODY__TREE_AVX
+    if (sizeof(nbody_real) == sizeof(double) && !(t->quad && i < t->n)) {
+        open = nbody__tree_visit_vd(nd, p, act);
+        if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
+        return open;
+    }
+#endif
+    far = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2); acc = act & far; open = act & ~far;
     if (acc && t->quad && i < t->n) {
         const nbody_real *q = t->quad + 6 * i;
         nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
@@ -1475,13 +1550,19 @@ static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_packe
     do {
         size_t down, skip = nbody__heap_skip(i);
         unsigned act = 0, open;
-        NBODY__PRAGMA(omp simd reduction(|:act))
+#if NBODY__TREE_AVX
+        if (sizeof(size_t) == 8) {
+            for (l = 0; l < NBODY__TREE_LANES; l += 4)
+                act |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(
+                           _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(next + l)), _mm256_set1_epi64x((long long)i)))) << l;
+        } else
+#endif
         for (l = 0; l < NBODY__TREE_LANES; ++l) act |= (unsigned)(next[l] == i) << l;
         open = nbody__tree_visit(t, i, p, act);
         down = open ? nbody__heap_next(i, size) : skip;
-        NBODY__PRAGMA(omp simd)
+        /* lanes that accepted go to the skip, lanes that opened to the left child */
         for (l = 0; l < NBODY__TREE_LANES; ++l)
-            next[l] = NBODY__TREE_BIT(act, l) ? (NBODY__TREE_BIT(open, l) ? down : skip) : next[l];
+            if (NBODY__TREE_BIT(act, l)) next[l] = NBODY__TREE_BIT(open, l) ? down : skip;
         i = down;
     } while (i != 1);
 }
@@ -1519,11 +1600,16 @@ static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, cons
             }
             p.ax[l] = p.ay[l] = p.az[l] = 0;
         }
+        memset(p.b, 0, sizeof p.b);
         if (stack) nbody__tree_walk_stack(t, &p);
         else nbody__tree_walk_stackless(t, &p);
         for (l = 0; l < NBODY__TREE_LANES; ++l)
             if (body[l] != NBODY__TREE_NONE) {
-                F->ax[body[l]] = F->G * p.ax[l]; F->ay[body[l]] = F->G * p.ay[l]; F->az[body[l]] = F->G * p.az[l];
+                nbody_real s[3];
+                int c;
+                for (c = 0; c < 3; ++c) s[c] = (p.b[c][l][0] + p.b[c][l][1]) + (p.b[c][l][2] + p.b[c][l][3]);
+                F->ax[body[l]] = F->G * (p.ax[l] + s[0]); F->ay[body[l]] = F->G * (p.ay[l] + s[1]);
+                F->az[body[l]] = F->G * (p.az[l] + s[2]);
             }
     }
 }
