@@ -269,7 +269,7 @@ NBODY_API nbody_result nbody_write_csv(const char *path, const nbody_system *s);
    method uses), so save at t, load, continue to T is bitwise the same as running straight to T.
    Written to path.tmp then renamed over path, so a failed save leaves the old file intact.
    load refuses a desc whose numerics (engine, method, order, G, softening, dt, tolerance,
-   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole) differ
+   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole, leaf_size) differ
    from the saved one with NBODY_ERR_INVALID_ARGUMENT; threads, device, allocator, log may differ.
    A corrupted or truncated file gives NBODY_ERR_FORMAT, a missing one NBODY_ERR_IO. */
 NBODY_API nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path);
@@ -567,7 +567,7 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     if (d.theta == 0) d.theta = (nbody_real)0.5;
     if (d.traversal == NBODY_TRAVERSAL_DEFAULT) d.traversal = NBODY_TRAVERSAL_STACKLESS;
     if (d.visit_order == NBODY_ORDER_DEFAULT) d.visit_order = NBODY_ORDER_LEAF;
-    if (d.leaf_size == 0) d.leaf_size = 16;        /* measured: bench/results/tree-cpu.md */
+    if (d.leaf_size == 0) d.leaf_size = 4;         /* measured: bench/results/tree-cpu.md */
     if (!d.allocator.alloc) { d.allocator.alloc = nbody__default_alloc; d.allocator.free = nbody__default_free; d.allocator.user_data = NULL; }
     return d;
 }
@@ -1260,7 +1260,7 @@ static NBODY__UNUSED nbody_result nbody__kdtree_build(nbody__kdtree *t, const nb
    walk of its body alone. The packet changes nothing in the numbers, only how often a node
    is loaded and tested: once per packet instead of once per body, lanes side by side. */
 #ifndef NBODY__TREE_LANES
-#define NBODY__TREE_LANES 8
+#define NBODY__TREE_LANES 32         /* bodies per packet; lane sets are unsigned bit masks */
 #endif
 #define NBODY__TREE_NONE ((size_t)-1)  /* item position of a padding lane: no body */
 
@@ -1561,6 +1561,19 @@ static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_packe
         open = nbody__tree_visit(t, i, p, act);
         down = open ? nbody__heap_next(i, size) : skip;
         /* lanes that accepted go to the skip, lanes that opened to the left child */
+#if NBODY__TREE_AVX
+        if (sizeof(size_t) == 8) {
+            const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1), vs = _mm256_set1_epi64x((long long)skip);
+            const __m256i vd = _mm256_set1_epi64x((long long)down);
+            for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+                __m256i a = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(act >> l)), bit), bit);
+                __m256i o = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(open >> l)), bit), bit);
+                __m256i nv = _mm256_loadu_si256((const __m256i *)(next + l));
+                nv = _mm256_blendv_epi8(nv, _mm256_blendv_epi8(vs, vd, o), a);
+                _mm256_storeu_si256((__m256i *)(next + l), nv);
+            }
+        } else
+#endif
         for (l = 0; l < NBODY__TREE_LANES; ++l)
             if (NBODY__TREE_BIT(act, l)) next[l] = NBODY__TREE_BIT(open, l) ? down : skip;
         i = down;
@@ -2852,16 +2865,16 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
 /* ---- section: CHECKPOINTS -------------------------------------------------------------
    Layout (native byte order, marked like a snapshot):
      "NBODYCKP" | u32 version | u32 byte-order mark 0x01020304 | u32 sizeof(nbody_real) |
-     u32 sizeof(int) | u64 n | int ints[20] | real reals[18] | u64 steps, rejected, force_evals |
+     u32 sizeof(int) | u64 n | int ints[21] | real reals[18] | u64 steps, rejected, force_evals |
      n reals masses | nbuf blocks of 6n reals: y, k[0..nk), work[0..nwork), comp, comp_new
      (the last two when compensated) | u64 FNV-1a 64 checksum of everything before it.
-   ints:  engine method order traversal visit_order block_size compensated quadrupole (the desc
+   ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size (the desc
           fields that change the numbers) | nk nwork f_valid history | mint[8]
    reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8]
    y_new and ytmp are not saved: every method writes them before reading them in a step. */
 #define NBODY__CKP_MAGIC "NBODYCKP"
-#define NBODY__CKP_VERSION 1u
-#define NBODY__CKP_DESC_INTS 8
+#define NBODY__CKP_VERSION 2u         /* 2: leaf_size added to the desc ints */
+#define NBODY__CKP_DESC_INTS 9
 #define NBODY__CKP_DESC_REALS 7
 #define NBODY__CKP_INTS (NBODY__CKP_DESC_INTS + 4 + 8)
 #define NBODY__CKP_REALS (NBODY__CKP_DESC_REALS + 3 + 8)
@@ -2879,6 +2892,7 @@ typedef struct nbody__ckp_head {
 static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv) {
     iv[0] = (int)d->engine; iv[1] = (int)d->method; iv[2] = d->order; iv[3] = (int)d->traversal;
     iv[4] = (int)d->visit_order; iv[5] = d->block_size; iv[6] = d->compensated; iv[7] = d->quadrupole;
+    iv[8] = d->leaf_size;
     rv[0] = d->G; rv[1] = d->softening; rv[2] = d->dt; rv[3] = d->tolerance;
     rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta;
 }
