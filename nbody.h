@@ -1467,8 +1467,9 @@ static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *n
 #if NBODY__TREE_AVX
 /* nbody__tree_dist and nbody__tree_add fused for double lanes, 4 at a time, groups with no
    active lane skipped and dx, dy, dz kept in registers: the same operations in the same
-   order per lane as the generic path. Returns the lanes that do not accept node nd. */
-static unsigned nbody__tree_visit_vd(const nbody__tree_node *nd, nbody__tree_packet *p, unsigned act) {
+   order per lane as the generic path, quadrupole term included (q: the node's second
+   moments, or NULL). Returns the lanes that do not accept node nd. */
+static unsigned nbody__tree_visit_vd(const nbody__tree_node *nd, const nbody_real *q, nbody__tree_packet *p, unsigned act) {
     const __m256d cx = _mm256_set1_pd((double)nd->c[0]), cy = _mm256_set1_pd((double)nd->c[1]);
     const __m256d cz = _mm256_set1_pd((double)nd->c[2]), crit2 = _mm256_set1_pd((double)nd->crit2);
     const __m256d m = _mm256_set1_pd((double)nd->mass), e2 = _mm256_set1_pd((double)p->eps2), one = _mm256_set1_pd(1);
@@ -1488,12 +1489,27 @@ static unsigned nbody__tree_visit_vd(const nbody__tree_node *nd, nbody__tree_pac
         if (acc4) {
             __m256d on = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)acc4), bit), bit));
             __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(d2, e2)));
-            __m256d w = _mm256_mul_pd(m, _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
-            __m256d sx = _mm256_loadu_pd((double *)p->ax + l), sy = _mm256_loadu_pd((double *)p->ay + l);
-            __m256d sz = _mm256_loadu_pd((double *)p->az + l);
-            _mm256_storeu_pd((double *)p->ax + l, _mm256_blendv_pd(sx, _mm256_add_pd(sx, _mm256_mul_pd(w, dx)), on));
-            _mm256_storeu_pd((double *)p->ay + l, _mm256_blendv_pd(sy, _mm256_add_pd(sy, _mm256_mul_pd(w, dy)), on));
-            _mm256_storeu_pd((double *)p->az + l, _mm256_blendv_pd(sz, _mm256_add_pd(sz, _mm256_mul_pd(w, dz)), on));
+            __m256d h3 = _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv), w = _mm256_mul_pd(m, h3);
+            __m256d ax = _mm256_loadu_pd((double *)p->ax + l), ay = _mm256_loadu_pd((double *)p->ay + l);
+            __m256d az = _mm256_loadu_pd((double *)p->az + l), bx = ax, by = ay, bz = az;
+            if (q) {
+                __m256d q0 = _mm256_set1_pd((double)q[0]), q1 = _mm256_set1_pd((double)q[1]), q2 = _mm256_set1_pd((double)q[2]);
+                __m256d q3 = _mm256_set1_pd((double)q[3]), q4 = _mm256_set1_pd((double)q[4]), q5 = _mm256_set1_pd((double)q[5]);
+                __m256d h5 = _mm256_mul_pd(_mm256_mul_pd(h3, inv), inv), h7 = _mm256_mul_pd(_mm256_mul_pd(h5, inv), inv), t5;
+                __m256d sx = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(q0, dx), _mm256_mul_pd(q1, dy)), _mm256_mul_pd(q2, dz));
+                __m256d sy = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(q1, dx), _mm256_mul_pd(q3, dy)), _mm256_mul_pd(q4, dz));
+                __m256d sz = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(q2, dx), _mm256_mul_pd(q4, dy)), _mm256_mul_pd(q5, dz));
+                __m256d dot = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, sx), _mm256_mul_pd(dy, sy)), _mm256_mul_pd(dz, sz));
+                w = _mm256_add_pd(w, _mm256_sub_pd(_mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(7.5), h7), dot),
+                                                   _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(1.5), h5),
+                                                                 _mm256_set1_pd((double)((q[0] + q[3]) + q[5])))));
+                t5 = _mm256_mul_pd(_mm256_set1_pd(3), h5);
+                bx = _mm256_sub_pd(ax, _mm256_mul_pd(t5, sx)); by = _mm256_sub_pd(ay, _mm256_mul_pd(t5, sy));
+                bz = _mm256_sub_pd(az, _mm256_mul_pd(t5, sz));
+            }
+            _mm256_storeu_pd((double *)p->ax + l, _mm256_blendv_pd(ax, _mm256_add_pd(bx, _mm256_mul_pd(w, dx)), on));
+            _mm256_storeu_pd((double *)p->ay + l, _mm256_blendv_pd(ay, _mm256_add_pd(by, _mm256_mul_pd(w, dy)), on));
+            _mm256_storeu_pd((double *)p->az + l, _mm256_blendv_pd(az, _mm256_add_pd(bz, _mm256_mul_pd(w, dz)), on));
         }
     }
     return open;
@@ -1512,8 +1528,8 @@ static unsigned nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
     unsigned far, acc, open;
 #if NBODY__TREE_AVX
-    if (sizeof(nbody_real) == sizeof(double) && !(t->quad && i < t->n)) {
-        open = nbody__tree_visit_vd(nd, p, act);
+    if (sizeof(nbody_real) == sizeof(double)) {
+        open = nbody__tree_visit_vd(nd, t->quad && i < t->n ? t->quad + 6 * i : NULL, p, act);
         if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
         return open;
     }

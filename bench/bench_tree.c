@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
            nbody__desc_defaults(&b.e.desc).leaf_size);
     print_load();
     printf("| N | build ms | tree eval ms (build incl.) | tree interactions-equivalent/s | BLOCK eval ms | speed-up |\n|---|---|---|---|---|---|\n");
-    for (lg = 8; lg <= maxlog; lg += lg < 14 ? 2 : 1) {
+    for (lg = 8; lg <= maxlog; ++lg) {
         size_t n = (size_t)1 << lg;
         double tb, te, tblock;
         int measured = lg <= blocklog;
