@@ -201,7 +201,8 @@ typedef struct nbody_desc {        /* all zero = defaults */
     int             compensated;   /* 1 = Kahan-compensated state update (long runs) */
     int             quadrupole;    /* tree engines: 1 = add quadrupole moments */
     int             leaf_size;     /* tree engines: nodes of at most this many bodies are summed
-                                      directly; 0 = automatic */
+                                      directly; 0 = automatic (4 on the CPU tree, measured);
+                                      1 = single-body leaves. The GPU trees always use 1. */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -1006,6 +1007,9 @@ static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbod
      - walks end when the index returns to the root 1 (see nbody__heap_skip).
    The leaves n..2n-1 are the bodies in spatial (in-order) order rotated by one partial
    level, so neighbouring leaves are neighbouring bodies except at one seam.
+   The CPU engine walks private copies (see 'force walks'): packed node records, buckets of
+   desc.leaf_size bodies summed directly, and packets of 32 bodies walking together; with
+   leaf_size 1 its accelerations are bitwise those of the plain single-body walk.
    ====================================================================================== */
 typedef struct nbody__tree_item {  /* a body while the tree is built: position, mass, index */
     nbody_real p[3], m;
@@ -1260,9 +1264,10 @@ static NBODY__UNUSED nbody_result nbody__kdtree_build(nbody__kdtree *t, const nb
    walk of its body alone. The packet changes nothing in the numbers, only how often a node
    is loaded and tested: once per packet instead of once per body, lanes side by side. */
 #ifndef NBODY__TREE_LANES
-#define NBODY__TREE_LANES 32         /* bodies per packet; lane sets are unsigned bit masks */
+#define NBODY__TREE_LANES 32         /* bodies per packet, at most 64 */
 #endif
 #define NBODY__TREE_NONE ((size_t)-1)  /* item position of a padding lane: no body */
+typedef unsigned long long nbody__tree_mask;   /* a set of lanes, bit l = lane l */
 
 typedef struct nbody__tree_node {  /* CPU walk record of one heap node */
     nbody_real c[3], crit2, mass;
@@ -1357,9 +1362,9 @@ static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3
 #define NBODY__TREE_BIT(m, l) (((m) >> (l)) & 1u)
 
 /* dx = c - x per lane, d2 = |dx|^2; returns the lanes with d2 > crit2 */
-static unsigned nbody__tree_dist(const nbody_real *c, nbody_real crit2, const nbody__tree_packet *p, nbody_real *dx,
+static nbody__tree_mask nbody__tree_dist(const nbody_real *c, nbody_real crit2, const nbody__tree_packet *p, nbody_real *dx,
                                  nbody_real *dy, nbody_real *dz, nbody_real *d2) {
-    unsigned far = 0;
+    nbody__tree_mask far = 0;
     int l;
 #if NBODY__TREE_AVX
     if (sizeof(nbody_real) == sizeof(double)) {
@@ -1370,7 +1375,7 @@ static unsigned nbody__tree_dist(const nbody_real *c, nbody_real crit2, const nb
             __m256d v2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(vx, vx), _mm256_mul_pd(vy, vy)), _mm256_mul_pd(vz, vz));
             _mm256_storeu_pd((double *)dx + l, vx); _mm256_storeu_pd((double *)dy + l, vy);
             _mm256_storeu_pd((double *)dz + l, vz); _mm256_storeu_pd((double *)d2 + l, v2);
-            far |= (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(v2, _mm256_set1_pd((double)crit2), _CMP_GT_OQ)) << l;
+            far |= (nbody__tree_mask)_mm256_movemask_pd(_mm256_cmp_pd(v2, _mm256_set1_pd((double)crit2), _CMP_GT_OQ)) << l;
         }
         return far;
     }
@@ -1378,13 +1383,13 @@ static unsigned nbody__tree_dist(const nbody_real *c, nbody_real crit2, const nb
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
         dx[l] = c[0] - p->x[l]; dy[l] = c[1] - p->y[l]; dz[l] = c[2] - p->z[l];
         d2[l] = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
-        far |= (unsigned)(d2[l] > crit2) << l;
+        far |= (nbody__tree_mask)(d2[l] > crit2) << l;
     }
     return far;
 }
 
 /* the lanes in use add m h3 d, h3 = (d2 + eps^2)^(-3/2) */
-static void nbody__tree_add(nbody__tree_packet *p, unsigned use, nbody_real m, const nbody_real *dx, const nbody_real *dy,
+static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_real m, const nbody_real *dx, const nbody_real *dy,
                             const nbody_real *dz, const nbody_real *d2) {
     nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
     int l;
@@ -1422,7 +1427,7 @@ static void nbody__tree_add(nbody__tree_packet *p, unsigned use, nbody_real m, c
 /* Each lane in open (that does not accept a bucket's node) adds the exact sum over the
    bucket's bodies, skipping its own: the bodies in groups of 4, body first + 4m + j into
    the lane's partial sum j (4-wide SIMD where available, the same operations otherwise) */
-static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, unsigned open) {
+static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, nbody__tree_mask open) {
     size_t k, end = nd->first + nd->count;
     int l;
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
@@ -1469,15 +1474,15 @@ static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *n
    active lane skipped and dx, dy, dz kept in registers: the same operations in the same
    order per lane as the generic path, quadrupole term included (q: the node's second
    moments, or NULL). Returns the lanes that do not accept node nd. */
-static unsigned nbody__tree_visit_vd(const nbody__tree_node *nd, const nbody_real *q, nbody__tree_packet *p, unsigned act) {
+static nbody__tree_mask nbody__tree_visit_vd(const nbody__tree_node *nd, const nbody_real *q, nbody__tree_packet *p, nbody__tree_mask act) {
     const __m256d cx = _mm256_set1_pd((double)nd->c[0]), cy = _mm256_set1_pd((double)nd->c[1]);
     const __m256d cz = _mm256_set1_pd((double)nd->c[2]), crit2 = _mm256_set1_pd((double)nd->crit2);
     const __m256d m = _mm256_set1_pd((double)nd->mass), e2 = _mm256_set1_pd((double)p->eps2), one = _mm256_set1_pd(1);
     const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
-    unsigned open = 0;
+    nbody__tree_mask open = 0;
     int l;
     for (l = 0; l < NBODY__TREE_LANES; l += 4) {
-        unsigned a4 = (act >> l) & 15u, acc4;
+        unsigned a4 = (unsigned)(act >> l) & 15u, acc4;
         __m256d dx, dy, dz, d2;
         if (!a4) continue;
         dx = _mm256_sub_pd(cx, _mm256_loadu_pd((const double *)p->x + l));
@@ -1485,7 +1490,7 @@ static unsigned nbody__tree_visit_vd(const nbody__tree_node *nd, const nbody_rea
         dz = _mm256_sub_pd(cz, _mm256_loadu_pd((const double *)p->z + l));
         d2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz));
         acc4 = a4 & (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(d2, crit2, _CMP_GT_OQ));
-        open |= (a4 & ~acc4) << l;
+        open |= (nbody__tree_mask)(a4 & ~acc4) << l;
         if (acc4) {
             __m256d on = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)acc4), bit), bit));
             __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(d2, e2)));
@@ -1523,10 +1528,10 @@ static unsigned nbody__tree_visit_vd(const nbody__tree_node *nd, const nbody_rea
    Quadrupole term of the softened potential g = (d^2 + eps^2)^(-1/2), d = c - x, with
    second moments S (not trace-free: the softened kernel is not harmonic):
      a = M h3 d - 3 h5 S d - 1.5 h5 tr(S) d + 7.5 h7 (d.S.d) d,   hk = (d^2 + eps^2)^(-k/2). */
-static unsigned nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, unsigned act) {
+static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, nbody__tree_mask act) {
     const nbody__tree_node *nd = &t->node[i];
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
-    unsigned far, acc, open;
+    nbody__tree_mask far, acc, open;
 #if NBODY__TREE_AVX
     if (sizeof(nbody_real) == sizeof(double)) {
         open = nbody__tree_visit_vd(nd, t->quad && i < t->n ? t->quad + 6 * i : NULL, p, act);
@@ -1556,51 +1561,72 @@ static unsigned nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_
     return open;
 }
 
-/* stackless: each lane keeps the next node of its own walk; the packet visits the earliest
-   of them in pre-order: the left child when any lane opened the node, else the skip (every
-   other lane's next node is the skip of an ancestor, which is at or after it) */
+/* lanes at node i: those in `others` whose next node is i */
+static nbody__tree_mask nbody__tree_lanes_at(const size_t *next, nbody__tree_mask others, size_t i) {
+    nbody__tree_mask at = 0;
+    int l;
+#if NBODY__TREE_AVX
+    if (sizeof(size_t) == 8) {
+        for (l = 0; l < NBODY__TREE_LANES; l += 4)
+            at |= (nbody__tree_mask)_mm256_movemask_pd(_mm256_castsi256_pd(
+                      _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(next + l)), _mm256_set1_epi64x((long long)i)))) << l;
+        return at & others;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) at |= (nbody__tree_mask)(next[l] == i) << l;
+    return at & others;
+}
+
+/* next[l] = i for the lanes l in `lanes` */
+static void nbody__tree_lanes_set(size_t *next, nbody__tree_mask lanes, size_t i) {
+    int l;
+#if NBODY__TREE_AVX
+    if (sizeof(size_t) == 8) {
+        const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1), vi = _mm256_set1_epi64x((long long)i);
+        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+            __m256i on = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(lanes >> l)), bit), bit);
+            __m256i *q = (__m256i *)(next + l);
+            _mm256_storeu_si256(q, _mm256_blendv_epi8(_mm256_loadu_si256(q), vi, on));
+        }
+        return;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(lanes, l)) next[l] = i;
+}
+
+/* Stackless: each lane's walk is its own next node. The packet visits the earliest of them
+   in pre-order: the left child when any lane opened the node, else the skip (every other
+   lane's next node is the skip of an ancestor, which is at or after it). The lanes at the
+   packet's node (act) are carried along; next[] is written only for lanes that leave
+   (accept a node the others open) and read only when the packet skips. */
 static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_packet *p) {
     size_t i = 1, size = 2 * t->n, next[NBODY__TREE_LANES];
+    nbody__tree_mask live = 0, act;
     int l;
-    for (l = 0; l < NBODY__TREE_LANES; ++l) next[l] = p->self[l] == NBODY__TREE_NONE ? 0 : 1;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        next[l] = 1;
+        live |= (nbody__tree_mask)(p->self[l] != NBODY__TREE_NONE) << l;
+    }
+    act = live;
     do {
-        size_t down, skip = nbody__heap_skip(i);
-        unsigned act = 0, open;
-#if NBODY__TREE_AVX
-        if (sizeof(size_t) == 8) {
-            for (l = 0; l < NBODY__TREE_LANES; l += 4)
-                act |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(
-                           _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(next + l)), _mm256_set1_epi64x((long long)i)))) << l;
-        } else
-#endif
-        for (l = 0; l < NBODY__TREE_LANES; ++l) act |= (unsigned)(next[l] == i) << l;
-        open = nbody__tree_visit(t, i, p, act);
-        down = open ? nbody__heap_next(i, size) : skip;
-        /* lanes that accepted go to the skip, lanes that opened to the left child */
-#if NBODY__TREE_AVX
-        if (sizeof(size_t) == 8) {
-            const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1), vs = _mm256_set1_epi64x((long long)skip);
-            const __m256i vd = _mm256_set1_epi64x((long long)down);
-            for (l = 0; l < NBODY__TREE_LANES; l += 4) {
-                __m256i a = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(act >> l)), bit), bit);
-                __m256i o = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(open >> l)), bit), bit);
-                __m256i nv = _mm256_loadu_si256((const __m256i *)(next + l));
-                nv = _mm256_blendv_epi8(nv, _mm256_blendv_epi8(vs, vd, o), a);
-                _mm256_storeu_si256((__m256i *)(next + l), nv);
-            }
-        } else
-#endif
-        for (l = 0; l < NBODY__TREE_LANES; ++l)
-            if (NBODY__TREE_BIT(act, l)) next[l] = NBODY__TREE_BIT(open, l) ? down : skip;
-        i = down;
+        size_t skip = nbody__heap_skip(i);
+        nbody__tree_mask open = nbody__tree_visit(t, i, p, act);
+        if (open) {               /* the acceptors wait for the skip, the rest go down */
+            if (act & ~open) nbody__tree_lanes_set(next, act & ~open, skip);
+            act = open;
+            i = nbody__heap_next(i, size);
+        } else {                  /* all go to the skip, where waiting lanes may join */
+            i = skip;
+            if (live & ~act) act |= nbody__tree_lanes_at(next, live & ~act, i);
+        }
     } while (i != 1);
 }
 
 static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_packet *p) {
     size_t stack[NBODY__TREE_STACK];
-    unsigned mask[NBODY__TREE_STACK], m = 0;
+    nbody__tree_mask mask[NBODY__TREE_STACK], m = 0;
     int sp = 0, l;
-    for (l = 0; l < NBODY__TREE_LANES; ++l) m |= (p->self[l] != NBODY__TREE_NONE ? 1u : 0u) << l;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) m |= (nbody__tree_mask)(p->self[l] != NBODY__TREE_NONE) << l;
     stack[sp] = 1; mask[sp++] = m;
     while (sp > 0) {
         size_t i = stack[--sp];
