@@ -1327,8 +1327,9 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
 }
 
 /* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes: a correctly rounded square root and
-   divide, so the same bits as the scalar loop; 256-bit vectors where the BLOCK section found
-   AVX2/AVX-512 (compilers keep the scalar sqrt calls otherwise, for errno) */
+   divide, so the same bits as the scalar loop; float in 256-bit vectors where the BLOCK
+   section found AVX2/AVX-512 (compilers keep scalar sqrt calls, for errno). Double lanes
+   with AVX take the fused path nbody__tree_visit_vd instead. */
 #if NBODY__SIMD
 #define NBODY__TREE_AVX (NBODY__TREE_LANES % 8 == 0)
 #else
@@ -1337,14 +1338,6 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
 static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3) {
     int l;
 #if NBODY__TREE_AVX
-    if (sizeof(nbody_real) == sizeof(double) && NBODY__TREE_LANES % 4 == 0) {
-        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
-            __m256d v = _mm256_div_pd(_mm256_set1_pd(1), _mm256_sqrt_pd(_mm256_loadu_pd((const double *)r2 + l)));
-            _mm256_storeu_pd((double *)inv + l, v);
-            _mm256_storeu_pd((double *)h3 + l, _mm256_mul_pd(_mm256_mul_pd(v, v), v));
-        }
-        return;
-    }
     if (sizeof(nbody_real) == sizeof(float) && NBODY__TREE_LANES % 8 == 0) {
         for (l = 0; l < NBODY__TREE_LANES; l += 8) {
             __m256 v = _mm256_div_ps(_mm256_set1_ps(1), _mm256_sqrt_ps(_mm256_loadu_ps((const float *)r2 + l)));
@@ -1366,20 +1359,7 @@ static nbody__tree_mask nbody__tree_dist(const nbody_real *c, nbody_real crit2, 
                                  nbody_real *dy, nbody_real *dz, nbody_real *d2) {
     nbody__tree_mask far = 0;
     int l;
-#if NBODY__TREE_AVX
-    if (sizeof(nbody_real) == sizeof(double)) {
-        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
-            __m256d vx = _mm256_sub_pd(_mm256_set1_pd((double)c[0]), _mm256_loadu_pd((const double *)p->x + l));
-            __m256d vy = _mm256_sub_pd(_mm256_set1_pd((double)c[1]), _mm256_loadu_pd((const double *)p->y + l));
-            __m256d vz = _mm256_sub_pd(_mm256_set1_pd((double)c[2]), _mm256_loadu_pd((const double *)p->z + l));
-            __m256d v2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(vx, vx), _mm256_mul_pd(vy, vy)), _mm256_mul_pd(vz, vz));
-            _mm256_storeu_pd((double *)dx + l, vx); _mm256_storeu_pd((double *)dy + l, vy);
-            _mm256_storeu_pd((double *)dz + l, vz); _mm256_storeu_pd((double *)d2 + l, v2);
-            far |= (nbody__tree_mask)_mm256_movemask_pd(_mm256_cmp_pd(v2, _mm256_set1_pd((double)crit2), _CMP_GT_OQ)) << l;
-        }
-        return far;
-    }
-#endif
+    NBODY__PRAGMA(omp simd reduction(|:far))
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
         dx[l] = c[0] - p->x[l]; dy[l] = c[1] - p->y[l]; dz[l] = c[2] - p->z[l];
         d2[l] = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
@@ -1396,25 +1376,7 @@ static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_r
     NBODY__PRAGMA(omp simd)
     for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
     nbody__tree_h3(r2, inv, h3);
-#if NBODY__TREE_AVX
-    if (sizeof(nbody_real) == sizeof(double)) {
-        const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
-        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
-            __m256d on = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(use >> l)), bit), bit));
-            __m256d w = _mm256_mul_pd(_mm256_set1_pd((double)m), _mm256_loadu_pd((const double *)h3 + l));
-            double *a[3];
-            const nbody_real *d[3];
-            int k;
-            a[0] = (double *)p->ax + l; a[1] = (double *)p->ay + l; a[2] = (double *)p->az + l;
-            d[0] = dx + l; d[1] = dy + l; d[2] = dz + l;
-            for (k = 0; k < 3; ++k) {
-                __m256d s = _mm256_loadu_pd(a[k]);
-                _mm256_storeu_pd(a[k], _mm256_blendv_pd(s, _mm256_add_pd(s, _mm256_mul_pd(w, _mm256_loadu_pd((const double *)d[k]))), on));
-            }
-        }
-        return;
-    }
-#endif
+    NBODY__PRAGMA(omp simd)
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
         nbody_real w = m * h3[l];
         int on = (int)NBODY__TREE_BIT(use, l);
