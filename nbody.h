@@ -1432,55 +1432,84 @@ static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *n
 }
 
 #if NBODY__TREE_AVX
-/* nbody__tree_dist and nbody__tree_add fused for double lanes, 4 at a time, groups with no
-   active lane skipped and dx, dy, dz kept in registers: the same operations in the same
-   order per lane as the generic path, quadrupole term included (q: the node's second
-   moments, or NULL). Returns the lanes that do not accept node nd. */
-static nbody__tree_mask nbody__tree_visit_vd(const nbody__tree_node *nd, const nbody_real *q, nbody__tree_packet *p, nbody__tree_mask act) {
-    const __m256d cx = _mm256_set1_pd((double)nd->c[0]), cy = _mm256_set1_pd((double)nd->c[1]);
-    const __m256d cz = _mm256_set1_pd((double)nd->c[2]), crit2 = _mm256_set1_pd((double)nd->crit2);
-    const __m256d m = _mm256_set1_pd((double)nd->mass), e2 = _mm256_set1_pd((double)p->eps2), one = _mm256_set1_pd(1);
+/* nbody__tree_dist and nbody__tree_add fused, W lanes per 256-bit vector (double 4, float 8),
+   groups with no active lane skipped and dx, dy, dz kept in registers: the same operations in
+   the same order per lane as the generic path, quadrupole term included (q: the node's second
+   moments, or NULL). Returns the lanes that do not accept node nd. Instantiated below for
+   double (nbody__tree_visit_pd) and float (nbody__tree_visit_ps). */
+/* the vector mask of the lanes set in bits (W low bits) */
+static __m256d nbody__tree_on_pd(unsigned bits) {
     const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
-    nbody__tree_mask open = 0;
-    int l;
-    for (l = 0; l < NBODY__TREE_LANES; l += 4) {
-        unsigned a4 = (unsigned)(act >> l) & 15u, acc4;
-        __m256d dx, dy, dz, d2;
-        if (!a4) continue;
-        dx = _mm256_sub_pd(cx, _mm256_loadu_pd((const double *)p->x + l));
-        dy = _mm256_sub_pd(cy, _mm256_loadu_pd((const double *)p->y + l));
-        dz = _mm256_sub_pd(cz, _mm256_loadu_pd((const double *)p->z + l));
-        d2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz));
-        acc4 = a4 & (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(d2, crit2, _CMP_GT_OQ));
-        open |= (nbody__tree_mask)(a4 & ~acc4) << l;
-        if (acc4) {
-            __m256d on = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)acc4), bit), bit));
-            __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(d2, e2)));
-            __m256d h3 = _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv), w = _mm256_mul_pd(m, h3);
-            __m256d ax = _mm256_loadu_pd((double *)p->ax + l), ay = _mm256_loadu_pd((double *)p->ay + l);
-            __m256d az = _mm256_loadu_pd((double *)p->az + l), bx = ax, by = ay, bz = az;
-            if (q) {
-                __m256d q0 = _mm256_set1_pd((double)q[0]), q1 = _mm256_set1_pd((double)q[1]), q2 = _mm256_set1_pd((double)q[2]);
-                __m256d q3 = _mm256_set1_pd((double)q[3]), q4 = _mm256_set1_pd((double)q[4]), q5 = _mm256_set1_pd((double)q[5]);
-                __m256d h5 = _mm256_mul_pd(_mm256_mul_pd(h3, inv), inv), h7 = _mm256_mul_pd(_mm256_mul_pd(h5, inv), inv), t5;
-                __m256d sx = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(q0, dx), _mm256_mul_pd(q1, dy)), _mm256_mul_pd(q2, dz));
-                __m256d sy = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(q1, dx), _mm256_mul_pd(q3, dy)), _mm256_mul_pd(q4, dz));
-                __m256d sz = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(q2, dx), _mm256_mul_pd(q4, dy)), _mm256_mul_pd(q5, dz));
-                __m256d dot = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, sx), _mm256_mul_pd(dy, sy)), _mm256_mul_pd(dz, sz));
-                w = _mm256_add_pd(w, _mm256_sub_pd(_mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(7.5), h7), dot),
-                                                   _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(1.5), h5),
-                                                                 _mm256_set1_pd((double)((q[0] + q[3]) + q[5])))));
-                t5 = _mm256_mul_pd(_mm256_set1_pd(3), h5);
-                bx = _mm256_sub_pd(ax, _mm256_mul_pd(t5, sx)); by = _mm256_sub_pd(ay, _mm256_mul_pd(t5, sy));
-                bz = _mm256_sub_pd(az, _mm256_mul_pd(t5, sz));
-            }
-            _mm256_storeu_pd((double *)p->ax + l, _mm256_blendv_pd(ax, _mm256_add_pd(bx, _mm256_mul_pd(w, dx)), on));
-            _mm256_storeu_pd((double *)p->ay + l, _mm256_blendv_pd(ay, _mm256_add_pd(by, _mm256_mul_pd(w, dy)), on));
-            _mm256_storeu_pd((double *)p->az + l, _mm256_blendv_pd(az, _mm256_add_pd(bz, _mm256_mul_pd(w, dz)), on));
-        }
-    }
-    return open;
+    return _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)bits), bit), bit));
 }
+static __m256 nbody__tree_on_ps(unsigned bits) {
+    const __m256i bit = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), bit), bit));
+}
+#define NBODY__TREE_MM_(op, S) _mm256_##op##_##S
+#define NBODY__TREE_MM(op, S) NBODY__TREE_MM_(op, S)
+#define NBODY__TM(op) NBODY__TREE_MM(op, NBODY__TREE_S)  /* NBODY__TREE_S: pd or ps, per instance */
+/* (a0 b0 + a1 b1) + a2 b2, the association the scalar code uses */
+#define NBODY__TDOT(a0, b0, a1, b1, a2, b2) \
+    NBODY__TM(add)(NBODY__TM(add)(NBODY__TM(mul)(a0, b0), NBODY__TM(mul)(a1, b1)), NBODY__TM(mul)(a2, b2))
+#define NBODY__TREE_VISIT_SIMD(NAME, T, V, W, ON)                                                  \
+static nbody__tree_mask NAME(const nbody__tree_node *nd, const nbody_real *q, nbody__tree_packet *p, \
+                             nbody__tree_mask act) {                                              \
+    const V cx = NBODY__TM(set1)((T)nd->c[0]), cy = NBODY__TM(set1)((T)nd->c[1]);               \
+    const V cz = NBODY__TM(set1)((T)nd->c[2]), crit2 = NBODY__TM(set1)((T)nd->crit2);           \
+    const V m = NBODY__TM(set1)((T)nd->mass), e2 = NBODY__TM(set1)((T)p->eps2);                 \
+    const V one = NBODY__TM(set1)(1);                                                             \
+    nbody__tree_mask open = 0;                                                                    \
+    int l;                                                                                        \
+    for (l = 0; l < NBODY__TREE_LANES; l += W) {                                                  \
+        unsigned ag = (unsigned)(act >> l) & ((1u << W) - 1), accg;   /* this group's lanes */   \
+        V dx, dy, dz, d2;                                                                         \
+        if (!ag) continue;                                                                        \
+        dx = NBODY__TM(sub)(cx, NBODY__TM(loadu)((const T *)p->x + l));                           \
+        dy = NBODY__TM(sub)(cy, NBODY__TM(loadu)((const T *)p->y + l));                           \
+        dz = NBODY__TM(sub)(cz, NBODY__TM(loadu)((const T *)p->z + l));                           \
+        d2 = NBODY__TDOT(dx, dx, dy, dy, dz, dz);                                                 \
+        accg = ag & (unsigned)NBODY__TM(movemask)(NBODY__TM(cmp)(d2, crit2, _CMP_GT_OQ));         \
+        open |= (nbody__tree_mask)(ag & ~accg) << l;                                              \
+        if (accg) {                                                                               \
+            V on = ON(accg), inv = NBODY__TM(div)(one, NBODY__TM(sqrt)(NBODY__TM(add)(d2, e2)));   \
+            V h3 = NBODY__TM(mul)(NBODY__TM(mul)(inv, inv), inv), w = NBODY__TM(mul)(m, h3);      \
+            V ax = NBODY__TM(loadu)((T *)p->ax + l), ay = NBODY__TM(loadu)((T *)p->ay + l);        \
+            V az = NBODY__TM(loadu)((T *)p->az + l), bx = ax, by = ay, bz = az;                   \
+            if (q) {                                                                              \
+                V q0 = NBODY__TM(set1)((T)q[0]), q1 = NBODY__TM(set1)((T)q[1]);                   \
+                V q2 = NBODY__TM(set1)((T)q[2]), q3 = NBODY__TM(set1)((T)q[3]);                   \
+                V q4 = NBODY__TM(set1)((T)q[4]), q5 = NBODY__TM(set1)((T)q[5]);                   \
+                V h5 = NBODY__TM(mul)(NBODY__TM(mul)(h3, inv), inv);                              \
+                V h7 = NBODY__TM(mul)(NBODY__TM(mul)(h5, inv), inv), t5, rad;                     \
+                V sx = NBODY__TDOT(q0, dx, q1, dy, q2, dz), sy = NBODY__TDOT(q1, dx, q3, dy, q4, dz); \
+                V sz = NBODY__TDOT(q2, dx, q4, dy, q5, dz);                                       \
+                rad = NBODY__TM(mul)(NBODY__TM(mul)(NBODY__TM(set1)((T)7.5), h7),                 \
+                                     NBODY__TDOT(dx, sx, dy, sy, dz, sz));                        \
+                rad = NBODY__TM(sub)(rad, NBODY__TM(mul)(NBODY__TM(mul)(NBODY__TM(set1)((T)1.5), h5), \
+                                                         NBODY__TM(set1)((T)((q[0] + q[3]) + q[5])))); \
+                w = NBODY__TM(add)(w, rad);                                                       \
+                t5 = NBODY__TM(mul)(NBODY__TM(set1)((T)3), h5);                                   \
+                bx = NBODY__TM(sub)(ax, NBODY__TM(mul)(t5, sx));                                  \
+                by = NBODY__TM(sub)(ay, NBODY__TM(mul)(t5, sy));                                  \
+                bz = NBODY__TM(sub)(az, NBODY__TM(mul)(t5, sz));                                  \
+            }                                                                                     \
+            ax = NBODY__TM(blendv)(ax, NBODY__TM(add)(bx, NBODY__TM(mul)(w, dx)), on);            \
+            ay = NBODY__TM(blendv)(ay, NBODY__TM(add)(by, NBODY__TM(mul)(w, dy)), on);            \
+            az = NBODY__TM(blendv)(az, NBODY__TM(add)(bz, NBODY__TM(mul)(w, dz)), on);            \
+            NBODY__TM(storeu)((T *)p->ax + l, ax);                                                \
+            NBODY__TM(storeu)((T *)p->ay + l, ay);                                                \
+            NBODY__TM(storeu)((T *)p->az + l, az);                                                \
+        }                                                                                         \
+    }                                                                                             \
+    return open;                                                                                  \
+}
+#define NBODY__TREE_S pd
+NBODY__TREE_VISIT_SIMD(nbody__tree_visit_pd, double, __m256d, 4, nbody__tree_on_pd)
+#undef NBODY__TREE_S
+#define NBODY__TREE_S ps
+NBODY__TREE_VISIT_SIMD(nbody__tree_visit_ps, float, __m256, 8, nbody__tree_on_ps)
+#undef NBODY__TREE_S
 #endif
 
 /* Look at node i for the lanes in act: lanes that accept it (|x - c|^2 > crit2) add its
@@ -1495,8 +1524,9 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
     nbody__tree_mask far, acc, open;
 #if NBODY__TREE_AVX
-    if (sizeof(nbody_real) == sizeof(double)) {
-        open = nbody__tree_visit_vd(nd, t->quad && i < t->n ? t->quad + 6 * i : NULL, p, act);
+    if (sizeof(nbody_real) == sizeof(double) || sizeof(nbody_real) == sizeof(float)) {
+        const nbody_real *q = t->quad && i < t->n ? t->quad + 6 * i : NULL;
+        open = sizeof(nbody_real) == sizeof(double) ? nbody__tree_visit_pd(nd, q, p, act) : nbody__tree_visit_ps(nd, q, p, act);
         if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
         return open;
     }
