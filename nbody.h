@@ -200,6 +200,9 @@ typedef struct nbody_desc {        /* all zero = defaults */
     int             device;        /* GPU / OpenCL device index */
     int             compensated;   /* 1 = Kahan-compensated state update (long runs) */
     int             quadrupole;    /* tree engines: 1 = add quadrupole moments */
+    int             leaf_size;     /* tree engines: nodes of at most this many bodies are summed
+                                      directly; 0 = automatic (4 on the CPU tree, measured);
+                                      1 = single-body leaves. The GPU trees always use 1. */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -267,7 +270,7 @@ NBODY_API nbody_result nbody_write_csv(const char *path, const nbody_system *s);
    method uses), so save at t, load, continue to T is bitwise the same as running straight to T.
    Written to path.tmp then renamed over path, so a failed save leaves the old file intact.
    load refuses a desc whose numerics (engine, method, order, G, softening, dt, tolerance,
-   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole) differ
+   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole, leaf_size) differ
    from the saved one with NBODY_ERR_INVALID_ARGUMENT; threads, device, allocator, log may differ.
    A corrupted or truncated file gives NBODY_ERR_FORMAT, a missing one NBODY_ERR_IO. */
 NBODY_API nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path);
@@ -563,6 +566,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (!nbody__isfinite(d->theta) || d->theta < 0) return 0;
     if (d->block_size < 0 || d->threads < 0 || d->device < 0) return 0;
     if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
+    if (d->leaf_size < 0) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
     return 1;
 }
@@ -577,6 +581,7 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     if (d.theta == 0) d.theta = (nbody_real)0.5;
     if (d.traversal == NBODY_TRAVERSAL_DEFAULT) d.traversal = NBODY_TRAVERSAL_STACKLESS;
     if (d.visit_order == NBODY_ORDER_DEFAULT) d.visit_order = NBODY_ORDER_LEAF;
+    if (d.leaf_size == 0) d.leaf_size = 4;         /* measured: bench/results/tree-cpu.md */
     if (!d.allocator.alloc) { d.allocator.alloc = nbody__default_alloc; d.allocator.free = nbody__default_free; d.allocator.user_data = NULL; }
     return d;
 }
@@ -1170,6 +1175,9 @@ static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbod
      - walks end when the index returns to the root 1 (see nbody__heap_skip).
    The leaves n..2n-1 are the bodies in spatial (in-order) order rotated by one partial
    level, so neighbouring leaves are neighbouring bodies except at one seam.
+   The CPU engine walks private copies (see 'force walks'): packed node records, buckets of
+   desc.leaf_size bodies summed directly, and packets of 32 bodies walking together; with
+   leaf_size 1 its accelerations are bitwise those of the plain single-body walk.
    ====================================================================================== */
 typedef struct nbody__tree_item {  /* a body while the tree is built: position, mass, index */
     nbody_real p[3], m;
@@ -1188,6 +1196,11 @@ typedef struct nbody__kdtree {
     int has_quad;                  /* quad allocated */
     int axis_rule;                 /* NBODY__AXIS_WIDEST (default) or NBODY__AXIS_CYCLE */
     nbody_real inv_theta2;         /* 1 / theta^2 of the last build */
+    /* CPU walk data (nbody__tree_prepare), one block from node */
+    struct nbody__tree_node *node; /* 2n packed node records */
+    nbody_real *bx, *by, *bz, *bm; /* n bodies in item order */
+    size_t *pos;                   /* body index -> item position */
+    size_t walk_cap, leaf_size;
 } nbody__kdtree;
 
 #define NBODY__AXIS_WIDEST 1       /* split the widest extent of the node's bodies */
@@ -1352,6 +1365,7 @@ static void nbody__tree_build_node(nbody__kdtree *t, size_t i, nbody__tree_item 
 static NBODY__UNUSED void nbody__kdtree_release(nbody__kdtree *t, const nbody_desc *d) {
     nbody__free(d, t->cx);         /* one block holds every node array */
     nbody__free(d, t->items);
+    nbody__free(d, t->node);       /* one block holds the walk data */
     memset(t, 0, sizeof *t);
 }
 
@@ -1401,65 +1415,417 @@ static NBODY__UNUSED nbody_result nbody__kdtree_build(nbody__kdtree *t, const nb
     return NBODY_OK;
 }
 
-/* ---- force walks ---------------------------------------------------------------------- */
-typedef struct nbody__tree_target { nbody_real x, y, z, ax, ay, az, eps2; size_t self; } nbody__tree_target;
+/* ---- force walks ----------------------------------------------------------------------
+   CPU-private walk data, filled from the shared layout by nbody__tree_prepare:
+     - node records: what a visit reads (centre, crit2, mass, and the node's bodies as the
+       range [first, first + count) of items) packed in one record, one or two cache lines
+       instead of one line per array;
+     - the bodies in item (in-order) order as a structure of arrays, so that a bucket's
+       bodies are contiguous: a node of at most leaf_size bodies that a body does not
+       accept is summed directly from them (exact, self excluded by item position) instead
+       of being opened. leaf_size 1 makes the buckets the single-body leaves: the plain
+       one-body-per-leaf Barnes-Hut walk, bitwise.
+   Targets walk in packets of NBODY__TREE_LANES bodies (neighbours in leaf order). Each
+   lane follows exactly its own walk: it is active at a node only when its own walk visits
+   that node (stackless: its own next index is the packet's node; stack: its bit in the
+   pushed mask), takes the same decisions and adds the same terms in the same order as a
+   walk of its body alone. The packet changes nothing in the numbers, only how often a node
+   is loaded and tested: once per packet instead of once per body, lanes side by side. */
+#ifndef NBODY__TREE_LANES
+#define NBODY__TREE_LANES 32         /* bodies per packet, at most 64 */
+#endif
+#define NBODY__TREE_NONE ((size_t)-1)  /* item position of a padding lane: no body */
+typedef unsigned long long nbody__tree_mask;   /* a set of lanes, bit l = lane l */
 
-/* Look at node i for target p: add its pull and return 0 when it acts as one body (or is a
-   leaf), return 1 when it must be opened. Shared by both walks, so they agree bitwise.
+typedef struct nbody__tree_node {  /* CPU walk record of one heap node */
+    nbody_real c[3], crit2, mass;
+    size_t first, count;           /* its bodies: items[first .. first + count) */
+} nbody__tree_node;
+
+typedef struct nbody__tree_packet {
+    nbody_real x[NBODY__TREE_LANES], y[NBODY__TREE_LANES], z[NBODY__TREE_LANES];
+    nbody_real ax[NBODY__TREE_LANES], ay[NBODY__TREE_LANES], az[NBODY__TREE_LANES];
+    size_t self[NBODY__TREE_LANES];    /* item position of each lane's body */
+    nbody_real eps2;
+    /* bucket sums apart, 4 partial sums per lane: body first + 4m + j goes to partial j */
+    nbody_real b[3][NBODY__TREE_LANES][4];
+} nbody__tree_packet;
+
+/* (re)allocate and fill the CPU walk data of a built tree for buckets of leaf_size */
+static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, size_t leaf_size) {
+    size_t n = t->n, nodes = 2 * n, i, nb = nbody__bytes(nodes, sizeof(nbody__tree_node));
+    size_t rb = nbody__bytes(4 * (n + 4), sizeof(nbody_real)), pb = nbody__bytes(n, sizeof(size_t));
+    long long k, nn = (long long)n;
+    if (t->walk_cap != n || !t->node) {
+        char *block;
+        nbody__free(d, t->node);
+        t->node = NULL; t->walk_cap = 0;
+        if (nb == 0 || rb == 0 || pb == 0 || nb + rb < nb || nb + rb + pb < nb + rb) return NBODY_ERR_OUT_OF_MEMORY;
+        block = (char *)nbody__alloc(d, nb + rb + pb);
+        if (!block) return NBODY_ERR_OUT_OF_MEMORY;
+        /* records, then reals, then size_t: each part starts aligned for its type */
+        t->node = (nbody__tree_node *)block;
+        /* each body array padded by 4: bucket sums read whole groups of 4 */
+        t->bx = (nbody_real *)(block + nb); t->by = t->bx + n + 4; t->bz = t->by + n + 4; t->bm = t->bz + n + 4;
+        memset(t->bx, 0, rb);
+        t->pos = (size_t *)(block + nb + rb);
+        t->walk_cap = n;
+    }
+    t->leaf_size = leaf_size;
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 65536))
+    for (k = 0; k < nn; ++k) {
+        const nbody__tree_item *it = &t->items[k];
+        t->bx[k] = it->p[0]; t->by[k] = it->p[1]; t->bz[k] = it->p[2]; t->bm[k] = it->m;
+        t->pos[it->idx] = (size_t)k;
+    }
+    /* counts bottom-up, then first items top-down: the right child's bodies follow the
+       left child's in items (the build's recursion) */
+    memset(&t->node[0], 0, sizeof t->node[0]);
+    for (i = nodes - 1; i >= 1; --i) {
+        nbody__tree_node *r = &t->node[i];
+        r->c[0] = t->cx[i]; r->c[1] = t->cy[i]; r->c[2] = t->cz[i]; r->crit2 = t->crit2[i]; r->mass = t->mass[i];
+        r->count = i >= n ? 1 : t->node[2 * i].count + t->node[2 * i + 1].count;
+    }
+    t->node[1].first = 0;
+    for (i = 1; i < n; ++i) {
+        t->node[2 * i].first = t->node[i].first;
+        t->node[2 * i + 1].first = t->node[i].first + t->node[2 * i].count;
+    }
+    return NBODY_OK;
+}
+
+/* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes: a correctly rounded square root and
+   divide, so the same bits as the scalar loop; float in 256-bit vectors where the BLOCK
+   section found AVX2/AVX-512 (compilers keep scalar sqrt calls, for errno). Double lanes
+   with AVX take the fused path nbody__tree_visit_vd instead. */
+#if NBODY__SIMD
+#define NBODY__TREE_AVX (NBODY__TREE_LANES % 8 == 0)
+#else
+#define NBODY__TREE_AVX 0
+#endif
+static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3) {
+    int l;
+#if NBODY__TREE_AVX
+    if (sizeof(nbody_real) == sizeof(float) && NBODY__TREE_LANES % 8 == 0) {
+        for (l = 0; l < NBODY__TREE_LANES; l += 8) {
+            __m256 v = _mm256_div_ps(_mm256_set1_ps(1), _mm256_sqrt_ps(_mm256_loadu_ps((const float *)r2 + l)));
+            _mm256_storeu_ps((float *)inv + l, v);
+            _mm256_storeu_ps((float *)h3 + l, _mm256_mul_ps(_mm256_mul_ps(v, v), v));
+        }
+        return;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) { inv[l] = 1 / NBODY__SQRT(r2[l]); h3[l] = inv[l] * inv[l] * inv[l]; }
+}
+
+/* Lane helpers. Lane sets are bit masks; the loops are branch-free so that compilers
+   vectorise them (omp simd), the square root and divide are in nbody__tree_h3. */
+#define NBODY__TREE_BIT(m, l) (((m) >> (l)) & 1u)
+
+/* dx = c - x per lane, d2 = |dx|^2; returns the lanes with d2 > crit2 */
+static nbody__tree_mask nbody__tree_dist(const nbody_real *c, nbody_real crit2, const nbody__tree_packet *p, nbody_real *dx,
+                                 nbody_real *dy, nbody_real *dz, nbody_real *d2) {
+    nbody__tree_mask far = 0;
+    int l;
+    NBODY__PRAGMA(omp simd reduction(|:far))
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        dx[l] = c[0] - p->x[l]; dy[l] = c[1] - p->y[l]; dz[l] = c[2] - p->z[l];
+        d2[l] = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
+        far |= (nbody__tree_mask)(d2[l] > crit2) << l;
+    }
+    return far;
+}
+
+/* the lanes in use add m h3 d, h3 = (d2 + eps^2)^(-3/2) */
+static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_real m, const nbody_real *dx, const nbody_real *dy,
+                            const nbody_real *dz, const nbody_real *d2) {
+    nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
+    int l;
+    NBODY__PRAGMA(omp simd)
+    for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
+    nbody__tree_h3(r2, inv, h3);
+    NBODY__PRAGMA(omp simd)
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        nbody_real w = m * h3[l];
+        int on = (int)NBODY__TREE_BIT(use, l);
+        p->ax[l] = on ? p->ax[l] + w * dx[l] : p->ax[l];
+        p->ay[l] = on ? p->ay[l] + w * dy[l] : p->ay[l];
+        p->az[l] = on ? p->az[l] + w * dz[l] : p->az[l];
+    }
+}
+
+/* Each lane in open (that does not accept a bucket's node) adds the exact sum over the
+   bucket's bodies, skipping its own: the bodies in groups of 4, body first + 4m + j into
+   the lane's partial sum j (4-wide SIMD where available, the same operations otherwise) */
+static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, nbody__tree_mask open) {
+    size_t k, end = nd->first + nd->count;
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        if (!NBODY__TREE_BIT(open, l)) continue;
+#if NBODY__TREE_AVX
+        if (sizeof(nbody_real) == sizeof(double) && sizeof(size_t) == 8) {
+            const __m256d xi = _mm256_set1_pd((double)p->x[l]), yi = _mm256_set1_pd((double)p->y[l]);
+            const __m256d zi = _mm256_set1_pd((double)p->z[l]), e2 = _mm256_set1_pd((double)p->eps2), one = _mm256_set1_pd(1);
+            const __m256i self = _mm256_set1_epi64x((long long)p->self[l]), last = _mm256_set1_epi64x((long long)end - 1);
+            __m256d sx = _mm256_loadu_pd((double *)p->b[0][l]), sy = _mm256_loadu_pd((double *)p->b[1][l]);
+            __m256d sz = _mm256_loadu_pd((double *)p->b[2][l]);
+            for (k = nd->first; k < end; k += 4) {
+                __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long)k), _mm256_set_epi64x(3, 2, 1, 0));
+                __m256d ok = _mm256_castsi256_pd(_mm256_andnot_si256(
+                    _mm256_or_si256(_mm256_cmpeq_epi64(idx, self), _mm256_cmpgt_epi64(idx, last)), _mm256_set1_epi64x(-1)));
+                __m256d dx = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->bx + k), xi);
+                __m256d dy = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->by + k), yi);
+                __m256d dz = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->bz + k), zi);
+                __m256d d2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz));
+                __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(d2, e2)));
+                __m256d w = _mm256_mul_pd(_mm256_loadu_pd((const double *)t->bm + k), _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
+                sx = _mm256_blendv_pd(sx, _mm256_add_pd(sx, _mm256_mul_pd(w, dx)), ok);
+                sy = _mm256_blendv_pd(sy, _mm256_add_pd(sy, _mm256_mul_pd(w, dy)), ok);
+                sz = _mm256_blendv_pd(sz, _mm256_add_pd(sz, _mm256_mul_pd(w, dz)), ok);
+            }
+            _mm256_storeu_pd((double *)p->b[0][l], sx); _mm256_storeu_pd((double *)p->b[1][l], sy);
+            _mm256_storeu_pd((double *)p->b[2][l], sz);
+            continue;
+        }
+#endif
+        for (k = nd->first; k < end; ++k) {
+            nbody_real dx = t->bx[k] - p->x[l], dy = t->by[k] - p->y[l], dz = t->bz[k] - p->z[l], inv, w;
+            int j = (int)((k - nd->first) % 4);
+            if (k == p->self[l]) continue;
+            inv = 1 / NBODY__SQRT(dx * dx + dy * dy + dz * dz + p->eps2);
+            w = t->bm[k] * (inv * inv * inv);
+            p->b[0][l][j] += w * dx; p->b[1][l][j] += w * dy; p->b[2][l][j] += w * dz;
+        }
+    }
+}
+
+#if NBODY__TREE_AVX
+/* nbody__tree_dist and nbody__tree_add fused, W lanes per 256-bit vector (double 4, float 8),
+   groups with no active lane skipped and dx, dy, dz kept in registers: the same operations in
+   the same order per lane as the generic path, quadrupole term included (q: the node's second
+   moments, or NULL). Returns the lanes that do not accept node nd. Instantiated below for
+   double (nbody__tree_visit_pd) and float (nbody__tree_visit_ps). */
+/* the vector mask of the lanes set in bits (W low bits) */
+static __m256d nbody__tree_on_pd(unsigned bits) {
+    const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
+    return _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)bits), bit), bit));
+}
+static __m256 nbody__tree_on_ps(unsigned bits) {
+    const __m256i bit = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), bit), bit));
+}
+#define NBODY__TREE_MM_(op, S) _mm256_##op##_##S
+#define NBODY__TREE_MM(op, S) NBODY__TREE_MM_(op, S)
+#define NBODY__TM(op) NBODY__TREE_MM(op, NBODY__TREE_S)  /* NBODY__TREE_S: pd or ps, per instance */
+/* (a0 b0 + a1 b1) + a2 b2, the association the scalar code uses */
+#define NBODY__TDOT(a0, b0, a1, b1, a2, b2) \
+    NBODY__TM(add)(NBODY__TM(add)(NBODY__TM(mul)(a0, b0), NBODY__TM(mul)(a1, b1)), NBODY__TM(mul)(a2, b2))
+#define NBODY__TREE_VISIT_SIMD(NAME, T, V, W, ON)                                                  \
+static nbody__tree_mask NAME(const nbody__tree_node *nd, const nbody_real *q, nbody__tree_packet *p, \
+                             nbody__tree_mask act) {                                              \
+    const V cx = NBODY__TM(set1)((T)nd->c[0]), cy = NBODY__TM(set1)((T)nd->c[1]);               \
+    const V cz = NBODY__TM(set1)((T)nd->c[2]), crit2 = NBODY__TM(set1)((T)nd->crit2);           \
+    const V m = NBODY__TM(set1)((T)nd->mass), e2 = NBODY__TM(set1)((T)p->eps2);                 \
+    const V one = NBODY__TM(set1)(1);                                                             \
+    nbody__tree_mask open = 0;                                                                    \
+    int l;                                                                                        \
+    for (l = 0; l < NBODY__TREE_LANES; l += W) {                                                  \
+        unsigned ag = (unsigned)(act >> l) & ((1u << W) - 1), accg;   /* this group's lanes */   \
+        V dx, dy, dz, d2;                                                                         \
+        if (!ag) continue;                                                                        \
+        dx = NBODY__TM(sub)(cx, NBODY__TM(loadu)((const T *)p->x + l));                           \
+        dy = NBODY__TM(sub)(cy, NBODY__TM(loadu)((const T *)p->y + l));                           \
+        dz = NBODY__TM(sub)(cz, NBODY__TM(loadu)((const T *)p->z + l));                           \
+        d2 = NBODY__TDOT(dx, dx, dy, dy, dz, dz);                                                 \
+        accg = ag & (unsigned)NBODY__TM(movemask)(NBODY__TM(cmp)(d2, crit2, _CMP_GT_OQ));         \
+        open |= (nbody__tree_mask)(ag & ~accg) << l;                                              \
+        if (accg) {                                                                               \
+            V on = ON(accg), inv = NBODY__TM(div)(one, NBODY__TM(sqrt)(NBODY__TM(add)(d2, e2)));   \
+            V h3 = NBODY__TM(mul)(NBODY__TM(mul)(inv, inv), inv), w = NBODY__TM(mul)(m, h3);      \
+            V ax = NBODY__TM(loadu)((T *)p->ax + l), ay = NBODY__TM(loadu)((T *)p->ay + l);        \
+            V az = NBODY__TM(loadu)((T *)p->az + l), bx = ax, by = ay, bz = az;                   \
+            if (q) {                                                                              \
+                V q0 = NBODY__TM(set1)((T)q[0]), q1 = NBODY__TM(set1)((T)q[1]);                   \
+                V q2 = NBODY__TM(set1)((T)q[2]), q3 = NBODY__TM(set1)((T)q[3]);                   \
+                V q4 = NBODY__TM(set1)((T)q[4]), q5 = NBODY__TM(set1)((T)q[5]);                   \
+                V h5 = NBODY__TM(mul)(NBODY__TM(mul)(h3, inv), inv);                              \
+                V h7 = NBODY__TM(mul)(NBODY__TM(mul)(h5, inv), inv), t5, rad;                     \
+                V sx = NBODY__TDOT(q0, dx, q1, dy, q2, dz), sy = NBODY__TDOT(q1, dx, q3, dy, q4, dz); \
+                V sz = NBODY__TDOT(q2, dx, q4, dy, q5, dz);                                       \
+                rad = NBODY__TM(mul)(NBODY__TM(mul)(NBODY__TM(set1)((T)7.5), h7),                 \
+                                     NBODY__TDOT(dx, sx, dy, sy, dz, sz));                        \
+                rad = NBODY__TM(sub)(rad, NBODY__TM(mul)(NBODY__TM(mul)(NBODY__TM(set1)((T)1.5), h5), \
+                                                         NBODY__TM(set1)((T)((q[0] + q[3]) + q[5])))); \
+                w = NBODY__TM(add)(w, rad);                                                       \
+                t5 = NBODY__TM(mul)(NBODY__TM(set1)((T)3), h5);                                   \
+                bx = NBODY__TM(sub)(ax, NBODY__TM(mul)(t5, sx));                                  \
+                by = NBODY__TM(sub)(ay, NBODY__TM(mul)(t5, sy));                                  \
+                bz = NBODY__TM(sub)(az, NBODY__TM(mul)(t5, sz));                                  \
+            }                                                                                     \
+            ax = NBODY__TM(blendv)(ax, NBODY__TM(add)(bx, NBODY__TM(mul)(w, dx)), on);            \
+            ay = NBODY__TM(blendv)(ay, NBODY__TM(add)(by, NBODY__TM(mul)(w, dy)), on);            \
+            az = NBODY__TM(blendv)(az, NBODY__TM(add)(bz, NBODY__TM(mul)(w, dz)), on);            \
+            NBODY__TM(storeu)((T *)p->ax + l, ax);                                                \
+            NBODY__TM(storeu)((T *)p->ay + l, ay);                                                \
+            NBODY__TM(storeu)((T *)p->az + l, az);                                                \
+        }                                                                                         \
+    }                                                                                             \
+    return open;                                                                                  \
+}
+#define NBODY__TREE_S pd
+NBODY__TREE_VISIT_SIMD(nbody__tree_visit_pd, double, __m256d, 4, nbody__tree_on_pd)
+#undef NBODY__TREE_S
+#define NBODY__TREE_S ps
+NBODY__TREE_VISIT_SIMD(nbody__tree_visit_ps, float, __m256, 8, nbody__tree_on_ps)
+#undef NBODY__TREE_S
+#endif
+
+/* Look at node i for the lanes in act: lanes that accept it (|x - c|^2 > crit2) add its
+   pull, the others must open it. A bucket (at most leaf_size bodies) is never opened: its
+   open lanes add its bodies directly. Returns the lanes that must descend. Shared by both
+   walks, so they agree bitwise.
    Quadrupole term of the softened potential g = (d^2 + eps^2)^(-1/2), d = c - x, with
    second moments S (not trace-free: the softened kernel is not harmonic):
      a = M h3 d - 3 h5 S d - 1.5 h5 tr(S) d + 7.5 h7 (d.S.d) d,   hk = (d^2 + eps^2)^(-k/2). */
-static int nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_target *p) {
-    nbody_real dx = t->cx[i] - p->x, dy = t->cy[i] - p->y, dz = t->cz[i] - p->z;
-    nbody_real d2 = dx * dx + dy * dy + dz * dz, r2, inv, h3, w;
-    if (!(d2 > t->crit2[i])) {
-        if (i < t->n) return 1;
-        if (t->body[i] == p->self) return 0;    /* other leaves at distance 0: direct term */
+static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, nbody__tree_mask act) {
+    const nbody__tree_node *nd = &t->node[i];
+    nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
+    nbody__tree_mask far, acc, open;
+#if NBODY__TREE_AVX
+    if (sizeof(nbody_real) == sizeof(double) || sizeof(nbody_real) == sizeof(float)) {
+        const nbody_real *q = t->quad && i < t->n ? t->quad + 6 * i : NULL;
+        open = sizeof(nbody_real) == sizeof(double) ? nbody__tree_visit_pd(nd, q, p, act) : nbody__tree_visit_ps(nd, q, p, act);
+        if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
+        return open;
     }
-    r2 = d2 + p->eps2;
-    inv = 1 / NBODY__SQRT(r2);
-    h3 = inv * inv * inv;
-    w = t->mass[i] * h3;
-    if (t->quad && i < t->n) {
+#endif
+    far = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2); acc = act & far; open = act & ~far;
+    if (acc && t->quad && i < t->n) {
         const nbody_real *q = t->quad + 6 * i;
-        nbody_real sx = q[0] * dx + q[1] * dy + q[2] * dz, sy = q[1] * dx + q[3] * dy + q[4] * dz;
-        nbody_real sz = q[2] * dx + q[4] * dy + q[5] * dz, h5 = h3 * inv * inv, h7 = h5 * inv * inv;
-        nbody_real radial = (nbody_real)7.5 * h7 * (dx * sx + dy * sy + dz * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
-        w += radial;
-        p->ax -= 3 * h5 * sx; p->ay -= 3 * h5 * sy; p->az -= 3 * h5 * sz;
+        nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
+        int l;
+        for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
+        nbody__tree_h3(r2, inv, h3);
+        for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(acc, l)) {
+            nbody_real w = nd->mass * h3[l], h5 = h3[l] * inv[l] * inv[l], h7 = h5 * inv[l] * inv[l];
+            nbody_real sx = q[0] * dx[l] + q[1] * dy[l] + q[2] * dz[l], sy = q[1] * dx[l] + q[3] * dy[l] + q[4] * dz[l];
+            nbody_real sz = q[2] * dx[l] + q[4] * dy[l] + q[5] * dz[l];
+            w += (nbody_real)7.5 * h7 * (dx[l] * sx + dy[l] * sy + dz[l] * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
+            p->ax[l] -= 3 * h5 * sx; p->ay[l] -= 3 * h5 * sy; p->az[l] -= 3 * h5 * sz;
+            p->ax[l] += w * dx[l]; p->ay[l] += w * dy[l]; p->az[l] += w * dz[l];
+        }
+    } else if (acc) {
+        nbody__tree_add(p, acc, nd->mass, dx, dy, dz, d2);
     }
-    p->ax += w * dx; p->ay += w * dy; p->az += w * dz;
-    return 0;
+    if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
+    return open;
 }
 
-static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_target *p) {
-    size_t i = 1, size = 2 * t->n;
-    do i = nbody__tree_visit(t, i, p) ? nbody__heap_next(i, size) : nbody__heap_skip(i);
-    while (i != 1);
+/* lanes at node i: those in `others` whose next node is i */
+static nbody__tree_mask nbody__tree_lanes_at(const size_t *next, nbody__tree_mask others, size_t i) {
+    nbody__tree_mask at = 0;
+    int l;
+#if NBODY__TREE_AVX
+    if (sizeof(size_t) == 8) {
+        for (l = 0; l < NBODY__TREE_LANES; l += 4)
+            at |= (nbody__tree_mask)_mm256_movemask_pd(_mm256_castsi256_pd(
+                      _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(next + l)), _mm256_set1_epi64x((long long)i)))) << l;
+        return at & others;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) at |= (nbody__tree_mask)(next[l] == i) << l;
+    return at & others;
 }
 
-static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_target *p) {
+/* next[l] = i for the lanes l in `lanes` */
+static void nbody__tree_lanes_set(size_t *next, nbody__tree_mask lanes, size_t i) {
+    int l;
+#if NBODY__TREE_AVX
+    if (sizeof(size_t) == 8) {
+        const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1), vi = _mm256_set1_epi64x((long long)i);
+        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+            __m256i on = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(lanes >> l)), bit), bit);
+            __m256i *q = (__m256i *)(next + l);
+            _mm256_storeu_si256(q, _mm256_blendv_epi8(_mm256_loadu_si256(q), vi, on));
+        }
+        return;
+    }
+#endif
+    for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(lanes, l)) next[l] = i;
+}
+
+/* Stackless: each lane's walk is its own next node. The packet visits the earliest of them
+   in pre-order: the left child when any lane opened the node, else the skip (every other
+   lane's next node is the skip of an ancestor, which is at or after it). The lanes at the
+   packet's node (act) are carried along; next[] is written only for lanes that leave
+   (accept a node the others open) and read only when the packet skips. */
+static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_packet *p) {
+    size_t i = 1, size = 2 * t->n, next[NBODY__TREE_LANES];
+    nbody__tree_mask live = 0, act;
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        next[l] = 1;
+        live |= (nbody__tree_mask)(p->self[l] != NBODY__TREE_NONE) << l;
+    }
+    act = live;
+    do {
+        size_t skip = nbody__heap_skip(i);
+        nbody__tree_mask open = nbody__tree_visit(t, i, p, act);
+        if (open) {               /* the acceptors wait for the skip, the rest go down */
+            if (act & ~open) nbody__tree_lanes_set(next, act & ~open, skip);
+            act = open;
+            i = nbody__heap_next(i, size);
+        } else {                  /* all go to the skip, where waiting lanes may join */
+            i = skip;
+            if (live & ~act) act |= nbody__tree_lanes_at(next, live & ~act, i);
+        }
+    } while (i != 1);
+}
+
+static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_packet *p) {
     size_t stack[NBODY__TREE_STACK];
-    int sp = 0;
-    stack[sp++] = 1;
+    nbody__tree_mask mask[NBODY__TREE_STACK], m = 0;
+    int sp = 0, l;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) m |= (nbody__tree_mask)(p->self[l] != NBODY__TREE_NONE) << l;
+    stack[sp] = 1; mask[sp++] = m;
     while (sp > 0) {
         size_t i = stack[--sp];
-        if (nbody__tree_visit(t, i, p)) { stack[sp++] = 2 * i + 1; stack[sp++] = 2 * i; }  /* left on top */
+        m = nbody__tree_visit(t, i, p, mask[sp]);
+        if (m) { stack[sp] = 2 * i + 1; mask[sp++] = m; stack[sp] = 2 * i; mask[sp++] = m; }   /* left on top */
     }
 }
 
-/* accelerations of all bodies from a built tree; body order or leaf order */
+/* accelerations of all bodies from a built tree: packets of consecutive bodies in body
+   order, or of consecutive items (leaf order: neighbours in space) */
 static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F) {
-    long long k, n = (long long)F->n;
+    long long k, n = (long long)F->n, npk = (n + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
     int leaf = d->visit_order == NBODY_ORDER_LEAF, stack = d->traversal == NBODY_TRAVERSAL_STACK;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 64) num_threads(nbody__threads(d)) if (n > 256))
-    for (k = 0; k < n; ++k) {
-        size_t i = leaf ? t->body[(size_t)n + (size_t)k] : (size_t)k;
-        nbody__tree_target p;
-        p.x = F->x[i]; p.y = F->y[i]; p.z = F->z[i]; p.ax = p.ay = p.az = 0; p.eps2 = F->eps2; p.self = i;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 8) num_threads(nbody__threads(d)) if (n > 256))
+    for (k = 0; k < npk; ++k) {
+        nbody__tree_packet p;
+        size_t body[NBODY__TREE_LANES];
+        int l;
+        p.eps2 = F->eps2;
+        for (l = 0; l < NBODY__TREE_LANES; ++l) {
+            size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
+            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
+            if (j < (size_t)n) {
+                i = body[l] = leaf ? t->items[j].idx : j;
+                p.self[l] = t->pos[i]; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i];
+            }
+            p.ax[l] = p.ay[l] = p.az[l] = 0;
+        }
+        memset(p.b, 0, sizeof p.b);
         if (stack) nbody__tree_walk_stack(t, &p);
         else nbody__tree_walk_stackless(t, &p);
-        F->ax[i] = F->G * p.ax; F->ay[i] = F->G * p.ay; F->az[i] = F->G * p.az;
+        for (l = 0; l < NBODY__TREE_LANES; ++l)
+            if (body[l] != NBODY__TREE_NONE) {
+                nbody_real s[3];
+                int c;
+                for (c = 0; c < 3; ++c) s[c] = (p.b[c][l][0] + p.b[c][l][1]) + (p.b[c][l][2] + p.b[c][l][3]);
+                F->ax[body[l]] = F->G * (p.ax[l] + s[0]); F->ay[body[l]] = F->G * (p.ay[l] + s[1]);
+                F->az[body[l]] = F->G * (p.az[l] + s[2]);
+            }
     }
 }
 
@@ -1485,6 +1851,7 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
         memset(c->tree, 0, sizeof(nbody__kdtree));
     }
     r = nbody__kdtree_build((nbody__kdtree *)c->tree, &e->desc, F.x, F.y, F.z, F.m, e->n);
+    if (r == NBODY_OK) r = nbody__tree_prepare((nbody__kdtree *)c->tree, &e->desc, (size_t)e->desc.leaf_size);
     if (r == NBODY_OK) nbody__tree_forces((nbody__kdtree *)c->tree, &e->desc, &F);
     return r;
 }
@@ -2700,16 +3067,16 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
 /* ---- section: CHECKPOINTS -------------------------------------------------------------
    Layout (native byte order, marked like a snapshot):
      "NBODYCKP" | u32 version | u32 byte-order mark 0x01020304 | u32 sizeof(nbody_real) |
-     u32 sizeof(int) | u64 n | int ints[20] | real reals[18] | u64 steps, rejected, force_evals |
+     u32 sizeof(int) | u64 n | int ints[21] | real reals[18] | u64 steps, rejected, force_evals |
      n reals masses | nbuf blocks of 6n reals: y, k[0..nk), work[0..nwork), comp, comp_new
      (the last two when compensated) | u64 FNV-1a 64 checksum of everything before it.
-   ints:  engine method order traversal visit_order block_size compensated quadrupole (the desc
+   ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size (the desc
           fields that change the numbers) | nk nwork f_valid history | mint[8]
    reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8]
    y_new and ytmp are not saved: every method writes them before reading them in a step. */
 #define NBODY__CKP_MAGIC "NBODYCKP"
-#define NBODY__CKP_VERSION 1u
-#define NBODY__CKP_DESC_INTS 8
+#define NBODY__CKP_VERSION 2u         /* 2: leaf_size added to the desc ints */
+#define NBODY__CKP_DESC_INTS 9
 #define NBODY__CKP_DESC_REALS 7
 #define NBODY__CKP_INTS (NBODY__CKP_DESC_INTS + 4 + 8)
 #define NBODY__CKP_REALS (NBODY__CKP_DESC_REALS + 3 + 8)
@@ -2727,6 +3094,7 @@ typedef struct nbody__ckp_head {
 static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv) {
     iv[0] = (int)d->engine; iv[1] = (int)d->method; iv[2] = d->order; iv[3] = (int)d->traversal;
     iv[4] = (int)d->visit_order; iv[5] = d->block_size; iv[6] = d->compensated; iv[7] = d->quadrupole;
+    iv[8] = d->leaf_size;
     rv[0] = d->G; rv[1] = d->softening; rv[2] = d->dt; rv[3] = d->tolerance;
     rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta;
 }

@@ -1,9 +1,11 @@
 /* bench_tree.c - the kd-tree engine against the direct BLOCK engine: time per force
    evaluation (tree build included, and the build alone) against N and theta, the article's
    Table 4 (body/leaf order x stack/stackless), the split-axis rule, quadrupole moments, and
-   the relative energy change after 100 leapfrog steps (the article's Figure 10).
+   the relative energy change after 100 leapfrog steps (the article's Figure 10), the leaf
+   size (bucket) sweep, and the crossover N where the tree overtakes BLOCK.
    Usage: bench_tree [log2 N max (20)] [log2 N max for BLOCK (18)]; larger BLOCK figures are
-   extrapolated as N^2 from the largest measured and marked so. */
+   extrapolated as N^2 from the largest measured and marked so. BLOCK is timed once per N
+   from 2^15 (its time is deterministic to a few per cent), the tree best of 3. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -39,7 +41,7 @@ static double time_eval(bench *b, int reps) {
     return best;
 }
 
-/* best of `reps` seconds per tree build alone */
+/* best of `reps` seconds per tree build alone (the shared build and the CPU walk records) */
 static double time_build(bench *b, int reps) {
     nbody__kdtree *t = (nbody__kdtree *)((nbody__cpu *)b->e.impl)->tree;
     size_t n = b->n;
@@ -48,6 +50,7 @@ static double time_build(bench *b, int reps) {
     for (k = 0; k < reps; ++k) {
         double t0 = omp_get_wtime(), dt;
         nbody__kdtree_build(t, &b->e.desc, b->y, b->y + n, b->y + 2 * n, ((nbody__cpu *)b->e.impl)->m, n);
+        nbody__tree_prepare(t, &b->e.desc, (size_t)b->e.desc.leaf_size);
         dt = omp_get_wtime() - t0;
         if (dt < best) best = dt;
     }
@@ -87,6 +90,14 @@ static nbody_desc tree_desc(double theta, nbody_traversal tr, nbody_order ord, i
     return d;
 }
 
+/* load average, so that each table says how busy the machine was */
+static void print_load(void) {
+    FILE *f = fopen("/proc/loadavg", "r");
+    char line[128];
+    if (f && fgets(line, sizeof line, f)) printf("(load average: %.*s)\n\n", (int)strcspn(line, "\n"), line);
+    if (f) fclose(f);
+}
+
 static double energy_change(size_t n, nbody_engine engine, double theta) {
     nbody_system s = NBODY__ZERO_INIT;
     nbody_desc d;
@@ -107,7 +118,7 @@ static double energy_change(size_t n, nbody_engine engine, double theta) {
 }
 
 int main(int argc, char **argv) {
-    int maxlog = argc > 1 ? atoi(argv[1]) : 20, blocklog = argc > 2 ? atoi(argv[2]) : 18, lg, v, k;
+    int maxlog = argc > 1 ? atoi(argv[1]) : 20, blocklog = argc > 2 ? atoi(argv[2]) : 18, lg, v, k, crossover = 0;
     const double thetas[] = {0.3, 0.5, 0.7};
     double block_last = 0, block_n = 0;
     nbody_system s = NBODY__ZERO_INIT;
@@ -115,9 +126,12 @@ int main(int argc, char **argv) {
     printf("# bench_tree: %s, %d threads, sizeof(nbody_real) = %d, Plummer sphere, softening 1e-3\n\n",
            nbody_version_string(), omp_get_max_threads(), (int)sizeof(nbody_real));
 
-    printf("## Tree (stackless, leaf order, theta 0.5) against BLOCK\n\n");
+    memset(&b, 0, sizeof b);
+    printf("## Tree (stackless, leaf order, theta 0.5, default leaf size %d) against BLOCK\n\n",
+           nbody__desc_defaults(&b.e.desc).leaf_size);
+    print_load();
     printf("| N | build ms | tree eval ms (build incl.) | tree interactions-equivalent/s | BLOCK eval ms | speed-up |\n|---|---|---|---|---|---|\n");
-    for (lg = 14; lg <= maxlog; ++lg) {
+    for (lg = 8; lg <= maxlog; ++lg) {
         size_t n = (size_t)1 << lg;
         double tb, te, tblock;
         int measured = lg <= blocklog;
@@ -130,14 +144,41 @@ int main(int argc, char **argv) {
         if (measured) {
             d.engine = NBODY_ENGINE_BLOCK;
             if (!bench_open(&b, &s, d)) return 1;
-            tblock = time_eval(&b, 1);
+            tblock = time_eval(&b, lg < 15 ? 3 : 1);
             bench_close(&b);
             block_last = tblock; block_n = (double)n;
         } else {
             tblock = block_last * ((double)n / block_n) * ((double)n / block_n);
         }
-        printf("| 2^%d | %.1f | %.1f | %.3g | %.1f%s | %.1fx |\n", lg, 1e3 * tb, 1e3 * te, (double)n * (double)n / te,
+        printf("| 2^%d | %.2f | %.2f | %.3g | %.2f%s | %.1fx |\n", lg, 1e3 * tb, 1e3 * te, (double)n * (double)n / te,
                1e3 * tblock, measured ? "" : " (N^2 extrapolated)", tblock / te);
+        if (measured && te < tblock && !crossover) crossover = lg;
+        if (measured && te >= tblock) crossover = 0;
+        nbody_system_free(&s);
+        fflush(stdout);
+    }
+    if (crossover) printf("\nCrossover: the tree beats BLOCK from N = 2^%d on (every measured N from there).\n", crossover);
+    else printf("\nCrossover: the tree did not beat BLOCK at the largest measured N.\n");
+
+    {   /* leaf size sweep */
+        size_t n = (size_t)1 << (maxlog < 17 ? maxlog : 17);
+        static const int sizes[] = {1, 2, 4, 8, 16, 32};
+        printf("\n## Leaf size (bucket) B, N = %lu, theta 0.5, stackless, leaf order: ms per evaluation, build ms, median relative force error (301 sampled bodies)\n\n",
+               (unsigned long)n);
+        print_load();
+        printf("| B | eval ms (build incl.) | build ms | median error |\n|---|---|---|---|\n");
+        nbody_ic_plummer(&s, n, 1);
+        for (k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); ++k) {
+            nbody_desc d = tree_desc(0.5, NBODY_TRAVERSAL_STACKLESS, NBODY_ORDER_LEAF, 0);
+            double te, tb;
+            d.leaf_size = sizes[k];
+            if (!bench_open(&b, &s, d)) return 1;
+            te = time_eval(&b, 3);
+            tb = time_build(&b, 3);
+            printf("| %d | %.1f | %.1f | %.2e |\n", sizes[k], 1e3 * te, 1e3 * tb, sampled_error(&s, b.f, d.softening));
+            bench_close(&b);
+            fflush(stdout);
+        }
         nbody_system_free(&s);
     }
 
@@ -146,6 +187,7 @@ int main(int argc, char **argv) {
         const char *names[4] = {"cycle + heap (body order, stack)", "cycle + heapstackless (body order, stackless)",
                                 "nested + heap (leaf order, stack)", "nested + heapstackless (leaf order, stackless)"};
         printf("\n## Table 4: traversal x visit order, N = %lu, ms per force evaluation (build included)\n\n", (unsigned long)n);
+        print_load();
         printf("| variant | theta 0.3 | theta 0.5 | theta 0.7 |\n|---|---|---|---|\n");
         nbody_ic_plummer(&s, n, 1);
         for (v = 0; v < 4; ++v) {
@@ -161,6 +203,7 @@ int main(int argc, char **argv) {
         }
 
         printf("\n## Split axis and quadrupole, N = %lu: ms per evaluation, build ms, median relative force error (301 sampled bodies)\n\n", (unsigned long)n);
+        print_load();
         printf("| axis rule | moments | theta | eval ms | build ms | median error |\n|---|---|---|---|---|---|\n");
         for (v = 0; v < 3; ++v)
             for (k = 0; k < 3; ++k) {

@@ -37,6 +37,7 @@ static int cmp_double(const void *a, const void *b) {
 static nbody_result accel(nbody_engine eng, const nbody_system *s, nbody_real eps, nbody_real theta, nbody_real *a) {
     nbody_desc d = NBODY__ZERO_INIT;
     d.engine = eng; d.softening = eps; d.theta = theta;
+    d.leaf_size = 1;       /* the CPU tree as the GPU trees walk it: single-body leaves */
     return nbody_accelerations(&d, s, a, a + s->n, a + 2 * s->n);
 }
 

@@ -108,13 +108,81 @@ static void test_build_invariants(void) {
 /* ---- forces ---- */
 static nbody_real *accel3(size_t n) { return (nbody_real *)malloc(3 * n * sizeof(nbody_real)); }
 
+static int leaf_size;              /* desc.leaf_size of the tree runs below (0 = default) */
+
 static nbody_result forces(const nbody_system *s, nbody_engine e, double theta, int quad, nbody_traversal tr,
                            nbody_order ord, nbody_real softening, nbody_real *a) {
     nbody_desc d;
     memset(&d, 0, sizeof d);
     d.engine = e; d.theta = (nbody_real)theta; d.quadrupole = quad; d.traversal = tr; d.visit_order = ord;
-    d.softening = softening;
+    d.softening = softening; d.leaf_size = leaf_size;
     return nbody_accelerations(&d, s, a, a + s->n, a + 2 * s->n);
+}
+
+/* ---- leaf_size 1: the plain one-body-per-leaf walk over the shared layout, bitwise ----
+   The reference is the single-body walk written directly on the shared node arrays
+   (recursive, pre-order, one body at a time): the engine's packets and buckets must give
+   exactly its bits at leaf_size 1. */
+static void ref_visit(const nbody__kdtree *t, size_t i, size_t self, const nbody_real *x, nbody_real eps2, nbody_real *acc) {
+    nbody_real dx = t->cx[i] - x[0], dy = t->cy[i] - x[1], dz = t->cz[i] - x[2];
+    nbody_real d2 = dx * dx + dy * dy + dz * dz, r2, inv, h3, w;
+    if (!(d2 > t->crit2[i])) {
+        if (i < t->n) { ref_visit(t, 2 * i, self, x, eps2, acc); ref_visit(t, 2 * i + 1, self, x, eps2, acc); return; }
+        if (t->body[i] == self) return;
+    }
+    r2 = d2 + eps2;
+    inv = 1 / NBODY__SQRT(r2);
+    h3 = inv * inv * inv;
+    w = t->mass[i] * h3;
+    if (t->quad && i < t->n) {
+        const nbody_real *q = t->quad + 6 * i;
+        nbody_real sx = q[0] * dx + q[1] * dy + q[2] * dz, sy = q[1] * dx + q[3] * dy + q[4] * dz;
+        nbody_real sz = q[2] * dx + q[4] * dy + q[5] * dz, h5 = h3 * inv * inv, h7 = h5 * inv * inv;
+        w += (nbody_real)7.5 * h7 * (dx * sx + dy * sy + dz * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
+        acc[0] -= 3 * h5 * sx; acc[1] -= 3 * h5 * sy; acc[2] -= 3 * h5 * sz;
+    }
+    acc[0] += w * dx; acc[1] += w * dy; acc[2] += w * dz;
+}
+
+static void test_leaf_size_one(void) {
+    const size_t n = 3001;
+    nbody_system s = NBODY__ZERO_INIT;
+    nbody_real *a = accel3(n), *ref = accel3(n);
+    nbody_desc d;
+    int quad, bad;
+    size_t i;
+    nbody_ic_plummer(&s, n, 31);
+    for (i = 0; i < 40; ++i) { s.x[100 + i] = s.x[i]; s.y[100 + i] = s.y[i]; s.z[100 + i] = s.z[i]; }  /* duplicates */
+    for (quad = 0; quad <= 1; ++quad) {
+        nbody__kdtree t;
+        memset(&t, 0, sizeof t);
+        memset(&d, 0, sizeof d);
+        d.theta = (nbody_real)0.5; d.quadrupole = quad; d.softening = (nbody_real)1e-3;
+        d = nbody__desc_defaults(&d);
+        nbody__kdtree_build(&t, &d, s.x, s.y, s.z, s.m, n);
+        for (i = 0; i < n; ++i) {
+            nbody_real x[3], acc[3] = {0, 0, 0};
+            x[0] = s.x[i]; x[1] = s.y[i]; x[2] = s.z[i];
+            ref_visit(&t, 1, i, x, d.softening * d.softening, acc);
+            ref[i] = acc[0]; ref[n + i] = acc[1]; ref[2 * n + i] = acc[2];
+        }
+        nbody__kdtree_release(&t, &d);
+        leaf_size = 1;
+        for (bad = 0, i = 0; i < 4; ++i) {
+            nbody_traversal tr = i & 1 ? NBODY_TRAVERSAL_STACK : NBODY_TRAVERSAL_STACKLESS;
+            nbody_order ord = i & 2 ? NBODY_ORDER_BODY : NBODY_ORDER_LEAF;
+            if (forces(&s, NBODY_ENGINE_TREE, 0.5, quad, tr, ord, (nbody_real)1e-3, a) != NBODY_OK ||
+                memcmp(a, ref, 3 * n * sizeof(nbody_real)) != 0) bad++;
+        }
+        leaf_size = 0;
+        CHECK(bad == 0, "leaf_size 1 (quadrupole %d): %d of 4 walk variants differ from the single-body walk", quad, bad);
+    }
+    /* desc validation */
+    memset(&d, 0, sizeof d);
+    d.engine = NBODY_ENGINE_TREE; d.leaf_size = -1;
+    CHECK(nbody_accelerations(&d, &s, a, a + n, a + 2 * n) == NBODY_ERR_INVALID_ARGUMENT, "leaf_size -1 accepted");
+    free(a); free(ref);
+    nbody_system_free(&s);
 }
 
 static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
@@ -164,16 +232,20 @@ static void test_plummer_errors(void) {
     printf("  theta 0.5 quadrupole: median relative error %.3e, max %.3e\n", err[1], emax);
     CHECK(err[1] < 0.5 * err[0], "quadrupole error %.3e not below half the monopole's %.3e", err[1], err[0]);
 
-    /* traversal x order: bitwise identical, with and without quadrupole */
-    for (k = 0; k < 2; ++k) {
-        CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, k, NBODY_TRAVERSAL_STACKLESS, NBODY_ORDER_LEAF, eps, a) == NBODY_OK, "tree");
+    /* traversal x order: bitwise identical, with and without quadrupole, for several leaf sizes */
+    for (k = 0; k < 8; ++k) {
+        static const int sizes[4] = {0, 1, 3, 16};
+        leaf_size = sizes[k / 2];
+        CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, k % 2, NBODY_TRAVERSAL_STACKLESS, NBODY_ORDER_LEAF, eps, a) == NBODY_OK, "tree");
         for (v = 0; v < 3; ++v) {
             nbody_traversal tr = v == 1 ? NBODY_TRAVERSAL_STACKLESS : NBODY_TRAVERSAL_STACK;
             nbody_order ord = v == 2 ? NBODY_ORDER_LEAF : NBODY_ORDER_BODY;
-            CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, k, tr, ord, eps, b) == NBODY_OK, "tree");
-            CHECK(memcmp(a, b, 3 * n * sizeof(nbody_real)) == 0, "variant %d (quadrupole %d) not bitwise equal to stackless/leaf", v, k);
+            CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, k % 2, tr, ord, eps, b) == NBODY_OK, "tree");
+            CHECK(memcmp(a, b, 3 * n * sizeof(nbody_real)) == 0, "variant %d (quadrupole %d, leaf_size %d) not bitwise equal to stackless/leaf",
+                  v, k % 2, leaf_size);
         }
     }
+    leaf_size = 0;
     free(ref); free(a); free(b);
     nbody_system_free(&s);
 }
@@ -187,6 +259,44 @@ static double tiny_theta_error(const nbody_system *s, nbody_real eps) {
         rel_error(a, ref, s->n, &emax);
     free(ref); free(a);
     return emax;
+}
+
+/* theta -> 0 for several leaf sizes. At leaf_size 1 (the single-body walk) the plain
+   relative error |a - direct| / |direct|; for every leaf size the error relative to
+   S_i = sum_j |a_ij|, the sum of the magnitudes of the terms: round-off in a sum is relative
+   to S_i, while |a_i| can be far smaller where the pulls cancel (bodies on a line), so only
+   the scaled error does not depend on the order in which a leaf size adds the terms. */
+static void check_tiny_theta(const nbody_system *s, nbody_real eps, const char *what) {
+    static const int sizes[] = {1, 2, 4, 16, 64, 0};
+    const double unit = (double)(sizeof(nbody_real) == sizeof(float) ? FLT_EPSILON : DBL_EPSILON);
+    size_t n = s->n, i, j;
+    nbody_real *ref = accel3(n), *a = accel3(n);
+    double *S = (double *)malloc(n * sizeof(double)), worst = 0, e;
+    int k;
+    CHECK(forces(s, NBODY_ENGINE_SIMPLE, 0, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, ref) == NBODY_OK, "direct");
+    for (i = 0; i < n; ++i)
+        for (S[i] = 0, j = 0; j < n; ++j) {
+            double ex = (double)(s->x[j] - s->x[i]), ey = (double)(s->y[j] - s->y[i]), ez = (double)(s->z[j] - s->z[i]);
+            double r2 = ex * ex + ey * ey + ez * ez + (double)eps * (double)eps;
+            if (j != i && r2 > 0) S[i] += (double)s->m[j] * sqrt(ex * ex + ey * ey + ez * ez) / (r2 * sqrt(r2));
+        }
+    for (k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); ++k) {
+        double sc = 0, emax;
+        leaf_size = sizes[k];
+        CHECK(forces(s, NBODY_ENGINE_TREE, 1e-9, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, a) == NBODY_OK, "tree");
+        rel_error(a, ref, n, &emax);
+        if (k == 0) CHECK(emax < 1e4 * unit, "%s: leaf_size 1 tree at theta -> 0 differs from direct by %.3e", what, emax);
+        for (i = 0; i < n; ++i) {
+            double dx = (double)(a[i] - ref[i]), dy = (double)(a[n + i] - ref[n + i]), dz = (double)(a[2 * n + i] - ref[2 * n + i]);
+            e = sqrt(dx * dx + dy * dy + dz * dz) / (S[i] > 0 ? S[i] : 1);
+            if (!(e <= sc)) sc = e;
+        }
+        CHECK(sc < 1e3 * unit, "%s: leaf_size %d at theta -> 0 differs from direct by %.3e of the sum of magnitudes", what, sizes[k], sc);
+        worst = sc > worst ? sc : worst;
+    }
+    leaf_size = 0;
+    printf("  %s: theta -> 0, leaf sizes 1..64: largest error %.2e of the sum of |terms| (%.0f ulp)\n", what, worst, worst / unit);
+    free(ref); free(a); free(S);
 }
 
 /* monopole error at theta 0.5 and 0.25 against the direct sum: finite and falling about as
@@ -217,9 +327,14 @@ static void test_small_and_degenerate(void) {
     CHECK(forces(&s, NBODY_ENGINE_TREE, 0.5, 0, NBODY_TRAVERSAL_STACK, NBODY_ORDER_BODY, 0, a) == NBODY_OK && a[0] == 0 && a[1] == 0 && a[2] == 0, "N = 1 gives no force");
     free(a); nbody_system_free(&s);
     for (n = 2; n <= 3; ++n) {
+        int k;
         nbody_ic_uniform_cube(&s, n, 3);
-        e = tiny_theta_error(&s, 0);
-        CHECK(e < roundoff, "N = %lu: tree differs from direct by %.3e", (unsigned long)n, e);
+        for (k = 0; k < 3; ++k) {       /* single leaves, and the root itself a bucket */
+            leaf_size = k == 0 ? 1 : k == 1 ? 2 : 0;
+            e = tiny_theta_error(&s, 0);
+            CHECK(e < roundoff, "N = %lu, leaf_size %d: tree differs from direct by %.3e", (unsigned long)n, leaf_size, e);
+        }
+        leaf_size = 0;
         nbody_system_free(&s);
     }
     nbody_ic_figure_eight(&s);
@@ -228,14 +343,12 @@ static void test_small_and_degenerate(void) {
     free(a); nbody_system_free(&s);
     /* theta tiny equals direct on a Plummer sphere */
     nbody_ic_plummer(&s, 3001, 5);
-    e = tiny_theta_error(&s, (nbody_real)1e-3);
-    CHECK(e < roundoff, "theta -> 0 differs from direct by %.3e (max relative)", e);
+    check_tiny_theta(&s, (nbody_real)1e-3, "Plummer 3001");
     nbody_system_free(&s);
     /* duplicates: 1500 bodies on 15 distinct points, softened; and all at one point */
     nbody_ic_uniform_cube(&s, 1500, 9);
     for (i = 15; i < s.n; ++i) { s.x[i] = s.x[i % 15]; s.y[i] = s.y[i % 15]; s.z[i] = s.z[i % 15]; }
-    e = tiny_theta_error(&s, (nbody_real)0.01);
-    CHECK(e < roundoff, "duplicate positions: tree differs from direct by %.3e", e);
+    check_tiny_theta(&s, (nbody_real)0.01, "duplicate positions");
     check_converges(&s, (nbody_real)0.01, "duplicate positions");
     a = accel3(s.n);
     {
@@ -248,8 +361,7 @@ static void test_small_and_degenerate(void) {
     /* all bodies on a line (two coordinates constant): splits along y, z see equal keys */
     nbody_ic_uniform_cube(&s, 4000, 11);
     for (i = 0; i < s.n; ++i) { s.y[i] = (nbody_real)0.5; s.z[i] = -2; }
-    e = tiny_theta_error(&s, (nbody_real)1e-3);
-    CHECK(e < roundoff, "bodies on a line: tree at theta -> 0 differs from direct by %.3e", e);
+    check_tiny_theta(&s, (nbody_real)1e-3, "bodies on a line");
     check_converges(&s, (nbody_real)1e-3, "bodies on a line");
     nbody_system_free(&s);
 }
@@ -337,6 +449,7 @@ int main(void) {
     (void)check_skip;
     test_index_functions();
     test_build_invariants();
+    test_leaf_size_one();
     test_small_and_degenerate();
     test_plummer_errors();
     test_simulation();
