@@ -171,7 +171,10 @@ bench-tables: $(addprefix $(BUILD)/,$(BENCH_RUN))
 SAN_CC       ?= clang
 FUZZ_SECONDS ?= 60
 ARCHER       ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
-SAN_COMMON   := -O1 -g -fno-omit-frame-pointer -Wno-pass-failed
+# -march=native: the SIMD paths (BLOCK, tree lanes) are what most needs checking;
+# -ffp-contract=off: the same rounding as the main build (gcc in ISO C mode does not fuse
+# a*b+c, clang does by default), which the bitwise comparisons with scalar references need
+SAN_COMMON   := -O1 -g -fno-omit-frame-pointer -Wno-pass-failed -march=native -ffp-contract=off
 ASAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/asan/%,$(TEST_SRCS))
 TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 .PHONY: test-asan test-tsan fuzz soak
