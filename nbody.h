@@ -1494,27 +1494,15 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
     return NBODY_OK;
 }
 
-/* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes: a correctly rounded square root and
-   divide, so the same bits as the scalar loop; float in 256-bit vectors where the BLOCK
-   section found AVX2/AVX-512 (compilers keep scalar sqrt calls, for errno). Double lanes
-   with AVX take the fused path nbody__tree_visit_vd instead. */
 #if NBODY__SIMD
 #define NBODY__TREE_AVX (NBODY__TREE_LANES % 8 == 0)
 #else
 #define NBODY__TREE_AVX 0
 #endif
+/* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes of the generic path (long double, or no
+   AVX): float and double lanes with AVX take the fused nbody__tree_visit_pd/_ps instead */
 static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3) {
     int l;
-#if NBODY__TREE_AVX
-    if (sizeof(nbody_real) == sizeof(float) && NBODY__TREE_LANES % 8 == 0) {
-        for (l = 0; l < NBODY__TREE_LANES; l += 8) {
-            __m256 v = _mm256_div_ps(_mm256_set1_ps(1), _mm256_sqrt_ps(_mm256_loadu_ps((const float *)r2 + l)));
-            _mm256_storeu_ps((float *)inv + l, v);
-            _mm256_storeu_ps((float *)h3 + l, _mm256_mul_ps(_mm256_mul_ps(v, v), v));
-        }
-        return;
-    }
-#endif
     for (l = 0; l < NBODY__TREE_LANES; ++l) { inv[l] = 1 / NBODY__SQRT(r2[l]); h3[l] = inv[l] * inv[l] * inv[l]; }
 }
 
