@@ -92,6 +92,9 @@ typedef struct nbody__cuda {
     int uni;                       /* every mass equals mass1: the dense kernel's UNI form */
     nbody__r mass1;
     int variant;                   /* 0 the engine's kernel, 1 the plain tile kernel (benchmarks) */
+    int sym;                       /* dense: the symmetric kernel (tuned) */
+    int *flags;                    /* dense symmetric: a round counter per tile */
+    size_t flags_len;
     /* tree */
     nbody__rec *node, *lo, *hi;    /* 2n: (com, crit2), box corners */
     nbody__r *nmass, *rad;         /* 2n */
@@ -376,20 +379,179 @@ template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T
     if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
 }
 
-/* the kernel instantiation for R bodies per thread (1, 2, 4, 8) and equal masses or not */
-static const void *nbody__cu_dense_fn(int R, int uni) {
-    static const void *const fns[2][4] = {
-        {(const void *)nbody__cu_dense<nbody__r, 1, false>, (const void *)nbody__cu_dense<nbody__r, 2, false>,
-         (const void *)nbody__cu_dense<nbody__r, 4, false>, (const void *)nbody__cu_dense<nbody__r, 8, false>},
-        {(const void *)nbody__cu_dense<nbody__r, 1, true>, (const void *)nbody__cu_dense<nbody__r, 2, true>,
-         (const void *)nbody__cu_dense<nbody__r, 4, true>, (const void *)nbody__cu_dense<nbody__r, 8, true>}};
-    return fns[uni != 0][R >= 8 ? 3 : R >= 4 ? 2 : R - 1];
+/* --------------------------------------------------------------------------------------
+   The symmetric kernel: Newton's third law on the GPU, each pair computed once.
+   The bodies fall in m tiles of T = B x R (threads x bodies per thread; B a multiple of 32).
+   Work items: the m self tiles first (one-sided, nbody__cu_tile), then the pairs of distinct
+   tiles in m' - 1 rounds of a round-robin tournament (m' = m rounded up to even, the circle
+   method: in round q, slot 0 pairs tile m' - 1 with q, slot s > 0 pairs (q + s) mod (m' - 1)
+   with (q - s) mod (m' - 1); a tile paired with m' - 1 = m, for odd m, has a bye).
+   In a pair of tiles (I, J) each warp holds 32 R bodies of I in registers and meets J's
+   bodies in groups of 32: at step k lane l meets body l ^ k of the group (shared memory)
+   and adds w = r2^(-3/2) d to its R bodies and -w d to that body's accumulator, which then
+   moves (butterfly shuffle by k ^ (k + 1)) to the lane that meets the body next. After 32
+   steps lane l holds the warp's sum for body l ^ 31; the warps' sums are added in warp order.
+   Per pair of bodies 14 FP32 instructions + 1 MUFU with equal masses (16 + 1 otherwise), so
+   7.5 per interaction against the one-sided kernel's 12; per step of R pairs 1 shared load
+   and 3 shuffles more.
+   Deterministic: persistent blocks, all resident (a cooperative launch), take the items in
+   order; every tile is in every round once, and the item of round q adds to a tile's sums
+   only after round q - 1 has (a flag per tile, waited for after the computation), so every
+   body's sum is formed in round order: the same bits on every run. Dependences point only
+   to earlier items, which resident blocks hold: no deadlock.
+   sample (tuning): items [item0, item1) computed, nothing waited for or written. */
+__device__ __forceinline__ int nbody__cu_flag_get(const int *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void nbody__cu_flag_set(int *p, int v) {
+    asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-static int nbody__cu_dense_max_threads(int R, int uni) {
+/* targets (registers) against the T bodies of sh, both ways; the warps' reactions into reac
+   (warp-major, 3 x T each); EDGE: pairs with a body past n (tv false, or index >= nvalid) add 0 */
+template <class T, int R, bool UNI, bool EDGE>
+__device__ __forceinline__ void nbody__cu_pair_tile(const nbody__v4<T> *sh, T *reac, int tile, int nvalid,
+                                                    const T *px, const T *py, const T *pz, const T *pm,
+                                                    const bool *tv, T *ax, T *ay, T *az, T eps2) {
+    const int lane = threadIdx.x & 31, ngroups = EDGE ? (nvalid + 31) / 32 : tile / 32;
+    T *mine = reac + (size_t)(threadIdx.x >> 5) * 3 * tile;
+    for (int g = 0; g < ngroups; ++g) {
+        const nbody__v4<T> *grp = sh + g * 32;
+        T sx = 0, sy = 0, sz = 0;
+        for (int a = 0; a < 32; a += 8) {
+            const int la = lane ^ a;
+#pragma unroll
+            for (int b = 0; b < 8; ++b) {
+                const int src = la ^ b;
+                const nbody__v4<T> s = grp[src];
+                const bool sv = !EDGE || g * 32 + src < nvalid;
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    T dx = s.x - px[r], dy = s.y - py[r], dz = s.z - pz[r];
+                    T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2))), w = nbody__weight((T)1, r2);
+                    if (EDGE) w = sv && tv[r] ? w : (T)0;
+                    const T wt = UNI ? w : w * s.w, ws = UNI ? w : w * pm[r];
+                    ax[r] = fma(wt, dx, ax[r]); ay[r] = fma(wt, dy, ay[r]); az[r] = fma(wt, dz, az[r]);
+                    sx = fma(-ws, dx, sx); sy = fma(-ws, dy, sy); sz = fma(-ws, dz, sz);
+                }
+                if (b < 7 || a < 24) {
+                    const int mask = b < 7 ? b ^ (b + 1) : (a + 7) ^ (a + 8);
+                    sx = __shfl_xor_sync(0xffffffffu, sx, mask);
+                    sy = __shfl_xor_sync(0xffffffffu, sy, mask);
+                    sz = __shfl_xor_sync(0xffffffffu, sz, mask);
+                }
+            }
+        }
+        const int j = g * 32 + (lane ^ 31);
+        mine[j] = sx; mine[tile + j] = sy; mine[2 * tile + j] = sz;
+    }
+}
+
+template <class T, int R, bool UNI>
+__global__ void nbody__cu_dense_sym(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ acc, int *__restrict__ flags,
+                                    size_t n, int m, size_t item0, size_t item1, int sample, T eps2) {
+    extern __shared__ unsigned char nbody__smem[];
+    const int B = blockDim.x, W = B >> 5, tile = B * R, mp = m + (m & 1), slots = mp / 2;
+    nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
+    T *reac = (T *)(sh + tile);
+    for (size_t x = item0 + blockIdx.x; x < item1; x += gridDim.x) {
+        int I, J, round;
+        if (x < (size_t)m) {
+            I = J = (int)x; round = 0;
+        } else {
+            const int q = (int)((x - m) / slots), s = (int)((x - m) % slots);
+            round = q + 1;
+            I = s == 0 ? mp - 1 : (q + s) % (mp - 1);
+            J = s == 0 ? q : (q - s + mp - 1) % (mp - 1);
+        }
+        const bool real = I < m && J < m;
+        const size_t baseI = (size_t)I * tile, baseJ = (size_t)J * tile;
+        T px[R], py[R], pz[R], pm[R], ax[R], ay[R], az[R];
+        bool tv[R];
+        if (real) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const size_t i = baseI + (size_t)r * B + threadIdx.x;
+                const nbody__v4<T> b = bodies[i < n ? i : n - 1];
+                px[r] = b.x; py[r] = b.y; pz[r] = b.z; pm[r] = b.w; tv[r] = i < n; ax[r] = ay[r] = az[r] = 0;
+            }
+            const int nvalid = (int)(n - baseJ < (size_t)tile ? n - baseJ : (size_t)tile);
+            __syncthreads();                                   /* the last item's sh and reac are read */
+            for (int j = threadIdx.x; j < tile; j += B) sh[j] = bodies[baseJ + j < n ? baseJ + j : n - 1];
+            __syncthreads();
+            if (I == J)
+                nbody__cu_tile<T, R, true, UNI>(sh, nvalid, baseJ, baseI, B, px, py, pz, ax, ay, az, eps2);
+            else if (nvalid < tile || baseI + tile > n)
+                nbody__cu_pair_tile<T, R, UNI, true>(sh, reac, tile, nvalid, px, py, pz, pm, tv, ax, ay, az, eps2);
+            else
+                nbody__cu_pair_tile<T, R, UNI, false>(sh, reac, tile, tile, px, py, pz, pm, tv, ax, ay, az, eps2);
+            __syncthreads();
+        }
+        if (sample) continue;
+        if (threadIdx.x == 0) {
+            if (I < m) while (nbody__cu_flag_get(flags + I) < round) {}
+            if (J < m && J != I) while (nbody__cu_flag_get(flags + J) < round) {}
+            __threadfence();
+        }
+        __syncthreads();
+        if (real) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const size_t i = baseI + (size_t)r * B + threadIdx.x;
+                if (i >= n) continue;
+                T *o = acc + i;
+                __stcg(o, round ? __ldcg(o) + ax[r] : ax[r]);
+                __stcg(o + n, round ? __ldcg(o + n) + ay[r] : ay[r]);
+                __stcg(o + 2 * n, round ? __ldcg(o + 2 * n) + az[r] : az[r]);
+            }
+            if (I != J)
+                for (int j = threadIdx.x; j < tile && baseJ + j < n; j += B) {
+                    T *o = acc + baseJ + j;
+                    for (int c = 0; c < 3; ++c) {
+                        T s = reac[(size_t)c * tile + j];
+                        for (int w = 1; w < W; ++w) s += reac[((size_t)w * 3 + c) * tile + j];
+                        __stcg(o + c * n, __ldcg(o + c * n) + s);
+                    }
+                }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();
+            if (I < m) nbody__cu_flag_set(flags + I, round + 1);
+            if (J < m && J != I) nbody__cu_flag_set(flags + J, round + 1);
+        }
+    }
+}
+
+/* the kernel instantiation for R bodies per thread (1, 2, 4, 8), equal masses or not,
+   one-sided or symmetric */
+#define NBODY__CU_DENSE_FNS(K, U) \
+    {(const void *)K<nbody__r, 1, U>, (const void *)K<nbody__r, 2, U>, (const void *)K<nbody__r, 4, U>, \
+     (const void *)K<nbody__r, 8, U>}
+static const void *nbody__cu_dense_fn(int R, int uni, int sym) {
+    static const void *const fns[2][2][4] = {
+        {NBODY__CU_DENSE_FNS(nbody__cu_dense, false), NBODY__CU_DENSE_FNS(nbody__cu_dense, true)},
+        {NBODY__CU_DENSE_FNS(nbody__cu_dense_sym, false), NBODY__CU_DENSE_FNS(nbody__cu_dense_sym, true)}};
+    return fns[sym != 0][uni != 0][R >= 8 ? 3 : R >= 4 ? 2 : R - 1];
+}
+#undef NBODY__CU_DENSE_FNS
+
+static int nbody__cu_dense_max_threads(int R, int uni, int sym) {
     cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, nbody__cu_dense_fn(R, uni)) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
+    if (cudaFuncGetAttributes(&a, nbody__cu_dense_fn(R, uni, sym)) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
     return a.maxThreadsPerBlock;
+}
+
+/* *p holds at least len elements (grown, contents lost) */
+template <class P> static nbody_result nbody__cu_reserve(nbody__engine *e, P **p, size_t *have, size_t len) {
+    if (*have >= len) return NBODY_OK;
+    cudaFree(*p);
+    *p = NULL; *have = 0;
+    nbody_result r = nbody__cu_malloc(e, p, len);
+    if (r == NBODY_OK) *have = len;
+    return r;
 }
 
 /* How many source slices. Blocks of equal work run in waves of G = SMs x resident blocks, so
@@ -422,7 +584,7 @@ static size_t nbody__cu_slices(nbody__engine *e, const void *fn, int B, int R, s
    mid, if given, is recorded between the force kernel and the slices' sum */
 static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f, cudaEvent_t mid) {
     nbody__cuda *c = nbody__cu(e);
-    const void *fn = nbody__cu_dense_fn(R, c->uni);
+    const void *fn = nbody__cu_dense_fn(R, c->uni, 0);
     size_t n = e->n, nsrc = n, tps, slices = nbody__cu_slices(e, fn, B, R, &tps);
     size_t iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R);
     nbody__r eps2 = e->desc.softening * e->desc.softening, scale = c->uni ? e->desc.G * c->mass1 : e->desc.G, one = 1;
@@ -430,13 +592,8 @@ static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_
     void *args[] = {&c->bodies, &out, &n, &nsrc, &tps, &tile_cap, &eps2, &scale};
     dim3 grid((unsigned int)iblocks, (unsigned int)slices);
     if (slices > 1) {
-        if (c->partial_len < slices * 3 * n) {
-            if (c->partial) cudaFree(c->partial);
-            c->partial = NULL; c->partial_len = 0;
-            nbody_result r = nbody__cu_malloc(e, &c->partial, slices * 3 * n);
-            if (r != NBODY_OK) return r;
-            c->partial_len = slices * 3 * n;
-        }
+        nbody_result r = nbody__cu_reserve(e, &c->partial, &c->partial_len, slices * 3 * n);
+        if (r != NBODY_OK) return r;
         out = c->partial;
         args[7] = &one;
     }
@@ -449,8 +606,47 @@ static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_
     return NBODY_OK;
 }
 
-static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f, cudaEvent_t mid) {
+/* The symmetric kernel's tile count and shared memory (the tile, and 3 x tile reactions a warp) */
+static size_t nbody__cu_sym_tiles(size_t n, int B, int R, size_t *items, size_t *smem) {
+    size_t tile = (size_t)B * R, m = (n + tile - 1) / tile, mp = m + (m & 1);
+    *items = m + (mp - 1) * (mp / 2);
+    *smem = tile * sizeof(nbody__rec) + (size_t)(B / 32) * 3 * tile * sizeof(nbody__r);
+    return m;
+}
+
+/* sample > 0 (tuning): sample items of the tournament's rounds, nothing written; else the
+   whole evaluation: the kernel into c->partial, then f[3n, 6n) = scale x partial */
+static nbody_result nbody__cu_sym_launch(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
     nbody__cuda *c = nbody__cu(e);
+    const void *fn = nbody__cu_dense_fn(R, c->uni, 1);
+    size_t n = e->n, items, smem, m = nbody__cu_sym_tiles(n, B, R, &items, &smem), item0 = 0, item1 = items, G;
+    nbody__r eps2 = e->desc.softening * e->desc.softening, scale = c->uni ? e->desc.G * c->mass1 : e->desc.G;
+    int occ = 0, im = (int)m, is_sample = sample > 0;
+    nbody_result r;
+    void *args[] = {&c->bodies, &c->partial, &c->flags, &n, &im, &item0, &item1, &is_sample, &eps2};
+    NBODY__CU(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    NBODY__CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, smem));
+    if (occ < 1) return NBODY_ERR_INVALID_ARGUMENT;
+    if (is_sample) { item0 = m; item1 = m + sample < items ? m + sample : items; }
+    G = (size_t)occ * (size_t)c->sms;
+    if (G > item1 - item0) G = item1 - item0;
+    if ((r = nbody__cu_reserve(e, &c->partial, &c->partial_len, 3 * n)) != NBODY_OK) return r;
+    if ((r = nbody__cu_reserve(e, &c->flags, &c->flags_len, m)) != NBODY_OK) return r;
+    NBODY__CU(cudaMemsetAsync(c->flags, 0, m * sizeof(int)));
+    if (is_sample) NBODY__CU(cudaLaunchKernel(fn, dim3((unsigned int)G), dim3((unsigned int)B), args, smem, 0));
+    else NBODY__CU(cudaLaunchCooperativeKernel(fn, dim3((unsigned int)G), dim3((unsigned int)B), args, smem, 0));
+    if (mid) NBODY__CU(cudaEventRecord(mid));
+    if (!is_sample) {
+        nbody__cu_sum_slices<<<nbody__cu_blocks(3 * n, 256), 256>>>(c->partial, f + 3 * n, 3 * n, 1, scale);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+
+/* the symmetric kernel needs whole warps; sample: see nbody__cu_forces */
+static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
+    nbody__cuda *c = nbody__cu(e);
+    int sym = c->sym && B % 32 == 0;
     if (c->variant == 1) {
         size_t n = e->n;
         nbody__cu_plain<<<nbody__cu_blocks(n, B), B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n,
@@ -460,9 +656,10 @@ static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_
         return NBODY_OK;
     }
     R = R >= 8 ? 8 : R >= 4 ? 4 : R >= 2 ? 2 : 1;
-    while (R > 1 && B > nbody__cu_dense_max_threads(R, c->uni)) R /= 2;   /* registers: fewer bodies per thread */
-    if (B > nbody__cu_dense_max_threads(R, c->uni)) return NBODY_ERR_INVALID_ARGUMENT;
-    return nbody__cu_dense_launch(e, B, R, tile_cap, f, mid);
+    while (R > 1 && B > nbody__cu_dense_max_threads(R, c->uni, sym)) R /= 2;   /* registers: fewer bodies per thread */
+    if (B > nbody__cu_dense_max_threads(R, c->uni, sym)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (sym) return nbody__cu_sym_launch(e, B, R, sample, f, mid);
+    return nbody__cu_dense_launch(e, B, R, sample ? sample : (size_t)-1, f, mid);
 }
 
 /* ======================================================================================
@@ -638,14 +835,15 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
    block stride; mid: see nbody__cu_dense_launch */
 static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
     if (nbody__cu(e)->tree) return nbody__cu_tree_walk(e, B, R, sample ? sample : 1, f);
-    return nbody__cu_dense_forces(e, B, R, sample ? sample : (size_t)-1, f, mid);
+    return nbody__cu_dense_forces(e, B, R, sample, f, mid);
 }
 
-/* Time each candidate (threads per block x bodies per thread, or x walk) on the real data,
-   keep the fastest; the caller then computes the real result. A candidate is timed on a
-   sample of about 2^34 interactions (dense) or 2^20 leaves (tree) spread over the whole
-   problem, and its time scaled to the whole: dense, the real grid with every block stopping
-   after its share of tiles (the slices' sum timed apart, unscaled); tree, every
+/* Time each candidate (threads per block x bodies per thread, or x walk; dense: one-sided or
+   symmetric) on the real data, keep the fastest; the caller then computes the real result.
+   A candidate is timed on a sample of about 2^34 interactions (dense) or 2^20 leaves (tree)
+   spread over the whole problem, and its time scaled to the whole: dense one-sided, the real
+   grid with every block stopping after its share of tiles (the slices' sum timed apart,
+   unscaled); symmetric, the first items of the tournament on the real grid; tree, every
    bstride-th block of leaves, so the sample covers the centre and the outskirts alike. */
 static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     static const int blocks[] = {64, 128, 256, 512, 1024};
@@ -654,8 +852,9 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
     double best = -1, n = (double)e->n;
     nbody_result r = NBODY_OK;
-    int nr = c->tree ? 2 : 4;
+    int nr = c->tree ? 2 : 4, best_sym = 0;
     for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(e, cudaEventCreate(&ev[k]), "cudaEventCreate");
+    for (int sym = 0; sym < (c->tree ? 1 : 2) && r == NBODY_OK; ++sym)
     for (int bi = 0; bi < 5 && r == NBODY_OK; ++bi) {
         for (int ri = 0; ri < nr && r == NBODY_OK; ++ri) {
             int B = blocks[bi], R = c->tree ? ri + 1 : rs[ri];
@@ -665,15 +864,23 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
                 size_t nb = nbody__cu_blocks(e->n, B), want = ((size_t)1 << 20) / (size_t)B;
                 sample = nb > want ? nb / want : 1;
                 scale = (double)nb / (double)((nb + sample - 1) / sample);
+            } else if (sym) {
+                size_t items, smem, m = nbody__cu_sym_tiles(e->n, B, R, &items, &smem);
+                if (B > 256 || m < 8 || smem > 160 * 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 1)) continue;
+                sample = (size_t)(17179869184.0 / (2.0 * B * R * B * R)) + 1;   /* 2^34 interactions */
+                if (sample < 16 * (size_t)c->sms) sample = 16 * (size_t)c->sms;
+                if (sample >= items - m) sample = 0;
+                else scale = (double)items / (double)sample;
             } else {
                 size_t tps;
-                if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni)) continue;
-                (void)nbody__cu_slices(e, nbody__cu_dense_fn(R, c->uni), B, R, &tps);
+                if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 0)) continue;
+                (void)nbody__cu_slices(e, nbody__cu_dense_fn(R, c->uni, 0), B, R, &tps);
                 sample = (size_t)((double)tps * 17179869184.0 / (n * n)) + 1;   /* 2^34 interactions */
                 if (sample < 4) sample = 4;
                 if (sample >= tps) sample = 0;
                 else scale = (double)tps / (double)sample;
             }
+            c->sym = sym;
             r = nbody__cu_forces(e, B, R, sample, f, NULL);              /* warm-up */
             for (int k = 0; k < 2 && r == NBODY_OK; ++k) {
                 float ms_force = 0, ms_sum = 0;
@@ -686,9 +893,10 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
                 if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_sum, ev[1], ev[2]), "cudaEventElapsedTime");
                 if (r == NBODY_OK && (est < 0 || ms_force * scale + ms_sum < est)) est = ms_force * scale + ms_sum;
             }
-            if (r == NBODY_OK && (best < 0 || est < best)) { best = est; c->block = B; c->rb = R; }
+            if (r == NBODY_OK && (best < 0 || est < best)) { best = est; c->block = B; c->rb = R; best_sym = sym; }
         }
     }
+    c->sym = best_sym;
     for (int k = 0; k < 3; ++k)
         if (ev[k]) cudaEventDestroy(ev[k]);
     if (r == NBODY_OK) c->tuned = 1;
@@ -702,7 +910,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     nbody__cuda *c = nbody__cu(e);
     if (!c) return;
     (void)cudaSetDevice(c->dev);
-    cudaFree(c->m); cudaFree(c->bodies); cudaFree(c->partial); cudaFree(c->red);
+    cudaFree(c->m); cudaFree(c->bodies); cudaFree(c->partial); cudaFree(c->red); cudaFree(c->flags);
     cudaFree(c->node); cudaFree(c->lo); cudaFree(c->hi); cudaFree(c->nmass); cudaFree(c->rad);
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp);
@@ -890,18 +1098,22 @@ extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;
 }
 
-/* Benchmarks only: choose the kernel (0 the engine's, 1 the plain tile kernel), the threads
-   per block and the bodies per thread (0 = keep), which also ends tuning. */
+/* Benchmarks and tests only: choose the kernel (dense: 0 the one-sided, 1 the plain tile
+   kernel, 2 the symmetric), the threads per block and the bodies per thread (0 = keep), which
+   also ends tuning. */
 extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread) {
     nbody__cuda *c = nbody__cu(e);
-    c->variant = variant;
+    c->variant = variant == 1;
+    c->sym = variant == 2;
     if (block > 0) { c->block = block; c->tuned = 1; }
     if (bodies_per_thread > 0) c->rb = bodies_per_thread;
 }
-/* Benchmarks only: the tuned choice (0 before the first derivative). */
-extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread) {
+/* Benchmarks only: the tuned choice (0 before the first derivative); *symmetric: 1 when
+   the dense engine chose the symmetric kernel. */
+extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric) {
     *block = nbody__cu(e)->block;
     *bodies_per_thread = nbody__cu(e)->rb;
+    *symmetric = nbody__cu(e)->sym;
 }
 
 /* ======================================================================================

@@ -20,7 +20,7 @@ int main(void) {
 }
 #else
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
-void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread);
+void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric);
 
 static double now(void) {
     struct timespec t;
@@ -79,14 +79,20 @@ static double bench_time(bench *b, int reps) {
     return t[reps / 2];
 }
 
+/* variant (CUDA dense): 0 the one-sided kernel, 1 the plain tile kernel, 2 the symmetric;
+   block 0: tuned, and the choice returned through chosen_* (kernel: "" or " sym") */
 static double time_engine(nbody_engine engine, const nbody_system *s, double theta, int block, int variant, int rb,
-                          int reps, int *chosen_block, int *chosen_rb) {
+                          int reps, int *chosen_block, int *chosen_rb, const char **chosen_kernel) {
     bench b;
     double t = -1;
     if (bench_open(&b, engine, s, theta, block)) {
         if (engine == NBODY_ENGINE_CUDA || engine == NBODY_ENGINE_CUDA_TREE) nbody__cuda_bench_config(&b.e, variant, block, rb);
         t = bench_time(&b, reps);
-        if (chosen_block) nbody__cuda_bench_choice(&b.e, chosen_block, chosen_rb);
+        if (chosen_block) {
+            int sym = 0;
+            nbody__cuda_bench_choice(&b.e, chosen_block, chosen_rb, &sym);
+            if (chosen_kernel) *chosen_kernel = sym ? " sym" : "";
+        }
     }
     bench_close(&b);
     return t;
@@ -112,14 +118,15 @@ static void probe(void) {
     const char *prec = sizeof(nbody_real) == sizeof(float) ? "float" : "double";
     nbody_system s = {0};
     int lg, k, r, cb, cr;
+    const char *ck = "";
     printf("## probe, %s: dense tuned\n\n| N | masses | s | /s | B x R |\n| ---: | --- | ---: | ---: | ---: |\n", prec);
     for (lg = 18; lg <= 20; ++lg) {
         double inter = (double)((size_t)1 << lg) * (double)((size_t)1 << lg), t;
         plummer(&s, (size_t)1 << lg);
         for (k = 0; k < 2; ++k) {
             if (k) unequal_masses(&s);
-            t = time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, &cb, &cr);
-            printf("| 2^%d | %s | %.4g | %.3g | %d x %d |\n", lg, k ? "unequal" : "equal", t, inter / t, cb, cr);
+            t = time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, &cb, &cr, &ck);
+            printf("| 2^%d | %s | %.4g | %.3g | %d x %d%s |\n", lg, k ? "unequal" : "equal", t, inter / t, cb, cr, ck);
             fflush(stdout);
         }
     }
@@ -133,8 +140,23 @@ static void probe(void) {
         unequal_masses(&u);
         printf("| %d |", bs[k]);
         for (r = 1; r <= 8; r *= 2)
-            printf(" %.3g \\| %.3g |", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, bs[k], 0, r, 3, NULL, NULL),
-                   inter / time_engine(NBODY_ENGINE_CUDA, &u, 0, bs[k], 0, r, 3, NULL, NULL));
+            printf(" %.3g \\| %.3g |", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, bs[k], 0, r, 3, NULL, NULL, NULL),
+                   inter / time_engine(NBODY_ENGINE_CUDA, &u, 0, bs[k], 0, r, 3, NULL, NULL, NULL));
+        printf("\n");
+        fflush(stdout);
+        nbody_system_free(&u);
+    }
+    printf("\n## probe, %s: dense symmetric forced, N = 2^19, /s (equal masses | unequal)\n\n| B \\ R | 1 | 2 | 4 | 8 |\n| ---: | ---: | ---: | ---: | ---: |\n", prec);
+    for (k = 0; k < 3; ++k) {
+        double inter = (double)((size_t)1 << 19) * (double)((size_t)1 << 19);
+        nbody_system u = {0};
+        nbody_system_alloc(&u, s.n);
+        nbody_system_copy(&u, &s);
+        unequal_masses(&u);
+        printf("| %d |", 64 << k);
+        for (r = 1; r <= 8; r *= 2)
+            printf(" %.3g \\| %.3g |", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, 64 << k, 2, r, 3, NULL, NULL, NULL),
+                   inter / time_engine(NBODY_ENGINE_CUDA, &u, 0, 64 << k, 2, r, 3, NULL, NULL, NULL));
         printf("\n");
         fflush(stdout);
         nbody_system_free(&u);
@@ -147,10 +169,10 @@ static void probe(void) {
     for (lg = 20; lg <= 24; lg += 2) {
         double t;
         plummer(&s, (size_t)1 << lg);
-        t = time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, 0, 0, 0, 3, &cb, &cr);
+        t = time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, 0, 0, 0, 3, &cb, &cr, &ck);
         printf("| 2^%d | %.4g | %d x %d |", lg, t, cb, cr);
         for (k = 0; k < 4; ++k)
-            for (r = 1; r <= 2; ++r) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, bs[k], 0, r, 3, NULL, NULL));
+            for (r = 1; r <= 2; ++r) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, bs[k], 0, r, 3, NULL, NULL, NULL));
         printf("\n");
         fflush(stdout);
     }
@@ -163,20 +185,22 @@ int main(int argc, char **argv) {
     const char *prec = sizeof(nbody_real) == sizeof(float) ? "float" : "double";
     nbody_system s = {0};
     int lg, k;
+    const char *ck = "";
 
     if (argc > 1 && strcmp(argv[1], "probe") == 0) {
         probe();
         return 0;
     }
-    if (argc > 4 && strcmp(argv[1], "one") == 0) {   /* one N B R [u]: forced dense runs (B, R = 0: 128..1024, 1..8) */
+    if (argc > 4 && (strcmp(argv[1], "one") == 0 || strcmp(argv[1], "sym") == 0)) {
+        /* one|sym N B R [u]: forced dense runs, one-sided or symmetric kernel (B, R = 0: 128..1024, 1..8) */
         size_t n = (size_t)atol(argv[2]);
-        int b0 = atoi(argv[3]), r0 = atoi(argv[4]), b, r;
+        int b0 = atoi(argv[3]), r0 = atoi(argv[4]), b, r, variant = argv[1][0] == 's' ? 2 : 0;
         plummer(&s, n);
         if (argc > 5) unequal_masses(&s);
         for (b = b0 ? b0 : 128; b <= (b0 ? b0 : 1024); b *= 2)
             for (r = r0 ? r0 : 1; r <= (r0 ? r0 : 8); r *= 2) {
-                double t = time_engine(NBODY_ENGINE_CUDA, &s, 0, b, 0, r, 3, NULL, NULL);
-                printf("one: N %lu %s B %d R %d: %.4g s, %.3g /s\n", (unsigned long)n, argc > 5 ? "unequal" : "equal", b, r, t,
+                double t = time_engine(NBODY_ENGINE_CUDA, &s, 0, b, variant, r, 3, NULL, NULL, NULL);
+                printf("%s: N %lu %s B %d R %d: %.4g s, %.3g /s\n", argv[1], (unsigned long)n, argc > 5 ? "unequal" : "equal", b, r, t,
                        (double)n * (double)n / t);
             }
         nbody_system_free(&s);
@@ -190,12 +214,12 @@ int main(int argc, char **argv) {
         double inter = (double)n * (double)n, tp, tn;
         int cb = 0, cr = 0;
         plummer(&s, n);
-        tp = time_engine(NBODY_ENGINE_CUDA, &s, 0, 256, 1, 0, 3, NULL, NULL);
-        tn = time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, &cb, &cr);
-        printf("| 2^%d | %.4g | %.3g | %.4g | %.3g | %d x %d | %.2f |", lg, tp, inter / tp, tn, inter / tn, cb, cr, tp / tn);
+        tp = time_engine(NBODY_ENGINE_CUDA, &s, 0, 256, 1, 0, 3, NULL, NULL, NULL);
+        tn = time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, &cb, &cr, &ck);
+        printf("| 2^%d | %.4g | %.3g | %.4g | %.3g | %d x %d%s | %.2f |", lg, tp, inter / tp, tn, inter / tn, cb, cr, ck, tp / tn);
         if (lg >= 18) {        /* the general kernel (equal masses take the UNI form) */
             unequal_masses(&s);
-            printf(" %.3g |\n", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, NULL, NULL));
+            printf(" %.3g |\n", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, 0, 0, 0, 3, NULL, NULL, NULL));
         } else {
             printf(" |\n");
         }
@@ -208,7 +232,7 @@ int main(int argc, char **argv) {
         int cb = 0, cr = 0;
         double t;
         plummer(&s, (size_t)1 << lg);
-        t = time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, 0, 0, 0, 3, &cb, &cr);
+        t = time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, 0, 0, 0, 3, &cb, &cr, &ck);
         printf("| 2^%d | %.4g | %d x %d |\n", lg, t, cb, cr);
         fflush(stdout);
     }
@@ -217,7 +241,7 @@ int main(int argc, char **argv) {
     plummer(&s, (size_t)1 << 20);
     for (k = 0; k < 5; ++k) {
         static const double th[] = {0.25, 0.35, 0.5, 0.7, 1.0};
-        printf("| %.2f | %.4g |\n", th[k], time_engine(NBODY_ENGINE_CUDA_TREE, &s, th[k], 0, 0, 0, 3, NULL, NULL));
+        printf("| %.2f | %.4g |\n", th[k], time_engine(NBODY_ENGINE_CUDA_TREE, &s, th[k], 0, 0, 0, 3, NULL, NULL, NULL));
         fflush(stdout);
     }
 
@@ -232,16 +256,16 @@ int main(int argc, char **argv) {
         printf("\n");
         plummer(&s, nd);
         printf("| cuda+dense plain tile |");
-        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA, &s, 0, blocks[k], 1, 0, 1, NULL, NULL));
+        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA, &s, 0, blocks[k], 1, 0, 1, NULL, NULL, NULL));
         printf("\n| cuda+dense nbody, R=1 |");
-        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA, &s, 0, blocks[k], 0, 1, 1, NULL, NULL));
+        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA, &s, 0, blocks[k], 0, 1, 1, NULL, NULL, NULL));
         printf("\n| cuda+dense nbody, R=4 |");
-        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA, &s, 0, blocks[k], 0, 4, 1, NULL, NULL));
+        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA, &s, 0, blocks[k], 0, 4, 1, NULL, NULL, NULL));
         plummer(&s, (size_t)1 << 20);
         printf("\n| cuda+heap+nested+ldg+stackless, GPU build, thread walk |");
-        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, blocks[k], 0, 1, 3, NULL, NULL));
+        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, blocks[k], 0, 1, 3, NULL, NULL, NULL));
         printf("\n| same, warp walk |");
-        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, blocks[k], 0, 2, 3, NULL, NULL));
+        for (k = 0; k < 8; ++k) printf(" %.4g |", time_engine(NBODY_ENGINE_CUDA_TREE, &s, 0.5, blocks[k], 0, 2, 3, NULL, NULL, NULL));
         printf("\n");
         fflush(stdout);
     }
@@ -257,7 +281,7 @@ int main(int argc, char **argv) {
             for (lg = 12; lg <= 17; ++lg) {
                 plummer(&s, (size_t)1 << lg);
                 if (e == 0 && quick && lg > 14) { printf(" - |"); continue; }
-                printf(" %.4g |", time_engine(engines[e], &s, 0.5, 0, 0, 0, e == 0 ? 1 : 3, NULL, NULL));
+                printf(" %.4g |", time_engine(engines[e], &s, 0.5, 0, 0, 0, e == 0 ? 1 : 3, NULL, NULL, NULL));
                 fflush(stdout);
             }
             printf("\n");

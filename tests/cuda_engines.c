@@ -73,25 +73,72 @@ static void test_dense_matches_simple(void) {
 
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 
-/* accelerations of the tree engine with a forced block size and walk (1 alone, 2 warps) */
-static int tree_walk(const nbody_system *s, int block, int walk, nbody_real *acc) {
+/* accelerations of a CUDA engine with a forced kernel (dense: 0 one-sided, 2 symmetric),
+   block size and bodies per thread (dense) or walk (tree: 1 alone, 2 warps) */
+static int forced(const nbody_system *s, nbody_engine engine, double softening, int variant, int block, int rb,
+                  nbody_real *acc) {
     nbody_desc d = {0};
     nbody__engine e;
     nbody__buf y = NULL, f = NULL;
     const nbody_real *src[6];
     int i, ok;
-    d.engine = NBODY_ENGINE_CUDA_TREE; d.theta = (nbody_real)0.5; d.softening = (nbody_real)1e-3; d.block_size = block;
+    d.engine = engine; d.theta = (nbody_real)0.5; d.softening = (nbody_real)softening; d.block_size = block;
     d = nbody__desc_defaults(&d);
     memset(&e, 0, sizeof e);
     if (nbody__engine_start(&e, &d, s->n, s->m) != NBODY_OK) return 0;
     ok = e.ops->alloc(&e, 6 * s->n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * s->n, &f) == NBODY_OK;
     src[0] = s->x; src[1] = s->y; src[2] = s->z; src[3] = s->vx; src[4] = s->vy; src[5] = s->vz;
     for (i = 0; i < 6 && ok; ++i) ok = e.ops->upload(&e, y, (size_t)i * s->n, src[i], s->n) == NBODY_OK;
-    nbody__cuda_bench_config(&e, 0, block, walk);
+    nbody__cuda_bench_config(&e, variant, block, rb);
     ok = ok && e.ops->derivative(&e, y, f) == NBODY_OK && e.ops->download(&e, acc, f, 3 * s->n, 3 * s->n) == NBODY_OK;
     e.ops->release(&e, y); e.ops->release(&e, f);
     nbody__engine_stop(&e);
     return ok;
+}
+static int tree_walk(const nbody_system *s, int block, int walk, nbody_real *acc) {
+    return forced(s, NBODY_ENGINE_CUDA_TREE, 1e-3, 0, block, walk, acc);
+}
+
+/* The symmetric dense kernel (each pair once, a round-robin tournament of tiles) against
+   SIMPLE: 1e-12 relative in double; one tile, even and odd tile counts, a partial last
+   tile, equal and unequal masses, softening 0 and 0.01; and two runs give the same bits. */
+static void test_dense_symmetric(void) {
+    static const size_t sizes[] = {3, 100, 1001, 4099, 20011};
+    static const int conf[][2] = {{32, 1}, {64, 2}, {96, 4}, {64, 8}};
+    size_t k;
+    int c, eps;
+    for (k = 0; k < 5; ++k) {
+        size_t n = k == 4 ? scaled(sizes[k]) : sizes[k], n3 = 3 * n, i;
+        nbody_system s = {0};
+        nbody_real *ref = (nbody_real *)malloc(3 * n3 * sizeof(nbody_real)), *a1 = ref + n3, *a2 = a1 + n3;
+        nbody_ic_plummer(&s, n, 21 + k);
+        if (k % 2)
+            for (i = 0; i < n; ++i) s.m[i] *= (nbody_real)(0.5 + (double)(i % 5) / 4);
+        for (eps = 0; eps < 2; ++eps) {
+            nbody_desc dr = {0};
+            dr.engine = NBODY_ENGINE_SIMPLE; dr.softening = (nbody_real)(eps ? 0.01 : 0);
+            CHECK(nbody_accelerations(&dr, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "symmetric: reference");
+            for (c = 0; c < 4; ++c) {
+                double worst = 0;
+                int ok = forced(&s, NBODY_ENGINE_CUDA, dr.softening, 2, conf[c][0], conf[c][1], a1) &&
+                         forced(&s, NBODY_ENGINE_CUDA, dr.softening, 2, conf[c][0], conf[c][1], a2);
+                CHECK(ok, "symmetric n=%lu B %d R %d: engine failed", (unsigned long)n, conf[c][0], conf[c][1]);
+                if (!ok) continue;
+                for (i = 0; i < n; ++i) {
+                    double dx = (double)a1[i] - ref[i], dy = (double)a1[n + i] - ref[n + i], dz = (double)a1[2 * n + i] - ref[2 * n + i];
+                    double nb = sqrt((double)ref[i] * ref[i] + (double)ref[n + i] * ref[n + i] + (double)ref[2 * n + i] * ref[2 * n + i]);
+                    double rel = sqrt(dx * dx + dy * dy + dz * dz) / (nb > 0 ? nb : 1);
+                    if (!(rel <= worst)) worst = rel;
+                }
+                CHECK(worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-4),
+                      "symmetric n=%lu B %d R %d eps %d: max rel err %g", (unsigned long)n, conf[c][0], conf[c][1], eps, worst);
+                CHECK(memcmp(a1, a2, n3 * sizeof(nbody_real)) == 0, "symmetric n=%lu B %d R %d: two runs differ",
+                      (unsigned long)n, conf[c][0], conf[c][1]);
+            }
+        }
+        free(ref);
+        nbody_system_free(&s);
+    }
 }
 
 /* the warps' walk adds the same nodes in the same order as each thread alone: the same
@@ -260,6 +307,7 @@ int main(void) {
     nbody_destroy(sim);
     nbody_system_free(&s);
     test_dense_matches_simple();
+    test_dense_symmetric();
     test_tree_accuracy();
     test_tree_walks_agree();
     test_whole_runs();
