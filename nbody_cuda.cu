@@ -398,8 +398,8 @@ template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T
    order; every tile is in every round once, and the item of round q adds to a tile's sums
    only after round q - 1 has (a flag per tile, waited for after the computation), so every
    body's sum is formed in round order: the same bits on every run. Dependences point only
-   to earlier items, which resident blocks hold: no deadlock.
-   sample (tuning): items [item0, item1) computed, nothing waited for or written. */
+   to earlier items, which resident blocks hold: no deadlock. Tuning runs the items [0, item1)
+   alone, a prefix of the same work. */
 __device__ __forceinline__ int nbody__cu_flag_get(const int *p) {
     int v;
     asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -451,12 +451,12 @@ __device__ __forceinline__ void nbody__cu_pair_tile(const nbody__v4<T> *sh, T *r
 
 template <class T, int R, bool UNI>
 __global__ void nbody__cu_dense_sym(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ acc, int *__restrict__ flags,
-                                    size_t n, int m, size_t item0, size_t item1, int sample, T eps2) {
+                                    size_t n, int m, size_t item1, T eps2) {
     extern __shared__ unsigned char nbody__smem[];
     const int B = blockDim.x, W = B >> 5, tile = B * R, mp = m + (m & 1), slots = mp / 2;
     nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
     T *reac = (T *)(sh + tile);
-    for (size_t x = item0 + blockIdx.x; x < item1; x += gridDim.x) {
+    for (size_t x = blockIdx.x; x < item1; x += gridDim.x) {
         int I, J, round;
         if (x < (size_t)m) {
             I = J = (int)x; round = 0;
@@ -489,7 +489,6 @@ __global__ void nbody__cu_dense_sym(const nbody__v4<T> *__restrict__ bodies, T *
                 nbody__cu_pair_tile<T, R, UNI, false>(sh, reac, tile, tile, px, py, pz, pm, tv, ax, ay, az, eps2);
             __syncthreads();
         }
-        if (sample) continue;
         if (threadIdx.x == 0) {
             if (I < m) while (nbody__cu_flag_get(flags + I) < round) {}
             if (J < m && J != I) while (nbody__cu_flag_get(flags + J) < round) {}
@@ -614,32 +613,37 @@ static size_t nbody__cu_sym_tiles(size_t n, int B, int R, size_t *items, size_t 
     return m;
 }
 
-/* sample > 0 (tuning): sample items of the tournament's rounds, nothing written; else the
-   whole evaluation: the kernel into c->partial, then f[3n, 6n) = scale x partial */
+/* The kernel into c->partial, then f[3n, 6n) = scale x partial; sample > 0 (tuning): only the
+   m self items and the first sample items of the tournament */
 static nbody_result nbody__cu_sym_launch(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
     nbody__cuda *c = nbody__cu(e);
     const void *fn = nbody__cu_dense_fn(R, c->uni, 1);
-    size_t n = e->n, items, smem, m = nbody__cu_sym_tiles(n, B, R, &items, &smem), item0 = 0, item1 = items, G;
+    size_t n = e->n, items, smem, m = nbody__cu_sym_tiles(n, B, R, &items, &smem), item1 = items, G;
     nbody__r eps2 = e->desc.softening * e->desc.softening, scale = c->uni ? e->desc.G * c->mass1 : e->desc.G;
-    int occ = 0, im = (int)m, is_sample = sample > 0;
+    int occ = 0, im = (int)m;
     nbody_result r;
-    void *args[] = {&c->bodies, &c->partial, &c->flags, &n, &im, &item0, &item1, &is_sample, &eps2};
+    void *args[] = {&c->bodies, &c->partial, &c->flags, &n, &im, &item1, &eps2};
     NBODY__CU(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     NBODY__CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, smem));
     if (occ < 1) return NBODY_ERR_INVALID_ARGUMENT;
-    if (is_sample) { item0 = m; item1 = m + sample < items ? m + sample : items; }
+    if (sample > 0 && m + sample < items) item1 = m + sample;
     G = (size_t)occ * (size_t)c->sms;
-    if (G > item1 - item0) G = item1 - item0;
+    if (G > item1) G = item1;
     if ((r = nbody__cu_reserve(e, &c->partial, &c->partial_len, 3 * n)) != NBODY_OK) return r;
     if ((r = nbody__cu_reserve(e, &c->flags, &c->flags_len, m)) != NBODY_OK) return r;
     NBODY__CU(cudaMemsetAsync(c->flags, 0, m * sizeof(int)));
-    if (is_sample) NBODY__CU(cudaLaunchKernel(fn, dim3((unsigned int)G), dim3((unsigned int)B), args, smem, 0));
-    else NBODY__CU(cudaLaunchCooperativeKernel(fn, dim3((unsigned int)G), dim3((unsigned int)B), args, smem, 0));
-    if (mid) NBODY__CU(cudaEventRecord(mid));
-    if (!is_sample) {
-        nbody__cu_sum_slices<<<nbody__cu_blocks(3 * n, 256), 256>>>(c->partial, f + 3 * n, 3 * n, 1, scale);
-        NBODY__CU(cudaGetLastError());
+    cudaError_t err = cudaLaunchCooperativeKernel(fn, dim3((unsigned int)G), dim3((unsigned int)B), args, smem, 0);
+    if (err == cudaErrorCooperativeLaunchTooLarge || err == cudaErrorNotSupported) {
+        /* the blocks cannot all be resident (a shared GPU, MPS): the one-sided kernel from now on */
+        (void)cudaGetLastError();
+        nbody__cu_log(e, "nbody cuda: %s; the symmetric kernel gives way to the one-sided one", cudaGetErrorString(err));
+        c->sym = 0;
+        return nbody__cu_dense_launch(e, B, R, (size_t)-1, f, mid);
     }
+    NBODY__CU(err);
+    if (mid) NBODY__CU(cudaEventRecord(mid));
+    nbody__cu_sum_slices<<<nbody__cu_blocks(3 * n, 256), 256>>>(c->partial, f + 3 * n, 3 * n, 1, scale);
+    NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
 
@@ -843,10 +847,11 @@ static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t samp
    A candidate is timed on a sample of about 2^34 interactions (dense) or 2^20 leaves (tree)
    spread over the whole problem, and its time scaled to the whole: dense one-sided, the real
    grid with every block stopping after its share of tiles (the slices' sum timed apart,
-   unscaled); symmetric, the first items of the tournament on the real grid; tree, every
+   unscaled); symmetric, the self tiles and the first rounds of the tournament, waits and all;
+   tree, every
    bstride-th block of leaves, so the sample covers the centre and the outskirts alike. */
 static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
-    static const int blocks[] = {64, 128, 256, 512, 1024};
+    static const int blocks[] = {64, 128, 256, 512, 1024}, sym_blocks[] = {64, 96, 128, 192, 256};
     static const int rs[] = {1, 2, 4, 8};
     nbody__cuda *c = nbody__cu(e);
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
@@ -857,7 +862,7 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     for (int sym = 0; sym < (c->tree ? 1 : 2) && r == NBODY_OK; ++sym)
     for (int bi = 0; bi < 5 && r == NBODY_OK; ++bi) {
         for (int ri = 0; ri < nr && r == NBODY_OK; ++ri) {
-            int B = blocks[bi], R = c->tree ? ri + 1 : rs[ri];
+            int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? ri + 1 : rs[ri];
             size_t sample = 0;
             double scale = 1, est = -1;
             if (c->tree) {
@@ -866,11 +871,11 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
                 scale = (double)nb / (double)((nb + sample - 1) / sample);
             } else if (sym) {
                 size_t items, smem, m = nbody__cu_sym_tiles(e->n, B, R, &items, &smem);
-                if (B > 256 || m < 8 || smem > 160 * 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 1)) continue;
+                if (m < 8 || smem > 160 * 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 1)) continue;
                 sample = (size_t)(17179869184.0 / (2.0 * B * R * B * R)) + 1;   /* 2^34 interactions */
                 if (sample < 16 * (size_t)c->sms) sample = 16 * (size_t)c->sms;
-                if (sample >= items - m) sample = 0;
-                else scale = (double)items / (double)sample;
+                if (m + sample >= items) sample = 0;
+                else scale = (double)items / (double)(m + sample);
             } else {
                 size_t tps;
                 if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 0)) continue;

@@ -112,8 +112,8 @@ static void unequal_masses(nbody_system *s) {
 
 /* `bench_gpu probe`: the figures the issue names, tuned and against forced configurations,
    for tuning the kernels (dense at 2^18..2^20 with equal and unequal masses; tree up to 2^24
-   with both walks) */
-static void probe(void) {
+   with both walks); `bench_gpu tuned`: the first table alone */
+static void probe(int full) {
     static const int bs[] = {128, 256, 512, 1024};
     const char *prec = sizeof(nbody_real) == sizeof(float) ? "float" : "double";
     nbody_system s = {0};
@@ -129,6 +129,10 @@ static void probe(void) {
             printf("| 2^%d | %s | %.4g | %.3g | %d x %d%s |\n", lg, k ? "unequal" : "equal", t, inter / t, cb, cr, ck);
             fflush(stdout);
         }
+    }
+    if (!full) {
+        nbody_system_free(&s);
+        return;
     }
     printf("\n## probe, %s: dense forced, N = 2^19, /s (equal masses | unequal)\n\n| B \\ R | 1 | 2 | 4 | 8 |\n| ---: | ---: | ---: | ---: | ---: |\n", prec);
     plummer(&s, (size_t)1 << 19);
@@ -187,8 +191,8 @@ int main(int argc, char **argv) {
     int lg, k;
     const char *ck = "";
 
-    if (argc > 1 && strcmp(argv[1], "probe") == 0) {
-        probe();
+    if (argc > 1 && (strcmp(argv[1], "probe") == 0 || strcmp(argv[1], "tuned") == 0)) {
+        probe(argv[1][0] == 'p');
         return 0;
     }
     if (argc > 4 && (strcmp(argv[1], "one") == 0 || strcmp(argv[1], "sym") == 0)) {
