@@ -110,11 +110,33 @@ static void unequal_masses(nbody_system *s) {
     for (i = 0; i < s->n; ++i) s->m[i] *= (nbody_real)(1 + 0.2 * (((double)((i * 2654435761u) % 1000) / 999.0) * 2 - 1));
 }
 
+/* dense /s for forced B x R, N = s->n, equal masses | unequal: variant 0 one-sided, 2 symmetric */
+static void forced_table(const nbody_system *s, int variant, const int *blocks, int nblocks) {
+    double inter = (double)s->n * (double)s->n;
+    nbody_system u = {0};
+    int k, r;
+    nbody_system_alloc(&u, s->n);
+    nbody_system_copy(&u, s);
+    unequal_masses(&u);
+    printf("\n## probe, %s: dense %s forced, N = %lu, /s (equal masses | unequal)\n\n| B \\ R | 1 | 2 | 4 | 8 |\n"
+           "| ---: | ---: | ---: | ---: | ---: |\n", sizeof(nbody_real) == sizeof(float) ? "float" : "double",
+           variant == 2 ? "symmetric" : "one-sided", (unsigned long)s->n);
+    for (k = 0; k < nblocks; ++k) {
+        printf("| %d |", blocks[k]);
+        for (r = 1; r <= 8; r *= 2)
+            printf(" %.3g \\| %.3g |", inter / time_engine(NBODY_ENGINE_CUDA, s, 0, blocks[k], variant, r, 3, NULL, NULL, NULL),
+                   inter / time_engine(NBODY_ENGINE_CUDA, &u, 0, blocks[k], variant, r, 3, NULL, NULL, NULL));
+        printf("\n");
+        fflush(stdout);
+    }
+    nbody_system_free(&u);
+}
+
 /* `bench_gpu probe`: the figures the issue names, tuned and against forced configurations,
    for tuning the kernels (dense at 2^18..2^20 with equal and unequal masses; tree up to 2^24
    with both walks); `bench_gpu tuned`: the first table alone */
 static void probe(int full) {
-    static const int bs[] = {128, 256, 512, 1024};
+    static const int bs[] = {128, 256, 512, 1024}, sym_bs[] = {64, 96, 128, 192, 256};
     const char *prec = sizeof(nbody_real) == sizeof(float) ? "float" : "double";
     nbody_system s = {0};
     int lg, k, r, cb, cr;
@@ -134,37 +156,9 @@ static void probe(int full) {
         nbody_system_free(&s);
         return;
     }
-    printf("\n## probe, %s: dense forced, N = 2^19, /s (equal masses | unequal)\n\n| B \\ R | 1 | 2 | 4 | 8 |\n| ---: | ---: | ---: | ---: | ---: |\n", prec);
     plummer(&s, (size_t)1 << 19);
-    for (k = 0; k < 4; ++k) {
-        double inter = (double)((size_t)1 << 19) * (double)((size_t)1 << 19);
-        nbody_system u = {0};
-        nbody_system_alloc(&u, s.n);
-        nbody_system_copy(&u, &s);
-        unequal_masses(&u);
-        printf("| %d |", bs[k]);
-        for (r = 1; r <= 8; r *= 2)
-            printf(" %.3g \\| %.3g |", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, bs[k], 0, r, 3, NULL, NULL, NULL),
-                   inter / time_engine(NBODY_ENGINE_CUDA, &u, 0, bs[k], 0, r, 3, NULL, NULL, NULL));
-        printf("\n");
-        fflush(stdout);
-        nbody_system_free(&u);
-    }
-    printf("\n## probe, %s: dense symmetric forced, N = 2^19, /s (equal masses | unequal)\n\n| B \\ R | 1 | 2 | 4 | 8 |\n| ---: | ---: | ---: | ---: | ---: |\n", prec);
-    for (k = 0; k < 3; ++k) {
-        double inter = (double)((size_t)1 << 19) * (double)((size_t)1 << 19);
-        nbody_system u = {0};
-        nbody_system_alloc(&u, s.n);
-        nbody_system_copy(&u, &s);
-        unequal_masses(&u);
-        printf("| %d |", 64 << k);
-        for (r = 1; r <= 8; r *= 2)
-            printf(" %.3g \\| %.3g |", inter / time_engine(NBODY_ENGINE_CUDA, &s, 0, 64 << k, 2, r, 3, NULL, NULL, NULL),
-                   inter / time_engine(NBODY_ENGINE_CUDA, &u, 0, 64 << k, 2, r, 3, NULL, NULL, NULL));
-        printf("\n");
-        fflush(stdout);
-        nbody_system_free(&u);
-    }
+    forced_table(&s, 0, bs, 4);
+    forced_table(&s, 2, sym_bs, 5);
     printf("\n## probe, %s: tree theta 0.5, s per evaluation (tuned; forced B x walk 1 = thread, 2 = warp)\n\n| N | tuned | B x walk |", prec);
     for (k = 0; k < 4; ++k) printf(" %d x 1 | %d x 2 |", bs[k], bs[k]);
     printf("\n| ---: | ---: | ---: |");
