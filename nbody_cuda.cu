@@ -106,20 +106,20 @@ typedef struct nbody__cuda {
 
 #define NBODY__RED_SLOTS 1024
 
-static void nbody__cu_log(nbody__engine *e, const char *fmt, ...) {
+static void nbody__cu_log(nbody__engine *e, nbody_log_level level, const char *fmt, ...) {
     char line[512];
     va_list ap;
     if (!e->desc.log.func) return;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    e->desc.log.func(NBODY_LOG_ERROR, line, e->desc.log.user_data);
+    e->desc.log.func(level, line, e->desc.log.user_data);
 }
 
 /* every CUDA status goes through here: OK, or a logged nbody_result */
 static nbody_result nbody__cu_check(nbody__engine *e, cudaError_t err, const char *what) {
     if (err == cudaSuccess) return NBODY_OK;
-    nbody__cu_log(e, "nbody cuda: %s: %s", what, cudaGetErrorString(err));
+    nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: %s: %s", what, cudaGetErrorString(err));
     (void)cudaGetLastError();      /* clear a non-sticky error so the engine stays usable */
     return err == cudaErrorMemoryAllocation ? NBODY_ERR_OUT_OF_MEMORY : NBODY_ERR_DEVICE;
 }
@@ -636,7 +636,7 @@ static nbody_result nbody__cu_sym_launch(nbody__engine *e, int B, int R, size_t 
     if (err == cudaErrorCooperativeLaunchTooLarge || err == cudaErrorNotSupported) {
         /* the blocks cannot all be resident (a shared GPU, MPS): the one-sided kernel from now on */
         (void)cudaGetLastError();
-        nbody__cu_log(e, "nbody cuda: %s; the symmetric kernel gives way to the one-sided one", cudaGetErrorString(err));
+        nbody__cu_log(e, NBODY_LOG_WARNING, "nbody cuda: %s; the symmetric kernel gives way to the one-sided one", cudaGetErrorString(err));
         c->sym = 0;
         return nbody__cu_dense_launch(e, B, R, (size_t)-1, f, mid);
     }
@@ -904,7 +904,15 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     c->sym = best_sym;
     for (int k = 0; k < 3; ++k)
         if (ev[k]) cudaEventDestroy(ev[k]);
-    if (r == NBODY_OK) c->tuned = 1;
+    if (r == NBODY_OK) {
+        c->tuned = 1;
+        if (c->tree)
+            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)",
+                          c->block, c->rb == 2 ? "warp" : "thread", best);
+        else
+            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
+                          c->sym ? "symmetric" : "one-sided", c->block, c->rb, best);
+    }
     return r;
 }
 
@@ -931,19 +939,19 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
         (void)cudaGetLastError();
-        nbody__cu_log(e, "nbody cuda: no CUDA device (%s)", cudaGetErrorString(err));
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: no CUDA device (%s)", cudaGetErrorString(err));
         return NBODY_ERR_UNAVAILABLE;
     }
     if (e->desc.device >= count) {
-        nbody__cu_log(e, "nbody cuda: device %d requested, %d present", e->desc.device, count);
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: device %d requested, %d present", e->desc.device, count);
         return NBODY_ERR_UNAVAILABLE;
     }
     if (e->desc.block_size > 1024) {
-        nbody__cu_log(e, "nbody cuda: block_size %d above 1024", e->desc.block_size);
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: block_size %d above 1024", e->desc.block_size);
         return NBODY_ERR_INVALID_ARGUMENT;
     }
     if (e->n > ((size_t)1 << 30)) {
-        nbody__cu_log(e, "nbody cuda: %lu bodies above the engines' 2^30", (unsigned long)e->n);
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: %lu bodies above the engines' 2^30", (unsigned long)e->n);
         return NBODY_ERR_UNAVAILABLE;
     }
     c = (nbody__cuda *)e->desc.allocator.alloc(sizeof *c, e->desc.allocator.user_data);
@@ -1143,7 +1151,7 @@ extern "C" nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, si
         return NBODY_ERR_INVALID_ARGUMENT;
     }
     if ((at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged) || at.device != nbody__cu(e)->dev) {
-        nbody__cu_log(e, "nbody cuda: positions: destination is not device memory of GPU %d", nbody__cu(e)->dev);
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: positions: destination is not device memory of GPU %d", nbody__cu(e)->dev);
         return NBODY_ERR_INVALID_ARGUMENT;
     }
     if (n == 0) return NBODY_OK;

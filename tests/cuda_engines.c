@@ -263,6 +263,32 @@ static void test_whole_runs(void) {
     nbody_system_free(&ic); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* the tuner says once, at INFO, which dense kernel and configuration it kept */
+static int tuned_lines;
+static char tuned_line[512];
+static void tuned_log(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_INFO && strstr(msg, "nbody cuda: tuned: ")) {
+        ++tuned_lines;
+        strncpy(tuned_line, msg, sizeof tuned_line - 1);
+    }
+}
+static void test_tuning_logged(void) {
+    nbody_system s = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d = {0};
+    int k;
+    nbody_ic_plummer(&s, scaled(20011), 5);
+    d.engine = NBODY_ENGINE_CUDA; d.softening = (nbody_real)1e-3; d.log.func = tuned_log;
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "tuning: create");
+    for (k = 0; k < 3 && sim; ++k) CHECK(nbody_step(sim) == NBODY_OK, "tuning: step %d", k);
+    CHECK(tuned_lines == 1, "tuning: %d INFO lines, expected 1", tuned_lines);
+    CHECK(strstr(tuned_line, "symmetric") || strstr(tuned_line, "one-sided"), "tuning line: %s", tuned_line);
+    printf("%s\n", tuned_line);
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+}
+
 static void test_errors(void) {
     nbody_system s = {0};
     nbody_sim *sim = NULL;
@@ -311,6 +337,7 @@ int main(void) {
     test_tree_accuracy();
     test_tree_walks_agree();
     test_whole_runs();
+    test_tuning_logged();
     test_errors();
     return check_finish();
 }
