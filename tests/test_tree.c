@@ -65,6 +65,9 @@ static void test_index_functions(void) {
 /* ---- tree invariants ---- */
 static void test_build_invariants(void) {
     size_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 100, 1000, 4097, 20011};
+    /* relative slack of the sums and the spheres: 1e-12, or in float 16 units of its rounding
+       (a body on its node's sphere, the farthest one, is there only to an ulp) */
+    const double slack = sizeof(nbody_real) == sizeof(float) ? 16.0 * FLT_EPSILON : 1e-12;
     nbody_desc d;
     int k, bad = 0;
     memset(&d, 0, sizeof d);
@@ -86,7 +89,7 @@ static void test_build_invariants(void) {
         }
         for (i = 1; i < n; ++i) {
             nbody_real m = t.mass[2 * i] + t.mass[2 * i + 1];
-            if (fabs((double)(t.mass[i] - m)) > 1e-12 * (double)m) bad++;
+            if (fabs((double)(t.mass[i] - m)) > slack * (double)m) bad++;
             if (!(t.crit2[i] >= 0)) bad++;
         }
         /* every body lies inside the bounding sphere of each ancestor: r^2 = crit2 * theta^2 */
@@ -94,10 +97,10 @@ static void test_build_invariants(void) {
             size_t a;
             for (a = i / 2; a >= 1; a /= 2) {
                 double dx = (double)(t.cx[i] - t.cx[a]), dy = (double)(t.cy[i] - t.cy[a]), dz = (double)(t.cz[i] - t.cz[a]);
-                if (dx * dx + dy * dy + dz * dz > (double)t.crit2[a] * 0.25 * (1 + 1e-12)) bad++;
+                if (dx * dx + dy * dy + dz * dz > (double)t.crit2[a] * 0.25 * (1 + slack)) bad++;
             }
         }
-        CHECK(fabs((double)t.mass[1] - 1) < 1e-12, "root mass %g for n = %lu", (double)t.mass[1], (unsigned long)n);
+        CHECK(fabs((double)t.mass[1] - 1) < slack, "root mass %g for n = %lu", (double)t.mass[1], (unsigned long)n);
         free(seen);
         nbody__kdtree_release(&t, &d);
         nbody_system_free(&s);
@@ -281,16 +284,21 @@ static void check_tiny_theta(const nbody_system *s, nbody_real eps, const char *
             if (j != i && r2 > 0) S[i] += (double)s->m[j] * sqrt(ex * ex + ey * ey + ez * ez) / (r2 * sqrt(r2));
         }
     for (k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); ++k) {
-        double sc = 0, emax;
+        double sc = 0, emax = 0;
         leaf_size = sizes[k];
         CHECK(forces(s, NBODY_ENGINE_TREE, 1e-9, 0, NBODY_TRAVERSAL_DEFAULT, NBODY_ORDER_DEFAULT, eps, a) == NBODY_OK, "tree");
-        rel_error(a, ref, n, &emax);
-        if (k == 0) CHECK(emax < 1e4 * unit, "%s: leaf_size 1 tree at theta -> 0 differs from direct by %.3e", what, emax);
         for (i = 0; i < n; ++i) {
             double dx = (double)(a[i] - ref[i]), dy = (double)(a[n + i] - ref[n + i]), dz = (double)(a[2 * n + i] - ref[2 * n + i]);
-            e = sqrt(dx * dx + dy * dy + dz * dz) / (S[i] > 0 ? S[i] : 1);
+            double r = sqrt((double)ref[i] * ref[i] + (double)ref[n + i] * ref[n + i] + (double)ref[2 * n + i] * ref[2 * n + i]);
+            e = sqrt(dx * dx + dy * dy + dz * dz);
+            /* the plain relative error, in float only where the pulls cancel to no less than
+               1/100 of their magnitudes (round-off grows as S_i / |a_i|: on a line float
+               reaches 2e-3 there; the scaled check below covers every body) */
+            if (r > 0 && (sizeof(nbody_real) != sizeof(float) || S[i] <= 100 * r) && !(e / r <= emax)) emax = e / r;
+            e /= S[i] > 0 ? S[i] : 1;
             if (!(e <= sc)) sc = e;
         }
+        if (k == 0) CHECK(emax < 1e4 * unit, "%s: leaf_size 1 tree at theta -> 0 differs from direct by %.3e", what, emax);
         CHECK(sc < 1e3 * unit, "%s: leaf_size %d at theta -> 0 differs from direct by %.3e of the sum of magnitudes", what, sizes[k], sc);
         worst = sc > worst ? sc : worst;
     }
