@@ -282,6 +282,19 @@ template <class T> __global__ void nbody__cu_pack(const T *y, const T *m, nbody_
     }
 }
 
+/* A thread's R targets base + r B + threadIdx.x, r < R (past n: body n - 1 again, tv false),
+   their sums zeroed; shared by both dense kernels */
+template <class T, int R>
+__device__ __forceinline__ void nbody__cu_targets(const nbody__v4<T> *bodies, size_t n, size_t base, int B, T *px, T *py,
+                                                  T *pz, T *pm, bool *tv, T *ax, T *ay, T *az) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const size_t i = base + (size_t)r * B + threadIdx.x;
+        const nbody__v4<T> b = bodies[i < n ? i : n - 1];
+        px[r] = b.x; py[r] = b.y; pz[r] = b.z; pm[r] = b.w; tv[r] = i < n; ax[r] = ay[r] = az[r] = 0;
+    }
+}
+
 /* One block: targets [base, base + R*B), thread t holds base + r*B + t for r < R. Sources
    run in tiles of B records through shared memory; blockIdx.y selects a slice of
    tiles_per_slice tiles of the sources [0, nsrc). With softening 0 the self term (0 * Inf)
@@ -321,13 +334,9 @@ __global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__re
     const size_t base = (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B;
     const size_t t0 = blockIdx.y * tiles_per_slice, tn = tiles_per_slice < tile_cap ? tiles_per_slice : tile_cap;
     const size_t t1 = t0 + tn < ntiles ? t0 + tn : ntiles;
-    T px[R], py[R], pz[R], ax[R], ay[R], az[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        size_t i = base + (size_t)r * B + threadIdx.x;
-        nbody__v4<T> b = bodies[i < n ? i : n - 1];
-        px[r] = b.x; py[r] = b.y; pz[r] = b.z; ax[r] = ay[r] = az[r] = 0;
-    }
+    T px[R], py[R], pz[R], pm[R], ax[R], ay[R], az[R];
+    bool tv[R];
+    nbody__cu_targets<T, R>(bodies, n, base, B, px, py, pz, pm, tv, ax, ay, az);
     for (size_t t = t0; t < t1; ++t) {
         size_t j0 = t * B, j = j0 + threadIdx.x;
         int cnt = (int)(nsrc - j0 < (size_t)B ? nsrc - j0 : (size_t)B);
@@ -471,12 +480,7 @@ __global__ void nbody__cu_dense_sym(const nbody__v4<T> *__restrict__ bodies, T *
         T px[R], py[R], pz[R], pm[R], ax[R], ay[R], az[R];
         bool tv[R];
         if (real) {
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const size_t i = baseI + (size_t)r * B + threadIdx.x;
-                const nbody__v4<T> b = bodies[i < n ? i : n - 1];
-                px[r] = b.x; py[r] = b.y; pz[r] = b.z; pm[r] = b.w; tv[r] = i < n; ax[r] = ay[r] = az[r] = 0;
-            }
+            nbody__cu_targets<T, R>(bodies, n, baseI, B, px, py, pz, pm, tv, ax, ay, az);
             const int nvalid = (int)(n - baseJ < (size_t)tile ? n - baseJ : (size_t)tile);
             __syncthreads();                                   /* the last item's sh and reac are read */
             for (int j = threadIdx.x; j < tile; j += B) sh[j] = bodies[baseJ + j < n ? baseJ + j : n - 1];
@@ -848,8 +852,8 @@ static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t samp
    spread over the whole problem, and its time scaled to the whole: dense one-sided, the real
    grid with every block stopping after its share of tiles (the slices' sum timed apart,
    unscaled); symmetric, the self tiles and the first rounds of the tournament, waits and all;
-   tree, every
-   bstride-th block of leaves, so the sample covers the centre and the outskirts alike. */
+   tree, every bstride-th block of leaves, so the sample covers the centre and the outskirts
+   alike. */
 static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     static const int blocks[] = {64, 128, 256, 512, 1024}, sym_blocks[] = {64, 96, 128, 192, 256};
     static const int rs[] = {1, 2, 4, 8};

@@ -19,24 +19,30 @@ static size_t scaled(size_t n) {
     return v && strcmp(v, "1") == 0 ? (n + 99) / 100 : n;
 }
 
-/* per body |a - b| / |b|: the largest, and the median */
-static void accel_error(const nbody_system *s, nbody_desc *da, nbody_desc *db, double *worst, double *median,
-                        nbody_result *ra, nbody_result *rb) {
-    size_t n = s->n, i;
-    nbody_real *a = (nbody_real *)malloc(6 * n * sizeof(nbody_real)), *b = a + 3 * n;
-    double *rel = (double *)malloc(n * sizeof(double));
-    *ra = nbody_accelerations(da, s, a, a + n, a + 2 * n);
-    *rb = nbody_accelerations(db, s, b, b + n, b + 2 * n);
-    *worst = 0;
+/* per body |a - b| / |b| over n bodies (x, y, z blocks of n): the largest, and the median */
+static double rel_errors(const nbody_real *a, const nbody_real *b, size_t n, double *median) {
+    double *rel = (double *)malloc(n * sizeof(double)), worst = 0;
+    size_t i;
     for (i = 0; i < n; ++i) {
         double dx = (double)a[i] - (double)b[i], dy = (double)a[n + i] - (double)b[n + i], dz = (double)a[2 * n + i] - (double)b[2 * n + i];
         double nb = sqrt((double)b[i] * b[i] + (double)b[n + i] * b[n + i] + (double)b[2 * n + i] * b[2 * n + i]);
         rel[i] = sqrt(dx * dx + dy * dy + dz * dz) / (nb > 0 ? nb : 1);
-        if (!(rel[i] <= *worst)) *worst = rel[i];
+        if (!(rel[i] <= worst)) worst = rel[i];
     }
     qsort(rel, n, sizeof(double), cmp_double);
     *median = rel[n / 2];
     free(rel);
+    return worst;
+}
+
+/* the accelerations of two configurations on s compared: rel_errors of a against b */
+static void accel_error(const nbody_system *s, nbody_desc *da, nbody_desc *db, double *worst, double *median,
+                        nbody_result *ra, nbody_result *rb) {
+    size_t n = s->n;
+    nbody_real *a = (nbody_real *)malloc(6 * n * sizeof(nbody_real)), *b = a + 3 * n;
+    *ra = nbody_accelerations(da, s, a, a + n, a + 2 * n);
+    *rb = nbody_accelerations(db, s, b, b + n, b + 2 * n);
+    *worst = rel_errors(a, b, n, median);
     free(a);
 }
 
@@ -119,17 +125,12 @@ static void test_dense_symmetric(void) {
             dr.engine = NBODY_ENGINE_SIMPLE; dr.softening = (nbody_real)(eps ? 0.01 : 0);
             CHECK(nbody_accelerations(&dr, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "symmetric: reference");
             for (c = 0; c < 4; ++c) {
-                double worst = 0;
+                double worst, median;
                 int ok = forced(&s, NBODY_ENGINE_CUDA, dr.softening, 2, conf[c][0], conf[c][1], a1) &&
                          forced(&s, NBODY_ENGINE_CUDA, dr.softening, 2, conf[c][0], conf[c][1], a2);
                 CHECK(ok, "symmetric n=%lu B %d R %d: engine failed", (unsigned long)n, conf[c][0], conf[c][1]);
                 if (!ok) continue;
-                for (i = 0; i < n; ++i) {
-                    double dx = (double)a1[i] - ref[i], dy = (double)a1[n + i] - ref[n + i], dz = (double)a1[2 * n + i] - ref[2 * n + i];
-                    double nb = sqrt((double)ref[i] * ref[i] + (double)ref[n + i] * ref[n + i] + (double)ref[2 * n + i] * ref[2 * n + i]);
-                    double rel = sqrt(dx * dx + dy * dy + dz * dz) / (nb > 0 ? nb : 1);
-                    if (!(rel <= worst)) worst = rel;
-                }
+                worst = rel_errors(a1, ref, n, &median);
                 CHECK(worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-4),
                       "symmetric n=%lu B %d R %d eps %d: max rel err %g", (unsigned long)n, conf[c][0], conf[c][1], eps, worst);
                 CHECK(memcmp(a1, a2, n3 * sizeof(nbody_real)) == 0, "symmetric n=%lu B %d R %d: two runs differ",
