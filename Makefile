@@ -102,7 +102,7 @@ $(BUILD):
 $(BUILD)/nbody_cuda.o: nbody_cuda.cu nbody.h | $(BUILD)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-$(BUILD)/test_%: tests/test_%.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c tests/check.h tests/every_method.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
 $(BUILD)/%: examples/%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
@@ -207,13 +207,13 @@ test-cuda:
 	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_engines $(BUILD)/cuda_engines_float
 	@sh tests/run.sh $(BUILD)/cuda_engines $(BUILD)/cuda_engines_float
 
-$(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+$(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h tests/every_method.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
 $(BUILD)/nbody_cuda_float.o: nbody_cuda.cu nbody.h | $(BUILD)
 	$(NVCC) $(NVFLAGS) -DNBODY_REAL=float -c $< -o $@
 
-$(BUILD)/cuda_engines_float: tests/cuda_engines.c tests/check.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+$(BUILD)/cuda_engines_float: tests/cuda_engines.c tests/check.h tests/every_method.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
 	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 
 $(BUILD)/bench_gpu_float: bench/bench_gpu.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)

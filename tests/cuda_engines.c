@@ -2,10 +2,12 @@
    Not named test_*.c so the CPU-only `make test` does not build it: run `make test-cuda`.
    Double precision: dense forces agree with SIMPLE to 1e-12 relative; the tree is within
    its theta's error and equals the direct sum as theta -> 0; whole runs with leapfrog, RK4
-   and adaptive RKDP conserve energy as the CPU does; bad device index, NaN states. */
+   and adaptive RKDP conserve energy as the CPU does; every method gives the CPU's result
+   (every_method.h); out of device memory, bad device index, NaN states. */
 #define NBODY_IMPLEMENTATION
 #include "../nbody.h"
 #include "check.h"
+#include "every_method.h"
 #include <math.h>
 
 static int cmp_double(const void *a, const void *b) {
@@ -290,6 +292,34 @@ static void test_tuning_logged(void) {
     nbody_system_free(&s);
 }
 
+/* out of device memory: NBODY_ERR_OUT_OF_MEMORY, and the engine goes on working. Not in the
+   compute-sanitizer pass (NBODY_TEST_SMALL=1), which counts the provoked cudaMalloc failure
+   as an API error. */
+static void test_out_of_memory(void) {
+    nbody_system s = {0};
+    nbody_desc d = {0};
+    nbody__engine e;
+    nbody__buf huge = NULL, y = NULL, f = NULL;
+    nbody_result r;
+    if (scaled(1000) < 1000) return;
+    nbody_ic_plummer(&s, 1000, 3);
+    d.engine = NBODY_ENGINE_CUDA;
+    d = nbody__desc_defaults(&d);
+    memset(&e, 0, sizeof e);
+    CHECK(nbody__engine_start(&e, &d, s.n, s.m) == NBODY_OK, "out of memory: engine start");
+    if (!e.ops) { nbody_system_free(&s); return; }
+    r = e.ops->alloc(&e, (size_t)1 << 42, &huge);                 /* 32 TiB of doubles */
+    CHECK(r == NBODY_ERR_OUT_OF_MEMORY && huge == NULL, "2^42 reals: %s", nbody_result_string(r));
+    r = e.ops->alloc(&e, 6 * s.n, &y);
+    if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * s.n, &f);
+    if (r == NBODY_OK) r = e.ops->upload(&e, y, 0, s.x, s.n);
+    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);
+    CHECK(r == NBODY_OK, "after out of memory the engine still works: %s", nbody_result_string(r));
+    e.ops->release(&e, y); e.ops->release(&e, f);
+    nbody__engine_stop(&e);
+    nbody_system_free(&s);
+}
+
 static void test_errors(void) {
     nbody_system s = {0};
     nbody_sim *sim = NULL;
@@ -338,7 +368,10 @@ int main(void) {
     test_tree_accuracy();
     test_tree_walks_agree();
     test_whole_runs();
+    if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */
+        check_every_method(NBODY_ENGINE_CUDA);
     test_tuning_logged();
+    test_out_of_memory();
     test_errors();
     return check_finish();
 }

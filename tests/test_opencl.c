@@ -6,6 +6,7 @@
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "check.h"
+#include "every_method.h"
 #include <math.h>
 
 #define DOUBLE (sizeof(nbody_real) == sizeof(double))
@@ -250,44 +251,6 @@ static void test_runs(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
-/* Every method the CPU has, fixed step and adaptive, gives the CPU's result on OpenCL: the
-   solvers only call engine operations. Methods not built into this nbody.h are skipped here
-   (the RKDP run above is the one that must exist). */
-static void test_every_method(void) {
-    nbody_system s0 = {0}, a = {0}, b = {0};
-    int m, k;
-    nbody_ic_plummer(&s0, 51, 3);
-    nbody_system_alloc(&a, 51); nbody_system_alloc(&b, 51);
-    for (m = 1; m < NBODY_METHOD_COUNT_; ++m)
-        for (k = 0; k < 2; ++k) {
-            nbody_desc d = NBODY__ZERO_INIT;
-            nbody_sim *sa = NULL, *sb = NULL;
-            nbody_result ra, rb;
-            double diff = 0;
-            size_t i;
-            d.method = (nbody_method)m; d.softening = (nbody_real)0.05; d.dt = (nbody_real)2e-3;
-            d.tolerance = k ? (nbody_real)TOL(1e-8, 1e-4) : 0;
-            d.engine = NBODY_ENGINE_SIMPLE;
-            rb = nbody_create(&sb, &d, &s0);
-            if (rb == NBODY_ERR_UNAVAILABLE) break;
-            if (rb == NBODY_OK) rb = nbody_advance(sb, (nbody_real)0.2);
-            if (rb == NBODY_OK) rb = nbody_get_state(sb, &b);
-            d.engine = NBODY_ENGINE_OPENCL;
-            ra = nbody_create(&sa, &d, &s0);
-            if (ra == NBODY_OK) ra = nbody_advance(sa, (nbody_real)0.2);
-            if (ra == NBODY_OK) ra = nbody_get_state(sa, &a);
-            for (i = 0; i < 51; ++i) {
-                double e = fabs((double)(a.x[i] - b.x[i])) + fabs((double)(a.vx[i] - b.vx[i]));
-                if (!(e <= diff)) diff = e;
-            }
-            CHECK(ra == NBODY_OK && rb == NBODY_OK && diff <= TOL(1e-12, 1e-4),
-                  "%s tolerance %g: opencl %s, cpu %s, states differ by %.3g", nbody_method_name((nbody_method)m),
-                  (double)d.tolerance, nbody_result_string(ra), nbody_result_string(rb), diff);
-            nbody_destroy(sa); nbody_destroy(sb);
-        }
-    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
-}
-
 /* coincident bodies without softening: NaN forces, reported, last good state kept (with RK4
    the later stages see NaN positions, which the tree engine must not try to build a tree of) */
 static void test_not_finite(nbody_engine engine, nbody_method method) {
@@ -362,7 +325,7 @@ int main(void) {
     test_tree_forces();
     test_engine_ops();
     test_runs();
-    test_every_method();
+    check_every_method(NBODY_ENGINE_OPENCL);
     test_not_finite(NBODY_ENGINE_OPENCL, NBODY_LEAPFROG);
     test_not_finite(NBODY_ENGINE_OPENCL, NBODY_RK4);
     if (nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) test_not_finite(NBODY_ENGINE_OPENCL_TREE, NBODY_RK4);
