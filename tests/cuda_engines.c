@@ -8,6 +8,8 @@
 #include "../nbody.h"
 #include "check.h"
 #include "every_method.h"
+
+void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 #include <math.h>
 
 static int cmp_double(const void *a, const void *b) {
@@ -79,7 +81,6 @@ static void test_dense_matches_simple(void) {
     }
 }
 
-void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 
 /* accelerations of a CUDA engine with a forced kernel (dense: 0 one-sided, 2 symmetric),
    block size and bodies per thread (dense) or walk (tree: 1 alone, 2 warps) */
@@ -292,9 +293,9 @@ static void test_tuning_logged(void) {
     nbody_system_free(&s);
 }
 
-/* out of device memory: NBODY_ERR_OUT_OF_MEMORY, and the engine goes on working. Not in the
-   compute-sanitizer pass (NBODY_TEST_SMALL=1), which counts the provoked cudaMalloc failure
-   as an API error. */
+/* out of device memory (NBODY_ERR_OUT_OF_MEMORY) and a launch that cannot be made, and the
+   engine goes on working after each. Not in the compute-sanitizer pass (NBODY_TEST_SMALL=1),
+   which counts the provoked failures as API errors. */
 static void test_out_of_memory(void) {
     nbody_system s = {0};
     nbody_desc d = {0};
@@ -315,6 +316,14 @@ static void test_out_of_memory(void) {
     if (r == NBODY_OK) r = e.ops->upload(&e, y, 0, s.x, s.n);
     if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);
     CHECK(r == NBODY_OK, "after out of memory the engine still works: %s", nbody_result_string(r));
+    /* a launch that cannot be made (the symmetric kernel with 1024 threads x 8 bodies wants
+       3 MB of shared memory): an error, and the engine works again with a possible one */
+    nbody__cuda_bench_config(&e, 2, 1024, 8);
+    r = e.ops->derivative(&e, y, f);
+    CHECK(r == NBODY_ERR_DEVICE || r == NBODY_ERR_INVALID_ARGUMENT, "impossible launch: %s", nbody_result_string(r));
+    nbody__cuda_bench_config(&e, 0, 128, 4);
+    r = e.ops->derivative(&e, y, f);
+    CHECK(r == NBODY_OK, "after a failed launch the engine still works: %s", nbody_result_string(r));
     e.ops->release(&e, y); e.ops->release(&e, f);
     nbody__engine_stop(&e);
     nbody_system_free(&s);
