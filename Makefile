@@ -85,10 +85,11 @@ endif
 # the viewer's --offscreen (an EGL pbuffer, no window) when EGL is there
 EXAMPLE_LIBS_viewer += $(shell pkg-config --exists egl 2>/dev/null && echo -DNBODY_EX_EGL `pkg-config --libs egl`)
 .PHONY: test-cuda-gl
-test-cuda: test-cuda-gl
+# the interop test needs EGL and OpenGL headers, which a bare GPU machine (CUDA toolkit only)
+# lacks: then it is reported as skipped with the reason, after the engine tests have run, and
+# fails only under NBODY_REQUIRE_VIEWER=1 (tests/cuda_gl_interop.sh)
 test-cuda-gl:
-	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_gl_interop
-	@sh tests/run.sh $(BUILD)/cuda_gl_interop
+	@CC="$(CC)" MAKE="$(MAKE)" BUILD=$(BUILD) sh tests/run.sh tests/cuda_gl_interop.sh
 $(BUILD)/cuda_gl_interop: tests/cuda_gl_interop.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $(CUDA_INC) -DNBODY_EX_EGL $< $(BACKEND_OBJS) -o $@ $(LIBS) $(GL_INTEROP_LIBS)
 # ---- end examples block ----
@@ -206,6 +207,7 @@ soak: $(BUILD)/test_soak
 test-cuda:
 	$(MAKE) WITH_CUDA=1 $(BUILD)/cuda_engines $(BUILD)/cuda_engines_float
 	@sh tests/run.sh $(BUILD)/cuda_engines $(BUILD)/cuda_engines_float
+	@$(MAKE) --no-print-directory test-cuda-gl
 
 $(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h tests/every_method.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)

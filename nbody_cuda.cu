@@ -594,9 +594,13 @@ static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_
     nbody__r *out = f + 3 * n;
     void *args[] = {&c->bodies, &out, &n, &nsrc, &tps, &tile_cap, &eps2, &scale};
     dim3 grid((unsigned int)iblocks, (unsigned int)slices);
+    if (slices > 1 && nbody__cu_reserve(e, &c->partial, &c->partial_len, slices * 3 * n) != NBODY_OK) {
+        /* no room for the slices' partial sums: one slice writes the result directly */
+        nbody__cu_log(e, NBODY_LOG_WARNING, "nbody cuda: no device memory for %lu partial sums; one source slice", (unsigned long)slices);
+        slices = 1; tps = (n + B - 1) / B;
+        grid.y = 1;
+    }
     if (slices > 1) {
-        nbody_result r = nbody__cu_reserve(e, &c->partial, &c->partial_len, slices * 3 * n);
-        if (r != NBODY_OK) return r;
         out = c->partial;
         args[7] = &one;
     }
@@ -629,7 +633,11 @@ static nbody_result nbody__cu_sym_launch(nbody__engine *e, int B, int R, size_t 
     void *args[] = {&c->bodies, &c->partial, &c->flags, &n, &im, &item1, &eps2};
     NBODY__CU(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     NBODY__CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, smem));
-    if (occ < 1) return NBODY_ERR_INVALID_ARGUMENT;
+    if (occ < 1) {   /* its shared memory does not fit this device: the one-sided kernel from now on */
+        nbody__cu_log(e, NBODY_LOG_WARNING, "nbody cuda: the symmetric kernel does not fit %d threads per block here; the one-sided one is used", B);
+        c->sym = 0;
+        return nbody__cu_dense_launch(e, B, R, (size_t)-1, f, mid);
+    }
     if (sample > 0 && m + sample < items) item1 = m + sample;
     G = (size_t)occ * (size_t)c->sms;
     if (G > item1) G = item1;
@@ -665,7 +673,10 @@ static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_
     }
     R = R >= 8 ? 8 : R >= 4 ? 4 : R >= 2 ? 2 : 1;
     while (R > 1 && B > nbody__cu_dense_max_threads(R, c->uni, sym)) R /= 2;   /* registers: fewer bodies per thread */
-    if (B > nbody__cu_dense_max_threads(R, c->uni, sym)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (B > nbody__cu_dense_max_threads(R, c->uni, sym)) {   /* checked at create: only a device change gets here */
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: %d threads per block do not fit the dense kernel on this device", B);
+        return NBODY_ERR_UNAVAILABLE;
+    }
     if (sym) return nbody__cu_sym_launch(e, B, R, sample, f, mid);
     return nbody__cu_dense_launch(e, B, R, sample ? sample : (size_t)-1, f, mid);
 }
@@ -936,6 +947,28 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     e->impl = NULL;
 }
 
+/* A block size the user gave must fit the kernels it will launch on this device (their
+   register use caps threads per block below 1024): refused here, at nbody_create, rather
+   than by the first step. The dense kernels then lower bodies per thread as needed. */
+static nbody_result nbody__cu_check_block(nbody__engine *e, int tree) {
+    int B = e->desc.block_size, limit = 1024;
+    cudaFuncAttributes a;
+    if (tree) {
+        const void *fns[] = {(const void *)nbody__cu_walk<nbody__r, true>, (const void *)nbody__cu_walk<nbody__r, false>};
+        for (int k = 0; k < 2; ++k) {
+            if (cudaFuncGetAttributes(&a, fns[k]) != cudaSuccess) { (void)cudaGetLastError(); return NBODY_ERR_DEVICE; }
+            if (a.maxThreadsPerBlock < limit) limit = a.maxThreadsPerBlock;
+        }
+    } else {
+        limit = nbody__cu_dense_max_threads(1, 0, 0);
+        if (nbody__cu_dense_max_threads(1, 1, 0) < limit) limit = nbody__cu_dense_max_threads(1, 1, 0);
+    }
+    if (B <= limit) return NBODY_OK;
+    nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: block_size %d above the %s kernel's limit of %d threads per block on this device",
+                  B, tree ? "tree walk" : "dense", limit);
+    return NBODY_ERR_INVALID_ARGUMENT;
+}
+
 static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     nbody__cuda *c;
     int count = 0;
@@ -986,6 +1019,7 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
                                                                     c->val[1], (int)e->n, 0, 63), "sort size");
         if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->cubtmp, c->cubbytes);
     }
+    if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
         c->rb = tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;   /* tree: the warps' walk */
