@@ -122,6 +122,8 @@ $(BUILD)/test_core_longdouble: tests/test_core.c tests/check.h $(HEADERS) | $(BU
 
 examples: $(EXAMPLES)
 
+# README.md and docs/*.md: links resolve, README stays short, pages speak to users
+TEST_SCRIPTS += tests/test_docs.sh
 test: $(TESTS) $(PRECISION_TESTS)
 	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS)
 
