@@ -15,7 +15,7 @@ BUILD   ?= build
 # OpenMP when the compiler has it; the library builds without it
 OPENMP := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
 # no FMA contraction of scalar code (clang's default, gcc's GNU modes): the tests compare the
-# scalar reference walks bit for bit with the explicit SIMD lanes (README, tree section)
+# scalar reference walks bit for bit with the explicit SIMD lanes (docs/tree.md)
 FPFLAGS := -ffp-contract=off
 ALLFLAGS = $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. $(BACKEND_DEFS)
 LIBS     = -lm $(BACKEND_LIBS)
@@ -123,6 +123,8 @@ $(BUILD)/test_core_longdouble: tests/test_core.c tests/check.h $(HEADERS) | $(BU
 
 examples: $(EXAMPLES)
 
+# README.md and docs/*.md: links resolve, README stays short, pages speak to users
+TEST_SCRIPTS += tests/test_docs.sh
 test: $(TESTS) $(PRECISION_TESTS)
 	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS)
 
@@ -169,7 +171,7 @@ BENCH_ARGS_bench_gpu_float    = $(BENCH_GPU)
 .PHONY: bench-tables
 bench-tables: $(addprefix $(BUILD)/,$(BENCH_RUN))
 	@$(foreach b,$(BENCH_RUN),./$(BUILD)/$(b) $(BENCH_ARGS_$(b)) &&) true
-# ---- reliability: sanitizers, fuzzing, soak (docs/README-reliability.md) ----
+# ---- reliability: sanitizers, fuzzing, soak (docs/reliability.md) ----
 # make test-asan   every test under AddressSanitizer + UBSan (+ LeakSanitizer), aborting on the first report
 #                  (-Wno-pass-failed: instrumented loops may not vectorise; that is not an error)
 # make test-tsan   every test under ThreadSanitizer, clang + libomp with the Archer OMPT tool

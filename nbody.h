@@ -750,7 +750,7 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
    Two kernels. The default, symmetric one (NBODY__BLOCK_SYMMETRIC; V##_forces_sym below)
    computes each pair once and adds it to both bodies, in a fixed order for any thread
    count; it measured 1.05-1.7x faster than the one-sided kernel on AVX2 and AVX-512
-   (docs/README-cpu.md). The one-sided kernel, also its building block for small tiles:
+   (docs/engines.md). The one-sided kernel, also its building block for small tiles:
    explicit SIMD with the targets in the lanes: a tile holds NBODY__TILE_U vectors of W
    target bodies, every source j is broadcast to all lanes and its term added in index
    order. Each body's sum is therefore the same sequence of lane-wise operations whatever

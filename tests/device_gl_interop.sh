@@ -1,6 +1,6 @@
 #!/bin/sh
 # The CUDA-OpenGL interop on a GPU machine that has the NVIDIA driver and CUDA but no OpenGL
-# development files and no display (the H100 device of docs/README-examples.md). Run from
+# development files and no display (the H100 device of docs/gpu.md). Run from
 # the repository root; everything it needs beyond the driver is carried in and named by:
 #   GL   folder of libglvnd .deb files (libegl1 libglvnd0 libopengl0 libgl1 libglx0),
 #        unpacked into / (apt-get download on a Debian/Ubuntu machine)
