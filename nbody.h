@@ -109,7 +109,8 @@ typedef enum nbody_result {
     NBODY_ERR_NOT_FINITE,          /* the state became NaN/Inf; the last good state is kept */
     NBODY_ERR_STEP_TOO_SMALL,      /* adaptive control needed dt < dt_min */
     NBODY_ERR_IO,
-    NBODY_ERR_FORMAT               /* a file is not a valid snapshot (bad magic, size, checksum) */
+    NBODY_ERR_FORMAT,              /* a file is not a valid snapshot (bad magic, size, checksum) */
+    NBODY_ERR_CANCELLED            /* desc.progress asked to stop; the state is the last accepted step */
 } nbody_result;
 
 typedef struct nbody_system {      /* structure of arrays, length n each */
@@ -182,6 +183,27 @@ typedef struct nbody_logger {      /* func NULL = silent */
     void  *user_data;
 } nbody_logger;
 
+/* Progress (desc.progress): nbody_advance calls func after accepted steps, after every one
+   when interval is 0, else once at least `interval` seconds of wall-clock time have passed
+   since the last call (checked also after each rejected step, so a run whose steps keep
+   being rejected still reports). A nonzero return cancels: nbody_advance returns
+   NBODY_ERR_CANCELLED and the simulation holds the state of the last accepted step (nbody_get_state,
+   nbody_checkpoint_save and a later nbody_advance work as after any step). The wall clock is
+   omp_get_wtime() with OpenMP, clock() (processor time: one thread) without. */
+typedef struct nbody_progress_info {
+    nbody_real t;                  /* time of the state now (the last accepted step) */
+    nbody_real t_start, t_end;     /* where this nbody_advance began and where it lands */
+    nbody_real dt;                 /* size of the last accepted step */
+    unsigned long long steps, rejected;   /* since nbody_create, as nbody_get_stats */
+    double elapsed;                /* wall-clock seconds since this nbody_advance began */
+} nbody_progress_info;
+
+typedef struct nbody_progress {    /* func NULL = no progress calls */
+    int  (*func)(const nbody_progress_info *info, void *user_data);   /* nonzero = cancel */
+    void  *user_data;
+    double interval;               /* seconds between calls; 0 = after every accepted step */
+} nbody_progress;
+
 typedef struct nbody_desc {        /* all zero = defaults */
     nbody_engine    engine;
     nbody_method    method;
@@ -203,6 +225,7 @@ typedef struct nbody_desc {        /* all zero = defaults */
     int             leaf_size;     /* tree engines: nodes of at most this many bodies are summed
                                       directly; 0 = automatic (4 on the CPU tree, measured);
                                       1 = single-body leaves. The GPU trees always use 1. */
+    nbody_progress  progress;      /* heartbeat and cancel during nbody_advance; NULL func = none */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -382,6 +405,7 @@ const nbody__engine_ops *nbody__cuda_engine_ops(int tree);
 #include <string.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <time.h>
 #if defined(_OPENMP) && !defined(NBODY_NO_OPENMP)
 #include <omp.h>
 #define NBODY__OPENMP 1
@@ -480,6 +504,7 @@ NBODY__DEF const char *nbody_result_string(nbody_result r) {
     case NBODY_ERR_STEP_TOO_SMALL: return "step size fell below dt_min";
     case NBODY_ERR_IO: return "input/output error";
     case NBODY_ERR_FORMAT: return "not a valid snapshot file";
+    case NBODY_ERR_CANCELLED: return "cancelled by the progress callback";
     }
     return "unknown result";
 }
@@ -568,6 +593,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
     if (d->leaf_size < 0) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
+    if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
     return 1;
 }
 
@@ -1940,6 +1966,8 @@ struct nbody_sim {
     nbody_real t, dt_next;
     nbody_real *m;                 /* host copy of the masses */
     nbody_stats stats;
+    /* desc.progress during one nbody_advance (active = 0 outside it) */
+    struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
 };
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
@@ -2509,6 +2537,35 @@ static nbody_real nbody__controller(const nbody_sim *s, nbody_real h, nbody_real
 
 static int nbody__adaptive(const nbody_sim *s) { return s->method->adaptive && s->desc.tolerance > 0; }
 
+/* ---- progress (desc.progress) ---- */
+static double nbody__wall_seconds(void) {
+#if NBODY__OPENMP
+    return omp_get_wtime();
+#else
+    return (double)clock() / (double)CLOCKS_PER_SEC;
+#endif
+}
+
+/* Calls desc.progress.func, inside nbody_advance, after an accepted step (accepted = 1) or a
+   rejected one, as its interval says; 1 = cancel. */
+static int nbody__progress(nbody_sim *s, int accepted) {
+    nbody_progress_info info;
+    double now;
+    if (!s->progress.active || !s->desc.progress.func) return 0;
+    if (s->desc.progress.interval <= 0 && !accepted) return 0;      /* every accepted step */
+    now = nbody__wall_seconds();
+    if (s->desc.progress.interval > 0 && now - s->progress.last < s->desc.progress.interval) return 0;
+    s->progress.last = now;
+    info.t = s->t;
+    info.t_start = s->progress.t_start;
+    info.t_end = s->progress.t_end;
+    info.dt = s->stats.dt;
+    info.steps = s->stats.steps;
+    info.rejected = s->stats.rejected;
+    info.elapsed = now - s->progress.wall0;
+    return s->desc.progress.func(&info, s->desc.progress.user_data) != 0;
+}
+
 /* Take one accepted step, never past t_limit (pass +Inf for none). The state is committed
    only when the step succeeds and is finite: on any error y, t and history are unchanged. */
 static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
@@ -2517,18 +2574,28 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
     nbody_result r;
     if (s->desc.dt_max > 0 && h > s->desc.dt_max) h = s->desc.dt_max;
     if (h >= remaining || remaining - h < h * (nbody_real)1e-8) { h = remaining; clipped = 1; }
+    /* a step that t + h cannot resolve (below half an ulp of t in NBODY_REAL) would leave t
+       where it is, and nbody_advance would loop forever */
+    if (!clipped && !(s->t + h > s->t)) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g does not change t = %g in this precision",
+                   (double)h, (double)s->t);
+        return NBODY_ERR_STEP_TOO_SMALL;
+    }
     for (;;) {
+        nbody_real h_old = h;
         r = s->method->attempt(s, h, &err);
         if (r != NBODY_OK) return r;
         if (!nbody__adaptive(s) || err <= 1) break;
         s->stats.rejected++;
         rejected = 1;
         h = nbody__controller(s, h, err);
+        if (!(h < h_old)) h = h_old * NBODY__SHRINK;   /* every rejection shrinks: the loop ends */
         clipped = 0;
-        if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * (nbody_real)(4 * DBL_EPSILON) || !(h > 0)) {
+        if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * 4 * nbody__eps() || !(h > 0)) {
             nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g below dt_min at t = %g", (double)h, (double)s->t);
             return NBODY_ERR_STEP_TOO_SMALL;
         }
+        if (nbody__progress(s, 0)) return NBODY_ERR_CANCELLED;
     }
     r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite);
     if (r != NBODY_OK) return r;
@@ -2639,12 +2706,20 @@ NBODY__DEF nbody_result nbody_step(nbody_sim *sim) {
 }
 
 NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
+    nbody_result r = NBODY_OK;
     if (!sim || !nbody__isfinite(t_end) || t_end < sim->t) return NBODY_ERR_INVALID_ARGUMENT;
-    while (sim->t < t_end) {
-        nbody_result r = nbody__step_to(sim, t_end);
-        if (r != NBODY_OK) return r;
+    if (sim->desc.progress.func) {
+        sim->progress.active = 1;
+        sim->progress.t_start = sim->t;
+        sim->progress.t_end = t_end;
+        sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
-    return NBODY_OK;
+    while (r == NBODY_OK && sim->t < t_end) {
+        r = nbody__step_to(sim, t_end);
+        if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
+    }
+    sim->progress.active = 0;
+    return r;
 }
 
 NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out) {
