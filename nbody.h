@@ -12,15 +12,18 @@
 
    Everywhere else just #include "nbody.h".
 
+   C AND C++: zero-initialise the structs with NBODY_ZERO ({0} in C, {} in C++), as below;
+   every program here compiles as C99 and as C++11 with -Wall -Wextra -pedantic -Werror.
+
    A COMPLETE PROGRAM
 
        #define NBODY_IMPLEMENTATION
        #include "nbody.h"
        #include <stdio.h>
        int main(void) {
-           nbody_system s = {0};
+           nbody_system s = NBODY_ZERO;
            nbody_sim *sim;
-           nbody_desc d = {0};                       // all zero = sensible defaults
+           nbody_desc d = NBODY_ZERO;                // all zero = sensible defaults
            nbody_invariants e0, e1;
            nbody_ic_plummer(&s, 1000, 42);
            d.softening = 0.01;
@@ -99,6 +102,17 @@ extern "C" {
 #endif
 
 typedef NBODY_REAL nbody_real;
+
+/* Zero-initialise any nbody struct, the same line in C and C++ (all zero = defaults):
+       nbody_desc d = NBODY_ZERO;       nbody_system s = NBODY_ZERO;
+   It is {0} in C and {} in C++. C99 has no empty braces; C++ refuses {0} for nbody_desc
+   (its first member is an enum) and warns about {0} under -Wextra (missing initializers).
+   Plain C may keep writing = {0}. */
+#ifdef __cplusplus
+#define NBODY_ZERO {}
+#else
+#define NBODY_ZERO {0}
+#endif
 
 typedef enum nbody_result {
     NBODY_OK = 0,

@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
     p[0].label = "CENTRAL BODY 99%"; p[0].sc = ex_find_scenario("galaxy");
     p[1].label = "CENTRAL BODY 10%"; p[1].sc = ex_find_scenario("galaxy10");
     for (i = 0; i < 2; ++i) {
-        nbody_desc desc = {0};
+        nbody_desc desc = NBODY_ZERO;
         desc.softening = (nbody_real)p[i].sc->softening;
         desc.dt = (nbody_real)p[0].sc->dt;            /* the smaller step of the two, for both */
         if (ex_make_scenario(p[i].sc, &p[i].s, (size_t)n, 7) != NBODY_OK || nbody_create(&p[i].sim, &desc, &p[i].s) != NBODY_OK) return 1;

@@ -21,8 +21,8 @@ static void frame_path(char *out, size_t size, const char *argv0, int k) {
 
 int main(int argc, char **argv) {
     const ex_scenario *sc = ex_find_scenario("collision");
-    nbody_system s = {0};
-    nbody_desc desc = {0};
+    nbody_system s = NBODY_ZERO;
+    nbody_desc desc = NBODY_ZERO;
     nbody_sim *sim;
     ex_image img = {0, 0, NULL};
     double t_end = argc > 2 ? atof(argv[2]) : sc->t_end, e0, v_ref, start = ex_now();

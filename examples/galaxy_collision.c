@@ -17,8 +17,8 @@ int main(int argc, char **argv) {
     double t_end = argc > 2 ? atof(argv[2]) : sc->t_end, e0, v_ref, start = ex_now();
     const double frame_dt = 0.05;
     const float white[3] = {0.6f, 0.6f, 0.6f};
-    nbody_system s = {0};
-    nbody_desc desc = {0};
+    nbody_system s = NBODY_ZERO;
+    nbody_desc desc = NBODY_ZERO;
     nbody_sim *sim;
     ex_image img;
     char path[4096], label[64];

@@ -144,13 +144,13 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* try every engine and method: what nbody_create accepts in this build on this machine */
 static void list_available(void) {
-    nbody_system s = {0};
+    nbody_system s = NBODY_ZERO;
     nbody_sim *sim;
     int i;
     nbody_ic_figure_eight(&s);
     printf("engines:");
     for (i = 1; i < NBODY_ENGINE_COUNT_; ++i) {
-        nbody_desc d = {0};
+        nbody_desc d = NBODY_ZERO;
         d.engine = (nbody_engine)i;
         if (!nbody_engine_available(d.engine) || nbody_create(&sim, &d, &s) != NBODY_OK) continue;
         nbody_destroy(sim);
@@ -158,7 +158,7 @@ static void list_available(void) {
     }
     printf("\nmethods:");
     for (i = 1; i < NBODY_METHOD_COUNT_; ++i) {
-        nbody_desc d = {0};
+        nbody_desc d = NBODY_ZERO;
         d.method = (nbody_method)i;
         if (nbody_create(&sim, &d, &s) != NBODY_OK) continue;
         nbody_destroy(sim);
@@ -287,7 +287,7 @@ static int resume(run *r, int *from_checkpoint) {
 /* the initial state: a scenario, or a checkpoint / snapshot to resume from */
 static int initial_state(run *r) {
     nbody_result res;
-    nbody_system first = {0};
+    nbody_system first = NBODY_ZERO;
     int rc, from_checkpoint = 0;
     if (r->o.resume && (rc = resume(r, &from_checkpoint)) != 0) return rc;
     /* the scenario's start: the run's bodies, and the reference for drift and colours also

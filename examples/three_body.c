@@ -32,7 +32,7 @@ static double rk4_step(const nbody_system *s) {
    else RK4 restarted every 20 steps with a step from rk4_step. *sim is the running
    simulation (created on first use, NULL to start), what names the method. */
 static nbody_result advance(nbody_sim **sim, nbody_system *s, double t_end, unsigned long long *steps, char *what, size_t size) {
-    nbody_desc d = {0};
+    nbody_desc d = NBODY_ZERO;
     nbody_result r = NBODY_OK;
     d.engine = NBODY_ENGINE_SIMPLE;                     /* 3 bodies: threads would only cost */
     if (!*sim) {
@@ -92,7 +92,7 @@ static int trace(ex_image *img, const ex_view *v, nbody_system *s, double t_end,
 
 int main(int argc, char **argv) {
     const char *out = argc > 1 ? argv[1] : "three_body.png";
-    nbody_system s = {0};
+    nbody_system s = NBODY_ZERO;
     ex_image img;
     ex_view v;
     int fail;

@@ -69,7 +69,7 @@ static int restart(viewer *v, const nbody_desc *desc) {
 /* the next engine (which = 0) or method (which = 1) after the current one that this build
    runs, keeping the current state */
 static void cycle(viewer *v, int which) {
-    int count = which ? NBODY_METHOD_COUNT_ : NBODY_ENGINE_COUNT_, i;
+    int count = which ? (int)NBODY_METHOD_COUNT_ : (int)NBODY_ENGINE_COUNT_, i;
     int current = which ? (int)v->desc.method : (int)v->desc.engine;
     nbody_get_state(v->sim, &v->s);
     for (i = 1; i < count; ++i) {
