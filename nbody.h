@@ -2679,6 +2679,32 @@ static nbody_result nbody__alloc_buffers(nbody_sim *s) {
     return r;
 }
 
+/* The CPU tree's median relative force error (docs/README-tree.md, Plummer sphere N = 20000):
+   6.4e-3 (theta / 0.5)^2.5 with monopoles, 1.7e-3 (theta / 0.5)^3.5 with quadrupoles. */
+static double nbody__tree_error_at_half(int quad) { return quad ? 1.7e-3 : 6.4e-3; }
+static double nbody__tree_error_power(int quad) { return quad ? 3.5 : 2.5; }
+
+/* The tree's force jumps (by about its force error) whenever a node opens as bodies move; an
+   error estimate sees each jump, and a tolerance far below it makes the step control chase
+   them with tiny, often rejected steps. Measured on the galaxy pair (bench/bench_tolerance.c,
+   bench/results/tolerance-tree.md): steps stay near the direct engine's while the tolerance is
+   at least NBODY__TREE_TOL_RATIO times the force error. */
+#define NBODY__TREE_TOL_RATIO 1e-3
+static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info *m) {
+    int quad = d->engine == NBODY_ENGINE_TREE && d->quadrupole;
+    double e_half = nbody__tree_error_at_half(quad), p = nbody__tree_error_power(quad);
+    double err = e_half * pow((double)d->theta / 0.5, p), least = NBODY__TREE_TOL_RATIO * err;
+    if (!m->adaptive || d->tolerance <= 0 || (double)d->tolerance >= least) return;
+    if (d->engine != NBODY_ENGINE_TREE && d->engine != NBODY_ENGINE_CUDA_TREE && d->engine != NBODY_ENGINE_OPENCL_TREE)
+        return;
+    nbody__log(d, NBODY_LOG_WARNING,
+               "nbody: tolerance %g is below what the %s engine's force error allows (median relative error about "
+               "%.1e at theta %g%s): the step control would chase the error's jumps with tiny, often rejected steps; "
+               "use a tolerance of at least %.1e, or theta <= %.2g for this tolerance, or a direct engine (block)",
+               (double)d->tolerance, nbody_engine_name(d->engine), err, (double)d->theta, quad ? " with quadrupoles" : "",
+               least, 0.5 * pow((double)d->tolerance / (NBODY__TREE_TOL_RATIO * e_half), 1 / p));
+}
+
 NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, const nbody_system *initial) {
     nbody_desc d;
     nbody_sim *s;
@@ -2690,6 +2716,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
         return NBODY_ERR_UNAVAILABLE;
     }
+    nbody__warn_tolerance(&d, &nbody__methods[d.method]);
     s = (nbody_sim *)nbody__alloc(&d, sizeof *s);
     if (!s) return NBODY_ERR_OUT_OF_MEMORY;
     memset(s, 0, sizeof *s);
