@@ -265,6 +265,7 @@ NBODY_API const char  *nbody_engine_name(nbody_engine e);        /* "unknown" wh
 NBODY_API const char  *nbody_method_name(nbody_method m);
 NBODY_API int          nbody_engine_available(nbody_engine e);   /* compiled in (device not probed) */
 NBODY_API int          nbody_method_order(nbody_method m, int adams_order);
+NBODY_API int          nbody_method_adaptive(nbody_method m);   /* 1: desc.tolerance > 0 turns on step control */
 
 /* ---- bodies ---- */
 NBODY_API nbody_result nbody_system_alloc(nbody_system *s, size_t n);   /* zeroed arrays */
@@ -2530,6 +2531,11 @@ NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     return nbody__methods[m].order;
 }
 
+NBODY__DEF int nbody_method_adaptive(nbody_method m) {
+    if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
+    return nbody__methods[m].adaptive;
+}
+
 /* ---- step-size controller (Hairer, Norsett & Wanner, Solving ODEs I, II.4):
    h_new = h * min(grow, max(shrink, safety * err^(-1/(q+1)))), q the lower order of the pair */
 #define NBODY__SAFETY ((nbody_real)0.9)
@@ -3301,6 +3307,23 @@ static nbody_result nbody__ckp_verify(FILE *f, unsigned long long size) {
 }
 
 /* pass 2: header, the desc check, bodies; *sys allocated here (freed by the caller) */
+/* names the desc field (in nbody__ckp_desc's order) that differs from the checkpoint's:
+   "nbody: checkpoint field NAME: written with A, the desc has B" (engine, method by name) */
+static void nbody__ckp_log_mismatch(const nbody_desc *d, int i, int real, double saved, double asked) {
+    static const char *const ints[NBODY__CKP_DESC_INTS] = {"engine", "method", "order", "traversal", "visit_order",
+                                                           "block_size", "compensated", "quadrupole", "leaf_size"};
+    static const char *const reals[NBODY__CKP_DESC_REALS] = {"G", "softening", "dt", "tolerance", "dt_min", "dt_max", "theta"};
+    if (!real && i == 0)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field engine: written with %s, the desc has %s",
+                   nbody_engine_name((nbody_engine)(int)saved), nbody_engine_name((nbody_engine)(int)asked));
+    else if (!real && i == 1)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field method: written with %s, the desc has %s",
+                   nbody_method_name((nbody_method)(int)saved), nbody_method_name((nbody_method)(int)asked));
+    else
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field %s: written with %.17g, the desc has %.17g",
+                   real ? reals[i] : ints[i], saved, asked);
+}
+
 static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const nbody_desc *d,
                                          nbody__ckp_head *h, nbody_system *sys) {
     char magic[8];
@@ -3319,8 +3342,16 @@ static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const
         h->ints[NBODY__CKP_DESC_INTS + 2] > 1 || h->ints[NBODY__CKP_DESC_INTS + 3] < 0)
         return NBODY_ERR_FORMAT;
     nbody__ckp_desc(d, iv, rv);
-    for (i = 0; i < NBODY__CKP_DESC_INTS; ++i) if (iv[i] != h->ints[i]) return NBODY_ERR_INVALID_ARGUMENT;
-    for (i = 0; i < NBODY__CKP_DESC_REALS; ++i) if (rv[i] != h->reals[i]) return NBODY_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < NBODY__CKP_DESC_INTS; ++i)
+        if (iv[i] != h->ints[i]) {
+            nbody__ckp_log_mismatch(d, i, 0, (double)h->ints[i], (double)iv[i]);
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+    for (i = 0; i < NBODY__CKP_DESC_REALS; ++i)
+        if (rv[i] != h->reals[i]) {
+            nbody__ckp_log_mismatch(d, i, 1, (double)h->reals[i], (double)rv[i]);
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
     if ((r = nbody_system_alloc(sys, (size_t)h->n)) != NBODY_OK) return r;
     fields[0] = sys->m; fields[1] = sys->x; fields[2] = sys->y; fields[3] = sys->z;
     fields[4] = sys->vx; fields[5] = sys->vy; fields[6] = sys->vz;
