@@ -3,7 +3,7 @@
    it draws the density of the bodies as characters (coloured by speed on a terminal, with
    the colour map of example.h) and prints the time, the wall clock and the energy drift.
    Built with libpng it also writes a PNG frame each time, beside the executable
-   (build/demo_frame_NNN.png). Default: 1000 bodies to t = 6, about 3000 leapfrog steps.
+   (build/demo_frame_NNNNNN.png). Default: 1000 bodies to t = 6, about 3000 leapfrog steps.
    Usage: demo [N [T_END]]
    Build: cc -O2 -fopenmp -I. examples/demo.c -o demo -lm
           (add -DNBODY_EX_PNG before the file and -lpng after it for the frames) */
@@ -12,11 +12,11 @@
 #include "nbody.h"
 #include "example.h"
 
-/* frames go beside the executable: "build/demo" -> "build/demo_frame_NNN.png" */
+/* frames go beside the executable: "build/demo" -> "build/demo_frame_NNNNNN.png" */
 static void frame_path(char *out, size_t size, const char *argv0, int k) {
     const char *slash = strrchr(argv0, '/');
     int dir = slash ? (int)(slash - argv0 + 1) : 0;
-    snprintf(out, size, "%.*sdemo_frame_%03d.png", dir, argv0, k);
+    snprintf(out, size, "%.*sdemo_frame_%06d.png", dir, argv0, k);
 }
 
 int main(int argc, char **argv) {

@@ -388,7 +388,7 @@ EX_FN void ex_print_density(FILE *out, const nbody_system *s, double half, doubl
    been measured over at least half a second. */
 #define EX_WARMUP_S 1.0
 typedef struct ex_eta { double wall0, t0, wall_w, t_w; int warm; } ex_eta;
-EX_FN void ex_eta_start(ex_eta *e, double t) { e->wall0 = ex_now(); e->t0 = t; e->warm = 0; }
+EX_FN void ex_eta_start(ex_eta *e, double t) { e->wall0 = e->wall_w = ex_now(); e->t0 = e->t_w = t; e->warm = 0; }
 EX_FN double ex_eta_seconds(ex_eta *e, double t, double t_end) {
     double now = ex_now();
     if (!e->warm) {

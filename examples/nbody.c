@@ -369,9 +369,6 @@ static int simulate(run *r) {
     double t = (double)r->s.t;
     nbody_result res = NBODY_OK;
     r->terminal = ex_is_terminal(stdout);
-    r->desc.progress.func = on_progress;
-    r->desc.progress.user_data = r;
-    r->desc.progress.interval = 0;              /* every step: Ctrl-C is answered at once */
     r->report_every = r->terminal ? 0.1 : 2.0;   /* a bar 10 times a second, or a line every 2 s */
     r->last_report = ex_now();
     r->drift = 0;
@@ -582,6 +579,9 @@ static int setup(run *r) {
     r->desc.device = o->device > 0 ? o->device : 0;
     r->desc.G = 1;
     r->desc.log.func = on_log;
+    r->desc.progress.func = on_progress;
+    r->desc.progress.user_data = r;
+    r->desc.progress.interval = 0;               /* every step: Ctrl-C is answered at once */
     r->t_end = o->t_end >= 0 ? o->t_end : r->sc->t_end;
     if (o->video && o->video_every <= 0) r->o.video_every = o->png_every > 0 ? o->png_every : r->t_end / 300;
     if ((rc = validate(r)) != 0) return rc;
@@ -633,11 +633,9 @@ int main(int argc, char **argv) {
     if (r.o.list) { list_available(); return 0; }
     r.start_wall = ex_now();
     signal(SIGPIPE, SIG_IGN);              /* a dead ffmpeg is an error from fwrite, not a kill */
+    signal(SIGINT, on_sigint);             /* answered at the next step (desc.progress) */
     rc = setup(&r);
-    if (rc == 0) {
-        signal(SIGINT, on_sigint);
-        rc = simulate(&r);
-    }
+    if (rc == 0) rc = simulate(&r);
     if (r.o.video && r.video.pipe && ex_video_close(&r.video) != 0 && rc == 0) {
         fprintf(stderr, "nbody: ffmpeg failed to write %s\n", r.o.video);
         rc = 1;
