@@ -141,6 +141,23 @@ EX_FN double ex_speed_scale(const nbody_system *s) {
     return ref > 0 ? ref : 1;
 }
 
+/* the q-quantile (0..1) of the speeds, from at most max_samples bodies taken evenly
+   (a frame of a million bodies must not sort them all); 1 when the speeds are all zero */
+EX_FN double ex_speed_quantile(const nbody_system *s, double q, size_t max_samples) {
+    size_t m = s->n < max_samples ? s->n : max_samples, i, k;
+    double *v = (double *)malloc((m ? m : 1) * sizeof *v), ref;
+    if (!v || m == 0) { free(v); return 1; }
+    for (i = 0; i < m; ++i) {
+        k = (size_t)((double)i * (double)s->n / (double)m);
+        v[i] = sqrt((double)(s->vx[k] * s->vx[k] + s->vy[k] * s->vy[k] + s->vz[k] * s->vz[k]));
+    }
+    qsort(v, m, sizeof *v, ex__cmp_double);
+    k = (size_t)(q * (double)(m - 1) + 0.5);
+    ref = v[k < m ? k : m - 1];
+    free(v);
+    return ref > 0 ? ref : 1;
+}
+
 EX_FN double ex_speed(const nbody_system *s, size_t i) {
     return sqrt((double)(s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i]));
 }
