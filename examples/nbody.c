@@ -6,11 +6,11 @@
           (leave out -DNBODY_EX_PNG and -lpng to build without pictures)
 
    How a run is cut into pieces, and why --resume is exact: the run advances from output
-   time to output time (multiples of --snapshot-every and --png-every, and t-end), each
-   piece landing exactly on its end. Between them a fixed-step method (no --tolerance)
-   takes plain steps of --dt, so the progress bar never changes the trajectory. Adaptive
-   runs additionally end a piece at every 1% of t-end, for the progress; a resumed run
-   starts on such an end, so it cuts the rest of the run into the same pieces.
+   time to output time (multiples of --snapshot-every, --png-every, --video-every, and t-end),
+   each piece landing exactly on its end; in between each method takes its own steps (plain
+   steps of --dt without --tolerance). The progress display and Ctrl-C ride on the library's
+   heartbeat (desc.progress), which watches and never changes a step; a resumed run starts
+   on a piece's end, so it cuts the rest of the run into the same pieces.
    At each --snapshot-every time (and at t-end) the run writes two files: OUT_snap_K.snap,
    the bodies and the time (nbody_save: the portable file for analysis, CSV, other tools),
    and OUT_snap_K.ckpt, a checkpoint (nbody_checkpoint_save: every buffer and scalar of the
