@@ -66,7 +66,11 @@
    Every function that can fail returns nbody_result; nbody_result_string() names it.
    Bad input returns NBODY_ERR_INVALID_ARGUMENT and changes nothing: nothing asserts, aborts
    or prints. A step that turns the state NaN/Inf returns NBODY_ERR_NOT_FINITE and the
-   simulation keeps its last good state. Details go to desc.log.func when set.
+   simulation keeps its last good state. A step too small to change t in NBODY_REAL returns
+   NBODY_ERR_STEP_TOO_SMALL (state kept). desc.progress (a heartbeat called during
+   nbody_advance) may cancel it: NBODY_ERR_CANCELLED, state of the last accepted step.
+   Details go to desc.log.func when set; nbody_create logs a WARNING for an adaptive
+   tolerance below what a tree engine's force error allows (docs/README-progress.md).
 
    PHYSICS AND UNITS
    a_i = G * sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2)   (Plummer softening eps;

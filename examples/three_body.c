@@ -50,12 +50,14 @@ static nbody_result advance(nbody_sim **sim, nbody_system *s, double t_end, unsi
     snprintf(what, size, "RK4");
     d.method = NBODY_RK4;
     while (r == NBODY_OK && (double)s->t < t_end) {
+        double t_before = (double)s->t;
         d.dt = (nbody_real)rk4_step(s);
         nbody_destroy(*sim);
         if ((r = nbody_create(sim, &d, s)) != NBODY_OK) { *sim = NULL; break; }
         if ((r = nbody_advance(*sim, (nbody_real)fmin(t_end, (double)s->t + 20 * (double)d.dt))) == NBODY_OK)
             r = nbody_get_state(*sim, s);
         *steps += nbody_get_stats(*sim).steps;
+        if (r == NBODY_OK && !((double)s->t > t_before)) r = NBODY_ERR_STEP_TOO_SMALL;   /* t no longer moves */
     }
     return r;
 }
