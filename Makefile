@@ -4,7 +4,10 @@
 #   make demo       the galaxy collision, nothing needed but a C compiler
 #   make bench      benchmark tables (markdown)
 #   make examples   the example programs
+#   make help       every target, one line each
 #   WITH_OPENCL=1   add the OpenCL engines (-lOpenCL); WITH_CUDA=1 add the CUDA engines (nvcc)
+# plain `make` is `make all`, whatever rules come first below
+.DEFAULT_GOAL := all
 CC      ?= cc
 CFLAGS  ?= -O2 -march=native
 WARN    := -std=c99 -Wall -Wextra -pedantic -Werror
@@ -232,3 +235,27 @@ embed:
 	sh tools/embed_kernels.sh kernels.cl nbody_cl.h
 check-embedded:
 	@sh tests/embedded_check.sh
+# ---- user experience: the stall test in every precision, the docs' code compiled, make help
+PRECISION_TESTS += $(BUILD)/test_stall_float $(BUILD)/test_stall_longdouble
+all test: $(BUILD)/test_stall_float $(BUILD)/test_stall_longdouble
+$(BUILD)/test_stall_float: tests/test_stall.c tests/check.h $(HEADERS) | $(BUILD)
+	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
+$(BUILD)/test_stall_longdouble: tests/test_stall.c tests/check.h $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. "-DNBODY_REAL=long double" $< -o $@ -lm
+TEST_SCRIPTS += tests/compile_docs.sh
+.PHONY: help
+help:
+	@echo 'make                 the examples and the tests (= make all); nothing is run'
+	@echo 'make test            build and run every test; last line "N passed, N failed[, N skipped]"'
+	@echo 'make demo            build and run the galaxy collision in the terminal'
+	@echo 'make examples        the example programs (build/nbody, build/viewer, ...)'
+	@echo 'make bench           benchmark tables (markdown, a few minutes)'
+	@echo 'make test-asan       every test under AddressSanitizer + UBSan'
+	@echo 'make test-tsan       every test under ThreadSanitizer'
+	@echo 'make fuzz            fuzz the snapshot and checkpoint readers (FUZZ_SECONDS=60)'
+	@echo 'make soak            10^6 leapfrog steps: bounded energy, no allocation'
+	@echo 'make test-cuda       the CUDA engine tests (nvcc and an NVIDIA GPU)'
+	@echo 'make bench-cuda      the CUDA benchmarks'
+	@echo 'make embed           regenerate nbody_cl.h from kernels.cl; make check-embedded checks it'
+	@echo 'make clean           remove build/'
+	@echo 'variables: CC, CFLAGS (default -O2 -march=native), BUILD (default build), WITH_OPENCL=0/1, WITH_CUDA=1'

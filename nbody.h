@@ -12,15 +12,18 @@
 
    Everywhere else just #include "nbody.h".
 
+   C AND C++: zero-initialise the structs with NBODY_ZERO ({0} in C, {} in C++), as below;
+   every program here compiles as C99 and as C++11 with -Wall -Wextra -pedantic -Werror.
+
    A COMPLETE PROGRAM
 
        #define NBODY_IMPLEMENTATION
        #include "nbody.h"
        #include <stdio.h>
        int main(void) {
-           nbody_system s = {0};
+           nbody_system s = NBODY_ZERO;
            nbody_sim *sim;
-           nbody_desc d = {0};                       // all zero = sensible defaults
+           nbody_desc d = NBODY_ZERO;                // all zero = sensible defaults
            nbody_invariants e0, e1;
            nbody_ic_plummer(&s, 1000, 42);
            d.softening = 0.01;
@@ -63,7 +66,11 @@
    Every function that can fail returns nbody_result; nbody_result_string() names it.
    Bad input returns NBODY_ERR_INVALID_ARGUMENT and changes nothing: nothing asserts, aborts
    or prints. A step that turns the state NaN/Inf returns NBODY_ERR_NOT_FINITE and the
-   simulation keeps its last good state. Details go to desc.log.func when set.
+   simulation keeps its last good state. A step too small to change t in NBODY_REAL returns
+   NBODY_ERR_STEP_TOO_SMALL (state kept). desc.progress (a heartbeat called during
+   nbody_advance) may cancel it: NBODY_ERR_CANCELLED, state of the last accepted step.
+   Details go to desc.log.func when set; nbody_create logs a WARNING for an adaptive
+   tolerance below what a tree engine's force error allows (docs/progress.md).
 
    PHYSICS AND UNITS
    a_i = G * sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2)   (Plummer softening eps;
@@ -100,6 +107,17 @@ extern "C" {
 
 typedef NBODY_REAL nbody_real;
 
+/* Zero-initialise any nbody struct, the same line in C and C++ (all zero = defaults):
+       nbody_desc d = NBODY_ZERO;       nbody_system s = NBODY_ZERO;
+   It is {0} in C and {} in C++. C99 has no empty braces; C++ refuses {0} for nbody_desc
+   (its first member is an enum) and warns about {0} under -Wextra (missing initializers).
+   Plain C may keep writing = {0}. */
+#ifdef __cplusplus
+#define NBODY_ZERO {}
+#else
+#define NBODY_ZERO {0}
+#endif
+
 typedef enum nbody_result {
     NBODY_OK = 0,
     NBODY_ERR_INVALID_ARGUMENT,    /* NULL, n == 0 where not allowed, dt <= 0, NaN input, bad enum */
@@ -109,7 +127,8 @@ typedef enum nbody_result {
     NBODY_ERR_NOT_FINITE,          /* the state became NaN/Inf; the last good state is kept */
     NBODY_ERR_STEP_TOO_SMALL,      /* adaptive control needed dt < dt_min */
     NBODY_ERR_IO,
-    NBODY_ERR_FORMAT               /* a file is not a valid snapshot (bad magic, size, checksum) */
+    NBODY_ERR_FORMAT,              /* a file is not a valid snapshot (bad magic, size, checksum) */
+    NBODY_ERR_CANCELLED            /* desc.progress asked to stop; the state is the last accepted step */
 } nbody_result;
 
 typedef struct nbody_system {      /* structure of arrays, length n each */
@@ -182,6 +201,27 @@ typedef struct nbody_logger {      /* func NULL = silent */
     void  *user_data;
 } nbody_logger;
 
+/* Progress (desc.progress): nbody_advance calls func after accepted steps, after every one
+   when interval is 0, else once at least `interval` seconds of wall-clock time have passed
+   since the last call (checked also after each rejected step, so a run whose steps keep
+   being rejected still reports). A nonzero return cancels: nbody_advance returns
+   NBODY_ERR_CANCELLED and the simulation holds the state of the last accepted step (nbody_get_state,
+   nbody_checkpoint_save and a later nbody_advance work as after any step). The wall clock is
+   omp_get_wtime() with OpenMP, clock() (processor time: one thread) without. */
+typedef struct nbody_progress_info {
+    nbody_real t;                  /* time of the state now (the last accepted step) */
+    nbody_real t_start, t_end;     /* where this nbody_advance began and where it lands */
+    nbody_real dt;                 /* size of the last accepted step */
+    unsigned long long steps, rejected;   /* since nbody_create, as nbody_get_stats */
+    double elapsed;                /* wall-clock seconds since this nbody_advance began */
+} nbody_progress_info;
+
+typedef struct nbody_progress {    /* func NULL = no progress calls */
+    int  (*func)(const nbody_progress_info *info, void *user_data);   /* nonzero = cancel */
+    void  *user_data;
+    double interval;               /* seconds between calls; 0 = after every accepted step */
+} nbody_progress;
+
 typedef struct nbody_desc {        /* all zero = defaults */
     nbody_engine    engine;
     nbody_method    method;
@@ -203,6 +243,7 @@ typedef struct nbody_desc {        /* all zero = defaults */
     int             leaf_size;     /* tree engines: nodes of at most this many bodies are summed
                                       directly; 0 = automatic (4 on the CPU tree, measured);
                                       1 = single-body leaves. The GPU trees always use 1. */
+    nbody_progress  progress;      /* heartbeat and cancel during nbody_advance; NULL func = none */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -228,6 +269,7 @@ NBODY_API const char  *nbody_engine_name(nbody_engine e);        /* "unknown" wh
 NBODY_API const char  *nbody_method_name(nbody_method m);
 NBODY_API int          nbody_engine_available(nbody_engine e);   /* compiled in (device not probed) */
 NBODY_API int          nbody_method_order(nbody_method m, int adams_order);
+NBODY_API int          nbody_method_adaptive(nbody_method m);   /* 1: desc.tolerance > 0 turns on step control */
 
 /* ---- bodies ---- */
 NBODY_API nbody_result nbody_system_alloc(nbody_system *s, size_t n);   /* zeroed arrays */
@@ -382,6 +424,7 @@ const nbody__engine_ops *nbody__cuda_engine_ops(int tree);
 #include <string.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <time.h>
 #if defined(_OPENMP) && !defined(NBODY_NO_OPENMP)
 #include <omp.h>
 #define NBODY__OPENMP 1
@@ -480,6 +523,7 @@ NBODY__DEF const char *nbody_result_string(nbody_result r) {
     case NBODY_ERR_STEP_TOO_SMALL: return "step size fell below dt_min";
     case NBODY_ERR_IO: return "input/output error";
     case NBODY_ERR_FORMAT: return "not a valid snapshot file";
+    case NBODY_ERR_CANCELLED: return "cancelled by the progress callback";
     }
     return "unknown result";
 }
@@ -568,6 +612,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
     if (d->leaf_size < 0) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
+    if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
     return 1;
 }
 
@@ -1940,6 +1985,8 @@ struct nbody_sim {
     nbody_real t, dt_next;
     nbody_real *m;                 /* host copy of the masses */
     nbody_stats stats;
+    /* desc.progress during one nbody_advance (active = 0 outside it) */
+    struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
 };
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
@@ -2488,6 +2535,11 @@ NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     return nbody__methods[m].order;
 }
 
+NBODY__DEF int nbody_method_adaptive(nbody_method m) {
+    if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
+    return nbody__methods[m].adaptive;
+}
+
 /* ---- step-size controller (Hairer, Norsett & Wanner, Solving ODEs I, II.4):
    h_new = h * min(grow, max(shrink, safety * err^(-1/(q+1)))), q the lower order of the pair */
 #define NBODY__SAFETY ((nbody_real)0.9)
@@ -2509,6 +2561,35 @@ static nbody_real nbody__controller(const nbody_sim *s, nbody_real h, nbody_real
 
 static int nbody__adaptive(const nbody_sim *s) { return s->method->adaptive && s->desc.tolerance > 0; }
 
+/* ---- progress (desc.progress) ---- */
+static double nbody__wall_seconds(void) {
+#if NBODY__OPENMP
+    return omp_get_wtime();
+#else
+    return (double)clock() / (double)CLOCKS_PER_SEC;
+#endif
+}
+
+/* Calls desc.progress.func, inside nbody_advance, after an accepted step (accepted = 1) or a
+   rejected one, as its interval says; 1 = cancel. */
+static int nbody__progress(nbody_sim *s, int accepted) {
+    nbody_progress_info info;
+    double now;
+    if (!s->progress.active || !s->desc.progress.func) return 0;
+    if (s->desc.progress.interval <= 0 && !accepted) return 0;      /* every accepted step */
+    now = nbody__wall_seconds();
+    if (s->desc.progress.interval > 0 && now - s->progress.last < s->desc.progress.interval) return 0;
+    s->progress.last = now;
+    info.t = s->t;
+    info.t_start = s->progress.t_start;
+    info.t_end = s->progress.t_end;
+    info.dt = s->stats.dt;
+    info.steps = s->stats.steps;
+    info.rejected = s->stats.rejected;
+    info.elapsed = now - s->progress.wall0;
+    return s->desc.progress.func(&info, s->desc.progress.user_data) != 0;
+}
+
 /* Take one accepted step, never past t_limit (pass +Inf for none). The state is committed
    only when the step succeeds and is finite: on any error y, t and history are unchanged. */
 static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
@@ -2517,18 +2598,28 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
     nbody_result r;
     if (s->desc.dt_max > 0 && h > s->desc.dt_max) h = s->desc.dt_max;
     if (h >= remaining || remaining - h < h * (nbody_real)1e-8) { h = remaining; clipped = 1; }
+    /* a step that t + h cannot resolve (below half an ulp of t in NBODY_REAL) would leave t
+       where it is, and nbody_advance would loop forever */
+    if (!clipped && !(s->t + h > s->t)) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g does not change t = %g in this precision",
+                   (double)h, (double)s->t);
+        return NBODY_ERR_STEP_TOO_SMALL;
+    }
     for (;;) {
+        nbody_real h_old = h;
         r = s->method->attempt(s, h, &err);
         if (r != NBODY_OK) return r;
         if (!nbody__adaptive(s) || err <= 1) break;
         s->stats.rejected++;
         rejected = 1;
         h = nbody__controller(s, h, err);
+        if (!(h < h_old)) h = h_old * NBODY__SHRINK;   /* every rejection shrinks: the loop ends */
         clipped = 0;
-        if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * (nbody_real)(4 * DBL_EPSILON) || !(h > 0)) {
+        if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * 4 * nbody__eps() || !(h > 0)) {
             nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g below dt_min at t = %g", (double)h, (double)s->t);
             return NBODY_ERR_STEP_TOO_SMALL;
         }
+        if (nbody__progress(s, 0)) return NBODY_ERR_CANCELLED;
     }
     r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite);
     if (r != NBODY_OK) return r;
@@ -2598,6 +2689,32 @@ static nbody_result nbody__alloc_buffers(nbody_sim *s) {
     return r;
 }
 
+/* The CPU tree's median relative force error (docs/tree.md, Plummer sphere N = 20000):
+   6.4e-3 (theta / 0.5)^2.5 with monopoles, 1.7e-3 (theta / 0.5)^3.5 with quadrupoles. */
+static double nbody__tree_error_at_half(int quad) { return quad ? 1.7e-3 : 6.4e-3; }
+static double nbody__tree_error_power(int quad) { return quad ? 3.5 : 2.5; }
+
+/* The tree's force jumps (by about its force error) whenever a node opens as bodies move; an
+   error estimate sees each jump, and a tolerance far below it makes the step control chase
+   them with tiny, often rejected steps. Measured on the galaxy pair (bench/bench_tolerance.c,
+   bench/results/tolerance-tree.md): steps stay near the direct engine's while the tolerance is
+   at least NBODY__TREE_TOL_RATIO times the force error. */
+#define NBODY__TREE_TOL_RATIO 1e-3
+static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info *m) {
+    int quad = d->engine == NBODY_ENGINE_TREE && d->quadrupole;
+    double e_half = nbody__tree_error_at_half(quad), p = nbody__tree_error_power(quad);
+    double err = e_half * pow((double)d->theta / 0.5, p), least = NBODY__TREE_TOL_RATIO * err;
+    if (!m->adaptive || d->tolerance <= 0 || (double)d->tolerance >= least) return;
+    if (d->engine != NBODY_ENGINE_TREE && d->engine != NBODY_ENGINE_CUDA_TREE && d->engine != NBODY_ENGINE_OPENCL_TREE)
+        return;
+    nbody__log(d, NBODY_LOG_WARNING,
+               "nbody: tolerance %g is below what the %s engine's force error allows (median relative error about "
+               "%.1e at theta %g%s): the step control would chase the error's jumps with tiny, often rejected steps; "
+               "use a tolerance of at least %.1e, or theta <= %.2g for this tolerance, or a direct engine (block)",
+               (double)d->tolerance, nbody_engine_name(d->engine), err, (double)d->theta, quad ? " with quadrupoles" : "",
+               least, 0.5 * pow((double)d->tolerance / (NBODY__TREE_TOL_RATIO * e_half), 1 / p));
+}
+
 NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, const nbody_system *initial) {
     nbody_desc d;
     nbody_sim *s;
@@ -2609,6 +2726,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
         return NBODY_ERR_UNAVAILABLE;
     }
+    nbody__warn_tolerance(&d, &nbody__methods[d.method]);
     s = (nbody_sim *)nbody__alloc(&d, sizeof *s);
     if (!s) return NBODY_ERR_OUT_OF_MEMORY;
     memset(s, 0, sizeof *s);
@@ -2639,12 +2757,20 @@ NBODY__DEF nbody_result nbody_step(nbody_sim *sim) {
 }
 
 NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
+    nbody_result r = NBODY_OK;
     if (!sim || !nbody__isfinite(t_end) || t_end < sim->t) return NBODY_ERR_INVALID_ARGUMENT;
-    while (sim->t < t_end) {
-        nbody_result r = nbody__step_to(sim, t_end);
-        if (r != NBODY_OK) return r;
+    if (sim->desc.progress.func) {
+        sim->progress.active = 1;
+        sim->progress.t_start = sim->t;
+        sim->progress.t_end = t_end;
+        sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
-    return NBODY_OK;
+    while (r == NBODY_OK && sim->t < t_end) {
+        r = nbody__step_to(sim, t_end);
+        if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
+    }
+    sim->progress.active = 0;
+    return r;
 }
 
 NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out) {
@@ -3185,6 +3311,23 @@ static nbody_result nbody__ckp_verify(FILE *f, unsigned long long size) {
 }
 
 /* pass 2: header, the desc check, bodies; *sys allocated here (freed by the caller) */
+/* names the desc field (in nbody__ckp_desc's order) that differs from the checkpoint's:
+   "nbody: checkpoint field NAME: written with A, the desc has B" (engine, method by name) */
+static void nbody__ckp_log_mismatch(const nbody_desc *d, int i, int real, double saved, double asked) {
+    static const char *const ints[NBODY__CKP_DESC_INTS] = {"engine", "method", "order", "traversal", "visit_order",
+                                                           "block_size", "compensated", "quadrupole", "leaf_size"};
+    static const char *const reals[NBODY__CKP_DESC_REALS] = {"G", "softening", "dt", "tolerance", "dt_min", "dt_max", "theta"};
+    if (!real && i == 0)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field engine: written with %s, the desc has %s",
+                   nbody_engine_name((nbody_engine)(int)saved), nbody_engine_name((nbody_engine)(int)asked));
+    else if (!real && i == 1)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field method: written with %s, the desc has %s",
+                   nbody_method_name((nbody_method)(int)saved), nbody_method_name((nbody_method)(int)asked));
+    else
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field %s: written with %.17g, the desc has %.17g",
+                   real ? reals[i] : ints[i], saved, asked);
+}
+
 static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const nbody_desc *d,
                                          nbody__ckp_head *h, nbody_system *sys) {
     char magic[8];
@@ -3203,8 +3346,16 @@ static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const
         h->ints[NBODY__CKP_DESC_INTS + 2] > 1 || h->ints[NBODY__CKP_DESC_INTS + 3] < 0)
         return NBODY_ERR_FORMAT;
     nbody__ckp_desc(d, iv, rv);
-    for (i = 0; i < NBODY__CKP_DESC_INTS; ++i) if (iv[i] != h->ints[i]) return NBODY_ERR_INVALID_ARGUMENT;
-    for (i = 0; i < NBODY__CKP_DESC_REALS; ++i) if (rv[i] != h->reals[i]) return NBODY_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < NBODY__CKP_DESC_INTS; ++i)
+        if (iv[i] != h->ints[i]) {
+            nbody__ckp_log_mismatch(d, i, 0, (double)h->ints[i], (double)iv[i]);
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+    for (i = 0; i < NBODY__CKP_DESC_REALS; ++i)
+        if (rv[i] != h->reals[i]) {
+            nbody__ckp_log_mismatch(d, i, 1, (double)h->reals[i], (double)rv[i]);
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
     if ((r = nbody_system_alloc(sys, (size_t)h->n)) != NBODY_OK) return r;
     fields[0] = sys->m; fields[1] = sys->x; fields[2] = sys->y; fields[3] = sys->z;
     fields[4] = sys->vx; fields[5] = sys->vy; fields[6] = sys->vz;

@@ -10,6 +10,7 @@
 #include "nbody.h"
 #include "example.h"
 #include <sys/stat.h>
+#include <errno.h>
 
 typedef struct panel { const char *label; const ex_scenario *sc; nbody_system s; nbody_sim *sim; double v_ref; } panel;
 
@@ -22,20 +23,23 @@ int main(int argc, char **argv) {
     panel p[2];
     ex_image img;
     char path[4096], label[64];
-    int k, i, frames = (int)ceil(t_end / frame_dt - 1e-9);
+    int k, i, frames = (int)ceil(t_end / frame_dt - 1e-9), terminal = ex_is_terminal(stdout);
+    double start = ex_now(), last_report = -1;
+    ex_eta eta;
     if (n < 2 || !(t_end > 0) || t_end > 1e5) { fprintf(stderr, "usage: central_body [N >= 2 [T_END > 0 [OUTDIR]]]\n"); return 2; }
-    mkdir(dir, 0777);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) { fprintf(stderr, "central_body: cannot create %s: %s\n", dir, strerror(errno)); return 1; }
     if (ex_image_alloc(&img, 1280, 640) != 0) return 1;
     memset(p, 0, sizeof p);
     p[0].label = "CENTRAL BODY 99%"; p[0].sc = ex_find_scenario("galaxy");
     p[1].label = "CENTRAL BODY 10%"; p[1].sc = ex_find_scenario("galaxy10");
     for (i = 0; i < 2; ++i) {
-        nbody_desc desc = {0};
+        nbody_desc desc = NBODY_ZERO;
         desc.softening = (nbody_real)p[i].sc->softening;
         desc.dt = (nbody_real)p[0].sc->dt;            /* the smaller step of the two, for both */
         if (ex_make_scenario(p[i].sc, &p[i].s, (size_t)n, 7) != NBODY_OK || nbody_create(&p[i].sim, &desc, &p[i].s) != NBODY_OK) return 1;
         p[i].v_ref = ex_speed_scale(&p[i].s);
     }
+    ex_eta_start(&eta, 0);
     for (k = 0; k <= frames; ++k) {
         ex_image_clear(&img);
         for (i = 0; i < 2; ++i) {
@@ -50,12 +54,15 @@ int main(int argc, char **argv) {
         }
         snprintf(label, sizeof label, "T = %.2f", (double)p[0].s.t);
         ex_draw_text(&img, 12, img.h - 27, 3, label, white);
-        snprintf(path, sizeof path, "%s/frame_%05d.png", dir, k);
+        snprintf(path, sizeof path, "%s/frame_%06d.png", dir, k);
         if (ex_write_png(&img, path, 1.5f) != 0) { fprintf(stderr, "central_body: cannot write %s\n", path); return 1; }
-        printf("\r%s  t = %.2f ", path, (double)p[0].s.t);
-        fflush(stdout);
+        if (ex_now() - last_report >= (terminal ? 0.1 : 2.0) || k == frames) {   /* bar, or a line every 2 s */
+            ex_progress(stdout, terminal, (double)p[0].s.t, t_end, ex_now() - start, ex_eta_seconds(&eta, (double)p[0].s.t, t_end), NAN);
+            last_report = ex_now();
+        }
     }
-    printf("\n");
+    if (terminal) printf("\n");
+    printf("wrote %d frames %s/frame_000000.png ...\n", frames + 1, dir);
     for (i = 0; i < 2; ++i) { nbody_destroy(p[i].sim); nbody_system_free(&p[i].s); }
     ex_image_free(&img);
     return 0;

@@ -3,7 +3,7 @@
    it draws the density of the bodies as characters (coloured by speed on a terminal, with
    the colour map of example.h) and prints the time, the wall clock and the energy drift.
    Built with libpng it also writes a PNG frame each time, beside the executable
-   (build/demo_frame_NNN.png). Default: 1000 bodies to t = 6, about 3000 leapfrog steps.
+   (build/demo_frame_NNNNNN.png). Default: 1000 bodies to t = 6, about 3000 leapfrog steps.
    Usage: demo [N [T_END]]
    Build: cc -O2 -fopenmp -I. examples/demo.c -o demo -lm
           (add -DNBODY_EX_PNG before the file and -lpng after it for the frames) */
@@ -12,17 +12,17 @@
 #include "nbody.h"
 #include "example.h"
 
-/* frames go beside the executable: "build/demo" -> "build/demo_frame_NNN.png" */
+/* frames go beside the executable: "build/demo" -> "build/demo_frame_NNNNNN.png" */
 static void frame_path(char *out, size_t size, const char *argv0, int k) {
     const char *slash = strrchr(argv0, '/');
     int dir = slash ? (int)(slash - argv0 + 1) : 0;
-    snprintf(out, size, "%.*sdemo_frame_%03d.png", dir, argv0, k);
+    snprintf(out, size, "%.*sdemo_frame_%06d.png", dir, argv0, k);
 }
 
 int main(int argc, char **argv) {
     const ex_scenario *sc = ex_find_scenario("collision");
-    nbody_system s = {0};
-    nbody_desc desc = {0};
+    nbody_system s = NBODY_ZERO;
+    nbody_desc desc = NBODY_ZERO;
     nbody_sim *sim;
     ex_image img = {0, 0, NULL};
     double t_end = argc > 2 ? atof(argv[2]) : sc->t_end, e0, v_ref, start = ex_now();

@@ -141,6 +141,23 @@ EX_FN double ex_speed_scale(const nbody_system *s) {
     return ref > 0 ? ref : 1;
 }
 
+/* the q-quantile (0..1) of the speeds, from at most max_samples bodies taken evenly
+   (a frame of a million bodies must not sort them all); 1 when the speeds are all zero */
+EX_FN double ex_speed_quantile(const nbody_system *s, double q, size_t max_samples) {
+    size_t m = s->n < max_samples ? s->n : max_samples, i, k;
+    double *v = (double *)malloc((m ? m : 1) * sizeof *v), ref;
+    if (!v || m == 0) { free(v); return 1; }
+    for (i = 0; i < m; ++i) {
+        k = (size_t)((double)i * (double)s->n / (double)m);
+        v[i] = sqrt((double)(s->vx[k] * s->vx[k] + s->vy[k] * s->vy[k] + s->vz[k] * s->vz[k]));
+    }
+    qsort(v, m, sizeof *v, ex__cmp_double);
+    k = (size_t)(q * (double)(m - 1) + 0.5);
+    ref = v[k < m ? k : m - 1];
+    free(v);
+    return ref > 0 ? ref : 1;
+}
+
 EX_FN double ex_speed(const nbody_system *s, size_t i) {
     return sqrt((double)(s->vx[i] * s->vx[i] + s->vy[i] * s->vy[i] + s->vz[i] * s->vz[i]));
 }
@@ -329,13 +346,19 @@ EX_FN int ex_have_png(void) {
 #endif
 }
 
+/* the light tone-mapped to 8-bit RGB rows, top row first (1 - exp(-exposure * light)) */
+EX_FN void ex_image_rgb8(const ex_image *im, float exposure, unsigned char *bytes) {
+    size_t i, count = (size_t)im->w * (size_t)im->h * 3;
+    for (i = 0; i < count; ++i) bytes[i] = (unsigned char)(255.0f * (1.0f - expf(-exposure * im->light[i])) + 0.5f);
+}
+
 /* tone-map the light to 8 bits (1 - exp(-exposure * light)) and write it as a PNG */
 EX_FN int ex_write_png(const ex_image *im, const char *path, float exposure) {
-    size_t i, count = (size_t)im->w * (size_t)im->h * 3;
+    size_t count = (size_t)im->w * (size_t)im->h * 3;
     unsigned char *bytes = (unsigned char *)malloc(count);
     int r;
     if (!bytes) return -1;
-    for (i = 0; i < count; ++i) bytes[i] = (unsigned char)(255.0f * (1.0f - expf(-exposure * im->light[i])) + 0.5f);
+    ex_image_rgb8(im, exposure, bytes);
     r = ex_write_png_rgb8(path, im->w, im->h, bytes);
     free(bytes);
     return r;
@@ -376,20 +399,83 @@ EX_FN void ex_print_density(FILE *out, const nbody_system *s, double half, doubl
     free(count);
 }
 
-/* one progress line: a bar on a terminal (redrawn in place), a plain line otherwise */
-EX_FN void ex_progress(FILE *out, int terminal, double t, double t_end, double elapsed, double drift) {
-    double frac = t_end > 0 ? t / t_end : 1, eta = frac > 0 ? elapsed * (1 - frac) / frac : 0;
+/* The time left, from the rate measured after a warm-up: the first EX_WARMUP_S seconds of a
+   run (start-up, first-touch of memory, GPU tuning, a tree's first builds) are left out, and
+   the rate is simulated time per wall second since then. Unknown (< 0) until the rate has
+   been measured over at least half a second. */
+#define EX_WARMUP_S 1.0
+typedef struct ex_eta { double wall0, t0, wall_w, t_w; int warm; } ex_eta;
+EX_FN void ex_eta_start(ex_eta *e, double t) { e->wall0 = e->wall_w = ex_now(); e->t0 = e->t_w = t; e->warm = 0; }
+EX_FN double ex_eta_seconds(ex_eta *e, double t, double t_end) {
+    double now = ex_now();
+    if (!e->warm) {
+        if (now - e->wall0 < EX_WARMUP_S) return -1;
+        e->warm = 1; e->wall_w = now; e->t_w = t;
+        return -1;
+    }
+    if (now - e->wall_w < 0.5 || !(t > e->t_w)) return -1;
+    return (t_end - t) * (now - e->wall_w) / (t - e->t_w);
+}
+
+/* one progress line: on a terminal a bar redrawn in place ('\r'), otherwise a plain line
+   (a log stays one line per report); eta < 0: not known yet; drift NaN: not shown */
+EX_FN void ex_progress(FILE *out, int terminal, double t, double t_end, double elapsed, double eta, double drift) {
+    double frac = t_end > 0 ? t / t_end : 1;
+    char eta_text[32], drift_text[32] = "";
     if (frac > 1) frac = 1;
+    if (eta >= 0) snprintf(eta_text, sizeof eta_text, "%.0f s", eta);
+    else snprintf(eta_text, sizeof eta_text, "--");
+    if (drift == drift) snprintf(drift_text, sizeof drift_text, "  dE/E = %+.3e", drift);
     if (terminal) {
         char bar[31];
         int i, full = (int)(frac * 30);
         for (i = 0; i < 30; ++i) bar[i] = i < full ? '#' : '.';
         bar[30] = 0;
-        fprintf(out, "\r[%s] %3.0f%%  t = %-9.4g ETA %5.0f s  dE/E = %+.3e ", bar, 100 * frac, t, eta, drift);
+        fprintf(out, "\r[%s] %3.0f%%  t = %-9.4g ETA %6s%s ", bar, 100 * frac, t, eta_text, drift_text);
     } else {
-        fprintf(out, "t = %.6g  %.0f%%  elapsed %.1f s  ETA %.0f s  dE/E = %+.6e\n", t, 100 * frac, elapsed, eta, drift);
+        fprintf(out, "t = %.6g  %.0f%%  elapsed %.1f s  ETA %s%s\n", t, 100 * frac, elapsed, eta_text, drift_text);
     }
     fflush(out);
 }
+
+/* ---------------------------------------------------------------- video through ffmpeg
+   Frames go as raw RGB bytes down a pipe into ffmpeg (H.264, yuv420p: plays everywhere);
+   nothing here encodes video. Width and height must be even. */
+#define EX_FFMPEG_MISSING "ffmpeg is not installed (it is the package 'ffmpeg': apt-get install ffmpeg, dnf install ffmpeg, brew install ffmpeg)"
+EX_FN int ex_have_ffmpeg(void) { return system("ffmpeg -version >/dev/null 2>&1") == 0; }
+
+typedef struct ex_video { FILE *pipe; int w, h; long frames; } ex_video;
+
+/* 0 on success; the path is quoted for the shell */
+EX_FN int ex_video_open(ex_video *v, const char *path, int w, int h, int fps) {
+    char cmd[8192], quoted[4096];
+    size_t i, k = 0;
+    for (i = 0; path[i] && k + 5 < sizeof quoted; ++i) {    /* 'a'\''b' */
+        if (path[i] == '\'') { memcpy(quoted + k, "'\\''", 4); k += 4; } else quoted[k++] = path[i];
+    }
+    quoted[k] = 0;
+    v->w = w; v->h = h; v->frames = 0;
+    snprintf(cmd, sizeof cmd, "ffmpeg -loglevel error -y -f rawvideo -pix_fmt rgb24 -s %dx%d -r %d -i - "
+             "-c:v libx264 -pix_fmt yuv420p -movflags +faststart '%s'", w, h, fps, quoted);
+    v->pipe = popen(cmd, "w");
+    return v->pipe ? 0 : -1;
+}
+
+EX_FN int ex_video_frame(ex_video *v, const unsigned char *rgb) {
+    size_t bytes = (size_t)v->w * (size_t)v->h * 3;
+    if (!v->pipe || fwrite(rgb, 1, bytes, v->pipe) != bytes) return -1;
+    v->frames++;
+    return 0;
+}
+
+/* 0 when ffmpeg wrote the file */
+EX_FN int ex_video_close(ex_video *v) {
+    int st;
+    if (!v->pipe) return -1;
+    st = pclose(v->pipe);
+    v->pipe = NULL;
+    return st == 0 ? 0 : -1;
+}
+
 
 #endif

@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 int main(void) {
-    nbody_system s = {0};
-    nbody_desc desc = {0};                 /* all zero: block engine, leapfrog, dt = 1e-3 */
+    nbody_system s = NBODY_ZERO;
+    nbody_desc desc = NBODY_ZERO;                 /* all zero: block engine, leapfrog, dt = 1e-3 */
     nbody_invariants before, after;
     nbody_sim *sim;
     nbody_ic_plummer(&s, 1000, 42);        /* seed 42: the same stars on every machine */

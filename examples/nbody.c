@@ -6,11 +6,11 @@
           (leave out -DNBODY_EX_PNG and -lpng to build without pictures)
 
    How a run is cut into pieces, and why --resume is exact: the run advances from output
-   time to output time (multiples of --snapshot-every and --png-every, and t-end), each
-   piece landing exactly on its end. Between them a fixed-step method (no --tolerance)
-   takes plain steps of --dt, so the progress bar never changes the trajectory. Adaptive
-   runs additionally end a piece at every 1% of t-end, for the progress; a resumed run
-   starts on such an end, so it cuts the rest of the run into the same pieces.
+   time to output time (multiples of --snapshot-every, --png-every, --video-every, and t-end),
+   each piece landing exactly on its end; in between each method takes its own steps (plain
+   steps of --dt without --tolerance). The progress display and Ctrl-C ride on the library's
+   heartbeat (desc.progress), which watches and never changes a step; a resumed run starts
+   on a piece's end, so it cuts the rest of the run into the same pieces.
    At each --snapshot-every time (and at t-end) the run writes two files: OUT_snap_K.snap,
    the bodies and the time (nbody_save: the portable file for analysis, CSV, other tools),
    and OUT_snap_K.ckpt, a checkpoint (nbody_checkpoint_save: every buffer and scalar of the
@@ -25,19 +25,21 @@
 #include "nbody.h"
 #include "example.h"
 #include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
 
 typedef struct options {
-    const char *scenario, *engine, *method, *resume, *out;
+    const char *scenario, *engine, *method, *resume, *out, *video;
     size_t n;
-    double dt, tolerance, theta, t_end, softening, snapshot_every, png_every;
-    int csv, list, help, width;
+    double dt, tolerance, theta, t_end, softening, snapshot_every, png_every, video_every;
+    int csv, list, help, version, width, fps, threads, order, device;
     unsigned long long seed;
 } options;
 
 static void usage(FILE *f) {
     size_t i;
     fprintf(f,
-            "usage: nbody [options]\n"
+            "usage: nbody [options]      (every option also as --option=value)\n"
             "  --scenario NAME       initial conditions (default collision):\n");
     for (i = 0; i < EX_NSCENARIOS; ++i)
         fprintf(f, "                          %-12s %s (n = %lu)\n", ex_scenarios[i].name, ex_scenarios[i].what,
@@ -46,23 +48,35 @@ static void usage(FILE *f) {
             "  --n N                 number of bodies (not for figure8, pythagorean)\n"
             "  --engine NAME         simple, openmp, block, tree, cuda, ... (--list; default block)\n"
             "  --method NAME         euler, midpoint, leapfrog, rk4, rkdp, ... (--list; default leapfrog)\n"
+            "  --order K             Adams-Bashforth order 1..5 (--method adams; default 5)\n"
             "  --dt DT               fixed step, or the first step with --tolerance (default: per scenario)\n"
-            "  --tolerance TOL       adaptive step control for embedded methods (default 0: fixed step)\n"
-            "  --theta THETA         tree opening angle (default 0.5)\n"
+            "  --tolerance TOL       adaptive step control; only for the embedded methods rkck, rkdp,\n"
+            "                        rkdverk, rkf, rklc and bs (default 0: fixed steps of --dt)\n"
+            "  --theta THETA         tree engines: opening angle in (0, 1) (default 0.5)\n"
             "  --softening EPS       Plummer softening (default: per scenario)\n"
             "  --t-end T             simulated time to reach (default: per scenario)\n"
+            "  --threads N           CPU threads (default: OpenMP's, OMP_NUM_THREADS)\n"
+            "  --device I            GPU engines: the CUDA or OpenCL device index (default 0; --list)\n"
             "  --snapshot-every T    write OUT_snap_K.snap and OUT_snap_K.ckpt (checkpoint) at t = K*T,\n"
             "                        OUT_final.snap and OUT_final.ckpt at t-end\n"
-            "  --png-every T         write OUT_frame_K.png at t = 0, T, 2T, ... (needs libpng)\n"
+            "  --png-every T         write OUT_frame_K.png (K = 000000, 000001, ...) at t = K*T (needs libpng)\n"
+            "  --video FILE.mp4      a video through ffmpeg, a frame at t = K*T for T = --video-every\n"
+            "  --video-every T       time between video frames (default: --png-every, else t-end / 300)\n"
+            "  --fps N               video frames per second (default 30)\n"
             "  --csv                 also write every snapshot (or only the final state) as CSV\n"
-            "  --out PREFIX          file name prefix for outputs (default nbody)\n"
+            "  --out PREFIX          file name prefix for outputs (default nbody); folders are created\n"
             "  --size PIXELS         picture height (default 512; width 4/3 of it)\n"
             "  --resume FILE         continue from a checkpoint (.ckpt: exact) or a snapshot (.snap:\n"
             "                        the bodies only); give the same options as the run that wrote it\n"
             "  --seed S              random seed of the initial conditions (default 1)\n"
-            "  --list                engines and methods available in this build\n"
+            "  --list                engines, methods and devices available in this build\n"
+            "  --version             the nbody.h version\n"
             "  --help                this text\n"
-            "Exit status: 0 done, 1 the simulation failed, 2 bad arguments.\n");
+            "Progress: on a terminal a bar redrawn 10 times a second; piped or redirected, one line\n"
+            "every 2 seconds. The ETA comes from the rate measured after the first second.\n"
+            "Ctrl-C writes OUT_interrupted.ckpt (and .snap) at the last step and exits with 130;\n"
+            "--resume OUT_interrupted.ckpt continues exactly.\n"
+            "Exit status: 0 done, 1 the simulation failed, 2 bad arguments, 130 interrupted.\n");
 }
 
 static int bad(const char *fmt, const char *what) {
@@ -97,35 +111,59 @@ static int parse_count(const char *text, unsigned long long *out) {
 static int takes_value(const char *a) {
     static const char *const names[] = {"--scenario", "--engine", "--method", "--resume", "--out", "--n", "--seed",
                                         "--size", "--dt", "--tolerance", "--theta", "--t-end", "--softening",
-                                        "--snapshot-every", "--png-every"};
+                                        "--snapshot-every", "--png-every", "--threads", "--order", "--device",
+                                        "--video", "--video-every", "--fps"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (!strcmp(a, names[i])) return 1;
     return 0;
 }
 
+/* GNU long options: --name value and --name=value */
 static int parse_args(int argc, char **argv, options *o) {
     int i;
     memset(o, 0, sizeof *o);
-    o->scenario = "collision"; o->out = "nbody"; o->seed = 1; o->width = 512;
-    o->dt = o->t_end = o->softening = -1;   /* -1: the scenario's */
+    o->scenario = "collision"; o->out = "nbody"; o->seed = 1; o->width = 512; o->fps = 30;
+    o->dt = o->t_end = o->softening = o->theta = -1;   /* -1: the scenario's / the default */
+    o->order = o->device = -1;
     for (i = 1; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[64];
+        const char *a = argv[i], *eq = strchr(a, '='), *v;
         unsigned long long u = 0;
-        int ok = 1, takes = 1;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { o->help = 1; takes = 0; }
-        else if (!strcmp(a, "--list")) { o->list = 1; takes = 0; }
-        else if (!strcmp(a, "--csv")) { o->csv = 1; takes = 0; }
-        else if (!takes_value(a)) return bad("unknown option '%s'", a);
-        else if (!v) return bad("option %s needs a value", a);
-        else if (!strcmp(a, "--scenario")) o->scenario = v;
+        int ok = 1, inline_value = 0;
+        if (!strncmp(a, "--", 2) && eq && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = 0;
+            a = name;
+            v = eq + 1;
+            inline_value = 1;
+        } else {
+            v = i + 1 < argc ? argv[i + 1] : NULL;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "--list") || !strcmp(a, "--csv") ||
+            !strcmp(a, "--version")) {
+            if (inline_value) return bad("option %s takes no value", a);
+            if (!strcmp(a, "--list")) o->list = 1;
+            else if (!strcmp(a, "--csv")) o->csv = 1;
+            else if (!strcmp(a, "--version")) o->version = 1;
+            else o->help = 1;
+            continue;
+        }
+        if (!takes_value(a)) return bad("unknown option '%s'", argv[i]);
+        if (!v) return bad("option %s needs a value", a);
+        if (!strcmp(a, "--scenario")) o->scenario = v;
         else if (!strcmp(a, "--engine")) o->engine = v;
         else if (!strcmp(a, "--method")) o->method = v;
         else if (!strcmp(a, "--resume")) o->resume = v;
-        else if (!strcmp(a, "--out")) o->out = v;
+        else if (!strcmp(a, "--out")) { o->out = v; ok = *v != 0; }
+        else if (!strcmp(a, "--video")) { o->video = v; ok = *v != 0; }
         else if (!strcmp(a, "--n")) { ok = parse_count(v, &u) && u >= 1 && u <= 100000000ULL; o->n = (size_t)u; }
         else if (!strcmp(a, "--seed")) ok = parse_count(v, &o->seed);
         else if (!strcmp(a, "--size")) { ok = parse_count(v, &u) && u >= 16 && u <= 8192; o->width = (int)u; }
+        else if (!strcmp(a, "--threads")) { ok = parse_count(v, &u) && u >= 1 && u <= 4096; o->threads = (int)u; }
+        else if (!strcmp(a, "--order")) { ok = parse_count(v, &u) && u >= 1 && u <= 5; o->order = (int)u; }
+        else if (!strcmp(a, "--device")) { ok = parse_count(v, &u) && u <= 1024; o->device = (int)u; }
+        else if (!strcmp(a, "--fps")) { ok = parse_count(v, &u) && u >= 1 && u <= 240; o->fps = (int)u; }
         else if (!strcmp(a, "--dt")) ok = parse_real(v, 0, 1, &o->dt);
         else if (!strcmp(a, "--tolerance")) ok = parse_real(v, 0, 0, &o->tolerance);
         else if (!strcmp(a, "--theta")) ok = parse_real(v, 0, 0, &o->theta);
@@ -133,24 +171,54 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--softening")) ok = parse_real(v, 0, 0, &o->softening);
         else if (!strcmp(a, "--snapshot-every")) ok = parse_real(v, 0, 1, &o->snapshot_every);
         else if (!strcmp(a, "--png-every")) ok = parse_real(v, 0, 1, &o->png_every);
+        else if (!strcmp(a, "--video-every")) ok = parse_real(v, 0, 1, &o->video_every);
         if (!ok) {
             fprintf(stderr, "nbody: bad value '%s' for %s\n(nbody --help lists the options)\n", v, a);
             return 2;
         }
-        i += takes;
+        if (!inline_value) ++i;
     }
     return 0;
 }
 
+/* the library's log: INFO lines (the device an engine runs on) and WARNINGs go to stdout
+   and stderr as they come; the last ERROR is kept for the message of a failure */
+static char last_error[512];
+static void on_log(nbody_log_level level, const char *message, void *user_data) {
+    (void)user_data;
+    if (level == NBODY_LOG_ERROR) { snprintf(last_error, sizeof last_error, "%s", message); return; }
+    fprintf(level == NBODY_LOG_INFO ? stdout : stderr, "%s\n", message);
+}
+static void log_quietly(nbody_log_level level, const char *message, void *user_data) {
+    if (level == NBODY_LOG_INFO && user_data) snprintf((char *)user_data, 512, "%s", message);
+}
+
+/* the CPU threads a run uses */
+static int threads_in_use(int asked) {
+#if defined(_OPENMP) && !defined(NBODY_NO_OPENMP)
+    return asked > 0 ? asked : omp_get_max_threads();
+#else
+    (void)asked;
+    return 1;
+#endif
+}
+
+static int gpu_engine(nbody_engine e) {
+    return e == NBODY_ENGINE_CUDA || e == NBODY_ENGINE_CUDA_TREE || e == NBODY_ENGINE_OPENCL || e == NBODY_ENGINE_OPENCL_TREE;
+}
+static int tree_engine(nbody_engine e) {
+    return e == NBODY_ENGINE_TREE || e == NBODY_ENGINE_CUDA_TREE || e == NBODY_ENGINE_OPENCL_TREE;
+}
+
 /* try every engine and method: what nbody_create accepts in this build on this machine */
 static void list_available(void) {
-    nbody_system s = {0};
+    nbody_system s = NBODY_ZERO;
     nbody_sim *sim;
-    int i;
+    int i, dev;
     nbody_ic_figure_eight(&s);
     printf("engines:");
     for (i = 1; i < NBODY_ENGINE_COUNT_; ++i) {
-        nbody_desc d = {0};
+        nbody_desc d = NBODY_ZERO;
         d.engine = (nbody_engine)i;
         if (!nbody_engine_available(d.engine) || nbody_create(&sim, &d, &s) != NBODY_OK) continue;
         nbody_destroy(sim);
@@ -158,22 +226,37 @@ static void list_available(void) {
     }
     printf("\nmethods:");
     for (i = 1; i < NBODY_METHOD_COUNT_; ++i) {
-        nbody_desc d = {0};
+        nbody_desc d = NBODY_ZERO;
         d.method = (nbody_method)i;
         if (nbody_create(&sim, &d, &s) != NBODY_OK) continue;
         nbody_destroy(sim);
-        printf(" %s", nbody_method_name(d.method));
+        printf(" %s%s", nbody_method_name(d.method), nbody_method_adaptive(d.method) ? "*" : "");
     }
-    printf("\npictures: %s\n", ex_have_png() ? "png (libpng)" : "none (built without libpng)");
+    printf("   (* adaptive: --tolerance)\npictures: %s\nvideo: %s\n", ex_have_png() ? "png (libpng)" : "none (built without libpng)",
+           ex_have_ffmpeg() ? "mp4 (ffmpeg)" : "none: " EX_FFMPEG_MISSING);
+    for (i = NBODY_ENGINE_CUDA; i <= NBODY_ENGINE_OPENCL; i += NBODY_ENGINE_OPENCL - NBODY_ENGINE_CUDA) {
+        for (dev = 0; dev < 16 && nbody_engine_available((nbody_engine)i); ++dev) {
+            char info[512] = "";
+            nbody_desc d = NBODY_ZERO;
+            d.engine = (nbody_engine)i;
+            d.device = dev;
+            d.log.func = log_quietly;
+            d.log.user_data = info;
+            if (nbody_create(&sim, &d, &s) != NBODY_OK) break;
+            nbody_destroy(sim);
+            printf("%s device %d%s%s\n", nbody_engine_name(d.engine), dev, *info ? ": " : "", info);
+        }
+    }
     nbody_system_free(&s);
 }
 
-/* the k-th multiple of `every` after time t (every <= 0: never) */
+/* the k-th multiple of `every` after time t (every <= 0: never); a t so large that the next
+   multiple rounds back onto t has no next one either (+Inf) */
 static double next_multiple(double t, double every) {
     double k;
     if (every <= 0) return HUGE_VAL;
     k = floor(t / every + 1e-9) + 1;
-    return k * every;
+    return k * every > t ? k * every : HUGE_VAL;
 }
 
 typedef struct run {
@@ -184,16 +267,57 @@ typedef struct run {
     nbody_system s;
     double e0, v_ref, t_end, start_wall;
     ex_image img;
+    ex_video video;
+    unsigned char *rgb;            /* a video frame */
+    /* progress */
+    int terminal;
+    ex_eta eta;
+    double last_report, report_every, last_measure, measure_cost, drift;
 } run;
 
-static int write_outputs(run *r, double t, int snapshot, int frame, int final) {
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) { (void)sig; interrupted = 1; }
+
+/* desc.progress: the progress line, and Ctrl-C (cancels the advance at the last step) */
+static int on_progress(const nbody_progress_info *p, void *user_data) {
+    run *r = (run *)user_data;
+    double now = ex_now();
+    if (interrupted) return 1;
+    if (now - r->last_report < r->report_every) return 0;
+    r->last_report = now;
+    /* measuring the energy is O(n^2) too: keep it under a tenth of the run time */
+    if (now - r->last_measure >= 10 * r->measure_cost) {
+        if (nbody_get_state(r->sim, &r->s) == NBODY_OK) r->drift = ex_drift(&r->s, r->desc.G, r->desc.softening, r->e0);
+        r->measure_cost = ex_now() - now;
+        r->last_measure = now;
+    }
+    ex_progress(stdout, r->terminal, (double)p->t, r->t_end, now - r->start_wall, ex_eta_seconds(&r->eta, (double)p->t, r->t_end),
+                r->drift);
+    return 0;
+}
+
+/* the picture of the state in r->s, with its label */
+static void draw(run *r, double t) {
+    const float grey[3] = {0.5f, 0.5f, 0.5f};
+    char label[128];
+    ex_view v = ex_view_whole(&r->img, r->sc->view);
+    ex_image_clear(&r->img);
+    ex_draw_system(&r->img, &v, &r->s, r->v_ref, (float)(6000.0 / (double)r->s.n * (r->img.h / 512.0) * (r->img.h / 512.0) + 0.3));
+    snprintf(label, sizeof label, "%s  N = %lu  T = %.3f", r->sc->name, (unsigned long)r->s.n, t);
+    ex_draw_text(&r->img, 10, 10, r->img.h >= 256 ? 2 : 1, label, grey);
+}
+
+/* the frame number of time t for the interval `every`: K of t = K * every */
+static long frame_number(double t, double every) { return (long)floor(t / every + 0.5); }
+
+static int write_outputs(run *r, double t, int snapshot, int frame, int vframe, int final) {
     char path[4096] = "";
     nbody_result res = NBODY_OK;
+    errno = 0;
     if ((res = nbody_get_state(r->sim, &r->s)) != NBODY_OK) goto fail;
     if (snapshot || final) {
-        long k = (long)floor(t / r->o.snapshot_every + 0.5);
         if (final) snprintf(path, sizeof path, "%s_final.snap", r->o.out);
-        else snprintf(path, sizeof path, "%s_snap_%06ld.snap", r->o.out, k);
+        else snprintf(path, sizeof path, "%s_snap_%06ld.snap", r->o.out, frame_number(t, r->o.snapshot_every));
         if (r->o.snapshot_every > 0) {
             if ((res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
             strcpy(path + strlen(path) - 4, "ckpt");      /* the .snap's name, .ckpt */
@@ -204,55 +328,69 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int final) {
             if ((res = nbody_write_csv(path, &r->s)) != NBODY_OK) goto fail;
         }
     }
+    if (frame || vframe) draw(r, t);
     if (frame) {
-        const float grey[3] = {0.5f, 0.5f, 0.5f};
-        char label[128];
-        ex_view v = ex_view_whole(&r->img, r->sc->view);
-        snprintf(path, sizeof path, "%s_frame_%06ld.png", r->o.out, (long)floor(t / r->o.png_every + 0.5));
-        ex_image_clear(&r->img);
-        ex_draw_system(&r->img, &v, &r->s, r->v_ref, (float)(6000.0 / (double)r->s.n + 0.3));
-        snprintf(label, sizeof label, "%s  N = %lu  T = %.3f", r->sc->name, (unsigned long)r->s.n, t);
-        ex_draw_text(&r->img, 10, 10, 2, label, grey);
+        snprintf(path, sizeof path, "%s_frame_%06ld.png", r->o.out, frame_number(t, r->o.png_every));
         if (ex_write_png(&r->img, path, 1.5f) != 0) { fprintf(stderr, "\nnbody: cannot write %s\n", path); return 1; }
+    }
+    if (vframe) {
+        ex_image_rgb8(&r->img, 1.5f, r->rgb);
+        if (ex_video_frame(&r->video, r->rgb) != 0) {
+            fprintf(stderr, "\nnbody: ffmpeg stopped taking frames for %s (its message is above)\n", r->o.video);
+            return 1;
+        }
     }
     return 0;
 fail:
-    fprintf(stderr, "\nnbody: cannot write %s: %s\n", path, nbody_result_string(res));
+    fprintf(stderr, "\nnbody: cannot write %s: %s%s%s\n", path, nbody_result_string(res), errno ? ": " : "", errno ? strerror(errno) : "");
     return 1;
+}
+
+/* Ctrl-C: the state of the last accepted step as OUT_interrupted.snap and .ckpt */
+static int write_interrupted(run *r) {
+    char path[4096];
+    nbody_result res;
+    snprintf(path, sizeof path, "%s_interrupted.snap", r->o.out);
+    res = nbody_get_state(r->sim, &r->s);
+    if (res == NBODY_OK) res = nbody_save(path, &r->s);
+    snprintf(path, sizeof path, "%s_interrupted.ckpt", r->o.out);
+    if (res == NBODY_OK) res = nbody_checkpoint_save(r->sim, path);
+    if (res != NBODY_OK) {
+        fprintf(stderr, "\nnbody: interrupted at t = %g; cannot write %s: %s\n", (double)r->s.t, path, nbody_result_string(res));
+        return 1;
+    }
+    fprintf(stderr, "\nnbody: interrupted at t = %.9g; the state is in %s (resume: the same options and --resume %s)\n",
+            (double)r->s.t, path, path);
+    return 130;
 }
 
 static int simulate(run *r) {
     const options *o = &r->o;
-    int terminal = ex_is_terminal(stdout), fixed = o->tolerance <= 0;
-    double t = (double)r->s.t, last_report = -1, report_every = terminal ? 0.1 : 2.0, drift = 0, measure_cost = 0;
-    double progress_every = fixed ? 0 : r->t_end / 100;
+    double t = (double)r->s.t;
     nbody_result res = NBODY_OK;
-    if (o->png_every > 0 && write_outputs(r, t, 0, 1, 0)) return 1;
+    r->terminal = ex_is_terminal(stdout);
+    r->report_every = r->terminal ? 0.1 : 2.0;   /* a bar 10 times a second, or a line every 2 s */
+    r->last_report = ex_now();
+    r->drift = 0;
+    ex_eta_start(&r->eta, t);
+    if ((o->png_every > 0 || o->video) &&
+        write_outputs(r, t, 0, o->png_every > 0 && frame_number(t, o->png_every) * o->png_every == t,
+                      o->video && frame_number(t, o->video_every) * o->video_every == t, 0))
+        return 1;
     while (t < r->t_end) {
         double t_snap = next_multiple(t, o->snapshot_every), t_png = next_multiple(t, o->png_every);
-        double t_next = fmin(fmin(t_snap, t_png), fmin(r->t_end, next_multiple(t, progress_every)));
-        while (res == NBODY_OK && t < t_next) {
-            /* a plain step takes exactly dt and is what nbody_advance would take as long as it
-               does not have to be shortened to land on t_next (nbody.h's clipping rule) */
-            nbody_real h = r->desc.dt, left = (nbody_real)t_next - (nbody_real)t;
-            if (fixed && h < left && left - h >= h * (nbody_real)1e-8) res = nbody_step(r->sim);
-            else res = nbody_advance(r->sim, (nbody_real)t_next);
-            t = (double)nbody_get_stats(r->sim).t;
-            /* measuring the energy is O(n^2) too: keep it under a tenth of the run time */
-            if (ex_now() - last_report >= fmax(report_every, 10 * measure_cost) || t >= r->t_end) {
-                double t0 = ex_now();
-                if (nbody_get_state(r->sim, &r->s) == NBODY_OK) drift = ex_drift(&r->s, r->desc.G, r->desc.softening, r->e0);
-                measure_cost = ex_now() - t0;
-                ex_progress(stdout, terminal, t, r->t_end, ex_now() - r->start_wall, drift);
-                last_report = ex_now();
-            }
-        }
+        double t_vid = o->video ? next_multiple(t, o->video_every) : HUGE_VAL;
+        double t_next = fmin(fmin(t_snap, t_png), fmin(t_vid, r->t_end));
+        res = nbody_advance(r->sim, (nbody_real)t_next);
+        t = (double)nbody_get_stats(r->sim).t;
         if (res != NBODY_OK) break;
-        if (write_outputs(r, t, t == t_snap, t == t_png, t >= r->t_end)) return 1;
+        if (write_outputs(r, t, t == t_snap, t == t_png, t == t_vid, t >= r->t_end)) return 1;
     }
-    if (terminal) printf("\n");
+    if (r->terminal) printf("\n");
+    if (res == NBODY_ERR_CANCELLED) return write_interrupted(r);
     if (res != NBODY_OK) {
-        fprintf(stderr, "nbody: the simulation stopped at t = %g: %s\n", t, nbody_result_string(res));
+        fprintf(stderr, "nbody: the simulation stopped at t = %g: %s%s%s\n", t, nbody_result_string(res),
+                *last_error ? "\n" : "", last_error);
         return 1;
     }
     {
@@ -266,35 +404,66 @@ static int simulate(run *r) {
     return 0;
 }
 
+/* the command-line option behind a desc field named in the library's checkpoint message */
+static const char *option_of_field(const char *field) {
+    static const char *const map[][2] = {{"engine", "--engine"}, {"method", "--method"}, {"order", "--order"},
+                                         {"softening", "--softening"}, {"dt", "--dt"}, {"tolerance", "--tolerance"},
+                                         {"theta", "--theta"}};
+    size_t i;
+    for (i = 0; i < sizeof map / sizeof map[0]; ++i)
+        if (!strcmp(field, map[i][0])) return map[i][1];
+    return NULL;
+}
+
 /* --resume FILE: a checkpoint makes r->sim (exact restart; desc must match the run that wrote
    it), a snapshot gives r->s; 0, or the exit status */
 static int resume(run *r, int *from_checkpoint) {
     const char *path = r->o.resume;
-    nbody_result res = nbody_checkpoint_load(&r->sim, &r->desc, path);
+    nbody_result res;
+    last_error[0] = 0;
+    res = nbody_checkpoint_load(&r->sim, &r->desc, path);
     *from_checkpoint = res == NBODY_OK;
     if (res == NBODY_ERR_FORMAT) res = nbody_load(path, &r->s);     /* not a checkpoint: a snapshot? */
     if (res == NBODY_OK) return 0;
-    if (res == NBODY_ERR_INVALID_ARGUMENT)
-        fprintf(stderr, "nbody: cannot resume from %s: the checkpoint was written with other options (engine, method, "
-                        "dt, tolerance, softening, theta): give the same options as that run\n", path);
-    else if (res == NBODY_ERR_FORMAT)
+    if (res == NBODY_ERR_INVALID_ARGUMENT) {
+        char field[32] = "", saved[128] = "", asked[128] = "";
+        const char *opt;
+        if (sscanf(last_error, "nbody: checkpoint field %31[A-Za-z_]: written with %127[^,], the desc has %127s", field, saved,
+                   asked) == 3 && (opt = option_of_field(field)) != NULL)
+            fprintf(stderr, "nbody: cannot resume from %s: it was written with %s %s, this run has %s %s: give the options "
+                            "of the run that wrote it\n", path, opt, saved, opt, asked);
+        else if (*field)
+            fprintf(stderr, "nbody: cannot resume from %s: its %s is %s, this run's is %s\n", path, field, saved, asked);
+        else
+            fprintf(stderr, "nbody: cannot resume from %s: the checkpoint was written with other options\n", path);
+    } else if (res == NBODY_ERR_FORMAT)
         fprintf(stderr, "nbody: cannot resume from %s: neither a checkpoint nor a snapshot (or corrupted)\n", path);
     else
         fprintf(stderr, "nbody: cannot resume from %s: %s\n", path, nbody_result_string(res));
     return res == NBODY_ERR_OUT_OF_MEMORY || res == NBODY_ERR_DEVICE ? 1 : 2;
 }
 
+/* the bodies of a resumed run must be those of the scenario the options name: the masses
+   never change in a run, so they tell */
+static int same_masses(const nbody_system *a, const nbody_system *b) {
+    size_t i;
+    if (a->n != b->n) return 0;
+    for (i = 0; i < a->n; ++i)
+        if (a->m[i] != b->m[i]) return 0;
+    return 1;
+}
+
 /* the initial state: a scenario, or a checkpoint / snapshot to resume from */
 static int initial_state(run *r) {
     nbody_result res;
-    nbody_system first = {0};
+    nbody_system first = NBODY_ZERO;
     int rc, from_checkpoint = 0;
     if (r->o.resume && (rc = resume(r, &from_checkpoint)) != 0) return rc;
     /* the scenario's start: the run's bodies, and the reference for drift and colours also
        when resuming, so that a resumed run reports the same numbers as the run it continues.
        A snapshot says how many bodies; a checkpoint is sized by the options, like its run. */
-    res = ex_make_scenario(r->sc, &first, r->o.resume && !from_checkpoint ? r->s.n : r->o.n, r->o.seed);
-    if (res != NBODY_OK && (!r->o.resume || from_checkpoint)) {
+    res = ex_make_scenario(r->sc, &first, r->o.resume && !from_checkpoint && !r->o.n ? r->s.n : r->o.n, r->o.seed);
+    if (res != NBODY_OK && (!r->o.resume || from_checkpoint || r->o.n)) {
         fprintf(stderr, "nbody: cannot make scenario %s: %s\n", r->sc->name, nbody_result_string(res));
         return res == NBODY_ERR_INVALID_ARGUMENT ? 2 : 1;
     }
@@ -311,9 +480,83 @@ static int initial_state(run *r) {
         nbody_system_free(&first);
         return 2;
     }
+    if (first.x != r->s.x && !same_masses(&first, &r->s)) {
+        fprintf(stderr, "nbody: cannot resume from %s: its %lu bodies are not those of --scenario %s%s (other masses): "
+                        "give the --scenario%s of the run that wrote it\n", r->o.resume, (unsigned long)r->s.n, r->sc->name,
+                r->o.n ? " --n" : "", r->o.n ? " and --n" : "");
+        nbody_system_free(&first);
+        return 2;
+    }
     printf("resuming at t = %g from %s %s\n", (double)r->s.t, from_checkpoint ? "the checkpoint (exact)" : "the snapshot (bodies only)",
            r->o.resume);
     if (first.x != r->s.x) nbody_system_free(&first);
+    return 0;
+}
+
+/* mkdir -p of the folder part of path (the text up to the last '/'); 0 on success */
+static int make_folders(const char *path) {
+    char dir[4096];
+    size_t i, len;
+    const char *slash = strrchr(path, '/');
+    if (!slash) return 0;
+    len = (size_t)(slash - path);
+    if (len == 0 || len >= sizeof dir) return len == 0 ? 0 : -1;
+    memcpy(dir, path, len);
+    dir[len] = 0;
+    for (i = 1; i <= len; ++i)
+        if (dir[i] == '/' || dir[i] == 0) {
+            char c = dir[i];
+            dir[i] = 0;
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
+            dir[i] = c;
+        }
+    return 0;
+}
+
+/* the outputs' folder exists (created) and takes a file: checked before the first step */
+static int check_writable(const char *path_prefix, const char *what) {
+    char probe[4200];
+    FILE *f;
+    if (make_folders(path_prefix) != 0) {
+        fprintf(stderr, "nbody: cannot create the folder of %s %s: %s\n", what, path_prefix, strerror(errno));
+        return 2;
+    }
+    snprintf(probe, sizeof probe, "%s.nbody-write-test", path_prefix);
+    if (!(f = fopen(probe, "wb"))) {
+        fprintf(stderr, "nbody: cannot write %s %s: %s\n", what, probe, strerror(errno));
+        return 2;
+    }
+    fclose(f);
+    remove(probe);
+    return 0;
+}
+
+/* every option against the others, before anything runs */
+static int validate(run *r) {
+    const options *o = &r->o;
+    nbody_engine e = r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK;
+    nbody_method m = r->desc.method ? r->desc.method : NBODY_LEAPFROG;
+    char text[256];
+    if (o->theta >= 0 && !(o->theta > 0 && o->theta < 1)) {
+        snprintf(text, sizeof text, "%g", o->theta);
+        return bad("--theta %s: the opening angle must be in (0, 1): at 1 and above a node counts as one body even "
+                   "when the body it pulls sits inside it (errors of order one); 0.3-0.7 is usual", text);
+    }
+    if (o->theta >= 0 && !tree_engine(e)) {
+        snprintf(text, sizeof text, "--theta applies to the tree engines (tree, cuda-tree, opencl-tree), not to %s", nbody_engine_name(e));
+        return bad("%s", text);
+    }
+    if (o->tolerance > 0 && !nbody_method_adaptive(m)) {
+        snprintf(text, sizeof text, "--tolerance needs an adaptive method (rkck, rkdp, rkdverk, rkf, rklc, bs): %s takes "
+                 "fixed steps of --dt", nbody_method_name(m));
+        return bad("%s", text);
+    }
+    if (o->order >= 0 && m != NBODY_ADAMS) return bad("--order is the order of --method adams, not of %s", nbody_method_name(m));
+    if (o->device >= 0 && !gpu_engine(e)) return bad("--device picks the GPU of the cuda and opencl engines, not of %s", nbody_engine_name(e));
+    if (o->video_every > 0 && !o->video) return bad("%s needs --video FILE", "--video-every");
+    if (o->video && !ex_have_ffmpeg()) return bad("--video: %s", EX_FFMPEG_MISSING);
+    if ((o->snapshot_every > 0 || o->png_every > 0 || o->csv) && check_writable(o->out, "the outputs")) return 2;
+    if (o->video && check_writable(o->video, "the video")) return 2;
     return 0;
 }
 
@@ -330,29 +573,54 @@ static int setup(run *r) {
     r->desc.dt = (nbody_real)(o->dt > 0 ? o->dt : r->sc->dt);
     r->desc.softening = (nbody_real)(o->softening >= 0 ? o->softening : r->sc->softening);
     r->desc.tolerance = (nbody_real)o->tolerance;
-    r->desc.theta = (nbody_real)o->theta;
+    r->desc.theta = (nbody_real)(o->theta > 0 ? o->theta : 0);
+    r->desc.order = o->order > 0 ? o->order : 0;
+    r->desc.threads = o->threads;
+    r->desc.device = o->device > 0 ? o->device : 0;
     r->desc.G = 1;
+    r->desc.log.func = on_log;
+    r->desc.progress.func = on_progress;
+    r->desc.progress.user_data = r;
+    r->desc.progress.interval = 0;               /* every step: Ctrl-C is answered at once */
     r->t_end = o->t_end >= 0 ? o->t_end : r->sc->t_end;
+    if (o->video && o->video_every <= 0) r->o.video_every = o->png_every > 0 ? o->png_every : r->t_end / 300;
+    if ((rc = validate(r)) != 0) return rc;
     if ((rc = initial_state(r)) != 0) return rc;
     if ((double)r->s.t > r->t_end) {
         fprintf(stderr, "nbody: the snapshot is at t = %g, past --t-end %g\n", (double)r->s.t, r->t_end);
         return 2;
     }
-    if (o->png_every > 0 && ex_image_alloc(&r->img, o->width * 4 / 3, o->width) != 0) return 1;
+    if ((o->png_every > 0 || o->video) && ex_image_alloc(&r->img, (o->width * 4 / 3) & ~1, o->width & ~1) != 0) return 1;
     res = r->sim ? NBODY_OK : nbody_create(&r->sim, &r->desc, &r->s);
     if (res == NBODY_ERR_UNAVAILABLE) {
-        fprintf(stderr, "nbody: engine %s with method %s is not available in this build or on this machine (see --list)\n",
-                nbody_engine_name(r->desc.engine), nbody_method_name(r->desc.method));
+        fprintf(stderr, "nbody: engine %s with method %s is not available in this build or on this machine (see --list)%s%s\n",
+                nbody_engine_name(r->desc.engine), nbody_method_name(r->desc.method), *last_error ? "\n" : "", last_error);
         return 2;
     }
     if (res != NBODY_OK) {
-        fprintf(stderr, "nbody: cannot start the simulation: %s\n", nbody_result_string(res));
+        fprintf(stderr, "nbody: cannot start the simulation: %s%s%s\n", nbody_result_string(res), *last_error ? "\n" : "", last_error);
         return res == NBODY_ERR_INVALID_ARGUMENT ? 2 : 1;
     }
-    printf("nbody %s: %s, n = %lu, engine %s, method %s, dt %g%s, softening %g, t = %g -> %g\n", nbody_version_string(),
-           r->sc->name, (unsigned long)r->s.n, nbody_engine_name(r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK),
-           nbody_method_name(r->desc.method ? r->desc.method : NBODY_LEAPFROG), (double)r->desc.dt,
-           o->tolerance > 0 ? " (adaptive)" : "", (double)r->desc.softening, (double)r->s.t, r->t_end);
+    if (o->video) {
+        r->rgb = (unsigned char *)malloc((size_t)r->img.w * (size_t)r->img.h * 3);
+        if (!r->rgb || ex_video_open(&r->video, o->video, r->img.w, r->img.h, o->fps) != 0) {
+            fprintf(stderr, "nbody: cannot start ffmpeg for %s\n", o->video);
+            return 1;
+        }
+    }
+    {
+        nbody_engine e = r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK;
+        char where[64];
+        if (gpu_engine(e)) snprintf(where, sizeof where, "device %d", r->desc.device);
+        else snprintf(where, sizeof where, "CPU, %d thread%s", threads_in_use(o->threads), threads_in_use(o->threads) == 1 ? "" : "s");
+        printf("nbody %s: %s, n = %lu, engine %s (%s), method %s, dt %g%s, softening %g, t = %g -> %g\n",
+               nbody_version_string(), r->sc->name, (unsigned long)r->s.n, nbody_engine_name(e), where,
+               nbody_method_name(r->desc.method ? r->desc.method : NBODY_LEAPFROG), (double)r->desc.dt,
+               o->tolerance > 0 ? " (adaptive)" : "", (double)r->desc.softening, (double)r->s.t, r->t_end);
+        /* SIMD level: print the library's name of the kernel level in use here, once nbody.h has a getter */
+    }
+    if (o->video) printf("video: %s, %dx%d, a frame every %g time units, %d fps (ffmpeg)\n", o->video, r->img.w, r->img.h,
+                         r->o.video_every, o->fps);
     return 0;
 }
 
@@ -361,12 +629,21 @@ int main(int argc, char **argv) {
     int rc = parse_args(argc, argv, &r.o);
     if (rc) return rc;
     if (r.o.help) { usage(stdout); return 0; }
+    if (r.o.version) { printf("nbody %s (nbody.h)\n", nbody_version_string()); return 0; }
     if (r.o.list) { list_available(); return 0; }
     r.start_wall = ex_now();
+    signal(SIGPIPE, SIG_IGN);              /* a dead ffmpeg is an error from fwrite, not a kill */
+    signal(SIGINT, on_sigint);             /* answered at the next step (desc.progress) */
     rc = setup(&r);
     if (rc == 0) rc = simulate(&r);
+    if (r.o.video && r.video.pipe && ex_video_close(&r.video) != 0 && rc == 0) {
+        fprintf(stderr, "nbody: ffmpeg failed to write %s\n", r.o.video);
+        rc = 1;
+    }
+    if (rc == 0 && r.o.video) printf("wrote %s: %ld frames\n", r.o.video, r.video.frames);
     nbody_destroy(r.sim);
     nbody_system_free(&r.s);
     ex_image_free(&r.img);
+    free(r.rgb);
     return rc;
 }

@@ -32,7 +32,7 @@ static double rk4_step(const nbody_system *s) {
    else RK4 restarted every 20 steps with a step from rk4_step. *sim is the running
    simulation (created on first use, NULL to start), what names the method. */
 static nbody_result advance(nbody_sim **sim, nbody_system *s, double t_end, unsigned long long *steps, char *what, size_t size) {
-    nbody_desc d = {0};
+    nbody_desc d = NBODY_ZERO;
     nbody_result r = NBODY_OK;
     d.engine = NBODY_ENGINE_SIMPLE;                     /* 3 bodies: threads would only cost */
     if (!*sim) {
@@ -50,12 +50,14 @@ static nbody_result advance(nbody_sim **sim, nbody_system *s, double t_end, unsi
     snprintf(what, size, "RK4");
     d.method = NBODY_RK4;
     while (r == NBODY_OK && (double)s->t < t_end) {
+        double t_before = (double)s->t;
         d.dt = (nbody_real)rk4_step(s);
         nbody_destroy(*sim);
         if ((r = nbody_create(sim, &d, s)) != NBODY_OK) { *sim = NULL; break; }
         if ((r = nbody_advance(*sim, (nbody_real)fmin(t_end, (double)s->t + 20 * (double)d.dt))) == NBODY_OK)
             r = nbody_get_state(*sim, s);
         *steps += nbody_get_stats(*sim).steps;
+        if (r == NBODY_OK && !((double)s->t > t_before)) r = NBODY_ERR_STEP_TOO_SMALL;   /* t no longer moves */
     }
     return r;
 }
@@ -92,7 +94,7 @@ static int trace(ex_image *img, const ex_view *v, nbody_system *s, double t_end,
 
 int main(int argc, char **argv) {
     const char *out = argc > 1 ? argv[1] : "three_body.png";
-    nbody_system s = {0};
+    nbody_system s = NBODY_ZERO;
     ex_image img;
     ex_view v;
     int fail;

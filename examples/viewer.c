@@ -69,7 +69,7 @@ static int restart(viewer *v, const nbody_desc *desc) {
 /* the next engine (which = 0) or method (which = 1) after the current one that this build
    runs, keeping the current state */
 static void cycle(viewer *v, int which) {
-    int count = which ? NBODY_METHOD_COUNT_ : NBODY_ENGINE_COUNT_, i;
+    int count = which ? (int)NBODY_METHOD_COUNT_ : (int)NBODY_ENGINE_COUNT_, i;
     int current = which ? (int)v->desc.method : (int)v->desc.engine;
     nbody_get_state(v->sim, &v->s);
     for (i = 1; i < count; ++i) {
@@ -171,7 +171,13 @@ static void positions(viewer *v) {
 /* the state on the host, and what is measured from it: the colours, now and then the drift */
 static void fetch_state(viewer *v, int drift) {
     size_t i;
+    double target;
     nbody_get_state(v->sim, &v->s);
+    /* the colour scale follows the speeds: their 90th percentile, smoothed (a quarter of the
+       way each time) so that colours do not flicker, and a merger that heats up shifts the
+       scale instead of saturating every body to red */
+    target = ex_speed_quantile(&v->s, 0.9, 4096);
+    v->v_ref += 0.25 * (target - v->v_ref);
     for (i = 0; i < v->s.n; ++i) ex_colormap(ex_speed(&v->s, i) / v->v_ref, v->colours + 3 * i);
     if (drift) v->drift = ex_drift(&v->s, 1, v->sc->softening, v->e0);
 }
@@ -268,7 +274,16 @@ static int open_context(GLFWwindow **win, int offscreen, int egl, int cuda_devic
         return -1;
     }
     glfwSetErrorCallback(on_glfw_error);
-    if (!glfwInit()) { fprintf(stderr, "viewer: cannot initialise GLFW (no display?)\n"); return -1; }
+    if (!glfwInit()) {
+        const char *display = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
+        fprintf(stderr, "viewer: cannot open a window: %s.\n"
+                        "  Run it under a virtual X server:  xvfb-run -a %s\n"
+                        "  or draw without a window (a GPU with EGL):  viewer --offscreen --frames 300 --screenshot shot.png\n",
+                (display && *display) || (wayland && *wayland) ? "GLFW cannot initialise on this display"
+                                                               : "there is no display (DISPLAY is not set)",
+                "viewer [options]");
+        return -1;
+    }
     if (egl) glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
     if (!(*win = glfwCreateWindow(960, 720, "nbody.h viewer", NULL, NULL))) {
         fprintf(stderr, "viewer: cannot open an OpenGL window\n");
@@ -280,9 +295,40 @@ static int open_context(GLFWwindow **win, int offscreen, int egl, int cuda_devic
     return 0;
 }
 
+static void help(FILE *f) {
+    size_t i;
+    fprintf(f, "usage: viewer [options]      a live OpenGL window on a running simulation\n"
+               "options:\n"
+               "  --scenario NAME      initial conditions (default collision):");
+    for (i = 0; i < EX_NSCENARIOS; ++i) fprintf(f, " %s", ex_scenarios[i].name);
+    fprintf(f, "\n"
+               "  --n N                number of bodies (default: the scenario's)\n"
+               "  --engine NAME        simple, openmp, block, tree, cuda, opencl, ... (default block)\n"
+               "  --steps K            steps per frame (default 2)\n"
+               "  --frames F           quit after F frames\n"
+               "  --screenshot FILE    save the last frame as a PNG (with --frames; needs libpng)\n"
+               "  --keys KEYS          press one key of KEYS each frame, e.g. SM (tests, recordings)\n"
+               "  --interop 0|1        CUDA engines: positions to OpenGL on the GPU (1, default) or via the host\n"
+               "  --context glx|egl    how GLFW makes the window's OpenGL context (default glx)\n"
+               "  --offscreen          no window: draw into an EGL pbuffer (with --frames; GPU machines)\n"
+               "  --help               this text\n"
+               "keys:\n"
+               "  SPACE                pause / run\n"
+               "  S                    next engine this build runs (keeps the state)\n"
+               "  M                    next method (keeps the state)\n"
+               "  R                    restart the scenario\n"
+               "  + / -                double / halve the steps per frame\n"
+               "  arrows               rotate the view\n"
+               "  Q, ESC               quit\n"
+               "colours: speed, blue slow, green medium, red fast; the scale follows the 90th percentile\n"
+               "of the speeds, smoothed over frames, so a merger heating up does not saturate to red.\n"
+               "Without a display: xvfb-run -a viewer ..., or viewer --offscreen --frames F --screenshot F.png\n");
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F] [--screenshot FILE.png]\n"
-                    "              [--keys KEYS] [--interop 0|1] [--context glx|egl] [--offscreen]\n");
+                    "              [--keys KEYS] [--interop 0|1] [--context glx|egl] [--offscreen] [--help]\n"
+                    "(viewer --help explains the options and the keys)\n");
     return 2;
 }
 
@@ -299,7 +345,8 @@ int main(int argc, char **argv) {
     v.desc.engine = NBODY_ENGINE_BLOCK;
     for (i = 1; i < argc; i += 2) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--offscreen")) { offscreen = 1; --i; continue; }   /* the one flag without a value */
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
+        if (!strcmp(a, "--offscreen")) { offscreen = 1; --i; continue; }   /* a flag without a value */
         if (!val) return usage();
         if (!strcmp(a, "--scenario")) { if (!(v.sc = ex_find_scenario(val))) return usage(); }
         else if (!strcmp(a, "--n")) v.n = (size_t)atol(val);

@@ -137,9 +137,84 @@ check "hello runs and conserves energy to 1e-5" sh -c "$BUILD/hello | awk '{ d =
 check "demo runs (200 bodies to t = 0.5)" sh -c "cd $tmp && $ROOT/$BUILD/demo 200 0.5 | grep -q 'dE/E'"
 for ex in galaxy_collision central_body; do
     if [ -x "$BUILD/$ex" ]; then
-        check "$ex writes frames 0..2 (100 bodies to t = 0.1)" sh -c "$BUILD/$ex 100 0.1 $tmp/$ex && [ -s $tmp/$ex/frame_00000.png ] && [ -s $tmp/$ex/frame_00002.png ]"
+        check "$ex writes frames 0..2 (100 bodies to t = 0.1)" sh -c "$BUILD/$ex 100 0.1 $tmp/$ex && [ -s $tmp/$ex/frame_000000.png ] && [ -s $tmp/$ex/frame_000002.png ]"
     fi
 done
 [ -x "$BUILD/three_body" ] && check "three_body writes its picture" sh -c "$BUILD/three_body $tmp/tb.png && [ -s $tmp/tb.png ]"
+
+# ---- options: --opt=value, --version, validation against each other, folders, resume conflicts
+check "--opt=value form: --t-end=0.005 --dt=1e-3" sh -c "$NB --scenario=figure8 --t-end=0.005 --dt=1e-3 | grep -q '^done: t = 0.005, 5 steps'"
+check "--version names the library version" sh -c "$NB --version | grep -q '^nbody [0-9][0-9.]* (nbody.h)'"
+check "--threads, --order: adams order 3 on 1 thread runs" sh -c "$NB --scenario figure8 --method adams --order 3 --threads 1 --dt 1e-3 --t-end 0.005 | grep -q '1 thread'"
+check "the banner names the engine and where it runs" sh -c "$NB --scenario figure8 --t-end 0.001 | grep -q 'engine block (CPU, '"
+touch "$tmp/afile"
+while IFS='|' read -r args want; do
+    eval "set -- $args"
+    "$NB" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    if [ "$rc" -eq 2 ] && grep -q -e "$want" "$tmp/err" && ! grep -q '^done' "$tmp/out"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL nbody $args: exit $rc (want 2 and '$want'), stderr: $(head -c 300 "$tmp/err")"; fi
+done <<ARGS
+--engine tree --theta 2 --t-end 0.01|must be in (0, 1)
+--engine tree --theta 0 --t-end 0.01|must be in (0, 1)
+--engine tree --theta=1 --t-end 0.01|must be in (0, 1)
+--theta 0.5 --t-end 0.01|applies to the tree engines
+--method leapfrog --tolerance 1e-8|needs an adaptive method
+--tolerance 1e-8|needs an adaptive method
+--order 3|order of --method adams
+--method adams --order 6|bad value '6' for --order
+--device 1|--device
+--threads 0|bad value '0' for --threads
+--csv=1|takes no value
+--dt=abc|bad value 'abc' for --dt
+--video-every 0.1|needs --video
+--out $tmp/afile/x --csv --t-end 1000|cannot write the outputs
+--out $tmp/afile/sub/x --snapshot-every 1 --t-end 1000|cannot create the folder
+--video $tmp/afile/v.mp4 --t-end 1000|cannot write the video
+ARGS
+check "--out creates its folders (mkdir -p)" sh -c "$NB --scenario figure8 --t-end 0.01 --csv --out $tmp/new/deeper/f && [ -s $tmp/new/deeper/f_final.csv ]"
+"$NB" --scenario figure8 --t-end 0.01 --snapshot-every 0.005 --out "$tmp/f8" >/dev/null 2>&1
+"$NB" --scenario plummer --n 3 --t-end 0.02 --resume "$tmp/f8_final.snap" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "resume a figure8 snapshot as plummer --n 3: refused, naming --scenario" sh -c "[ $rc -eq 2 ] && grep -q -- '--scenario' $tmp/err"
+"$NB" --scenario figure8 --t-end 0.02 --dt 2e-3 --resume "$tmp/f8_final.ckpt" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "resume a checkpoint with another --dt: refused, naming --dt and both values" sh -c "[ $rc -eq 2 ] && grep -q -- 'written with --dt 0.001, this run has --dt 0.002' $tmp/err"
+"$NB" --scenario figure8 --t-end 0.02 --method rk4 --resume "$tmp/f8_final.ckpt" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "resume a checkpoint with another --method: refused, naming --method" sh -c "[ $rc -eq 2 ] && grep -q -- 'written with --method leapfrog, this run has --method rk4' $tmp/err"
+
+# ---- progress: piped output has no carriage return (a log stays one line per report)
+"$NB" --scenario plummer --n 512 --dt 1e-3 --t-end 0.3 >"$tmp/piped" 2>&1
+check "piped progress has no carriage returns" sh -c "! grep -q \"\$(printf '\r')\" $tmp/piped && grep -q '^done' $tmp/piped"
+for ex in galaxy_collision central_body; do
+    [ -x "$BUILD/$ex" ] && check "$ex piped: no carriage returns" sh -c "$BUILD/$ex 100 0.1 $tmp/$ex.2 > $tmp/$ex.log && ! grep -q \"\$(printf '\r')\" $tmp/$ex.log"
+done
+
+# ---- Ctrl-C: a checkpoint at the last step, exit 130, and --resume continues bitwise
+opts="--scenario plummer --n 1024 --seed 3 --dt 1e-3"
+"$NB" $opts --t-end 100000 --out "$tmp/int" >"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+k=0; while [ $k -lt 60 ] && ! grep -q '^nbody ' "$tmp/int.out"; do sleep 0.5; k=$((k + 1)); done   # the banner: running
+sleep 1
+kill -INT $pid 2>/dev/null
+k=0; while [ $k -lt 60 ] && kill -0 $pid 2>/dev/null; do sleep 0.5; k=$((k + 1)); done
+kill -0 $pid 2>/dev/null && { echo "FAIL Ctrl-C: nbody still runs 30 s after SIGINT"; kill -9 $pid; }
+wait $pid; rc=$?
+t_int=$(sed -n 's/.*interrupted at t = \([0-9.e+-]*\);.*/\1/p' "$tmp/int.err")
+check "Ctrl-C: exit 130 and OUT_interrupted.ckpt written (t = $t_int)" sh -c "[ $rc -eq 130 ] && [ -s $tmp/int_interrupted.ckpt ] && [ -s $tmp/int_interrupted.snap ]"
+if [ -n "$t_int" ]; then
+    t_stop=$(awk -v t="$t_int" 'BEGIN { printf "%.6f", t + 0.02 }')
+    "$NB" $opts --t-end "$t_stop" --out "$tmp/straight" --csv >/dev/null 2>&1
+    "$NB" $opts --t-end "$t_stop" --out "$tmp/resumed" --csv --resume "$tmp/int_interrupted.ckpt" >/dev/null 2>&1
+    check "Ctrl-C then --resume: the final state equals the straight run's (t = $t_stop)" cmp "$tmp/straight_final.csv" "$tmp/resumed_final.csv"
+fi
+
+# ---- video through ffmpeg: frames and size checked with ffprobe; a clear message without ffmpeg
+if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1; then
+    "$NB" --scenario galaxy --n 300 --dt 1e-3 --t-end 0.02 --video "$tmp/vid/clip.mp4" --video-every 0.001 --size 64 >"$tmp/vlog" 2>&1
+    probe=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height -of csv=p=0 "$tmp/vid/clip.mp4" 2>&1)
+    check "--video: 21 frames of 84x64 in the mp4 (ffprobe: $probe)" [ "$probe" = "84,64,21" ]
+    check "--video: the log names the file and the frame count" grep -q "wrote $tmp/vid/clip.mp4: 21 frames" "$tmp/vlog"
+else skip=$((skip + 1)); echo "SKIP --video: ffmpeg/ffprobe not installed"; fi
+env PATH=/nonexistent "$ROOT/$NB" --scenario figure8 --video "$tmp/x.mp4" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "--video without ffmpeg: exit 2 naming the package" sh -c "[ $rc -eq 2 ] && grep -q 'apt-get install ffmpeg' $tmp/err"
+
 echo "RESULT $pass $fail $skip"
 [ "$fail" -eq 0 ]

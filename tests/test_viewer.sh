@@ -18,6 +18,14 @@ finish() { echo "RESULT $pass $fail $skip"; [ "$fail" -eq 0 ]; exit $?; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 [ -x "$BUILD/viewer" ] || { absent "viewer not built (GLFW/OpenGL missing)"; finish; }
+# --help: every option and key, exit 0; without a display: a pointer to xvfb-run and --offscreen
+if "$BUILD/viewer" --help >"$tmp/help" 2>&1; then ok; else bad "viewer --help exits $?"; fi
+for word in --scenario --n --engine --steps --frames --screenshot --keys --interop --context --offscreen SPACE 'S  ' 'M  ' 'R  ' '+ / -' arrows ESC; do
+    grep -q -e "$word" "$tmp/help" && ok || bad "viewer --help does not mention '$word'"
+done
+env -u DISPLAY -u WAYLAND_DISPLAY "$BUILD/viewer" --frames 1 >"$tmp/nodisplay" 2>&1; rc=$?
+[ "$rc" -ne 0 ] && grep -q 'xvfb-run' "$tmp/nodisplay" && grep -q -- '--offscreen' "$tmp/nodisplay" && ok \
+    || bad "viewer without a display (exit $rc) does not point to xvfb-run and --offscreen: $(cat "$tmp/nodisplay")"
 command -v xvfb-run >/dev/null 2>&1 || { absent "xvfb-run not installed"; finish; }
 PNG=$(pkg-config --cflags --libs libpng 2>/dev/null) || { absent "libpng missing"; finish; }
 ${CC:-cc} -O1 tests/png_stats.c -o "$tmp/png_stats" $PNG || { bad "png_stats does not build"; finish; }

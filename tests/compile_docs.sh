@@ -1,0 +1,108 @@
+#!/bin/sh
+# Every piece of C a user may copy compiles as C99 and as C++11 with -Wall -Wextra -pedantic
+# -Werror, with gcc and clang: each ```c block of README.md and docs/*.md, the complete
+# program in nbody.h's manual, and every example program (examples/*.c; the viewer where
+# GLFW and OpenGL are installed). Prints one PASS/FAIL line each and a RESULT line.
+#
+# How a block is compiled:
+#   - a block with `int main(` is a complete program and is compiled as it stands;
+#   - any other block is a snippet: its preprocessor lines go to the top of the file (the
+#     #define NBODY_IMPLEMENTATION of a snippet is dropped: a snippet exercises the
+#     interface, the implementation is compiled by the complete programs and the examples),
+#     then #include "nbody.h", <stdio.h>, <string.h>, and the rest goes inside main(). A line
+#     that is only "..." stands for elided code: the parts around it go into separate
+#     blocks { } (each may declare its own names). main() declares, zeroed, the names that
+#     snippets use without declaring them: sim, s, sys, system, desc, t_end and a log
+#     function my_log. Snippets stop before using what they compute, so they are compiled
+#     with -Wno-unused-variable (and -Wno-unused-but-set-variable).
+# Examples: clang as C99, g++ and clang++ as C++11, at -O0 (the Makefile's own build of
+# examples/ is gcc as C99 with the same warnings at -O2).
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0; skip=0
+W="-Wall -Wextra -pedantic -Werror -I."
+have() { command -v "$1" >/dev/null 2>&1; }
+OMP=""
+printf 'int main(void){return 0;}' | gcc -fopenmp -x c - -o "$tmp/o" 2>/dev/null && OMP=-fopenmp
+
+compile() { # what, file, extra flags...: every compiler there is, C99 and C++11
+    what=$1; file=$2; shift 2
+    for c in "gcc -std=c99" "clang -std=c99" "g++ -std=c++11 -x c++" "clang++ -std=c++11 -x c++"; do
+        have "${c%% *}" || continue
+        if $c $W "$@" -c "$file" -o "$tmp/o.o" >"$tmp/log" 2>&1; then pass=$((pass + 1))
+        else fail=$((fail + 1)); echo "FAIL $what: ${c%% -x*}"; head -n 8 "$tmp/log"; fi
+    done
+}
+
+# ---- code blocks of the docs
+k=0
+for md in README.md docs/*.md; do
+    [ -f "$md" ] || continue
+    awk -v dir="$tmp" -v md="$(echo "$md" | tr '/.' '__')" '
+        /^```c[ \t]*$/ { inb = 1; n++; f = dir "/" md "_" n ".blk"; print FNR > (f ".line"); close(f ".line"); next }
+        /^```/ { inb = 0; next }
+        inb { print > f }
+    ' "$md"
+done
+# the complete program of the manual in nbody.h (indented, between A COMPLETE PROGRAM and BUILD)
+awk '/^   A COMPLETE PROGRAM/ { on = 1; next } /^   BUILD/ { on = 0 } on && /^       / { print substr($0, 8) }' nbody.h \
+    > "$tmp/nbody_h_manual_1.blk"
+echo 17 > "$tmp/nbody_h_manual_1.blk.line"
+
+for blk in "$tmp"/*.blk; do
+    [ -s "$blk" ] || continue
+    name=$(basename "$blk" .blk)
+    what="$(echo "$name" | sed 's/_\([0-9]*\)$/ block \1/') (line $(cat "$blk.line"))"
+    src="$tmp/$name.c"
+    if grep -q 'int main(' "$blk"; then
+        cp "$blk" "$src"
+        compile "$what" "$src" $OMP
+    else
+        {
+            grep '^[ \t]*#' "$blk" | grep -v 'define NBODY_IMPLEMENTATION'
+            cat <<'HEAD'
+#include "nbody.h"
+#include <stdio.h>
+#include <string.h>
+static void my_log(nbody_log_level level, const char *message, void *user_data) {
+    (void)level; (void)message; (void)user_data;
+}
+int main(void) {
+    nbody_sim *sim = NULL;
+    nbody_system s = NBODY_ZERO, sys = NBODY_ZERO, system = NBODY_ZERO;
+    nbody_desc desc = NBODY_ZERO;
+    nbody_real t_end = 1;
+    {
+HEAD
+            grep -v '^[ \t]*#' "$blk" | sed 's/^[ \t]*\.\.\.[ \t]*$/    }\n    {/'
+            cat <<'TAIL'
+    }
+    (void)sim; (void)s; (void)sys; (void)system; (void)desc; (void)t_end; (void)my_log;
+    return 0;
+}
+TAIL
+        } > "$src"
+        compile "$what" "$src" -Wno-unused-variable -Wno-unused-but-set-variable
+    fi
+    k=$((k + 1))
+done
+echo "compiled $k code blocks of README.md, docs/*.md and nbody.h"
+
+# ---- example programs
+PNG=""; pkg-config --exists libpng 2>/dev/null && PNG="-DNBODY_EX_PNG $(pkg-config --cflags libpng)"
+for src in examples/*.c; do
+    name=$(basename "$src" .c)
+    flags="$OMP $PNG"
+    if [ "$name" = viewer ]; then
+        if ! pkg-config --exists glfw3 gl 2>/dev/null; then
+            skip=$((skip + 1)); echo "SKIP example viewer: GLFW/OpenGL not installed (pkg-config glfw3 gl)"; continue
+        fi
+        flags="$flags $(pkg-config --cflags glfw3 gl)"
+    fi
+    for c in "clang -std=c99" "g++ -std=c++11 -x c++" "clang++ -std=c++11 -x c++"; do
+        have "${c%% *}" || continue
+        if $c $W -O0 $flags -c "$src" -o "$tmp/o.o" >"$tmp/log" 2>&1; then pass=$((pass + 1))
+        else fail=$((fail + 1)); echo "FAIL example $name: ${c%% -x*}"; head -n 8 "$tmp/log"; fi
+    done
+done
+echo "RESULT $pass $fail $skip"
