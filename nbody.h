@@ -2052,6 +2052,12 @@ NBODY__DEF int nbody_engine_available(nbody_engine e) {
     return ((int)e >= 0 && e < NBODY_ENGINE_COUNT_) && nbody__engine_ops_for(e) != NULL;
 }
 
+/* the engines whose derivative honours desc.n_active */
+static int nbody__engine_has_test_particles(nbody_engine e) {
+    return e == NBODY_ENGINE_SIMPLE || e == NBODY_ENGINE_OPENMP || e == NBODY_ENGINE_BLOCK || e == NBODY_ENGINE_TREE ||
+           e == NBODY_ENGINE_DEFAULT;
+}
+
 /* engine lifetime: start with the masses, stop frees everything */
 static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, size_t n, const nbody_real *m) {
     nbody_result r;
@@ -2059,6 +2065,11 @@ static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, s
     e->ops = nbody__engine_ops_for(d->engine);
     if (!e->ops) {
         nbody__log(d, NBODY_LOG_ERROR, "nbody: engine '%s' is not available in this build", nbody_engine_name(d->engine));
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (d->n_active > 0 && d->n_active < n && !nbody__engine_has_test_particles(d->engine)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: engine '%s' has no test particles (n_active)", nbody_engine_name(d->engine));
+        e->ops = NULL;
         return NBODY_ERR_UNAVAILABLE;
     }
     e->desc = *d;
