@@ -2055,7 +2055,8 @@ NBODY__DEF int nbody_engine_available(nbody_engine e) {
 /* the engines whose derivative honours desc.n_active */
 static int nbody__engine_has_test_particles(nbody_engine e) {
     return e == NBODY_ENGINE_SIMPLE || e == NBODY_ENGINE_OPENMP || e == NBODY_ENGINE_BLOCK || e == NBODY_ENGINE_TREE ||
-           e == NBODY_ENGINE_DEFAULT || e == NBODY_ENGINE_OPENCL || e == NBODY_ENGINE_OPENCL_TREE;
+           e == NBODY_ENGINE_DEFAULT || e == NBODY_ENGINE_OPENCL || e == NBODY_ENGINE_OPENCL_TREE ||
+           e == NBODY_ENGINE_CUDA || e == NBODY_ENGINE_CUDA_TREE;
 }
 
 /* engine lifetime: start with the masses, stop frees everything */
