@@ -62,6 +62,7 @@ PNG_LIBS  := $(shell pkg-config --libs libpng 2>/dev/null)
 GLFW_LIBS := $(shell pkg-config --libs glfw3 gl 2>/dev/null)
 EX_PNG    := $(if $(PNG_LIBS),-DNBODY_EX_PNG $(PNG_LIBS))
 EXAMPLES_NEED_PNG := galaxy_collision central_body three_body
+EXAMPLES_NEED_PNG += planetesimals galaxy_merger arcade
 EXAMPLE_LIBS_nbody  = $(EX_PNG)
 EXAMPLE_LIBS_demo   = $(EX_PNG)
 EXAMPLE_LIBS_viewer = $(EX_PNG) $(GLFW_LIBS)

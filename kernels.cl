@@ -46,16 +46,16 @@ void nbody_cl_store(__global const real *restrict y, __global real *restrict f, 
    the checked loop (self excluded by index, as on the CPU); the rest run branch-free. */
 __kernel __attribute__((reqd_work_group_size(NBODY_CL_TILE, 1, 1)))
 void nbody_dense(__global const real *restrict y, __global const real *restrict m, __global real *restrict f,
-                 uint n, real G, real eps2) {
+                 uint n, real G, real eps2, uint ns) {  /* sources: bodies [0, ns) (test particles after) */
     __local real4 tile[NBODY_CL_TILE];     /* one wide local load per interaction */
     uint i = get_global_id(0), lid = get_local_id(0), group = get_group_id(0), t, k;
-    uint ntiles = (n + NBODY_CL_TILE - 1) / NBODY_CL_TILE;
+    uint ntiles = (ns + NBODY_CL_TILE - 1) / NBODY_CL_TILE;
     uint me = i < n ? i : n - 1;
     real xi = y[me], yi = y[n + me], zi = y[2 * n + me];
     nbody_cl_vec a = {0, 0, 0};
     for (t = 0; t < ntiles; ++t) {
-        uint j = t * NBODY_CL_TILE + lid, count = min((uint)NBODY_CL_TILE, n - t * NBODY_CL_TILE);
-        tile[lid] = j < n ? (real4)(y[j], y[n + j], y[2 * n + j], m[j]) : (real4)(0, 0, 0, 0);
+        uint j = t * NBODY_CL_TILE + lid, count = min((uint)NBODY_CL_TILE, ns - t * NBODY_CL_TILE);
+        tile[lid] = j < ns ? (real4)(y[j], y[n + j], y[2 * n + j], m[j]) : (real4)(0, 0, 0, 0);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t == group || count < NBODY_CL_TILE) {
             for (k = 0; k < count; ++k)
@@ -88,17 +88,18 @@ uint nbody_cl_skip(uint c) {
 
 __kernel void nbody_tree(__global const real *restrict y, __global real *restrict f, uint n, real G,
                          real eps2, __global const real4 *restrict node, __global const real *restrict mass,
-                         __global const uint *restrict body, int leaf_order) {
-    uint g = get_global_id(0), i, c = 1, nodes = 2 * n;
+                         __global const uint *restrict body, int leaf_order, uint nt) {
+    /* the tree holds bodies [0, nt), the active ones; test particles [nt, n) walk it too */
+    uint g = get_global_id(0), i, c = 1, nodes = 2 * nt;
     real xi, yi, zi;
     nbody_cl_vec a = {0, 0, 0};
     if (g >= n) return;
-    i = leaf_order ? body[n + g] : g;
+    i = leaf_order && g < nt ? body[nt + g] : g;
     xi = y[i]; yi = y[n + i]; zi = y[2 * n + i];
     do {
         real4 p = node[c];                 /* cx, cy, cz, crit2 */
         real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
-        if (dx * dx + dy * dy + dz * dz > p.w || (c >= n && body[c] != i)) {
+        if (dx * dx + dy * dy + dz * dz > p.w || (c >= nt && body[c] != i)) {
             NBODY_CL_PAIR(a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
             c = nbody_cl_skip(c);
         } else {

@@ -128,7 +128,11 @@ typedef enum nbody_result {
     NBODY_ERR_STEP_TOO_SMALL,      /* adaptive control needed dt < dt_min */
     NBODY_ERR_IO,
     NBODY_ERR_FORMAT,              /* a file is not a valid snapshot (bad magic, size, checksum) */
-    NBODY_ERR_CANCELLED            /* desc.progress asked to stop; the state is the last accepted step */
+    NBODY_ERR_CANCELLED,           /* desc.progress asked to stop; the state is the last accepted step */
+    NBODY_STOPPED                  /* an event stopped the run after an accepted step (an exit
+                                      condition, a collision with NBODY_COLLISION_STOP, a hook
+                                      asked to stop): nbody_get_event names it; the state is
+                                      the one of that step (docs/steering.md) */
 } nbody_result;
 
 typedef struct nbody_system {      /* structure of arrays, length n each */
@@ -221,6 +225,40 @@ typedef struct nbody_progress {    /* func NULL = no progress calls */
     void  *user_data;
     double interval;               /* seconds between calls; 0 = after every accepted step */
 } nbody_progress;
+/* ---- steering (docs/steering.md): extra forces, hooks, collisions, events ---- */
+struct nbody_sim;
+/* Adds accelerations to ax, ay, az (which hold gravity) for the n bodies at time t (the
+   stage time of the integrator). Positions, velocities and masses are read-only. */
+typedef void (*nbody_extra_force_fn)(size_t n, nbody_real t, const nbody_real *x, const nbody_real *y,
+                                     const nbody_real *z, const nbody_real *vx, const nbody_real *vy,
+                                     const nbody_real *vz, const nbody_real *m, nbody_real *ax,
+                                     nbody_real *ay, nbody_real *az, void *user_data);
+/* Called before / after each accepted step; nonzero stops the run with NBODY_STOPPED.
+   May call nbody_get_state, nbody_set_state (any n), nbody_set_radii, nbody_get_stats. */
+typedef int (*nbody_step_hook_fn)(struct nbody_sim *sim, void *user_data);
+
+typedef enum nbody_collision {     /* what happens when two bodies' spheres touch */
+    NBODY_COLLISION_NONE = 0,      /* radii ignored: point masses */
+    NBODY_COLLISION_MERGE,         /* one body (mass, momentum, centre of mass conserved) */
+    NBODY_COLLISION_BOUNCE,        /* hard spheres, desc.restitution */
+    NBODY_COLLISION_STOP,          /* NBODY_STOPPED, the pair in nbody_get_event */
+    NBODY_COLLISION_COUNT_
+} nbody_collision;
+
+typedef enum nbody_event_kind {
+    NBODY_EVENT_NONE = 0,
+    NBODY_EVENT_CLOSE_ENCOUNTER,   /* bodies i, j closer than desc.stop_distance */
+    NBODY_EVENT_ESCAPE,            /* body i farther than desc.escape_distance from the origin */
+    NBODY_EVENT_COLLISION,         /* bodies i, j touch (NBODY_COLLISION_STOP) */
+    NBODY_EVENT_HOOK               /* a before/after-step hook returned nonzero */
+} nbody_event_kind;
+
+typedef struct nbody_event {       /* the event that stopped the run */
+    nbody_event_kind kind;
+    size_t i, j;                   /* the bodies (j unused for escapes and hooks), i < j */
+    nbody_real t, distance;        /* time of the step; distance between i and j, or of i to the origin */
+    unsigned long long merges, bounces;   /* collisions resolved since nbody_create */
+} nbody_event;
 
 typedef struct nbody_desc {        /* all zero = defaults */
     nbody_engine    engine;
@@ -244,6 +282,19 @@ typedef struct nbody_desc {        /* all zero = defaults */
                                       directly; 0 = automatic (4 on the CPU tree, measured);
                                       1 = single-body leaves. The GPU trees always use 1. */
     nbody_progress  progress;      /* heartbeat and cancel during nbody_advance; NULL func = none */
+    size_t          n_active;      /* the first n_active bodies attract; the rest are test
+                                      particles that feel them only; 0 = all */
+    nbody_extra_force_fn extra_force;   /* NULL = gravity only */
+    void           *extra_force_user_data;
+    int             extra_force_velocity_free;  /* 1 = extra_force ignores vx, vy, vz (then
+                                      NBODY_LEAPFROG accepts it; without it leapfrog refuses) */
+    nbody_step_hook_fn before_step, after_step;
+    void           *hook_user_data;
+    nbody_collision collision;     /* with radii from nbody_set_radii */
+    nbody_real      restitution;   /* NBODY_COLLISION_BOUNCE: share of the normal speed kept,
+                                      0..1 (1 = elastic, 0 = the pair leaves touching) */
+    nbody_real      stop_distance; /* > 0: NBODY_STOPPED when two bodies come closer */
+    nbody_real      escape_distance;  /* > 0: NBODY_STOPPED when a body is farther from the origin */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -286,6 +337,33 @@ NBODY_API void         nbody_destroy(nbody_sim *sim);
 NBODY_API nbody_stats  nbody_get_stats(const nbody_sim *sim);
 NBODY_API nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_system *s,
                                            nbody_real *ax, nbody_real *ay, nbody_real *az);
+
+/* ---- steering (docs/steering.md) ----
+   Radii for collisions: n values >= 0 (NULL = all zero, point masses). Kept by the
+   simulation, merged with the bodies; a nbody_set_state with another n resets them to 0. */
+NBODY_API nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *r);
+NBODY_API nbody_result nbody_get_radii(const nbody_sim *sim, nbody_real *r);   /* n values */
+NBODY_API size_t       nbody_get_n(const nbody_sim *sim);          /* bodies now (merges shrink it) */
+NBODY_API size_t       nbody_get_n_active(const nbody_sim *sim);   /* attracting bodies now */
+/* the event behind the last NBODY_STOPPED (kind NONE before any), and collision counts */
+NBODY_API nbody_result nbody_get_event(const nbody_sim *sim, nbody_event *out);
+
+/* ---- snapshot archive (docs/steering.md) ----
+   One file of snapshots, each an exact restart (a checkpoint, plus radii and n_active).
+   nbody_archive_attach makes the simulation append one after the accepted steps where
+   simulation time passed a multiple of every_t, every_steps steps were taken, or every_wall
+   seconds of wall-clock time went by since the last (0 = that rule off; path NULL detaches).
+   nbody_archive_append writes one now. nbody_archive_open indexes an archive; load(i) makes a
+   simulation that continues bitwise as the original run did from snapshot i. */
+typedef struct nbody_archive nbody_archive;
+NBODY_API nbody_result nbody_archive_attach(nbody_sim *sim, const char *path, nbody_real every_t,
+                                            unsigned long long every_steps, double every_wall);
+NBODY_API nbody_result nbody_archive_append(const nbody_sim *sim, const char *path);
+NBODY_API nbody_result nbody_archive_open(nbody_archive **out, const char *path);
+NBODY_API size_t       nbody_archive_count(const nbody_archive *a);
+NBODY_API nbody_real   nbody_archive_time(const nbody_archive *a, size_t i);   /* NaN out of range */
+NBODY_API nbody_result nbody_archive_load(const nbody_archive *a, size_t i, const nbody_desc *desc, nbody_sim **out);
+NBODY_API void         nbody_archive_close(nbody_archive *a);
 
 /* ---- diagnostics ---- */
 NBODY_API nbody_result nbody_measure(const nbody_system *s, nbody_real G, nbody_real softening,
@@ -524,6 +602,7 @@ NBODY__DEF const char *nbody_result_string(nbody_result r) {
     case NBODY_ERR_IO: return "input/output error";
     case NBODY_ERR_FORMAT: return "not a valid snapshot file";
     case NBODY_ERR_CANCELLED: return "cancelled by the progress callback";
+    case NBODY_STOPPED: return "stopped by an event (nbody_get_event)";
     }
     return "unknown result";
 }
@@ -613,6 +692,11 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (d->leaf_size < 0) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
     if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
+    if ((int)d->collision < 0 || d->collision >= NBODY_COLLISION_COUNT_) return 0;
+    if (!nbody__isfinite(d->restitution) || d->restitution < 0 || d->restitution > 1) return 0;
+    if (!nbody__isfinite(d->stop_distance) || d->stop_distance < 0) return 0;
+    if (!nbody__isfinite(d->escape_distance) || d->escape_distance < 0) return 0;
+    if (d->extra_force_velocity_free < 0 || d->extra_force_velocity_free > 1) return 0;
     return 1;
 }
 
@@ -787,6 +871,47 @@ static void nbody__accel_openmp(const nbody__forces *f, int threads) {
     for (i = 0; i < n; ++i) {
         nbody_real ax = 0, ay = 0, az = 0;
         nbody__accel_row(f, (size_t)i, 0, f->n, &ax, &ay, &az);
+        f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
+    }
+}
+
+/* ---- test particles (desc.n_active) ------------------------------------------------------
+   With n_active = na < n, the engines compute the na active bodies among themselves with
+   their usual kernel (a nbody__forces of n = na: the same arrays, shorter), then the test
+   particles [na, n) from the sources [0, na) only: O(na n) work. */
+static size_t nbody__n_src(const nbody__engine *e) {
+    size_t na = e->desc.n_active;
+    return na == 0 || na > e->n ? e->n : na;
+}
+
+/* test particles [na, n) from sources [0, na), scalar rows in source order (SIMPLE, OPENMP) */
+static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
+    long long i, n = (long long)f->n;
+    (void)threads;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1 && n - (long long)na > 64))
+    for (i = (long long)na; i < n; ++i) {
+        nbody_real ax = 0, ay = 0, az = 0;
+        nbody__accel_row(f, (size_t)i, 0, na, &ax, &ay, &az);
+        f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
+    }
+}
+
+/* the same with the source loop in SIMD form for the compiler (BLOCK): no self term to skip.
+   GCC vectorises it where sqrt needs no errno (-fno-math-errno, implied by -ffast-math). */
+static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int threads) {
+    long long i, n = (long long)f->n;
+    (void)threads;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 64) num_threads(threads) if (n - (long long)na > 256))
+    for (i = (long long)na; i < n; ++i) {
+        nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
+        size_t j;
+        NBODY__PRAGMA(omp simd reduction(+:ax, ay, az))
+        for (j = 0; j < na; ++j) {
+            nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
+            nbody_real r2 = dx * dx + dy * dy + dz * dz + f->eps2;
+            nbody_real inv = 1 / NBODY__SQRT(r2), w = f->m[j] * inv * inv * inv;
+            ax += w * dx; ay += w * dy; az += w * dz;
+        }
         f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
     }
 }
@@ -1181,26 +1306,34 @@ static nbody__forces nbody__forces_for(nbody__engine *e, nbody__buf yb, nbody__b
 }
 
 static nbody_result nbody__simple_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
-    nbody__forces F = nbody__forces_for(e, y, f);
-    nbody__accel_simple(&F);
+    nbody__forces F = nbody__forces_for(e, y, f), A = F;
+    A.n = nbody__n_src(e);                 /* the active bodies among themselves */
+    nbody__accel_simple(&A);
+    if (A.n < F.n) nbody__accel_test(&F, A.n, 1);
     return NBODY_OK;
 }
 static nbody_result nbody__openmp_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
-    nbody__forces F = nbody__forces_for(e, y, f);
+    nbody__forces F = nbody__forces_for(e, y, f), A = F;
 #if NBODY__OPENMP
-    nbody__accel_openmp(&F, nbody__threads(&e->desc));
+    int threads = nbody__threads(&e->desc);
 #else
-    nbody__accel_openmp(&F, 1);
+    int threads = 1;
 #endif
+    A.n = nbody__n_src(e);
+    nbody__accel_openmp(&A, threads);
+    if (A.n < F.n) nbody__accel_test(&F, A.n, threads);
     return NBODY_OK;
 }
 static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
-    nbody__forces F = nbody__forces_for(e, y, f);
+    nbody__forces F = nbody__forces_for(e, y, f), A = F;
 #if NBODY__OPENMP
-    nbody__accel_block(&F, nbody__threads(&e->desc), e->desc.block_size);
+    int threads = nbody__threads(&e->desc);
 #else
-    nbody__accel_block(&F, 1, e->desc.block_size);
+    int threads = 1;
 #endif
+    A.n = nbody__n_src(e);
+    nbody__accel_block(&A, threads, e->desc.block_size);
+    if (A.n < F.n) nbody__accel_test_simd(&F, A.n, threads);
     return NBODY_OK;
 }
 
@@ -1862,6 +1995,37 @@ static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, cons
     }
 }
 
+/* test particles [na, n) (not in the tree, built over the active bodies [0, na)): packets in
+   body order, each lane's self a position past the last item, so no leaf is skipped */
+static void nbody__tree_forces_test(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F, size_t na) {
+    long long k, nt = (long long)(F->n - na), npk = (nt + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
+    int stack = d->traversal == NBODY_TRAVERSAL_STACK;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 8) num_threads(nbody__threads(d)) if (nt > 256))
+    for (k = 0; k < npk; ++k) {
+        nbody__tree_packet p;
+        size_t body[NBODY__TREE_LANES];
+        int l;
+        p.eps2 = F->eps2;
+        for (l = 0; l < NBODY__TREE_LANES; ++l) {
+            size_t i = na + (size_t)k * NBODY__TREE_LANES + (size_t)l;
+            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
+            if (i < F->n) { body[l] = i; p.self[l] = t->n; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i]; }
+            p.ax[l] = p.ay[l] = p.az[l] = 0;
+        }
+        memset(p.b, 0, sizeof p.b);
+        if (stack) nbody__tree_walk_stack(t, &p);
+        else nbody__tree_walk_stackless(t, &p);
+        for (l = 0; l < NBODY__TREE_LANES; ++l)
+            if (body[l] != NBODY__TREE_NONE) {
+                nbody_real s[3];
+                int c;
+                for (c = 0; c < 3; ++c) s[c] = (p.b[c][l][0] + p.b[c][l][1]) + (p.b[c][l][2] + p.b[c][l][3]);
+                F->ax[body[l]] = F->G * (p.ax[l] + s[0]); F->ay[body[l]] = F->G * (p.ay[l] + s[1]);
+                F->az[body[l]] = F->G * (p.az[l] + s[2]);
+            }
+    }
+}
+
 static void nbody__tree_free(nbody__engine *e, void *tree) {
     nbody__kdtree_release((nbody__kdtree *)tree, &e->desc);
     nbody__free(&e->desc, tree);
@@ -1883,9 +2047,14 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
         if (!c->tree) return NBODY_ERR_OUT_OF_MEMORY;
         memset(c->tree, 0, sizeof(nbody__kdtree));
     }
-    r = nbody__kdtree_build((nbody__kdtree *)c->tree, &e->desc, F.x, F.y, F.z, F.m, e->n);
-    if (r == NBODY_OK) r = nbody__tree_prepare((nbody__kdtree *)c->tree, &e->desc, (size_t)e->desc.leaf_size);
-    if (r == NBODY_OK) nbody__tree_forces((nbody__kdtree *)c->tree, &e->desc, &F);
+    {
+        nbody__forces A = F;               /* the tree holds the active bodies only */
+        A.n = nbody__n_src(e);
+        r = nbody__kdtree_build((nbody__kdtree *)c->tree, &e->desc, F.x, F.y, F.z, F.m, A.n);
+        if (r == NBODY_OK) r = nbody__tree_prepare((nbody__kdtree *)c->tree, &e->desc, (size_t)e->desc.leaf_size);
+        if (r == NBODY_OK) nbody__tree_forces((nbody__kdtree *)c->tree, &e->desc, &A);
+        if (r == NBODY_OK && A.n < F.n) nbody__tree_forces_test((nbody__kdtree *)c->tree, &e->desc, &F, A.n);
+    }
     return r;
 }
 #define NBODY__TREE_AVAILABLE 1
@@ -1927,6 +2096,13 @@ NBODY__DEF int nbody_engine_available(nbody_engine e) {
     return ((int)e >= 0 && e < NBODY_ENGINE_COUNT_) && nbody__engine_ops_for(e) != NULL;
 }
 
+/* the engines whose derivative honours desc.n_active */
+static int nbody__engine_has_test_particles(nbody_engine e) {
+    return e == NBODY_ENGINE_SIMPLE || e == NBODY_ENGINE_OPENMP || e == NBODY_ENGINE_BLOCK || e == NBODY_ENGINE_TREE ||
+           e == NBODY_ENGINE_DEFAULT || e == NBODY_ENGINE_OPENCL || e == NBODY_ENGINE_OPENCL_TREE ||
+           e == NBODY_ENGINE_CUDA || e == NBODY_ENGINE_CUDA_TREE;
+}
+
 /* engine lifetime: start with the masses, stop frees everything */
 static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, size_t n, const nbody_real *m) {
     nbody_result r;
@@ -1934,6 +2110,11 @@ static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, s
     e->ops = nbody__engine_ops_for(d->engine);
     if (!e->ops) {
         nbody__log(d, NBODY_LOG_ERROR, "nbody: engine '%s' is not available in this build", nbody_engine_name(d->engine));
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (d->n_active > 0 && d->n_active < n && !nbody__engine_has_test_particles(d->engine)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: engine '%s' has no test particles (n_active)", nbody_engine_name(d->engine));
+        e->ops = NULL;
         return NBODY_ERR_UNAVAILABLE;
     }
     e->desc = *d;
@@ -1966,6 +2147,21 @@ typedef struct nbody__method_info nbody__method_info;
 
 #define NBODY__MAX_WORK 24
 
+typedef struct nbody__archiver {   /* nbody_archive_attach */
+    char *path;
+    nbody_real every_t, next_t;
+    unsigned long long every_steps, last_step;
+    double every_wall, last_wall;  /* seconds; last_wall from time() */
+} nbody__archiver;
+
+typedef struct nbody__steer {      /* host-side steering state, carried across a change of n */
+    nbody_real *radii;             /* n, NULL = all zero */
+    nbody_real *host;              /* 9n scratch (state + accelerations) for GPU engines, lazily */
+    nbody_event event;
+    int in_hook;                   /* a hook runs: nbody_step / nbody_advance refuse */
+    nbody__archiver *archive;
+} nbody__steer;
+
 struct nbody_sim {
     nbody__engine eng;
     nbody_desc desc;               /* defaults resolved */
@@ -1987,6 +2183,8 @@ struct nbody_sim {
     nbody_stats stats;
     /* desc.progress during one nbody_advance (active = 0 outside it) */
     struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
+    nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
+    nbody__steer steer;            /* radii, events, archive: host side, between steps */
 };
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
@@ -2005,9 +2203,14 @@ struct nbody__method_info {
     nbody__commit_fn commit;       /* NULL: nothing to do */
 };
 
+static nbody_result nbody__extra_force(nbody_sim *s, nbody__buf y, nbody__buf f);
+
 static nbody_result nbody__derivative(nbody_sim *s, nbody__buf y, nbody__buf f) {
+    nbody_result r;
     s->stats.force_evals++;
-    return s->eng.ops->derivative(&s->eng, y, f);
+    r = s->eng.ops->derivative(&s->eng, y, f);
+    if (r == NBODY_OK && s->desc.extra_force) r = nbody__extra_force(s, y, f);
+    return r;
 }
 
 static nbody__lincomb nbody__op(nbody__buf out, nbody__buf y, nbody_real h, size_t len) {
@@ -2020,6 +2223,7 @@ static nbody__lincomb nbody__op(nbody__buf out, nbody__buf y, nbody_real h, size
 /* k[0] = f(y) unless already known */
 static nbody_result nbody__first_stage(nbody_sim *s) {
     nbody_result r = NBODY_OK;
+    s->t_stage = s->t;
     if (!s->f_valid) r = nbody__derivative(s, s->y, s->k[0]);
     if (r == NBODY_OK) s->f_valid = 1;
     return r;
@@ -2053,6 +2257,7 @@ static nbody_result nbody__attempt_erk(nbody_sim *s, nbody_real h, nbody_real *e
             if (a != 0) { op.c[op.nk] = a; op.k[op.nk] = s->k[j]; op.nk++; }
         }
         r = s->eng.ops->lincomb(&s->eng, &op);
+        s->t_stage = s->t + T->c[i] * h;
         if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->k[i]);
     }
     if (r == NBODY_OK) r = nbody__update(s, h, T->stages, T->b, s->k);
@@ -2091,6 +2296,7 @@ static nbody_result nbody__attempt_leapfrog(nbody_sim *s, nbody_real h, nbody_re
     op = nbody__op(s->ytmp, s->y, h, h3);                      /* x' = x + h rate_x */
     op.nk = 1; op.c[0] = 1; op.k[0] = rate;
     if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
+    s->t_stage = s->t + h;
     if ((r = nbody__derivative(s, s->ytmp, s->k[1])) != NBODY_OK) return r;
     op = nbody__op(rate, NULL, 1, h3);                         /* rate_v = (a + a')/2 */
     op.out_off = h3; op.k_off = h3; op.nk = 2; op.c[0] = op.c[1] = (nbody_real)0.5;
@@ -2297,6 +2503,7 @@ static nbody_result nbody__solve_irk(nbody_sim *s, const nbody__tableau *T, nbod
                 if (T->a[i * S + j] != 0) { op.c[op.nk] = T->a[i * S + j]; op.k[op.nk] = s->k[1 + j]; op.nk++; }
             if (op.nk == 0) continue;
             r = s->eng.ops->lincomb(&s->eng, &op);
+            s->t_stage = s->t + T->c[i] * h;
             if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->work[0]);
             if (r == NBODY_OK) r = nbody__scaled_change(s, h, s->work[0], s->k[1 + i], tol, &ci);
             nbody__swap(&s->work[0], &s->k[1 + i]);
@@ -2412,6 +2619,7 @@ static nbody_result nbody__bs_midpoint(nbody_sim *s, nbody_real H, int n, int ou
     for (m = 1; m < n && r == NBODY_OK; ++m) {                     /* d_{m+1} = d_{m-1} + 2h f(y + d_m) */
         op = nbody__op(s->ytmp, s->y, 1, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = b;
         r = s->eng.ops->lincomb(&s->eng, &op);
+        s->t_stage = s->t + (nbody_real)m * h;
         if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->k[1]);
         op = nbody__op(a, a, 2 * h, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = s->k[1];
         if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
@@ -2654,9 +2862,12 @@ static void nbody__release_buffers(nbody_sim *s) {
     for (i = 0; i < NBODY__MAX_WORK; ++i) s->eng.ops->release(&s->eng, s->work[i]);
 }
 
+static void nbody__steer_free(nbody_sim *s);
+
 NBODY__DEF void nbody_destroy(nbody_sim *sim) {
     nbody_desc d;
     if (!sim) return;
+    nbody__steer_free(sim);
     d = sim->desc;
     nbody__release_buffers(sim);
     nbody__engine_stop(&sim->eng);
@@ -2722,6 +2933,15 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     if (!out || !desc || !nbody__desc_valid(desc) || !nbody__system_valid(initial)) return NBODY_ERR_INVALID_ARGUMENT;
     if (initial->n > ((size_t)-1) / (6 * sizeof(nbody_real))) return NBODY_ERR_INVALID_ARGUMENT;
     d = nbody__desc_defaults(desc);
+    if (d.n_active > initial->n) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: n_active %lu > n %lu", (unsigned long)d.n_active, (unsigned long)initial->n);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (d.extra_force && !d.extra_force_velocity_free && d.method == NBODY_LEAPFROG) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: leapfrog needs velocity-free forces: set extra_force_velocity_free "
+                   "when extra_force ignores velocities, or choose another method");
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
     if (!nbody__methods[d.method].attempt) {
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
         return NBODY_ERR_UNAVAILABLE;
@@ -2751,14 +2971,16 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     return NBODY_OK;
 }
 
+static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit);
+
 NBODY__DEF nbody_result nbody_step(nbody_sim *sim) {
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
-    return nbody__step_to(sim, (nbody_real)HUGE_VAL);
+    if (!sim || sim->steer.in_hook) return NBODY_ERR_INVALID_ARGUMENT;
+    return nbody__step_steered(sim, (nbody_real)HUGE_VAL);
 }
 
 NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
     nbody_result r = NBODY_OK;
-    if (!sim || !nbody__isfinite(t_end) || t_end < sim->t) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim || sim->steer.in_hook || !nbody__isfinite(t_end) || t_end < sim->t) return NBODY_ERR_INVALID_ARGUMENT;
     if (sim->desc.progress.func) {
         sim->progress.active = 1;
         sim->progress.t_start = sim->t;
@@ -2766,7 +2988,7 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
         sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
     while (r == NBODY_OK && sim->t < t_end) {
-        r = nbody__step_to(sim, t_end);
+        r = nbody__step_steered(sim, t_end);
         if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
     }
     sim->progress.active = 0;
@@ -2789,9 +3011,12 @@ NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out)
     return NBODY_OK;
 }
 
+static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in);
+
 NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) {
     nbody_result r;
-    if (!sim || !nbody__system_valid(in) || in->n != sim->n) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim || !nbody__system_valid(in)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (in->n != sim->n) return nbody__resize(sim, in);
     r = sim->eng.ops->set_masses(&sim->eng, in->m);
     if (r == NBODY_OK) r = nbody__upload_state(sim, in);
     if (r != NBODY_OK) return r;
@@ -2843,6 +3068,345 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     nbody__engine_stop(&e);
     return r;
 }
+
+/* ======================================================================================
+   STEERING (docs/steering.md): extra forces, hooks, exit conditions, collisions, a change
+   of n. Events are decided on the host between accepted steps: a GPU engine hands its
+   state back in one download, and takes it back through nbody_set_state when a collision
+   changes it. Extra forces on GPU engines: positions, velocities and gravity come down, the
+   callback runs on the host, the accelerations go back up, at every force evaluation.
+   ====================================================================================== */
+static int nbody__host_engine(const nbody_sim *s) { return s->eng.ops->alloc == nbody__host_alloc; }
+
+/* the 9n host scratch of a GPU engine, allocated on first use */
+static nbody_real *nbody__steer_host(nbody_sim *s) {
+    if (!s->steer.host) s->steer.host = (nbody_real *)nbody__alloc(&s->desc, nbody__bytes(s->n, 9 * sizeof(nbody_real)));
+    return s->steer.host;
+}
+
+static void nbody__steer_free(nbody_sim *s) {
+    nbody__free(&s->desc, s->steer.radii);
+    nbody__free(&s->desc, s->steer.host);
+    if (s->steer.archive) nbody__free(&s->desc, s->steer.archive->path);
+    nbody__free(&s->desc, s->steer.archive);
+    memset(&s->steer, 0, sizeof s->steer);
+}
+
+static nbody_result nbody__extra_force(nbody_sim *s, nbody__buf y, nbody__buf f) {
+    size_t n = s->n;
+    const nbody_real *Y;
+    nbody_real *A;
+    nbody_result r = NBODY_OK;
+    int host = nbody__host_engine(s);
+    if (host) {
+        Y = (const nbody_real *)y; A = (nbody_real *)f + 3 * n;
+    } else {
+        nbody_real *h = nbody__steer_host(s);
+        if (!h) return NBODY_ERR_OUT_OF_MEMORY;
+        r = s->eng.ops->download(&s->eng, h, y, 0, 6 * n);
+        if (r == NBODY_OK) r = s->eng.ops->download(&s->eng, h + 6 * n, f, 3 * n, 3 * n);
+        if (r != NBODY_OK) return r;
+        Y = h; A = h + 6 * n;
+    }
+    s->desc.extra_force(n, s->t_stage, Y, Y + n, Y + 2 * n, Y + 3 * n, Y + 4 * n, Y + 5 * n, s->m, A, A + n, A + 2 * n,
+                        s->desc.extra_force_user_data);
+    if (!host) r = s->eng.ops->upload(&s->eng, f, 3 * n, A, 3 * n);
+    return r;
+}
+
+static nbody_result nbody__stop(nbody_sim *s, nbody_event_kind kind, size_t i, size_t j, nbody_real dist) {
+    s->steer.event.kind = kind; s->steer.event.i = i; s->steer.event.j = j;
+    s->steer.event.t = s->t; s->steer.event.distance = dist;
+    return NBODY_STOPPED;
+}
+
+static int nbody__hook(nbody_sim *s, nbody_step_hook_fn fn) {
+    int stop;
+    s->steer.in_hook = 1;
+    stop = fn(s, s->desc.hook_user_data);
+    s->steer.in_hook = 0;
+    return stop;
+}
+
+/* positions then velocities (6n) on the host: the state itself on a CPU engine */
+static nbody_result nbody__host_state(nbody_sim *s, nbody_real **out) {
+    nbody_real *h;
+    if (nbody__host_engine(s)) { *out = (nbody_real *)s->y; return NBODY_OK; }
+    if (!(h = nbody__steer_host(s))) return NBODY_ERR_OUT_OF_MEMORY;
+    *out = h;
+    return s->eng.ops->download(&s->eng, h, s->y, 0, 6 * s->n);
+}
+
+/* ---- pairs closer than r_i + r_j: sweep and prune. The intervals [x - r, x + r] along the
+   axis of widest extent are sorted by their start; each meets only those that start before
+   it ends: O(n log n + candidates), direct for a few bodies and a spatial search for many. */
+typedef struct nbody__span { nbody_real lo, hi; size_t i; } nbody__span;
+typedef struct nbody__pair { size_t i, j; nbody_real d, reach; } nbody__pair;
+typedef struct nbody__pairs { nbody__pair *p; size_t n, cap; } nbody__pairs;
+
+static int nbody__span_cmp(const void *a, const void *b) {
+    const nbody__span *p = (const nbody__span *)a, *q = (const nbody__span *)b;
+    if (p->lo != q->lo) return p->lo < q->lo ? -1 : 1;
+    return p->i < q->i ? -1 : (p->i > q->i);
+}
+static int nbody__pair_cmp(const void *a, const void *b) {
+    const nbody__pair *p = (const nbody__pair *)a, *q = (const nbody__pair *)b;
+    if (p->i != q->i) return p->i < q->i ? -1 : 1;
+    return p->j < q->j ? -1 : (p->j > q->j);
+}
+
+static nbody_result nbody__pairs_push(const nbody_desc *d, nbody__pairs *P, nbody__pair pr) {
+    if (P->n == P->cap) {
+        size_t cap = P->cap ? 2 * P->cap : 16;
+        nbody__pair *np = (nbody__pair *)nbody__alloc(d, nbody__bytes(cap, sizeof *np));
+        if (!np) return NBODY_ERR_OUT_OF_MEMORY;
+        if (P->n) memcpy(np, P->p, P->n * sizeof *np);
+        nbody__free(d, P->p);
+        P->p = np; P->cap = cap;
+    }
+    P->p[P->n++] = pr;
+    return NBODY_OK;
+}
+
+/* every pair i < j with |x_i - x_j| < r_i + r_j (r NULL: r0 for every body), sorted by (i, j) */
+static nbody_result nbody__find_pairs(const nbody_desc *d, size_t n, const nbody_real *X, const nbody_real *r,
+                                      nbody_real r0, nbody__pairs *out) {
+    nbody__span *sp = (nbody__span *)nbody__alloc(d, nbody__bytes(n, sizeof(nbody__span)));
+    nbody_real best = -1;
+    size_t a, b;
+    int axis = 0, c;
+    nbody_result res = NBODY_OK;
+    if (!sp) return NBODY_ERR_OUT_OF_MEMORY;
+    for (c = 0; c < 3; ++c) {
+        const nbody_real *q = X + (size_t)c * n;
+        nbody_real lo = q[0], hi = q[0];
+        for (a = 1; a < n; ++a) { if (q[a] < lo) lo = q[a]; if (q[a] > hi) hi = q[a]; }
+        if (hi - lo > best) { best = hi - lo; axis = c; }
+    }
+    for (a = 0; a < n; ++a) {
+        nbody_real ra = r ? r[a] : r0, q = X[(size_t)axis * n + a];
+        sp[a].lo = q - ra; sp[a].hi = q + ra; sp[a].i = a;
+    }
+    qsort(sp, n, sizeof *sp, nbody__span_cmp);
+    for (a = 0; a < n && res == NBODY_OK; ++a)
+        for (b = a + 1; b < n && sp[b].lo < sp[a].hi && res == NBODY_OK; ++b) {
+            size_t i = sp[a].i < sp[b].i ? sp[a].i : sp[b].i, j = sp[a].i ^ sp[b].i ^ i;
+            nbody_real dx = X[j] - X[i], dy = X[n + j] - X[n + i], dz = X[2 * n + j] - X[2 * n + i];
+            nbody_real dist = NBODY__SQRT(dx * dx + dy * dy + dz * dz), reach = r ? r[i] + r[j] : 2 * r0;
+            if (dist < reach) {
+                nbody__pair pr;
+                pr.i = i; pr.j = j; pr.d = dist; pr.reach = reach;
+                res = nbody__pairs_push(d, out, pr);
+            }
+        }
+    nbody__free(d, sp);
+    if (res == NBODY_OK && out->n > 1) qsort(out->p, out->n, sizeof *out->p, nbody__pair_cmp);
+    return res;
+}
+
+/* the pair that overlaps most (distance - reach smallest) */
+static const nbody__pair *nbody__deepest(const nbody__pairs *P) {
+    size_t k, best = 0;
+    for (k = 1; k < P->n; ++k)
+        if (P->p[k].d - P->p[k].reach < P->p[best].d - P->p[best].reach) best = k;
+    return &P->p[best];
+}
+
+static nbody_result nbody__resize_to(nbody_sim *sim, const nbody_system *in, size_t n_active);
+
+/* Hard spheres: for each approaching pair, the normal relative velocity u (< 0) becomes
+   -e u, momentum conserved: v_i += (1+e) u m_j/M n, v_j -= (1+e) u m_i/M n (a massless body
+   takes the whole change; two massless ones share it). Merge: j joins i (i < j, so an
+   active body stays active): mass sum, mass-weighted position and velocity, radius from the
+   volume sum; bodies after j move down by one. */
+static nbody_result nbody__resolve(nbody_sim *s, const nbody_real *X, const nbody__pairs *P) {
+    nbody_system sys;
+    nbody_real *nr = NULL;
+    unsigned char *gone = NULL;
+    size_t n = s->n, k, na = s->desc.n_active;
+    nbody_result r;
+    int merge = s->desc.collision == NBODY_COLLISION_MERGE;
+    memset(&sys, 0, sizeof sys);
+    if ((r = nbody_system_alloc(&sys, n)) != NBODY_OK) return r;
+    memcpy(sys.x, X, n * sizeof(nbody_real)); memcpy(sys.y, X + n, n * sizeof(nbody_real));
+    memcpy(sys.z, X + 2 * n, n * sizeof(nbody_real)); memcpy(sys.vx, X + 3 * n, n * sizeof(nbody_real));
+    memcpy(sys.vy, X + 4 * n, n * sizeof(nbody_real)); memcpy(sys.vz, X + 5 * n, n * sizeof(nbody_real));
+    memcpy(sys.m, s->m, n * sizeof(nbody_real));
+    sys.t = s->t;
+    if (merge) {
+        nr = (nbody_real *)nbody__alloc(&s->desc, nbody__bytes(n, sizeof(nbody_real)));
+        gone = (unsigned char *)nbody__alloc(&s->desc, n);
+        if (!nr || !gone) { r = NBODY_ERR_OUT_OF_MEMORY; goto done; }
+        memcpy(nr, s->steer.radii, n * sizeof(nbody_real));
+        memset(gone, 0, n);
+    }
+    for (k = 0; k < P->n; ++k) {
+        size_t i = P->p[k].i, j = P->p[k].j;
+        nbody_real mi = sys.m[i], mj = sys.m[j], M = mi + mj;
+        nbody_real wi = M > 0 ? mi / M : (nbody_real)0.5, wj = M > 0 ? mj / M : (nbody_real)0.5;
+        if (merge) {
+            if (gone[i] || gone[j]) continue;
+            sys.x[i] = wi * sys.x[i] + wj * sys.x[j]; sys.y[i] = wi * sys.y[i] + wj * sys.y[j];
+            sys.z[i] = wi * sys.z[i] + wj * sys.z[j];
+            sys.vx[i] = wi * sys.vx[i] + wj * sys.vx[j]; sys.vy[i] = wi * sys.vy[i] + wj * sys.vy[j];
+            sys.vz[i] = wi * sys.vz[i] + wj * sys.vz[j];
+            sys.m[i] = M;
+            nr[i] = NBODY__POW(nr[i] * nr[i] * nr[i] + nr[j] * nr[j] * nr[j], (nbody_real)1 / 3);
+            gone[j] = 1;
+            s->steer.event.merges++;
+        } else {
+            nbody_real dx = sys.x[j] - sys.x[i], dy = sys.y[j] - sys.y[i], dz = sys.z[j] - sys.z[i];
+            nbody_real dist = NBODY__SQRT(dx * dx + dy * dy + dz * dz), u, c;
+            if (!(dist > 0)) continue;
+            dx /= dist; dy /= dist; dz /= dist;
+            u = (sys.vx[j] - sys.vx[i]) * dx + (sys.vy[j] - sys.vy[i]) * dy + (sys.vz[j] - sys.vz[i]) * dz;
+            if (u >= 0) continue;                          /* separating already */
+            c = (1 + s->desc.restitution) * u;
+            sys.vx[i] += c * wj * dx; sys.vy[i] += c * wj * dy; sys.vz[i] += c * wj * dz;
+            sys.vx[j] -= c * wi * dx; sys.vy[j] -= c * wi * dy; sys.vz[j] -= c * wi * dz;
+            s->steer.event.bounces++;
+        }
+    }
+    if (merge) {
+        size_t w = 0, na_new = na;
+        nbody_real **f[7];
+        int c;
+        nbody__fields(&sys, f);
+        for (k = 0; k < n; ++k) {
+            if (gone[k]) { if (k < na) --na_new; continue; }
+            for (c = 0; c < 7; ++c) (*f[c])[w] = (*f[c])[k];
+            nr[w++] = nr[k];
+        }
+        sys.n = w;
+        r = nbody__resize_to(s, &sys, na_new);
+        if (r == NBODY_OK) r = nbody_set_radii(s, nr);
+        sys.n = n;                                         /* for nbody_system_free */
+    } else {
+        r = nbody_set_state(s, &sys);
+    }
+done:
+    nbody__free(&s->desc, nr);
+    nbody__free(&s->desc, gone);
+    nbody_system_free(&sys);
+    return r;
+}
+
+static nbody_result nbody__archive_due(nbody_sim *s);
+
+/* after an accepted step: collisions, exit conditions, the after-step hook, the archive */
+static nbody_result nbody__after_step(nbody_sim *s) {
+    int collide = s->desc.collision != NBODY_COLLISION_NONE && s->steer.radii;
+    nbody_result r = NBODY_OK;
+    if (collide || s->desc.stop_distance > 0 || s->desc.escape_distance > 0) {
+        nbody_real *X;
+        nbody__pairs P;
+        memset(&P, 0, sizeof P);
+        if ((r = nbody__host_state(s, &X)) != NBODY_OK) return r;
+        if (collide) {
+            r = nbody__find_pairs(&s->desc, s->n, X, s->steer.radii, 0, &P);
+            if (r == NBODY_OK && P.n) {
+                if (s->desc.collision == NBODY_COLLISION_STOP) {
+                    const nbody__pair *q = nbody__deepest(&P);
+                    r = nbody__stop(s, NBODY_EVENT_COLLISION, q->i, q->j, q->d);
+                } else {
+                    r = nbody__resolve(s, X, &P);
+                    if (r == NBODY_OK) r = nbody__host_state(s, &X);   /* n or the state changed */
+                }
+            }
+            nbody__free(&s->desc, P.p);
+            memset(&P, 0, sizeof P);
+            if (r != NBODY_OK) return r;
+        }
+        if (s->desc.escape_distance > 0) {
+            nbody_real e2 = s->desc.escape_distance * s->desc.escape_distance;
+            size_t i, n = s->n;
+            for (i = 0; i < n; ++i) {
+                nbody_real d2 = X[i] * X[i] + X[n + i] * X[n + i] + X[2 * n + i] * X[2 * n + i];
+                if (d2 > e2) return nbody__stop(s, NBODY_EVENT_ESCAPE, i, 0, NBODY__SQRT(d2));
+            }
+        }
+        if (s->desc.stop_distance > 0) {
+            r = nbody__find_pairs(&s->desc, s->n, X, NULL, s->desc.stop_distance / 2, &P);
+            if (r == NBODY_OK && P.n) {
+                const nbody__pair *q = nbody__deepest(&P);
+                r = nbody__stop(s, NBODY_EVENT_CLOSE_ENCOUNTER, q->i, q->j, q->d);
+            }
+            nbody__free(&s->desc, P.p);
+            if (r != NBODY_OK) return r;
+        }
+    }
+    if (s->desc.after_step && nbody__hook(s, s->desc.after_step)) return nbody__stop(s, NBODY_EVENT_HOOK, 0, 0, 0);
+    if (s->steer.archive) r = nbody__archive_due(s);
+    return r;
+}
+
+static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit) {
+    nbody_result r;
+    if (s->desc.before_step) {
+        if (nbody__hook(s, s->desc.before_step)) return nbody__stop(s, NBODY_EVENT_HOOK, 0, 0, 0);
+        if (!(s->t < t_limit)) return NBODY_OK;      /* the hook moved the time past the limit */
+    }
+    r = nbody__step_to(s, t_limit);
+    return r == NBODY_OK ? nbody__after_step(s) : r;
+}
+
+/* nbody_set_state with another n: a new simulation from the same desc takes over the
+   object; the step size, the statistics, the method scalars and the steering state stay */
+static nbody_result nbody__resize_to(nbody_sim *sim, const nbody_system *in, size_t n_active) {
+    nbody_desc d = sim->desc;
+    nbody_sim *ns, tmp;
+    nbody_result r;
+    d.n_active = n_active >= in->n ? 0 : n_active;
+    if ((r = nbody_create(&ns, &d, in)) != NBODY_OK) return r;
+    ns->stats = sim->stats;
+    ns->stats.t = in->t;
+    ns->dt_next = sim->dt_next;
+    memcpy(ns->mint, sim->mint, sizeof ns->mint);
+    memcpy(ns->mreal, sim->mreal, sizeof ns->mreal);
+    ns->steer = sim->steer;                        /* event, archive, hook flag */
+    ns->progress = sim->progress;                  /* a running nbody_advance keeps reporting */
+    ns->steer.radii = NULL; ns->steer.host = NULL; /* n changed: radii back to 0 */
+    sim->steer.archive = NULL;
+    tmp = *sim; *sim = *ns; *ns = tmp;
+    nbody_destroy(ns);                             /* the old buffers, engine and radii */
+    return NBODY_OK;
+}
+
+static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in) {
+    return nbody__resize_to(sim, in, sim->desc.n_active);
+}
+
+NBODY__DEF nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *r) {
+    size_t i;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!r) { nbody__free(&sim->desc, sim->steer.radii); sim->steer.radii = NULL; return NBODY_OK; }
+    for (i = 0; i < sim->n; ++i) if (!nbody__isfinite(r[i]) || r[i] < 0) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim->steer.radii) {
+        sim->steer.radii = (nbody_real *)nbody__alloc(&sim->desc, nbody__bytes(sim->n, sizeof(nbody_real)));
+        if (!sim->steer.radii) return NBODY_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(sim->steer.radii, r, sim->n * sizeof(nbody_real));
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_get_radii(const nbody_sim *sim, nbody_real *r) {
+    if (!sim || !r) return NBODY_ERR_INVALID_ARGUMENT;
+    if (sim->steer.radii) memcpy(r, sim->steer.radii, sim->n * sizeof(nbody_real));
+    else memset(r, 0, sim->n * sizeof(nbody_real));
+    return NBODY_OK;
+}
+
+NBODY__DEF size_t nbody_get_n(const nbody_sim *sim) { return sim ? sim->n : 0; }
+NBODY__DEF size_t nbody_get_n_active(const nbody_sim *sim) {
+    return !sim ? 0 : sim->desc.n_active ? sim->desc.n_active : sim->n;
+}
+
+NBODY__DEF nbody_result nbody_get_event(const nbody_sim *sim, nbody_event *out) {
+    if (!sim || !out) return NBODY_ERR_INVALID_ARGUMENT;
+    *out = sim->steer.event;
+    return NBODY_OK;
+}
+/* ---- end section: STEERING ---- */
 
 /* ======================================================================================
    DIAGNOSTICS
@@ -3399,30 +3963,282 @@ static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nb
     return NBODY_OK;
 }
 
-NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc *desc, const char *path) {
+/* a checkpoint of size bytes at offset base of f (a whole file, or a snapshot archive's record) */
+static nbody_result nbody__ckp_load_at(nbody_sim **out, const nbody_desc *desc, FILE *f, long base, unsigned long long size) {
     nbody__ckp_head h;
     nbody_system sys;
-    nbody_desc d;
-    unsigned long long size;
+    nbody_desc d = nbody__desc_defaults(desc);
+    nbody_result r;
+    memset(&sys, 0, sizeof sys);
+    r = fseek(f, base, SEEK_SET) == 0 ? nbody__ckp_verify(f, size) : NBODY_ERR_IO;
+    if (r == NBODY_OK) r = fseek(f, base, SEEK_SET) == 0 ? NBODY_OK : NBODY_ERR_IO;
+    if (r == NBODY_OK) r = nbody__ckp_read_head(f, size, &d, &h, &sys);
+    if (r == NBODY_OK) r = nbody__ckp_restore(f, desc, &h, &sys, out);
+    nbody_system_free(&sys);
+    return r;
+}
+
+NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc *desc, const char *path) {
     long end;
     FILE *f;
     nbody_result r;
     if (!out || !desc || !path || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
     f = fopen(path, "rb");
     if (!f) return NBODY_ERR_IO;
-    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
-    size = (unsigned long long)end;
-    d = nbody__desc_defaults(desc);
-    memset(&sys, 0, sizeof sys);
-    r = nbody__ckp_verify(f, size);
-    if (r == NBODY_OK) r = fseek(f, 0, SEEK_SET) == 0 ? NBODY_OK : NBODY_ERR_IO;
-    if (r == NBODY_OK) r = nbody__ckp_read_head(f, size, &d, &h, &sys);
-    if (r == NBODY_OK) r = nbody__ckp_restore(f, desc, &h, &sys, out);
-    nbody_system_free(&sys);
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0) { fclose(f); return NBODY_ERR_IO; }
+    r = nbody__ckp_load_at(out, desc, f, 0, (unsigned long long)end);
     fclose(f);
     return r;
 }
 /* ---- end section: CHECKPOINTS ---- */
+
+/* ---- section: SNAPSHOT ARCHIVE --------------------------------------------------------
+   Layout (native byte order): "NBODYARC" | u32 version | u32 byte-order mark 0x01020304 |
+   u32 sizeof(nbody_real) | u32 0, then records, appended one after another:
+     "NBODYREC" | real t | u64 n | u64 n_active (0 = all) | u64 has_radii |
+     n reals radii (when has_radii) | u64 checkpoint bytes | u64 FNV-1a 64 of the record
+     from t through the checkpoint length | the checkpoint (nbody_checkpoint_save's format,
+     with its own checksum, verified when the record is loaded).
+   nbody_archive_open indexes the records and stops at the first torn or corrupt one (an
+   append cut short by a crash): the records before it stay usable. */
+#define NBODY__ARC_MAGIC "NBODYARC"
+#define NBODY__REC_MAGIC "NBODYREC"
+#define NBODY__ARC_VERSION 1u
+
+struct nbody_archive {
+    char *path;
+    size_t count, cap;
+    long *offset;                  /* of each record's t */
+    nbody_real *t;
+};
+
+/* copy len bytes from src to the writer */
+static int nbody__arc_copy(nbody__writer *w, FILE *src, unsigned long long len) {
+    unsigned char chunk[65536];
+    while (len > 0) {
+        size_t k = len < sizeof chunk ? (size_t)len : sizeof chunk;
+        if (fread(chunk, 1, k, src) != k) return 0;
+        nbody__put(w, chunk, k);
+        len -= k;
+    }
+    return w->ok;
+}
+
+NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *path) {
+    nbody_sim *s = (nbody_sim *)sim;
+    nbody__writer w;
+    unsigned long long u[3], len;
+    size_t plen;
+    char *tmp;
+    FILE *ck;
+    long end = 0;
+    nbody_result r;
+    if (!sim || !path) return NBODY_ERR_INVALID_ARGUMENT;
+    plen = strlen(path);
+    if (!(tmp = (char *)nbody__alloc(&s->desc, plen + 9))) return NBODY_ERR_OUT_OF_MEMORY;
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".rec.tmp", 9);
+    r = nbody_checkpoint_save(sim, tmp);             /* the record's restart data */
+    ck = r == NBODY_OK ? fopen(tmp, "rb") : NULL;
+    if (r == NBODY_OK && (!ck || fseek(ck, 0, SEEK_END) != 0 || (end = ftell(ck)) < 0 || fseek(ck, 0, SEEK_SET) != 0))
+        r = NBODY_ERR_IO;
+    w.f = NULL; w.sum = NBODY__FNV_SEED; w.ok = 1;
+    if (r == NBODY_OK && !(w.f = fopen(path, "ab"))) r = NBODY_ERR_IO;
+    if (r == NBODY_OK) {
+        w.ok = fseek(w.f, 0, SEEK_END) == 0 && ftell(w.f) >= 0;
+        if (w.ok && ftell(w.f) == 0) {               /* a new archive: its header first */
+            unsigned int head[4];
+            head[0] = NBODY__ARC_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
+            nbody__put(&w, NBODY__ARC_MAGIC, 8);
+            nbody__put(&w, head, sizeof head);
+        }
+        nbody__put(&w, NBODY__REC_MAGIC, 8);
+        w.sum = NBODY__FNV_SEED;
+        nbody__put(&w, &s->t, sizeof s->t);
+        u[0] = (unsigned long long)s->n; u[1] = (unsigned long long)s->desc.n_active; u[2] = s->steer.radii != NULL;
+        nbody__put(&w, u, sizeof u);
+        if (s->steer.radii) nbody__put(&w, s->steer.radii, s->n * sizeof(nbody_real));
+        len = (unsigned long long)end;
+        nbody__put(&w, &len, sizeof len);
+        len = w.sum;
+        nbody__put(&w, &len, sizeof len);
+        if (!nbody__arc_copy(&w, ck, (unsigned long long)end)) w.ok = 0;
+        if (fclose(w.f) != 0) w.ok = 0;
+        if (!w.ok) r = NBODY_ERR_IO;
+    }
+    if (ck) fclose(ck);
+    remove(tmp);
+    nbody__free(&s->desc, tmp);
+    return r;
+}
+
+static nbody_result nbody__archive_due(nbody_sim *s) {
+    nbody__archiver *a = s->steer.archive;
+    time_t now = a->every_wall > 0 ? time(NULL) : 0;
+    nbody_result r;
+    int due = (a->every_t > 0 && s->t >= a->next_t) || (a->every_steps > 0 && s->stats.steps - a->last_step >= a->every_steps) ||
+              (a->every_wall > 0 && difftime(now, (time_t)a->last_wall) >= a->every_wall);
+    if (!due) return NBODY_OK;
+    r = nbody_archive_append(s, a->path);
+    a = s->steer.archive;
+    a->last_step = s->stats.steps;
+    a->last_wall = (double)now;
+    if (a->every_t > 0) {
+        a->next_t = a->every_t * (nbody_real)(floor((double)(s->t / a->every_t)) + 1);
+        while (a->next_t <= s->t) a->next_t += a->every_t;
+    }
+    return r;
+}
+
+NBODY__DEF nbody_result nbody_archive_attach(nbody_sim *sim, const char *path, nbody_real every_t,
+                                             unsigned long long every_steps, double every_wall) {
+    nbody__archiver *a;
+    size_t plen;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (path && (!nbody__isfinite(every_t) || every_t < 0 || !(every_wall >= 0) || every_wall > 1e300 ||
+                 (every_t == 0 && every_steps == 0 && every_wall == 0)))
+        return NBODY_ERR_INVALID_ARGUMENT;
+    if (sim->steer.archive) {
+        nbody__free(&sim->desc, sim->steer.archive->path);
+        nbody__free(&sim->desc, sim->steer.archive);
+        sim->steer.archive = NULL;
+    }
+    if (!path) return NBODY_OK;
+    plen = strlen(path);
+    a = (nbody__archiver *)nbody__alloc(&sim->desc, sizeof *a);
+    if (!a) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(a, 0, sizeof *a);
+    if (!(a->path = (char *)nbody__alloc(&sim->desc, plen + 1))) { nbody__free(&sim->desc, a); return NBODY_ERR_OUT_OF_MEMORY; }
+    memcpy(a->path, path, plen + 1);
+    a->every_t = every_t; a->every_steps = every_steps; a->every_wall = every_wall;
+    a->last_step = sim->stats.steps;
+    a->last_wall = (double)time(NULL);
+    if (every_t > 0) {
+        a->next_t = every_t * (nbody_real)(floor((double)(sim->t / every_t)) + 1);
+        while (a->next_t <= sim->t) a->next_t += every_t;
+    }
+    sim->steer.archive = a;
+    return NBODY_OK;
+}
+
+NBODY__DEF void nbody_archive_close(nbody_archive *a) {
+    if (!a) return;
+    NBODY_FREE(a->path); NBODY_FREE(a->offset); NBODY_FREE(a->t); NBODY_FREE(a);
+}
+
+static int nbody__arc_push(nbody_archive *a, long off, nbody_real t) {
+    if (a->count == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 16;
+        long *no = (long *)NBODY_MALLOC(nbody__bytes(cap, sizeof(long)));
+        nbody_real *nt = (nbody_real *)NBODY_MALLOC(nbody__bytes(cap, sizeof(nbody_real)));
+        if (!no || !nt) { NBODY_FREE(no); NBODY_FREE(nt); return 0; }
+        if (a->count) { memcpy(no, a->offset, a->count * sizeof *no); memcpy(nt, a->t, a->count * sizeof *nt); }
+        NBODY_FREE(a->offset); NBODY_FREE(a->t);
+        a->offset = no; a->t = nt; a->cap = cap;
+    }
+    a->offset[a->count] = off; a->t[a->count] = t;
+    a->count++;
+    return 1;
+}
+
+/* read one record's head from its t on; *ckp_at, *ckp_len locate its checkpoint; radii
+   (n values) read into r when r is not NULL. 0 when torn or corrupt. */
+static int nbody__arc_record(FILE *f, unsigned long long size, nbody_real *t, unsigned long long *u,
+                             nbody_real *r, long *ckp_at, unsigned long long *ckp_len) {
+    unsigned long long sum = NBODY__FNV_SEED, len, stored, k;
+    long at;
+    if (!nbody__ckp_get(f, t, sizeof *t) || !nbody__ckp_get(f, u, 3 * sizeof *u)) return 0;
+    sum = nbody__fnv1a(sum, t, sizeof *t);
+    sum = nbody__fnv1a(sum, u, 3 * sizeof *u);
+    if (u[0] == 0 || u[1] > u[0] || u[2] > 1 || u[0] > size / sizeof(nbody_real)) return 0;
+    for (k = 0; u[2] && k < u[0]; ++k) {
+        nbody_real v;
+        if (!nbody__ckp_get(f, &v, sizeof v)) return 0;
+        sum = nbody__fnv1a(sum, &v, sizeof v);
+        if (r) r[k] = v;
+    }
+    if (!nbody__ckp_get(f, &len, sizeof len)) return 0;
+    sum = nbody__fnv1a(sum, &len, sizeof len);
+    if (!nbody__ckp_get(f, &stored, sizeof stored) || stored != sum) return 0;
+    if ((at = ftell(f)) < 0 || (unsigned long long)at > size || len > size - (unsigned long long)at) return 0;
+    *ckp_at = at; *ckp_len = len;
+    return 1;
+}
+
+NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path) {
+    nbody_archive *a;
+    unsigned int head[4];
+    char magic[8];
+    unsigned long long size, u[3], clen;
+    long end, at;
+    nbody_real t;
+    FILE *f;
+    nbody_result r = NBODY_OK;
+    if (!out || !path) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!(f = fopen(path, "rb"))) return NBODY_ERR_IO;
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
+    size = (unsigned long long)end;
+    if (!nbody__ckp_get(f, magic, 8) || memcmp(magic, NBODY__ARC_MAGIC, 8) != 0 || !nbody__ckp_get(f, head, sizeof head) ||
+        head[0] != NBODY__ARC_VERSION || head[1] != 0x01020304u || head[2] != sizeof(nbody_real) || head[3] != 0) {
+        fclose(f);
+        return NBODY_ERR_FORMAT;
+    }
+    a = (nbody_archive *)NBODY_MALLOC(sizeof *a);
+    if (!a) { fclose(f); return NBODY_ERR_OUT_OF_MEMORY; }
+    memset(a, 0, sizeof *a);
+    if (!(a->path = (char *)NBODY_MALLOC(strlen(path) + 1))) r = NBODY_ERR_OUT_OF_MEMORY;
+    else memcpy(a->path, path, strlen(path) + 1);
+    while (r == NBODY_OK && nbody__ckp_get(f, magic, 8) && memcmp(magic, NBODY__REC_MAGIC, 8) == 0) {
+        long rec = ftell(f);
+        if (rec < 0 || !nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) break;
+        if (!nbody__arc_push(a, rec, t)) r = NBODY_ERR_OUT_OF_MEMORY;
+        if (fseek(f, at + (long)clen, SEEK_SET) != 0) break;
+    }
+    fclose(f);
+    if (r != NBODY_OK) { nbody_archive_close(a); return r; }
+    *out = a;
+    return NBODY_OK;
+}
+
+NBODY__DEF size_t nbody_archive_count(const nbody_archive *a) { return a ? a->count : 0; }
+
+NBODY__DEF nbody_real nbody_archive_time(const nbody_archive *a, size_t i) {
+    nbody_real zero = 0;
+    if (!a || i >= a->count) return zero / zero;
+    return a->t[i];
+}
+
+NBODY__DEF nbody_result nbody_archive_load(const nbody_archive *a, size_t i, const nbody_desc *desc, nbody_sim **out) {
+    unsigned long long size, u[3], clen;
+    nbody_real t, *radii = NULL;
+    nbody_desc d;
+    long end, at;
+    FILE *f;
+    nbody_result r;
+    if (!a || i >= a->count || !desc || !out || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!(f = fopen(a->path, "rb"))) return NBODY_ERR_IO;
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, a->offset[i], SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
+    size = (unsigned long long)end;
+    r = NBODY_ERR_FORMAT;
+    if (nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) {
+        r = NBODY_OK;
+        if (u[2]) {                                 /* read again, now into memory */
+            radii = (nbody_real *)NBODY_MALLOC(nbody__bytes((size_t)u[0], sizeof(nbody_real)));
+            if (!radii) r = NBODY_ERR_OUT_OF_MEMORY;
+            else if (fseek(f, a->offset[i], SEEK_SET) != 0 || !nbody__arc_record(f, size, &t, u, radii, &at, &clen)) r = NBODY_ERR_FORMAT;
+        }
+    }
+    if (r == NBODY_OK) {
+        d = *desc;
+        d.n_active = (size_t)u[1];                  /* as it was then (merges change it) */
+        r = nbody__ckp_load_at(out, &d, f, at, clen);
+        if (r == NBODY_OK && radii && (r = nbody_set_radii(*out, radii)) != NBODY_OK) nbody_destroy(*out);
+    }
+    NBODY_FREE(radii);
+    fclose(f);
+    return r;
+}
+/* ---- end section: SNAPSHOT ARCHIVE ---- */
 
 /* ---- section: CUDA-OpenGL INTEROP (viewer) --------------------------------------------- */
 #ifdef NBODY_WITH_CUDA

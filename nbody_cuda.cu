@@ -102,7 +102,15 @@ typedef struct nbody__cuda {
     unsigned int *val[2], *leafbody;
     void *cubtmp;
     size_t cubbytes;
+    /* test particles (desc.n_active < n): the active positions packed for the tree build */
+    nbody__r *yact;                /* 3 n_active, allocated on first use */
+    const nbody__r *ycur;          /* the state of this derivative (test particles' positions) */
 } nbody__cuda;
+
+/* sources: the active bodies [0, n_active), all n when n_active is 0 */
+static size_t nbody__cu_nsrc(const nbody__engine *e) {
+    return e->desc.n_active > 0 && e->desc.n_active < e->n ? e->desc.n_active : e->n;
+}
 
 #define NBODY__RED_SLOTS 1024
 
@@ -564,7 +572,7 @@ template <class P> static nbody_result nbody__cu_reserve(nbody__engine *e, P **p
 static size_t nbody__cu_slices(nbody__engine *e, const void *fn, int B, int R, size_t *tiles_per_slice) {
     nbody__cuda *c = nbody__cu(e);
     int occ = 0;
-    size_t n = e->n, iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R), ntiles = (n + B - 1) / B, G, s, best_s = 1;
+    size_t n = e->n, iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R), ntiles = (nbody__cu_nsrc(e) + B - 1) / B, G, s, best_s = 1;
     size_t smax = ((size_t)1 << 24) / (3 * n) > 16 ? ((size_t)1 << 24) / (3 * n) : 16;   /* partial sums' memory */
     double rate = sizeof(nbody__r) == sizeof(float) ? 2.4e12 : 0.9e12, tile_s, sum_s, best = -1;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, B * sizeof(nbody__rec)) != cudaSuccess)
@@ -588,7 +596,7 @@ static size_t nbody__cu_slices(nbody__engine *e, const void *fn, int B, int R, s
 static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_t tile_cap, nbody__r *f, cudaEvent_t mid) {
     nbody__cuda *c = nbody__cu(e);
     const void *fn = nbody__cu_dense_fn(R, c->uni, 0);
-    size_t n = e->n, nsrc = n, tps, slices = nbody__cu_slices(e, fn, B, R, &tps);
+    size_t n = e->n, nsrc = nbody__cu_nsrc(e), tps, slices = nbody__cu_slices(e, fn, B, R, &tps);
     size_t iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R);
     nbody__r eps2 = e->desc.softening * e->desc.softening, scale = c->uni ? e->desc.G * c->mass1 : e->desc.G, one = 1;
     nbody__r *out = f + 3 * n;
@@ -662,8 +670,8 @@ static nbody_result nbody__cu_sym_launch(nbody__engine *e, int B, int R, size_t 
 /* the symmetric kernel needs whole warps; sample: see nbody__cu_forces */
 static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
     nbody__cuda *c = nbody__cu(e);
-    int sym = c->sym && B % 32 == 0;
-    if (c->variant == 1) {
+    int sym = c->sym && B % 32 == 0 && nbody__cu_nsrc(e) == e->n;   /* test particles: one-sided */
+    if (c->variant == 1 && nbody__cu_nsrc(e) == e->n) {
         size_t n = e->n;
         nbody__cu_plain<<<nbody__cu_blocks(n, B), B, B * sizeof(nbody__rec)>>>(c->bodies, f + 3 * n, n,
                                                                                  e->desc.softening * e->desc.softening, e->desc.G);
@@ -772,7 +780,7 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, nbod
 template <class T, bool WARP>
 __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
                                const unsigned int *__restrict__ leafbody, T *f, unsigned int n, unsigned int bstride,
-                               T eps2, T G) {
+                               T eps2, T G, size_t nf) {   /* nf: f's stride, the bodies of the state */
     unsigned int k = blockIdx.x * bstride * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
     unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
     unsigned int cur = 1, resume = k < n ? 0u : ~0u;     /* resume 0: this thread is walking */
@@ -801,14 +809,46 @@ __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *_
     } while (cur != 1);
     if (k < n) {
         size_t b = leafbody[k];
-        f[3 * (size_t)n + b] = G * ax; f[4 * (size_t)n + b] = G * ay; f[5 * (size_t)n + b] = G * az;
+        f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
     }
+}
+
+/* test particles [nt, n) walk the tree of the active bodies [0, nt), a thread each, alone:
+   the same accept/open rule as nbody__cu_walk; a leaf at distance 0 is skipped as there */
+template <class T>
+__global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const T *y,
+                                    T *f, size_t nt, size_t n, T eps2, T G) {
+    size_t k = nt + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    T px = y[k], py = y[n + k], pz = y[2 * n + k], ax = 0, ay = 0, az = 0;
+    unsigned int cur = 1;
+    do {
+        nbody__v4<T> q = nbody__ldg4(node + cur);
+        T dx = q.x - px, dy = q.y - py, dz = q.z - pz;
+        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+        bool acc = d2 > q.w;
+        if (acc) {
+            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+        }
+        cur = !acc && cur < nt ? 2 * cur : skip;
+    } while (cur != 1);
+    f[3 * n + k] = G * ax; f[4 * n + k] = G * ay; f[5 * n + k] = G * az;
 }
 
 static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     nbody__cuda *c = nbody__cu(e);
-    size_t n = e->n, P = 1;
+    size_t n = nbody__cu_nsrc(e), P = 1;     /* the tree holds the active bodies */
     nbody__box<nbody__r> *box;
+    c->ycur = y;
+    if (n < e->n) {                          /* pack their positions: the build reads [x(n) y(n) z(n)] */
+        nbody_result rr = c->yact ? NBODY_OK : nbody__cu_malloc(e, &c->yact, 3 * n);
+        if (rr != NBODY_OK) return rr;
+        for (int d = 0; d < 3; ++d)
+            NBODY__CU(cudaMemcpyAsync(c->yact + d * n, y + d * e->n, n * sizeof(nbody__r), cudaMemcpyDeviceToDevice));
+        y = c->yact;
+    }
     nbody__cu_map_box<nbody__r> mb = {y, n};
     nbody_result r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box);
     int depth = 0;
@@ -838,12 +878,17 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
 static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_t bstride, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
-    unsigned int blocks = nbody__cu_blocks(e->n, B), sb = (unsigned int)((blocks + bstride - 1) / bstride);
+    size_t nt = nbody__cu_nsrc(e);
+    unsigned int blocks = nbody__cu_blocks(nt, B), sb = (unsigned int)((blocks + bstride - 1) / bstride);
     if (walk == 2)
-        nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)e->n, (unsigned int)bstride, eps2, e->desc.G);
+        nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
     else
-        nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)e->n, (unsigned int)bstride, eps2, e->desc.G);
+        nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
     NBODY__CU(cudaGetLastError());
+    if (nt < e->n) {
+        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, f, nt, e->n, eps2, e->desc.G);
+        NBODY__CU(cudaGetLastError());
+    }
     return NBODY_OK;
 }
 
@@ -941,7 +986,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->m); cudaFree(c->bodies); cudaFree(c->partial); cudaFree(c->red); cudaFree(c->flags);
     cudaFree(c->node); cudaFree(c->lo); cudaFree(c->hi); cudaFree(c->nmass); cudaFree(c->rad);
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
-    cudaFree(c->leafbody); cudaFree(c->cubtmp);
+    cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
     (void)cudaGetLastError();
     e->desc.allocator.free(c, e->desc.allocator.user_data);
     e->impl = NULL;

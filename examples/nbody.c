@@ -34,6 +34,8 @@ typedef struct options {
     double dt, tolerance, theta, t_end, softening, snapshot_every, png_every, video_every;
     int csv, list, help, version, width, fps, threads, order, device;
     unsigned long long seed;
+    const char *archive;           /* --archive FILE: snapshots for exact restarts, one file */
+    double archive_every;          /* --archive-every T (simulation time) */
 } options;
 
 static void usage(FILE *f) {
@@ -68,6 +70,9 @@ static void usage(FILE *f) {
             "  --size PIXELS         picture height (default 512; width 4/3 of it)\n"
             "  --resume FILE         continue from a checkpoint (.ckpt: exact) or a snapshot (.snap:\n"
             "                        the bodies only); give the same options as the run that wrote it\n"
+            "  --archive FILE        append exact-restart snapshots to one archive file (docs/steering.md)\n"
+            "  --archive-every T     ... at t = 0 and after each multiple of T (default: t-end / 10)\n"
+            "  --resume FILE:K       continue from snapshot K of an archive (exact)\n"
             "  --seed S              random seed of the initial conditions (default 1)\n"
             "  --list                engines, methods and devices available in this build\n"
             "  --version             the nbody.h version\n"
@@ -112,7 +117,8 @@ static int takes_value(const char *a) {
     static const char *const names[] = {"--scenario", "--engine", "--method", "--resume", "--out", "--n", "--seed",
                                         "--size", "--dt", "--tolerance", "--theta", "--t-end", "--softening",
                                         "--snapshot-every", "--png-every", "--threads", "--order", "--device",
-                                        "--video", "--video-every", "--fps"};
+                                        "--video", "--video-every", "--fps",
+                                        "--archive", "--archive-every"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (!strcmp(a, names[i])) return 1;
@@ -172,6 +178,8 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--snapshot-every")) ok = parse_real(v, 0, 1, &o->snapshot_every);
         else if (!strcmp(a, "--png-every")) ok = parse_real(v, 0, 1, &o->png_every);
         else if (!strcmp(a, "--video-every")) ok = parse_real(v, 0, 1, &o->video_every);
+        else if (!strcmp(a, "--archive")) o->archive = v;
+        else if (!strcmp(a, "--archive-every")) ok = parse_real(v, 0, 1, &o->archive_every);
         if (!ok) {
             fprintf(stderr, "nbody: bad value '%s' for %s\n(nbody --help lists the options)\n", v, a);
             return 2;
@@ -417,11 +425,28 @@ static const char *option_of_field(const char *field) {
 
 /* --resume FILE: a checkpoint makes r->sim (exact restart; desc must match the run that wrote
    it), a snapshot gives r->s; 0, or the exit status */
+/* FILE:K: snapshot K of an archive; NBODY_ERR_FORMAT when path is not of that form */
+static nbody_result resume_archive(run *r, const char *path) {
+    const char *colon = strrchr(path, ':');
+    char file[4096];
+    unsigned long long k;
+    nbody_archive *a;
+    nbody_result res;
+    if (!colon || (size_t)(colon - path) >= sizeof file || !parse_count(colon + 1, &k)) return NBODY_ERR_FORMAT;
+    memcpy(file, path, (size_t)(colon - path));
+    file[colon - path] = 0;
+    if ((res = nbody_archive_open(&a, file)) != NBODY_OK) return res;
+    res = k < nbody_archive_count(a) ? nbody_archive_load(a, (size_t)k, &r->desc, &r->sim) : NBODY_ERR_FORMAT;
+    nbody_archive_close(a);
+    return res;
+}
+
 static int resume(run *r, int *from_checkpoint) {
     const char *path = r->o.resume;
     nbody_result res;
     last_error[0] = 0;
-    res = nbody_checkpoint_load(&r->sim, &r->desc, path);
+    res = resume_archive(r, path);
+    if (res == NBODY_ERR_FORMAT || res == NBODY_ERR_IO) res = nbody_checkpoint_load(&r->sim, &r->desc, path);
     *from_checkpoint = res == NBODY_OK;
     if (res == NBODY_ERR_FORMAT) res = nbody_load(path, &r->s);     /* not a checkpoint: a snapshot? */
     if (res == NBODY_OK) return 0;
@@ -600,6 +625,15 @@ static int setup(run *r) {
     if (res != NBODY_OK) {
         fprintf(stderr, "nbody: cannot start the simulation: %s%s%s\n", nbody_result_string(res), *last_error ? "\n" : "", last_error);
         return res == NBODY_ERR_INVALID_ARGUMENT ? 2 : 1;
+    }
+    if (o->archive) {                      /* the start (when not resumed), then every T */
+        double every = o->archive_every > 0 ? o->archive_every : r->t_end / 10;
+        res = o->resume ? NBODY_OK : nbody_archive_append(r->sim, o->archive);
+        if (res == NBODY_OK) res = nbody_archive_attach(r->sim, o->archive, (nbody_real)every, 0, 0);
+        if (res != NBODY_OK) {
+            fprintf(stderr, "nbody: cannot write the archive %s: %s\n", o->archive, nbody_result_string(res));
+            return 1;
+        }
     }
     if (o->video) {
         r->rgb = (unsigned char *)malloc((size_t)r->img.w * (size_t)r->img.h * 3);
