@@ -21,9 +21,10 @@
    subtree holds a contiguous range of the Z-order curve, balanced by count exactly as the
    heap shape requires; the internal nodes are then filled bottom-up, one launch per level.
    The split planes differ from the CPU tree's median splits, the acceptance criterion is
-   the same: a node is used as one body when d^2 > (r / theta)^2, r a bounding-sphere radius
-   about its centre of mass (here the smaller of two valid bounds: the sphere around the
-   children's spheres, and the distance to the farthest corner of the node's box). The
+   the same formula (NBODY__TREE_CRIT in nbody.h): r there is a bounding-sphere radius about
+   the centre of mass (here the smaller of two valid bounds: the sphere around the
+   children's spheres, and the distance to the farthest corner of the node's box), B2 the
+   second moment from the children's by the parallel-axis theorem. The
    walk is stackless (next = 2i for internal nodes, skip(i) = (i >> ctz(~i)) + 1, back at the
    root means done) and thread k walks for leaf n + k, so neighbouring threads follow nearly
    the same path through the read-only-cached node records. */
@@ -719,31 +720,40 @@ template <class T> __device__ __forceinline__ T nbody__cu_dist(T ax, T ay, T az,
     return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
-/* internal nodes [i0, i1) from their children, which are already done */
-template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
-                                                      nbody__v4<T> *hi, T *rad, T inv_theta2) {
-    size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= i1) return;
-    size_t l = 2 * i, r = l + 1;
-    nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
-    T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, corner = 0;
-    blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
-    bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
-    if (m > 0) {
-        c.x = (ml * cl.x + mr * cr.x) / m; c.y = (ml * cl.y + mr * cr.y) / m; c.z = (ml * cl.z + mr * cr.z) / m;
-    } else {                       /* massless: the box centre */
-        c.x = (blo.x + bhi.x) / 2; c.y = (blo.y + bhi.y) / 2; c.z = (blo.z + bhi.z) / 2;
+/* internal nodes [i0, i1) of a tree of n leaves from their children, which are already
+   done (grid-stride). lo[i].w holds the node's second moment B2 = sum m |x - c|^2 about its
+   centre of mass (parallel-axis theorem from the children's); node[i].w the squared critical
+   distance of NBODY__TREE_CRIT, the CPU tree's formula. */
+template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
+                                                      nbody__v4<T> *hi, T *rad, T inv_theta) {
+    for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
+        size_t l = 2 * i, r = l + 1;
+        nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
+        T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, corner = 0, b2, crit;
+        blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
+        bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
+        if (m > 0) {
+            c.x = (ml * cl.x + mr * cr.x) / m; c.y = (ml * cl.y + mr * cr.y) / m; c.z = (ml * cl.z + mr * cr.z) / m;
+        } else {                       /* massless: the box centre */
+            c.x = (blo.x + bhi.x) / 2; c.y = (blo.y + bhi.y) / 2; c.z = (blo.z + bhi.z) / 2;
+        }
+        /* keep the centre inside the box (rounding) so the corner bound stays a bound */
+        c.x = fmin(fmax(c.x, blo.x), bhi.x); c.y = fmin(fmax(c.y, blo.y), bhi.y); c.z = fmin(fmax(c.z, blo.z), bhi.z);
+        radius = fmax(nbody__cu_dist(cl.x, cl.y, cl.z, c.x, c.y, c.z) + rad[l], nbody__cu_dist(cr.x, cr.y, cr.z, c.x, c.y, c.z) + rad[r]);
+        {
+            T fx = fmax(c.x - blo.x, bhi.x - c.x), fy = fmax(c.y - blo.y, bhi.y - c.y), fz = fmax(c.z - blo.z, bhi.z - c.z);
+            corner = sqrt(fx * fx + fy * fy + fz * fz);
+        }
+        radius = fmin(radius, corner);
+        {
+            T lx = cl.x - c.x, ly = cl.y - c.y, lz = cl.z - c.z, rx = cr.x - c.x, ry = cr.y - c.y, rz = cr.z - c.z;
+            b2 = (bl.w + ml * (lx * lx + ly * ly + lz * lz)) + (br.w + mr * (rx * rx + ry * ry + rz * rz));
+        }
+        blo.w = b2;
+        crit = NBODY__TREE_CRIT(radius, m > 0 ? b2 / m : (T)0, inv_theta, 2 * i >= n, sqrt);
+        c.w = crit * crit;
+        node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
     }
-    /* keep the centre inside the box (rounding) so the corner bound stays a bound */
-    c.x = fmin(fmax(c.x, blo.x), bhi.x); c.y = fmin(fmax(c.y, blo.y), bhi.y); c.z = fmin(fmax(c.z, blo.z), bhi.z);
-    radius = fmax(nbody__cu_dist(cl.x, cl.y, cl.z, c.x, c.y, c.z) + rad[l], nbody__cu_dist(cr.x, cr.y, cr.z, c.x, c.y, c.z) + rad[r]);
-    {
-        T fx = fmax(c.x - blo.x, bhi.x - c.x), fy = fmax(c.y - blo.y, bhi.y - c.y), fz = fmax(c.z - blo.z, bhi.z - c.z);
-        corner = sqrt(fx * fx + fy * fy + fz * fz);
-    }
-    radius = fmin(radius, corner);
-    c.w = radius * radius * inv_theta2;
-    node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
 }
 
 /* thread k walks for leaf n + k: accepted nodes (d^2 > crit2) act as one body and are
@@ -816,7 +826,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
         for (int L = depth - 1; L >= 0; --L) {
             size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
             if (i0 >= i1) continue;
-            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, c->node, c->nmass, c->lo, c->hi, c->rad, it * it);
+            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it);
             NBODY__CU(cudaGetLastError());
         }
     }
