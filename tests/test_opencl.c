@@ -7,6 +7,7 @@
 #include "nbody.h"
 #include "check.h"
 #include "every_method.h"
+#include "tree_accuracy.h"
 #include <math.h>
 
 #define DOUBLE (sizeof(nbody_real) == sizeof(double))
@@ -112,6 +113,35 @@ static void test_tree_forces(void) {
         free(a);
         nbody_system_free(&s);
     }
+}
+
+/* accuracy per body (tree_accuracy.h): the OpenCL tree walks the CPU's tree with the CPU's
+   criterion, so its error distribution is the CPU tree's at leaf_size 1, to the rounding of
+   the sums (and of an acceptance test that lands on a node's critical distance) */
+static void test_tree_accuracy_per_body(void) {
+    nbody_system s = {0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    tree_acc_stats cl, cpu;
+    double *ref, dev = 0;
+    nbody_result r;
+    if (!nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) return;
+    nbody_ic_plummer(&s, TREE_ACC_N, TREE_ACC_SEED);
+    ref = tree_acc_direct(&s, TREE_ACC_EPS);
+    CHECK(ref != NULL, "no memory");
+    if (!ref) { nbody_system_free(&s); return; }
+    d.engine = NBODY_ENGINE_OPENCL_TREE; d.theta = (nbody_real)0.5; d.softening = (nbody_real)TREE_ACC_EPS;
+    tree_acc_check_bounds("opencl-tree, Plummer 12347 theta 0.5 monopole", tree_acc_stats_of(&d, &s, ref, &cl), &cl);
+    d.engine = NBODY_ENGINE_TREE; d.leaf_size = 1;
+    r = tree_acc_stats_of(&d, &s, ref, &cpu);
+    CHECK(r == NBODY_OK, "cpu tree: %s", nbody_result_string(r));
+    dev = fabs(cl.median - cpu.median) / cpu.median;
+    dev = fmax(dev, fabs(cl.p99 - cpu.p99) / cpu.p99);
+    dev = fmax(dev, fabs(cl.max - cpu.max) / cpu.max);
+    CHECK(dev <= TOL(1e-6, 1e-3), "opencl-tree error distribution differs from the cpu tree's by %.3g relative "
+          "(median %.4e / %.4e, p99 %.4e / %.4e, worst %.4e / %.4e)", dev, cl.median, cpu.median, cl.p99, cpu.p99, cl.max, cpu.max);
+    printf("  opencl-tree and cpu tree (leaf_size 1) error distributions agree to %.2g relative\n", dev);
+    free(ref);
+    nbody_system_free(&s);
 }
 
 /* the engine operations against the host's, on vectors with offsets */
@@ -323,6 +353,7 @@ int main(void) {
     CHECK(r == NBODY_OK, "first OpenCL force evaluation: %s", nbody_result_string(r));
     test_dense_forces();
     test_tree_forces();
+    test_tree_accuracy_per_body();
     test_engine_ops();
     test_runs();
     check_every_method(NBODY_ENGINE_OPENCL);
