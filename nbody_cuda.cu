@@ -141,10 +141,16 @@ template <class P> static nbody_result nbody__cu_malloc(nbody__engine *e, P **p,
     return NBODY_OK;
 }
 
+/* Blocks for n items at threads per block, at most the grid cap: every kernel launched with
+   this count is grid-stride, so a capped grid still covers all n items. The cap can be made
+   tiny by tests (nbody__cuda_test_grid_cap) to prove that cover. */
+static unsigned int nbody__cu_grid_cap = 65535u * 32u;
 static unsigned int nbody__cu_blocks(size_t n, int threads) {
     size_t b = (n + (size_t)threads - 1) / (size_t)threads;
-    return (unsigned int)(b < 65535u * 32u ? (b ? b : 1) : 65535u * 32u);
+    return (unsigned int)(b < nbody__cu_grid_cap ? (b ? b : 1) : nbody__cu_grid_cap);
 }
+/* Tests only: the grid cap of nbody__cu_blocks (0 = the default 65535 x 32); not thread-safe. */
+extern "C" void nbody__cuda_test_grid_cap(unsigned int blocks) { nbody__cu_grid_cap = blocks ? blocks : 65535u * 32u; }
 
 /* ======================================================================================
    vector operations (lincomb, error norm, finiteness)
@@ -372,21 +378,24 @@ template <class T> __global__ void nbody__cu_sum_slices(const T *partial, T *acc
 template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T *acc, size_t n, T eps2, T G) {
     extern __shared__ unsigned char nbody__smem[];
     nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    nbody__v4<T> me = bodies[i < n ? i : n - 1];
-    T ax = 0, ay = 0, az = 0;
-    for (size_t j0 = 0; j0 < n; j0 += blockDim.x) {
-        nbody__v4<T> z = {0, 0, 0, 0};
-        __syncthreads();
-        sh[threadIdx.x] = j0 + threadIdx.x < n ? bodies[j0 + threadIdx.x] : z;
-        __syncthreads();
-        for (int jj = 0; jj < (int)blockDim.x; ++jj) {
-            T dx = sh[jj].x - me.x, dy = sh[jj].y - me.y, dz = sh[jj].z - me.z;
-            T r2 = dx * dx + dy * dy + dz * dz + eps2, inv = 1 / sqrt(r2), w = sh[jj].w * inv * inv * inv;
-            ax += w * dx; ay += w * dy; az += w * dz;
+    /* grid-stride over blocks of targets: the bound is the same for a whole block (barriers) */
+    for (size_t i0 = blockIdx.x * (size_t)blockDim.x; i0 < n; i0 += (size_t)gridDim.x * blockDim.x) {
+        size_t i = i0 + threadIdx.x;
+        nbody__v4<T> me = bodies[i < n ? i : n - 1];
+        T ax = 0, ay = 0, az = 0;
+        for (size_t j0 = 0; j0 < n; j0 += blockDim.x) {
+            nbody__v4<T> z = {0, 0, 0, 0};
+            __syncthreads();
+            sh[threadIdx.x] = j0 + threadIdx.x < n ? bodies[j0 + threadIdx.x] : z;
+            __syncthreads();
+            for (int jj = 0; jj < (int)blockDim.x; ++jj) {
+                T dx = sh[jj].x - me.x, dy = sh[jj].y - me.y, dz = sh[jj].z - me.z;
+                T r2 = dx * dx + dy * dy + dz * dz + eps2, inv = 1 / sqrt(r2), w = sh[jj].w * inv * inv * inv;
+                ax += w * dx; ay += w * dy; az += w * dz;
+            }
         }
+        if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
     }
-    if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
 }
 
 /* --------------------------------------------------------------------------------------
@@ -767,40 +776,45 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
    accepts a node the warp opens adds it and idles until the warp leaves that subtree, which
    in this pre-order walk is exactly when it reaches skip(node). Each thread therefore adds
    the same nodes in the same order as alone: the same bits, fewer loads, no divergence
-   beyond the weight's predication. */
+   beyond the weight's predication.
+   Grid-stride: block b then walks for the leaf blocks b + g, b + 2g, ... (g = gridDim.x, in
+   units of bstride blocks), so a grid capped below n / blockDim.x blocks covers every leaf. */
 template <class T, bool WARP>
 __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
                                const unsigned int *__restrict__ leafbody, T *f, unsigned int n, unsigned int bstride,
                                T eps2, T G) {
-    unsigned int k = blockIdx.x * bstride * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
-    unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
-    unsigned int cur = 1, resume = k < n ? 0u : ~0u;     /* resume 0: this thread is walking */
-    if (!WARP && k >= n) return;
-    nbody__v4<T> me = nbody__ldg4(node + n + (k < n ? k : n - 1));
-    T ax = 0, ay = 0, az = 0;
-    do {
-        nbody__v4<T> q = nbody__ldg4(node + cur);
-        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
-        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
-        bool acc = d2 > q.w, open;
-        if (WARP) {
-            if (cur == resume) resume = 0;
-            open = __any_sync(mask, resume == 0 && !acc && cur < n);
-            acc = acc && resume == 0;
-            if (acc && open) resume = skip;
-        } else {
-            open = !acc && cur < n;
+    const unsigned int wbase = threadIdx.x & ~31u;
+    const unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
+    for (size_t k0 = (size_t)blockIdx.x * bstride * blockDim.x; k0 < n; k0 += (size_t)gridDim.x * bstride * blockDim.x) {
+        unsigned int k = k0 + threadIdx.x < n ? (unsigned int)(k0 + threadIdx.x) : n;
+        unsigned int cur = 1, resume = k < n ? 0u : ~0u;     /* resume 0: this thread is walking */
+        if (!WARP && k >= n) return;                         /* later rounds lie past n too */
+        nbody__v4<T> me = nbody__ldg4(node + n + (k < n ? k : n - 1));
+        T ax = 0, ay = 0, az = 0;
+        do {
+            nbody__v4<T> q = nbody__ldg4(node + cur);
+            T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+            T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+            unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+            bool acc = d2 > q.w, open;
+            if (WARP) {
+                if (cur == resume) resume = 0;
+                open = __any_sync(mask, resume == 0 && !acc && cur < n);
+                acc = acc && resume == 0;
+                if (acc && open) resume = skip;
+            } else {
+                open = !acc && cur < n;
+            }
+            if (acc) {
+                T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+                ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+            }
+            cur = open ? 2 * cur : skip;
+        } while (cur != 1);
+        if (k < n) {
+            size_t b = leafbody[k];
+            f[3 * (size_t)n + b] = G * ax; f[4 * (size_t)n + b] = G * ay; f[5 * (size_t)n + b] = G * az;
         }
-        if (acc) {
-            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
-            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
-        }
-        cur = open ? 2 * cur : skip;
-    } while (cur != 1);
-    if (k < n) {
-        size_t b = leafbody[k];
-        f[3 * (size_t)n + b] = G * ax; f[4 * (size_t)n + b] = G * ay; f[5 * (size_t)n + b] = G * az;
     }
 }
 

@@ -11,6 +11,7 @@
 #include "tree_accuracy.h"
 
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
+void nbody__cuda_test_grid_cap(unsigned int blocks);
 #include <math.h>
 
 static int cmp_double(const void *a, const void *b) {
@@ -239,6 +240,104 @@ static void test_tree_accuracy_per_body(void) {
     nbody_system_free(&s);
 }
 
+/* Every kernel covers all its items from a capped grid (beyond 2^27 bodies the real cap of
+   65535 x 32 blocks binds): with the cap forced to 3 blocks, the tree (build and walk, both
+   walk kinds), the dense engine (its packing and slice sums), the plain tile kernel and the
+   vector operations of a leapfrog run still give every body its force: theta -> 0 equals
+   the direct sum, and runs equal those with the normal cap bitwise. */
+static void test_grid_cap(void) {
+    static const int walks[2] = {1, 2};
+    nbody_system s = {0}, a = {0}, b = {0};
+    nbody_desc dt = {0}, dr = {0};
+    double worst, median;
+    nbody_result rt, rr;
+    int w;
+    size_t n = scaled(5000) < 5000 ? 700 : 5000;
+    nbody_ic_plummer(&s, n, 23);
+    dt.engine = NBODY_ENGINE_CUDA_TREE; dt.softening = (nbody_real)0.01; dt.theta = (nbody_real)1e-6;
+    dr.engine = NBODY_ENGINE_BLOCK; dr.softening = dt.softening;
+    nbody__cuda_test_grid_cap(3);
+    accel_error(&s, &dt, &dr, &worst, &median, &rt, &rr);
+    CHECK(rt == NBODY_OK && worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-5),
+          "grid cap 3: tree theta->0 max rel err %g (%s)", worst, nbody_result_string(rt));
+    for (w = 0; w < 2; ++w) {      /* both walks, a given block size (no tuning) */
+        nbody__engine e;
+        nbody_desc d = dt;
+        nbody_real *y = (nbody_real *)calloc(6 * n, sizeof(nbody_real)), *f = (nbody_real *)calloc(6 * n, sizeof(nbody_real));
+        nbody_real *yd = NULL, *fd = NULL, *ref = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        nbody_result r;
+        size_t i;
+        d = nbody__desc_defaults(&d);
+        r = nbody__engine_start(&e, &d, n, s.m);
+        CHECK(r == NBODY_OK, "engine start: %s", nbody_result_string(r));
+        if (r != NBODY_OK) { free(y); free(f); free(ref); continue; }
+        nbody__cuda_bench_config(&e, 0, 64, walks[w]);
+        for (i = 0; i < n; ++i) { y[i] = s.x[i]; y[n + i] = s.y[i]; y[2 * n + i] = s.z[i]; }
+        r = e.ops->alloc(&e, 6 * n, (nbody__buf *)&yd);
+        if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, (nbody__buf *)&fd);
+        if (r == NBODY_OK) r = e.ops->upload(&e, yd, 0, y, 6 * n);
+        if (r == NBODY_OK) r = e.ops->derivative(&e, yd, fd);
+        if (r == NBODY_OK) r = e.ops->download(&e, f, fd, 0, 6 * n);
+        if (r == NBODY_OK) r = nbody_accelerations(&dr, &s, ref, ref + n, ref + 2 * n);
+        worst = r == NBODY_OK ? rel_errors(f + 3 * n, ref, n, &median) : 1;
+        CHECK(r == NBODY_OK && worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-5),
+              "grid cap 3, walk %d, 64 threads: max rel err %g (%s)", walks[w], worst, nbody_result_string(r));
+        e.ops->release(&e, yd); e.ops->release(&e, fd);
+        nbody__engine_stop(&e);
+        free(y); free(f); free(ref);
+    }
+    {   /* the plain tile kernel (dense variant 1) */
+        nbody__engine e;
+        nbody_desc d = dr;
+        nbody_real *y = (nbody_real *)calloc(6 * n, sizeof(nbody_real)), *f = (nbody_real *)calloc(6 * n, sizeof(nbody_real));
+        nbody_real *yd = NULL, *fd = NULL, *ref = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        nbody_result r;
+        size_t i;
+        d.engine = NBODY_ENGINE_CUDA;
+        d = nbody__desc_defaults(&d);
+        r = nbody__engine_start(&e, &d, n, s.m);
+        CHECK(r == NBODY_OK, "engine start: %s", nbody_result_string(r));
+        if (r == NBODY_OK) {
+            nbody__cuda_bench_config(&e, 1, 128, 1);
+            for (i = 0; i < n; ++i) { y[i] = s.x[i]; y[n + i] = s.y[i]; y[2 * n + i] = s.z[i]; }
+            r = e.ops->alloc(&e, 6 * n, (nbody__buf *)&yd);
+            if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, (nbody__buf *)&fd);
+            if (r == NBODY_OK) r = e.ops->upload(&e, yd, 0, y, 6 * n);
+            if (r == NBODY_OK) r = e.ops->derivative(&e, yd, fd);
+            if (r == NBODY_OK) r = e.ops->download(&e, f, fd, 0, 6 * n);
+            if (r == NBODY_OK) r = nbody_accelerations(&dr, &s, ref, ref + n, ref + 2 * n);
+            worst = r == NBODY_OK ? rel_errors(f + 3 * n, ref, n, &median) : 1;
+            CHECK(r == NBODY_OK && worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-5),
+                  "grid cap 3, plain tile kernel: max rel err %g (%s)", worst, nbody_result_string(r));
+            e.ops->release(&e, yd); e.ops->release(&e, fd);
+            nbody__engine_stop(&e);
+        }
+        free(y); free(f); free(ref);
+    }
+    {   /* whole runs (lincomb, reductions, packing): the same bits as with the normal cap */
+        nbody_desc d = {0};
+        nbody_sim *sim = NULL;
+        int k;
+        nbody_system_alloc(&a, n); nbody_system_alloc(&b, n);
+        for (k = 0; k < 2; ++k) {
+            d.engine = k ? NBODY_ENGINE_CUDA : NBODY_ENGINE_CUDA_TREE; d.method = NBODY_RKDP; d.tolerance = (nbody_real)1e-8;
+            d.softening = (nbody_real)0.01; d.dt = (nbody_real)1e-3; d.theta = (nbody_real)0.5; d.block_size = 128;
+            nbody__cuda_test_grid_cap(3);
+            rt = nbody_create(&sim, &d, &s);
+            if (rt == NBODY_OK) { rt = nbody_advance(sim, (nbody_real)0.05); if (rt == NBODY_OK) rt = nbody_get_state(sim, &a); nbody_destroy(sim); }
+            nbody__cuda_test_grid_cap(0);
+            rr = nbody_create(&sim, &d, &s);
+            if (rr == NBODY_OK) { rr = nbody_advance(sim, (nbody_real)0.05); if (rr == NBODY_OK) rr = nbody_get_state(sim, &b); nbody_destroy(sim); }
+            CHECK(rt == NBODY_OK && rr == NBODY_OK && memcmp(a.x, b.x, n * sizeof(nbody_real)) == 0 &&
+                  memcmp(a.vz, b.vz, n * sizeof(nbody_real)) == 0,
+                  "%s RKDP run with grid cap 3 differs from the normal cap (%s, %s)", k ? "cuda" : "cuda-tree",
+                  nbody_result_string(rt), nbody_result_string(rr));
+        }
+    }
+    nbody__cuda_test_grid_cap(0);
+    nbody_system_free(&s); nbody_system_free(&a); nbody_system_free(&b);
+}
+
 /* relative energy change of a run, and the final state */
 static nbody_result run(const nbody_desc *d, const nbody_system *ic, double t_end, double *dE, nbody_system *out) {
     nbody_sim *sim = NULL;
@@ -410,6 +509,7 @@ int main(void) {
     test_dense_symmetric();
     test_tree_accuracy();
     test_tree_accuracy_per_body();
+    test_grid_cap();
     test_tree_walks_agree();
     test_whole_runs();
     if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */
