@@ -859,6 +859,10 @@ static nbody_result nbody__cl_tree_init(nbody__engine *e, nbody__cl *c) {
         nbody__log(&e->desc, NBODY_LOG_ERROR, "nbody: the OpenCL tree engine has no quadrupole moments");
         return NBODY_ERR_UNAVAILABLE;
     }
+    if (e->desc.traversal == NBODY_TRAVERSAL_STACK) {
+        nbody__log(&e->desc, NBODY_LOG_ERROR, "nbody: the OpenCL tree engine walks stackless only (traversal STACK refused)");
+        return NBODY_ERR_UNAVAILABLE;
+    }
     c->kd = nbody__alloc(&e->desc, sizeof(struct nbody__kdtree));
     c->pos = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(3 * e->n, sizeof(nbody_real)));
     c->node4 = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(4 * nodes, sizeof(nbody_real)));

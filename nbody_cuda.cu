@@ -964,7 +964,22 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     nbody__cuda *c;
     int count = 0;
     nbody_result r;
-    cudaError_t err = cudaGetDeviceCount(&count);
+    cudaError_t err;
+    /* the tree walks single-body leaves, stackless, in leaf order, with monopoles: any other
+       choice of the desc is refused rather than ignored */
+    if (tree && e->desc.quadrupole) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: no quadrupole moments (monopole only); NBODY_ENGINE_TREE has them");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (tree && e->desc.traversal == NBODY_TRAVERSAL_STACK) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: the walk is stackless only (traversal STACK refused)");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (tree && e->desc.visit_order == NBODY_ORDER_BODY) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: bodies are walked in leaf order only (visit_order BODY refused)");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
         (void)cudaGetLastError();
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: no CUDA device (%s)", cudaGetErrorString(err));

@@ -338,6 +338,36 @@ static void test_grid_cap(void) {
     nbody_system_free(&s); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* desc fields the CUDA tree cannot honour are refused at nbody_create, with an error line */
+static int error_lines;
+static void count_errors(nbody_log_level level, const char *msg, void *user) {
+    (void)msg; (void)user;
+    if (level == NBODY_LOG_ERROR) error_lines++;
+}
+static void test_tree_refusals(void) {
+    nbody_system s = {0};
+    int k;
+    nbody_ic_plummer(&s, 100, 3);
+    for (k = 0; k < 5; ++k) {
+        nbody_desc d = {0};
+        nbody_sim *sim = NULL;
+        nbody_result r;
+        int refuse = k < 3;
+        d.engine = NBODY_ENGINE_CUDA_TREE; d.log.func = count_errors;
+        if (k == 0) d.quadrupole = 1;
+        if (k == 1) d.traversal = NBODY_TRAVERSAL_STACK;
+        if (k == 2) d.visit_order = NBODY_ORDER_BODY;
+        if (k == 3) d.traversal = NBODY_TRAVERSAL_STACKLESS;
+        if (k == 4) d.visit_order = NBODY_ORDER_LEAF;
+        error_lines = 0;
+        r = nbody_create(&sim, &d, &s);
+        CHECK(refuse ? r == NBODY_ERR_UNAVAILABLE && error_lines > 0 && sim == NULL : r == NBODY_OK,
+              "cuda-tree desc case %d: %s (%d error lines)", k, nbody_result_string(r), error_lines);
+        nbody_destroy(sim);
+    }
+    nbody_system_free(&s);
+}
+
 /* relative energy change of a run, and the final state */
 static nbody_result run(const nbody_desc *d, const nbody_system *ic, double t_end, double *dE, nbody_system *out) {
     nbody_sim *sim = NULL;
@@ -510,6 +540,7 @@ int main(void) {
     test_tree_accuracy();
     test_tree_accuracy_per_body();
     test_grid_cap();
+    test_tree_refusals();
     test_tree_walks_agree();
     test_whole_runs();
     if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */

@@ -169,6 +169,36 @@ static void test_dense_float_accuracy(void) {
     nbody_system_free(&s);
 }
 
+/* desc fields the OpenCL tree cannot honour are refused at nbody_create, with an error line */
+static int error_lines;
+static void count_errors(nbody_log_level level, const char *msg, void *user) {
+    (void)msg; (void)user;
+    if (level == NBODY_LOG_ERROR) error_lines++;
+}
+static void test_tree_refusals(void) {
+    nbody_system s = {0};
+    int k;
+    if (!nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) return;
+    nbody_ic_plummer(&s, 100, 3);
+    for (k = 0; k < 4; ++k) {
+        nbody_desc d = NBODY__ZERO_INIT;
+        nbody_sim *sim = NULL;
+        nbody_result r;
+        int refuse = k < 2;
+        d.engine = NBODY_ENGINE_OPENCL_TREE; d.log.func = count_errors;
+        if (k == 0) d.quadrupole = 1;
+        if (k == 1) d.traversal = NBODY_TRAVERSAL_STACK;
+        if (k == 2) d.traversal = NBODY_TRAVERSAL_STACKLESS;
+        if (k == 3) d.visit_order = NBODY_ORDER_BODY;
+        error_lines = 0;
+        r = nbody_create(&sim, &d, &s);
+        CHECK(refuse ? r == NBODY_ERR_UNAVAILABLE && error_lines > 0 && sim == NULL : r == NBODY_OK,
+              "opencl-tree desc case %d: %s (%d error lines)", k, nbody_result_string(r), error_lines);
+        nbody_destroy(sim);
+    }
+    nbody_system_free(&s);
+}
+
 /* accuracy per body (tree_accuracy.h): the OpenCL tree walks the CPU's tree with the CPU's
    criterion, so its error distribution is the CPU tree's at leaf_size 1, to the rounding of
    the sums (and of an acceptance test that lands on a node's critical distance) */
@@ -408,6 +438,7 @@ int main(void) {
     test_dense_forces();
     test_tree_forces();
     test_tree_accuracy_per_body();
+    test_tree_refusals();
     test_dense_float_accuracy();
     test_engine_ops();
     test_runs();
