@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     nbody_engine eng = strcmp(name, "cuda-tree") == 0 ? NBODY_ENGINE_CUDA_TREE
                      : strcmp(name, "opencl-tree") == 0 ? NBODY_ENGINE_OPENCL_TREE : NBODY_ENGINE_TREE;
     const double eps = 1e-3;
-    nbody_system s = {0};
+    nbody_system s = NBODY__ZERO_INIT;
     size_t *idx;
     double *ref, *err, *times;
     nbody_real *y, *f;
