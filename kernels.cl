@@ -31,6 +31,13 @@ typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, ma
 
 typedef struct { real x, y, z; } nbody_cl_vec;
 
+/* sum += v with Kahan's compensation c (Kahan 1965); never built with unsafe math, so the
+   compiler keeps (t - sum) - y as written */
+#define NBODY_CL_KAHAN(sum, c, v) do { \
+        real y_ = (v) - (c), t_ = (sum) + y_; \
+        (c) = (t_ - (sum)) - y_; (sum) = t_; \
+    } while (0)
+
 /* f = [v, G a]: the velocity half is a copy, the acceleration half the sums */
 void nbody_cl_store(__global const real *restrict y, __global real *restrict f, uint n, uint i,
                            nbody_cl_vec a, real G) {
@@ -43,7 +50,11 @@ void nbody_cl_store(__global const real *restrict y, __global real *restrict f, 
    work-item sums them against its own body. Any n: the last tile is partial and work-items
    past n only help to load. Tiles are aligned with work-groups, so all self pairs of a group
    lie in the tile whose index is the group's: only that tile and the partial last one take
-   the checked loop (self excluded by index, as on the CPU); the rest run branch-free. */
+   the checked loop (self excluded by index, as on the CPU); the rest run branch-free.
+   Each tile's terms are summed apart and the tile sums added with Kahan's compensation: a
+   plain running sum over all n sources loses about sqrt(n) roundings (float, n = 2^20: a
+   median relative error of 1e-5), this one about those of one tile's sum, whatever n, for
+   three compensated additions per tile. */
 __kernel __attribute__((reqd_work_group_size(NBODY_CL_TILE, 1, 1)))
 void nbody_dense(__global const real *restrict y, __global const real *restrict m, __global real *restrict f,
                  uint n, real G, real eps2, uint ns) {  /* sources: bodies [0, ns) (test particles after) */
@@ -52,21 +63,23 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
     uint ntiles = (ns + NBODY_CL_TILE - 1) / NBODY_CL_TILE;
     uint me = i < n ? i : n - 1;
     real xi = y[me], yi = y[n + me], zi = y[2 * n + me];
-    nbody_cl_vec a = {0, 0, 0};
+    nbody_cl_vec a = {0, 0, 0}, comp = {0, 0, 0};
     for (t = 0; t < ntiles; ++t) {
         uint j = t * NBODY_CL_TILE + lid, count = min((uint)NBODY_CL_TILE, ns - t * NBODY_CL_TILE);
+        nbody_cl_vec s = {0, 0, 0};
         tile[lid] = j < ns ? (real4)(y[j], y[n + j], y[2 * n + j], m[j]) : (real4)(0, 0, 0, 0);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t == group || count < NBODY_CL_TILE) {
             for (k = 0; k < count; ++k)
-                if (k != lid || t != group) NBODY_CL_PAIR(a, xi, yi, zi, tile[k].x, tile[k].y, tile[k].z, tile[k].w, eps2);
+                if (k != lid || t != group) NBODY_CL_PAIR(s, xi, yi, zi, tile[k].x, tile[k].y, tile[k].z, tile[k].w, eps2);
         } else {
 #pragma unroll 8
             for (k = 0; k < NBODY_CL_TILE; ++k) {
                 real4 p = tile[k];
-                NBODY_CL_PAIR(a, xi, yi, zi, p.x, p.y, p.z, p.w, eps2);
+                NBODY_CL_PAIR(s, xi, yi, zi, p.x, p.y, p.z, p.w, eps2);
             }
         }
+        NBODY_CL_KAHAN(a.x, comp.x, s.x); NBODY_CL_KAHAN(a.y, comp.y, s.y); NBODY_CL_KAHAN(a.z, comp.z, s.z);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (i < n) nbody_cl_store(y, f, n, i, a, G);

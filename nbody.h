@@ -269,8 +269,9 @@ typedef struct nbody_desc {        /* all zero = defaults */
     nbody_real      dt;            /* fixed step, or first step of adaptive methods; 0 = 1e-3 */
     nbody_real      tolerance;     /* > 0 turns on adaptive step control (embedded methods, BS) */
     nbody_real      dt_min, dt_max;/* 0 = no lower limit beyond round-off / no upper limit */
-    nbody_real      theta;         /* tree opening angle: a node of radius r at distance d is used
-                                      as one body when r < theta * d; 0 = 0.5 */
+    nbody_real      theta;         /* tree opening parameter: a node is used as one body when the
+                                      bound on its monopole error is at most theta^2 of its pull
+                                      (docs/README-tree.md); 0 = 0.5 */
     nbody_traversal traversal;
     nbody_order     visit_order;
     int             block_size;    /* CPU/GPU tile size; 0 = automatic */
@@ -478,6 +479,21 @@ struct nbody__engine {
 /* Backends allocate host memory with e->desc.allocator (always set once defaults are
    resolved) and log by formatting a line themselves and calling e->desc.log.func when it is
    not NULL. They never print, abort or exit. */
+
+/* The tree's opening criterion, one formula for every tree engine (the kd-tree build of
+   the implementation, and the CUDA build in nbody_cuda.cu, which passes its own sqrt). A
+   node of mass M, bodies within r of its centre of mass c and second moment
+   B2 = sum_j m_j |x_j - c|^2 acts as one body on a point at distance d from c when
+       d > r + k sqrt(3 B2 / M) / theta,   k = 2 for a node of two bodies, else 1.
+   Salmon & Warren (1994) bound the error of the monopole by
+   (3 - 2 r/d) / (1 - r/d)^2 B2 / d^4 <= 3 B2 / (d^2 (d - r)^2), so with k = 1 that error is
+   at most theta^2 times the node's own pull M / d^2, wherever c lies in the node (the offset
+   of the centre of mass is in r) and however the mass is spread (a compact core in a wide
+   node has a small B2). Measured on Plummer spheres, the worst bodies are those whose pulls
+   cancel, where a pair node's error is the largest term: opening a pair costs one extra
+   interaction, hence its tolerance is four times tighter (k = 2). Returns the critical
+   distance; callers store its square. b2m = B2 / M (0 for a massless node). */
+#define NBODY__TREE_CRIT(r, b2m, inv_theta, pair, SQRT) ((r) + ((pair) ? 2 : 1) * (inv_theta) * SQRT(3 * (b2m)))
 
 #ifdef NBODY_WITH_CUDA
 /* Defined in nbody_cuda.cu (compiled with the same NBODY_REAL). tree = 0 dense, 1 tree. */
@@ -1347,9 +1363,8 @@ static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbod
        one body per leaf, body[i] = index of the body in leaf i;
      - per node (structure of arrays): centre of mass cx, cy, cz, mass, and crit2, the
        squared critical distance: node i acts as one body on a point x when
-       |x - c_i|^2 > crit2[i], crit2 = (r/theta)^2 with r the radius of the bounding sphere
-       about the centre of mass, i.e. r < theta*d; leaves have crit2 = 0 and skip themselves
-       by body index;
+       |x - c_i|^2 > crit2[i] (NBODY__TREE_CRIT, backend interface); leaves have crit2 = 0 and skip
+       themselves by body index;
      - walks end when the index returns to the root 1 (see nbody__heap_skip).
    The leaves n..2n-1 are the bodies in spatial (in-order) order rotated by one partial
    level, so neighbouring leaves are neighbouring bodies except at one seam.
@@ -1373,7 +1388,7 @@ typedef struct nbody__kdtree {
     size_t cap;                    /* n the arrays above were allocated for */
     int has_quad;                  /* quad allocated */
     int axis_rule;                 /* NBODY__AXIS_WIDEST (default) or NBODY__AXIS_CYCLE */
-    nbody_real inv_theta2;         /* 1 / theta^2 of the last build */
+    nbody_real inv_theta;          /* 1 / theta of the last build */
     /* CPU walk data (nbody__tree_prepare), one block from node */
     struct nbody__tree_node *node; /* 2n packed node records */
     nbody_real *bx, *by, *bz, *bm; /* n bodies in item order */
@@ -1486,7 +1501,7 @@ static int nbody__depth_of(size_t i) { int d = 0; while (i > 1) { i >>= 1; ++d; 
    children and its bodies items[0..count) */
 static void nbody__tree_combine(nbody__kdtree *t, size_t i, const nbody__tree_item *items, size_t count) {
     size_t c[2];
-    nbody_real m = t->mass[2 * i] + t->mass[2 * i + 1], w[2], r2 = 0;
+    nbody_real m = t->mass[2 * i] + t->mass[2 * i + 1], w[2], r2 = 0, b2 = 0, crit;
     size_t k;
     int s;
     c[0] = 2 * i; c[1] = 2 * i + 1;
@@ -1495,13 +1510,16 @@ static void nbody__tree_combine(nbody__kdtree *t, size_t i, const nbody__tree_it
     t->cx[i] = w[0] * t->cx[c[0]] + w[1] * t->cx[c[1]];
     t->cy[i] = w[0] * t->cy[c[0]] + w[1] * t->cy[c[1]];
     t->cz[i] = w[0] * t->cz[c[0]] + w[1] * t->cz[c[1]];
-    /* exact bounding-sphere radius about the centre of mass (one pass per tree level) */
+    /* exact bounding-sphere radius and second moment B2 about the centre of mass (one pass
+       per tree level); the children are both leaves exactly when 2i >= n */
     for (k = 0; k < count; ++k) {
         nbody_real dx = items[k].p[0] - t->cx[i], dy = items[k].p[1] - t->cy[i], dz = items[k].p[2] - t->cz[i];
         nbody_real d2 = dx * dx + dy * dy + dz * dz;
         r2 = d2 > r2 ? d2 : r2;
+        b2 += items[k].m * d2;
     }
-    t->crit2[i] = r2 * t->inv_theta2;
+    crit = NBODY__TREE_CRIT(NBODY__SQRT(r2), m > 0 ? b2 / m : 0, t->inv_theta, 2 * i >= t->n, NBODY__SQRT);
+    t->crit2[i] = crit * crit;
     if (t->quad) {   /* parallel-axis theorem: S = sum_children S_c + m_c s s^T, s = c_c - c */
         nbody_real *q = t->quad + 6 * i;
         for (k = 0; k < 6; ++k) q[k] = 0;
@@ -1578,7 +1596,7 @@ static NBODY__UNUSED nbody_result nbody__kdtree_build(nbody__kdtree *t, const nb
     if (r != NBODY_OK) return r;
     t->n = n;
     if (t->axis_rule == 0) t->axis_rule = NBODY__AXIS_WIDEST;
-    t->inv_theta2 = 1 / (d->theta * d->theta);
+    t->inv_theta = 1 / d->theta;
     NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 65536))
     for (i = 0; i < nn; ++i) {
         nbody__tree_item *it = &t->items[i];

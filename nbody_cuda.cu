@@ -21,9 +21,10 @@
    subtree holds a contiguous range of the Z-order curve, balanced by count exactly as the
    heap shape requires; the internal nodes are then filled bottom-up, one launch per level.
    The split planes differ from the CPU tree's median splits, the acceptance criterion is
-   the same: a node is used as one body when d^2 > (r / theta)^2, r a bounding-sphere radius
-   about its centre of mass (here the smaller of two valid bounds: the sphere around the
-   children's spheres, and the distance to the farthest corner of the node's box). The
+   the same formula (NBODY__TREE_CRIT in nbody.h): r there is a bounding-sphere radius about
+   the centre of mass (here the smaller of two valid bounds: the sphere around the
+   children's spheres, and the distance to the farthest corner of the node's box), B2 the
+   second moment from the children's by the parallel-axis theorem. The
    walk is stackless (next = 2i for internal nodes, skip(i) = (i >> ctz(~i)) + 1, back at the
    root means done) and thread k walks for leaf n + k, so neighbouring threads follow nearly
    the same path through the read-only-cached node records. */
@@ -148,10 +149,16 @@ template <class P> static nbody_result nbody__cu_malloc(nbody__engine *e, P **p,
     return NBODY_OK;
 }
 
+/* Blocks for n items at threads per block, at most the grid cap: every kernel launched with
+   this count is grid-stride, so a capped grid still covers all n items. The cap can be made
+   tiny by tests (nbody__cuda_test_grid_cap) to prove that cover. */
+static unsigned int nbody__cu_grid_cap = 65535u * 32u;
 static unsigned int nbody__cu_blocks(size_t n, int threads) {
     size_t b = (n + (size_t)threads - 1) / (size_t)threads;
-    return (unsigned int)(b < 65535u * 32u ? (b ? b : 1) : 65535u * 32u);
+    return (unsigned int)(b < nbody__cu_grid_cap ? (b ? b : 1) : nbody__cu_grid_cap);
 }
+/* Tests only: the grid cap of nbody__cu_blocks (0 = the default 65535 x 32); not thread-safe. */
+extern "C" void nbody__cuda_test_grid_cap(unsigned int blocks) { nbody__cu_grid_cap = blocks ? blocks : 65535u * 32u; }
 
 /* ======================================================================================
    vector operations (lincomb, error norm, finiteness)
@@ -379,21 +386,24 @@ template <class T> __global__ void nbody__cu_sum_slices(const T *partial, T *acc
 template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T *acc, size_t n, T eps2, T G) {
     extern __shared__ unsigned char nbody__smem[];
     nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    nbody__v4<T> me = bodies[i < n ? i : n - 1];
-    T ax = 0, ay = 0, az = 0;
-    for (size_t j0 = 0; j0 < n; j0 += blockDim.x) {
-        nbody__v4<T> z = {0, 0, 0, 0};
-        __syncthreads();
-        sh[threadIdx.x] = j0 + threadIdx.x < n ? bodies[j0 + threadIdx.x] : z;
-        __syncthreads();
-        for (int jj = 0; jj < (int)blockDim.x; ++jj) {
-            T dx = sh[jj].x - me.x, dy = sh[jj].y - me.y, dz = sh[jj].z - me.z;
-            T r2 = dx * dx + dy * dy + dz * dz + eps2, inv = 1 / sqrt(r2), w = sh[jj].w * inv * inv * inv;
-            ax += w * dx; ay += w * dy; az += w * dz;
+    /* grid-stride over blocks of targets: the bound is the same for a whole block (barriers) */
+    for (size_t i0 = blockIdx.x * (size_t)blockDim.x; i0 < n; i0 += (size_t)gridDim.x * blockDim.x) {
+        size_t i = i0 + threadIdx.x;
+        nbody__v4<T> me = bodies[i < n ? i : n - 1];
+        T ax = 0, ay = 0, az = 0;
+        for (size_t j0 = 0; j0 < n; j0 += blockDim.x) {
+            nbody__v4<T> z = {0, 0, 0, 0};
+            __syncthreads();
+            sh[threadIdx.x] = j0 + threadIdx.x < n ? bodies[j0 + threadIdx.x] : z;
+            __syncthreads();
+            for (int jj = 0; jj < (int)blockDim.x; ++jj) {
+                T dx = sh[jj].x - me.x, dy = sh[jj].y - me.y, dz = sh[jj].z - me.z;
+                T r2 = dx * dx + dy * dy + dz * dz + eps2, inv = 1 / sqrt(r2), w = sh[jj].w * inv * inv * inv;
+                ax += w * dx; ay += w * dy; az += w * dz;
+            }
         }
+        if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
     }
-    if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
 }
 
 /* --------------------------------------------------------------------------------------
@@ -738,31 +748,40 @@ template <class T> __device__ __forceinline__ T nbody__cu_dist(T ax, T ay, T az,
     return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
-/* internal nodes [i0, i1) from their children, which are already done */
-template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
-                                                      nbody__v4<T> *hi, T *rad, T inv_theta2) {
-    size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= i1) return;
-    size_t l = 2 * i, r = l + 1;
-    nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
-    T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, corner = 0;
-    blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
-    bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
-    if (m > 0) {
-        c.x = (ml * cl.x + mr * cr.x) / m; c.y = (ml * cl.y + mr * cr.y) / m; c.z = (ml * cl.z + mr * cr.z) / m;
-    } else {                       /* massless: the box centre */
-        c.x = (blo.x + bhi.x) / 2; c.y = (blo.y + bhi.y) / 2; c.z = (blo.z + bhi.z) / 2;
+/* internal nodes [i0, i1) of a tree of n leaves from their children, which are already
+   done (grid-stride). lo[i].w holds the node's second moment B2 = sum m |x - c|^2 about its
+   centre of mass (parallel-axis theorem from the children's); node[i].w the squared critical
+   distance of NBODY__TREE_CRIT, the CPU tree's formula. */
+template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
+                                                      nbody__v4<T> *hi, T *rad, T inv_theta) {
+    for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
+        size_t l = 2 * i, r = l + 1;
+        nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
+        T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, corner = 0, b2, crit;
+        blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
+        bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
+        if (m > 0) {
+            c.x = (ml * cl.x + mr * cr.x) / m; c.y = (ml * cl.y + mr * cr.y) / m; c.z = (ml * cl.z + mr * cr.z) / m;
+        } else {                       /* massless: the box centre */
+            c.x = (blo.x + bhi.x) / 2; c.y = (blo.y + bhi.y) / 2; c.z = (blo.z + bhi.z) / 2;
+        }
+        /* keep the centre inside the box (rounding) so the corner bound stays a bound */
+        c.x = fmin(fmax(c.x, blo.x), bhi.x); c.y = fmin(fmax(c.y, blo.y), bhi.y); c.z = fmin(fmax(c.z, blo.z), bhi.z);
+        radius = fmax(nbody__cu_dist(cl.x, cl.y, cl.z, c.x, c.y, c.z) + rad[l], nbody__cu_dist(cr.x, cr.y, cr.z, c.x, c.y, c.z) + rad[r]);
+        {
+            T fx = fmax(c.x - blo.x, bhi.x - c.x), fy = fmax(c.y - blo.y, bhi.y - c.y), fz = fmax(c.z - blo.z, bhi.z - c.z);
+            corner = sqrt(fx * fx + fy * fy + fz * fz);
+        }
+        radius = fmin(radius, corner);
+        {
+            T lx = cl.x - c.x, ly = cl.y - c.y, lz = cl.z - c.z, rx = cr.x - c.x, ry = cr.y - c.y, rz = cr.z - c.z;
+            b2 = (bl.w + ml * (lx * lx + ly * ly + lz * lz)) + (br.w + mr * (rx * rx + ry * ry + rz * rz));
+        }
+        blo.w = b2;
+        crit = NBODY__TREE_CRIT(radius, m > 0 ? b2 / m : (T)0, inv_theta, 2 * i >= n, sqrt);
+        c.w = crit * crit;
+        node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
     }
-    /* keep the centre inside the box (rounding) so the corner bound stays a bound */
-    c.x = fmin(fmax(c.x, blo.x), bhi.x); c.y = fmin(fmax(c.y, blo.y), bhi.y); c.z = fmin(fmax(c.z, blo.z), bhi.z);
-    radius = fmax(nbody__cu_dist(cl.x, cl.y, cl.z, c.x, c.y, c.z) + rad[l], nbody__cu_dist(cr.x, cr.y, cr.z, c.x, c.y, c.z) + rad[r]);
-    {
-        T fx = fmax(c.x - blo.x, bhi.x - c.x), fy = fmax(c.y - blo.y, bhi.y - c.y), fz = fmax(c.z - blo.z, bhi.z - c.z);
-        corner = sqrt(fx * fx + fy * fy + fz * fz);
-    }
-    radius = fmin(radius, corner);
-    c.w = radius * radius * inv_theta2;
-    node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
 }
 
 /* thread k walks for leaf n + k: accepted nodes (d^2 > crit2) act as one body and are
@@ -776,40 +795,45 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, nbod
    accepts a node the warp opens adds it and idles until the warp leaves that subtree, which
    in this pre-order walk is exactly when it reaches skip(node). Each thread therefore adds
    the same nodes in the same order as alone: the same bits, fewer loads, no divergence
-   beyond the weight's predication. */
+   beyond the weight's predication.
+   Grid-stride: block b then walks for the leaf blocks b + g, b + 2g, ... (g = gridDim.x, in
+   units of bstride blocks), so a grid capped below n / blockDim.x blocks covers every leaf. */
 template <class T, bool WARP>
 __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
                                const unsigned int *__restrict__ leafbody, T *f, unsigned int n, unsigned int bstride,
                                T eps2, T G, size_t nf) {   /* nf: f's stride, the bodies of the state */
-    unsigned int k = blockIdx.x * bstride * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
-    unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
-    unsigned int cur = 1, resume = k < n ? 0u : ~0u;     /* resume 0: this thread is walking */
-    if (!WARP && k >= n) return;
-    nbody__v4<T> me = nbody__ldg4(node + n + (k < n ? k : n - 1));
-    T ax = 0, ay = 0, az = 0;
-    do {
-        nbody__v4<T> q = nbody__ldg4(node + cur);
-        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
-        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
-        bool acc = d2 > q.w, open;
-        if (WARP) {
-            if (cur == resume) resume = 0;
-            open = __any_sync(mask, resume == 0 && !acc && cur < n);
-            acc = acc && resume == 0;
-            if (acc && open) resume = skip;
-        } else {
-            open = !acc && cur < n;
+    const unsigned int wbase = threadIdx.x & ~31u;
+    const unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
+    for (size_t k0 = (size_t)blockIdx.x * bstride * blockDim.x; k0 < n; k0 += (size_t)gridDim.x * bstride * blockDim.x) {
+        unsigned int k = k0 + threadIdx.x < n ? (unsigned int)(k0 + threadIdx.x) : n;
+        unsigned int cur = 1, resume = k < n ? 0u : ~0u;     /* resume 0: this thread is walking */
+        if (!WARP && k >= n) return;                         /* later rounds lie past n too */
+        nbody__v4<T> me = nbody__ldg4(node + n + (k < n ? k : n - 1));
+        T ax = 0, ay = 0, az = 0;
+        do {
+            nbody__v4<T> q = nbody__ldg4(node + cur);
+            T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+            T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+            unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+            bool acc = d2 > q.w, open;
+            if (WARP) {
+                if (cur == resume) resume = 0;
+                open = __any_sync(mask, resume == 0 && !acc && cur < n);
+                acc = acc && resume == 0;
+                if (acc && open) resume = skip;
+            } else {
+                open = !acc && cur < n;
+            }
+            if (acc) {
+                T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+                ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+            }
+            cur = open ? 2 * cur : skip;
+        } while (cur != 1);
+        if (k < n) {
+            size_t b = leafbody[k];
+            f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
         }
-        if (acc) {
-            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
-            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
-        }
-        cur = open ? 2 * cur : skip;
-    } while (cur != 1);
-    if (k < n) {
-        size_t b = leafbody[k];
-        f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
     }
 }
 
@@ -818,23 +842,23 @@ __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *_
 template <class T>
 __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const T *y,
                                     T *f, size_t nt, size_t n, T eps2, T G) {
-    size_t k = nt + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    T px = y[k], py = y[n + k], pz = y[2 * n + k], ax = 0, ay = 0, az = 0;
-    unsigned int cur = 1;
-    do {
-        nbody__v4<T> q = nbody__ldg4(node + cur);
-        T dx = q.x - px, dy = q.y - py, dz = q.z - pz;
-        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
-        bool acc = d2 > q.w;
-        if (acc) {
-            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
-            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
-        }
-        cur = !acc && cur < nt ? 2 * cur : skip;
-    } while (cur != 1);
-    f[3 * n + k] = G * ax; f[4 * n + k] = G * ay; f[5 * n + k] = G * az;
+    for (size_t k = nt + blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {   /* grid-stride */
+        T px = y[k], py = y[n + k], pz = y[2 * n + k], ax = 0, ay = 0, az = 0;
+        unsigned int cur = 1;
+        do {
+            nbody__v4<T> q = nbody__ldg4(node + cur);
+            T dx = q.x - px, dy = q.y - py, dz = q.z - pz;
+            T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+            unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+            bool acc = d2 > q.w;
+            if (acc) {
+                T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+                ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+            }
+            cur = !acc && cur < nt ? 2 * cur : skip;
+        } while (cur != 1);
+        f[3 * n + k] = G * ax; f[4 * n + k] = G * ay; f[5 * n + k] = G * az;
+    }
 }
 
 static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
@@ -867,7 +891,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
         for (int L = depth - 1; L >= 0; --L) {
             size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
             if (i0 >= i1) continue;
-            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, c->node, c->nmass, c->lo, c->hi, c->rad, it * it);
+            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it);
             NBODY__CU(cudaGetLastError());
         }
     }
@@ -1018,7 +1042,22 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     nbody__cuda *c;
     int count = 0;
     nbody_result r;
-    cudaError_t err = cudaGetDeviceCount(&count);
+    cudaError_t err;
+    /* the tree walks single-body leaves, stackless, in leaf order, with monopoles: any other
+       choice of the desc is refused rather than ignored */
+    if (tree && e->desc.quadrupole) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: no quadrupole moments (monopole only); NBODY_ENGINE_TREE has them");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (tree && e->desc.traversal == NBODY_TRAVERSAL_STACK) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: the walk is stackless only (traversal STACK refused)");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    if (tree && e->desc.visit_order == NBODY_ORDER_BODY) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: bodies are walked in leaf order only (visit_order BODY refused)");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
         (void)cudaGetLastError();
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: no CUDA device (%s)", cudaGetErrorString(err));

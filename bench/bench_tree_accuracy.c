@@ -1,0 +1,108 @@
+/* bench_tree_accuracy.c - a tree engine's force error against its time, theta 0.3 to 0.8,
+   monopole and quadrupole: per-body relative errors against the direct sum in double
+   (median, 99th percentile, worst body; every body up to 20000 bodies, else 2000 sampled),
+   and the median wall time of one force evaluation (tree build included, the accelerations
+   downloaded for the GPU engines) after one untimed evaluation (tuning, kernel loading).
+   Usage: bench_tree_accuracy [tree|cuda-tree|opencl-tree] [N (12347)] [repetitions (5)]
+   Plummer sphere, seed 2026, softening 1e-3. A configuration the engine refuses prints so. */
+#define _POSIX_C_SOURCE 199309L
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include <stdio.h>
+#include <math.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+
+/* direct sums in double for the sampled bodies idx[0..k) */
+static void direct(const nbody_system *s, const size_t *idx, size_t k, double eps, double *ref) {
+    long long q;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 16))
+    for (q = 0; q < (long long)k; ++q) {
+        size_t i = idx[q], j;
+        double a[3] = {0, 0, 0};
+        for (j = 0; j < s->n; ++j) {
+            double dx = (double)s->x[j] - (double)s->x[i], dy = (double)s->y[j] - (double)s->y[i], dz = (double)s->z[j] - (double)s->z[i];
+            double r2 = dx * dx + dy * dy + dz * dz + eps * eps, w;
+            if (j == i) continue;
+            w = (double)s->m[j] / (r2 * sqrt(r2));
+            a[0] += w * dx; a[1] += w * dy; a[2] += w * dz;
+        }
+        ref[3 * q] = a[0]; ref[3 * q + 1] = a[1]; ref[3 * q + 2] = a[2];
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *name = argc > 1 ? argv[1] : "tree";
+    size_t n = argc > 2 ? (size_t)atol(argv[2]) : 12347, k, i;
+    int reps = argc > 3 ? atoi(argv[3]) : 5, quad, t;
+    nbody_engine eng = strcmp(name, "cuda-tree") == 0 ? NBODY_ENGINE_CUDA_TREE
+                     : strcmp(name, "opencl-tree") == 0 ? NBODY_ENGINE_OPENCL_TREE : NBODY_ENGINE_TREE;
+    const double eps = 1e-3;
+    nbody_system s = NBODY__ZERO_INIT;
+    size_t *idx;
+    double *ref, *err, *times;
+    nbody_real *y, *f;
+    if (n < 2 || reps < 1) { printf("usage: bench_tree_accuracy [tree|cuda-tree|opencl-tree] [N >= 2] [repetitions >= 1]\n"); return 1; }
+    nbody_ic_plummer(&s, n, 2026);
+    k = n <= 20000 ? n : 2000;
+    idx = (size_t *)malloc(k * sizeof(size_t));
+    ref = (double *)malloc(3 * k * sizeof(double));
+    err = (double *)malloc(k * sizeof(double));
+    times = (double *)malloc((size_t)reps * sizeof(double));
+    y = (nbody_real *)calloc(6 * n, sizeof(nbody_real));
+    f = (nbody_real *)calloc(6 * n, sizeof(nbody_real));
+    for (i = 0; i < k; ++i) idx[i] = k == n ? i : (size_t)(((unsigned long long)i * 2654435761u) % n);
+    for (i = 0; i < n; ++i) { y[i] = s.x[i]; y[n + i] = s.y[i]; y[2 * n + i] = s.z[i]; }
+    direct(&s, idx, k, eps, ref);
+    printf("## %s, %s, Plummer N = %lu, softening 1e-3: relative force error over %lu bodies, ms per evaluation\n\n",
+           name, sizeof(nbody_real) == sizeof(float) ? "float" : "double", (unsigned long)n, (unsigned long)k);
+    printf("| moments | theta | median | p99 | worst | ms |\n|---|---|---|---|---|---|\n");
+    for (quad = 0; quad <= 1; ++quad)
+        for (t = 3; t <= 8; ++t) {
+            nbody_desc d;
+            nbody__engine e;
+            nbody__buf yb = NULL, fb = NULL;
+            nbody_result r;
+            int rep;
+            memset(&d, 0, sizeof d);
+            d.engine = eng; d.theta = (nbody_real)(0.1 * t); d.quadrupole = quad; d.softening = (nbody_real)eps;
+            d = nbody__desc_defaults(&d);
+            r = nbody__engine_start(&e, &d, n, s.m);
+            if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &yb);
+            if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &fb);
+            if (r == NBODY_OK) r = e.ops->upload(&e, yb, 0, y, 6 * n);
+            if (r == NBODY_OK) r = e.ops->derivative(&e, yb, fb);          /* untimed: tuning, loading */
+            for (rep = 0; r == NBODY_OK && rep < reps; ++rep) {
+                double t0 = now();
+                r = e.ops->derivative(&e, yb, fb);
+                if (r == NBODY_OK) r = e.ops->download(&e, f, fb, 3 * n, 3 * n);
+                times[rep] = now() - t0;
+            }
+            if (r != NBODY_OK) {
+                printf("| %s | %.1f | %s | | | |\n", quad ? "quadrupole" : "monopole", 0.1 * t, nbody_result_string(r));
+            } else {
+                for (i = 0; i < k; ++i) {
+                    size_t b = idx[i];
+                    double dx = (double)f[b] - ref[3 * i], dy = (double)f[n + b] - ref[3 * i + 1], dz = (double)f[2 * n + b] - ref[3 * i + 2];
+                    err[i] = sqrt((dx * dx + dy * dy + dz * dz) /
+                                  (ref[3 * i] * ref[3 * i] + ref[3 * i + 1] * ref[3 * i + 1] + ref[3 * i + 2] * ref[3 * i + 2]));
+                }
+                qsort(err, k, sizeof(double), cmp_double);
+                qsort(times, (size_t)reps, sizeof(double), cmp_double);
+                printf("| %s | %.1f | %.2e | %.2e | %.2e | %.3g |\n", quad ? "quadrupole" : "monopole", 0.1 * t, err[k / 2],
+                       err[(k - 1) * 99 / 100], err[k - 1], 1e3 * times[reps / 2]);
+            }
+            fflush(stdout);
+            if (e.ops) { e.ops->release(&e, fb); e.ops->release(&e, yb); }
+            nbody__engine_stop(&e);
+        }
+    free(idx); free(ref); free(err); free(times); free(y); free(f);
+    nbody_system_free(&s);
+    return 0;
+}
