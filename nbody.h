@@ -631,25 +631,38 @@ static nbody_real nbody__host_terms(const nbody__lincomb *op, size_t i) {
     return s;
 }
 
+/* Below this many elements a vector op runs serially: entering a parallel region costs more
+   than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
+#define NBODY__HOST_PARALLEL_MIN 65536
+
+static void nbody__host_lincomb_one(const nbody__lincomb *op, nbody_real *out, const nbody_real *y, nbody_real *comp,
+                                    size_t i) {
+    nbody_real d = op->h * nbody__host_terms(op, i), y0 = y ? y[i] : 0;
+    if (comp) {
+        nbody_real t;
+        d -= comp[i];
+        t = y0 + d;
+        comp[i] = (t - y0) - d;
+        out[i] = t;
+    } else {
+        out[i] = y0 + d;
+    }
+}
+
 static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op) {
     nbody_real *out = (nbody_real *)op->out + op->out_off;
     const nbody_real *y = op->y ? (const nbody_real *)op->y + op->y_off : NULL;
     nbody_real *comp = op->comp ? (nbody_real *)op->comp + op->out_off : NULL;
     long long i, len = (long long)op->len;
     (void)e;
-    NBODY__PRAGMA(omp parallel for schedule(static) if (len > 65536))
-    for (i = 0; i < len; ++i) {
-        nbody_real d = op->h * nbody__host_terms(op, (size_t)i), y0 = y ? y[i] : 0;
-        if (comp) {
-            nbody_real t;
-            d -= comp[i];
-            t = y0 + d;
-            comp[i] = (t - y0) - d;
-            out[i] = t;
-        } else {
-            out[i] = y0 + d;
-        }
+#if NBODY__OPENMP
+    if (len > NBODY__HOST_PARALLEL_MIN) {
+        NBODY__PRAGMA(omp parallel for schedule(static))
+        for (i = 0; i < len; ++i) nbody__host_lincomb_one(op, out, y, comp, (size_t)i);
+        return NBODY_OK;
     }
+#endif
+    for (i = 0; i < len; ++i) nbody__host_lincomb_one(op, out, y, comp, (size_t)i);
     return NBODY_OK;
 }
 
@@ -756,7 +769,8 @@ static void nbody__accel_simple(const nbody__forces *f) {
 static void nbody__accel_openmp(const nbody__forces *f, int threads) {
     long long i, n = (long long)f->n;
     (void)threads;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(threads) if (n > 64))
+    if (n <= 64) { nbody__accel_simple(f); return; }   /* no parallel region for a few bodies */
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(threads))
     for (i = 0; i < n; ++i) {
         nbody_real ax = 0, ay = 0, az = 0;
         nbody__accel_row(f, (size_t)i, 0, f->n, &ax, &ay, &az);
@@ -1055,7 +1069,22 @@ static void V##_forces_sym(const nbody__forces *f, int threads) {               
     long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), k;                       \
     nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */                 \
     (void)threads; (void)tok;                                                                   \
-    NBODY__PRAGMA(omp parallel num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))          \
+    if (n < NBODY__BLOCK_PARALLEL_N) {   /* serially, in the tasks' order: no parallel region */ \
+        long long r, b;                                                                         \
+        for (b = 0; b < nb; ++b)                                                                \
+            V##_sym_block(f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n); \
+        for (r = 0; r < nt - 1; ++r)                                                            \
+            for (k = 0; k < nt / 2; ++k) {                                                      \
+                long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
+                long long lo = p < q ? p : q, hi = p < q ? q : p;                               \
+                if (hi >= nb) continue;                                                         \
+                V##_sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs,         \
+                             (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);              \
+            }                                                                                   \
+        for (k = 0; k < (long long)n; ++k) { f->ax[k] *= f->G; f->ay[k] *= f->G; f->az[k] *= f->G; } \
+        return;                                                                                 \
+    }                                                                                           \
+    NBODY__PRAGMA(omp parallel num_threads(threads))                                            \
     {                                                                                           \
         NBODY__PRAGMA(omp single)                                                               \
         {                                                                                       \
@@ -2712,9 +2741,6 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         pc = amax > 0 ? dmax / amax : (dmax > 0 ? (nbody_real)HUGE_VAL : 0);
         if (pc != pc) pc = (nbody_real)HUGE_VAL;
         if (!nbody__isfinite(pc) && sweep >= 1) break;   /* NaN state: the finite check reports it */
-#ifdef RADAU_DEBUG
-        if (s->stats.steps % 1000 == 7) fprintf(stderr, "step %llu sweep %d pc %.3e pred %d q %g\n", s->stats.steps, sweep, (double)pc, predict, (double)q);
-#endif
     }
     if (r != NBODY_OK) return r;
     /* the step's end: x and v, every term added on its own with compensation, smallest first
@@ -2722,23 +2748,7 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
     {
         nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
         r = s->eng.ops->lincomb(&s->eng, &copy);
-#ifdef RADAU_HACK
-        if (r == NBODY_OK) {
-            nbody_real *x0 = (nbody_real *)s->y, *xn = (nbody_real *)s->y_new, *cs = (nbody_real *)s->comp_new, *a0 = (nbody_real *)s->k[0] + h3;
-            size_t i; int jj;
-            for (i = 0; i < h3; ++i) { xn[i] = x0[i]; xn[h3 + i] = x0[h3 + i]; }
-#define ADDCS(P, C, IN) do { nbody_real yy = (IN) - (C), tt = (P) + yy; (C) = (tt - (P)) - yy; (P) = tt; } while (0)
-            for (i = 0; i < h3; ++i) {
-                for (jj = 7; jj >= 1; --jj) ADDCS(xn[i], cs[i], ((nbody_real *)B[jj - 1])[h3 + i] / (nbody_real)((jj + 1) * (jj + 2)) * h * h);
-                ADDCS(xn[i], cs[i], a0[i] / 2 * h * h);
-                ADDCS(xn[i], cs[i], x0[h3 + i] * h);
-                for (jj = 7; jj >= 1; --jj) ADDCS(xn[h3 + i], cs[h3 + i], ((nbody_real *)B[jj - 1])[h3 + i] / (nbody_real)(jj + 1) * h);
-                ADDCS(xn[h3 + i], cs[h3 + i], a0[i] * h);
-            }
-        }
-        j = -1;
-#endif
-        for (j = j == -1 ? -1 : 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
+        for (j = 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
             nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
             nbody_real cx = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
             op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, h3);
