@@ -2685,7 +2685,7 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         if (sweep >= 12) break;
         pc_last = pc;
         for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
-            nbody_real t = h * K.h[k], sk = K.h[k], p = 1, alpha;
+            nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
             /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
             op = nbody__op(s->ytmp, s->y, 1, h3);
             op.k_off = h3;
@@ -2704,8 +2704,6 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
             if (r != NBODY_OK) break;
             /* new G_k by divided differences: ((((a - a0)/h_k - G1) r[k][1] - G2) r[k][2] ...) r[k][k-1];
                D = G_k(new) - G_k(old) */
-            alpha = 1 / K.h[k];
-            for (j = 1; j < k; ++j) alpha *= K.r[k][j];
             /* G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1], nested
                as written (a - a0 first: nearly equal numbers); then D = G_k(new) - G_k(old) */
             op = nbody__op(W[NBODY__RADAU_DA], at, 1, h3);
