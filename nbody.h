@@ -171,6 +171,8 @@ typedef enum nbody_method {        /* how the ODE is integrated */
     NBODY_RKLC,                    /* 4, implicit Lobatto IIIC, 3 stages, embedded */
     NBODY_ADAMS,                   /* Adams-Bashforth, order 1..5 from desc.order */
     NBODY_BS,                      /* Bulirsch-Stoer extrapolation */
+    NBODY_RADAU,                   /* 15, Gauss-Radau predictor-corrector (IAS15), adaptive by
+                                      default: desc.radau_control; docs/orbital.md */
     NBODY_METHOD_COUNT_
 } nbody_method;
 
@@ -187,6 +189,14 @@ typedef enum nbody_order {
     NBODY_ORDER_LEAF,              /* visit bodies in tree-leaf order ("nested") */
     NBODY_ORDER_COUNT_
 } nbody_order;
+
+/* NBODY_RADAU's step: tolerance is its epsilon (0 = 1e-9, machine precision in double) */
+typedef enum nbody_radau_control {
+    NBODY_RADAU_PRS23 = 0,         /* smallest timescale of any body (Pham, Rein & Spiegel 2024) */
+    NBODY_RADAU_GLOBAL,            /* max |b7| / max |a| over all bodies (Rein & Spiegel 2015) */
+    NBODY_RADAU_FIXED,             /* fixed step desc.dt (order studies) */
+    NBODY_RADAU_CONTROL_COUNT_
+} nbody_radau_control;
 
 typedef enum nbody_log_level {
     NBODY_LOG_ERROR = 0,
@@ -296,6 +306,7 @@ typedef struct nbody_desc {        /* all zero = defaults */
                                       0..1 (1 = elastic, 0 = the pair leaves touching) */
     nbody_real      stop_distance; /* > 0: NBODY_STOPPED when two bodies come closer */
     nbody_real      escape_distance;  /* > 0: NBODY_STOPPED when a body is farther from the origin */
+    nbody_radau_control radau_control; /* NBODY_RADAU: step-size criterion (0 = PRS23) */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -382,6 +393,11 @@ NBODY_API nbody_result nbody_ic_collision(nbody_system *s, size_t n, nbody_real 
                                           nbody_real separation, unsigned long long seed);
 NBODY_API nbody_result nbody_ic_figure_eight(nbody_system *s);
 NBODY_API nbody_result nbody_ic_pythagorean(nbody_system *s);
+/* the Sun (with the inner planets' mass) and Jupiter, Saturn, Uranus, Neptune at JD 2440400.5
+   (1969 June 28), from Applegate et al. 1986, AJ 92, 176 (as in REBOUND's outer-solar-system
+   example); units G = 1, AU, solar masses, time 1/k days (k = 0.01720209895, the Gaussian
+   constant: one year is about 2 pi). Moved to the centre-of-mass frame. */
+NBODY_API nbody_result nbody_ic_outer_solar_system(nbody_system *s);
 
 /* ---- files ---- */
 NBODY_API nbody_result nbody_save(const char *path, const nbody_system *s);  /* binary + checksum */
@@ -634,7 +650,7 @@ NBODY__DEF const char *nbody_engine_name(nbody_engine e) {
 NBODY__DEF const char *nbody_method_name(nbody_method m) {
     static const char *names[NBODY_METHOD_COUNT_] = {
         "default", "euler", "midpoint", "leapfrog", "trapeze", "rk4", "rkck", "rkdp",
-        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs"};
+        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs", "radau"};
     return ((int)m >= 0 && m < NBODY_METHOD_COUNT_) ? names[m] : "unknown";
 }
 
@@ -706,6 +722,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (d->block_size < 0 || d->threads < 0 || d->device < 0) return 0;
     if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
     if (d->leaf_size < 0) return 0;
+    if ((int)d->radau_control < 0 || d->radau_control >= NBODY_RADAU_CONTROL_COUNT_) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
     if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
     if ((int)d->collision < 0 || d->collision >= NBODY_COLLISION_COUNT_) return 0;
@@ -727,6 +744,7 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     if (d.traversal == NBODY_TRAVERSAL_DEFAULT) d.traversal = NBODY_TRAVERSAL_STACKLESS;
     if (d.visit_order == NBODY_ORDER_DEFAULT) d.visit_order = NBODY_ORDER_LEAF;
     if (d.leaf_size == 0) d.leaf_size = 4;         /* measured: bench/results/tree-cpu.md */
+    if (d.method == NBODY_RADAU) d.compensated = 1; /* its update is always compensated */
     if (!d.allocator.alloc) { d.allocator.alloc = nbody__default_alloc; d.allocator.free = nbody__default_free; d.allocator.user_data = NULL; }
     return d;
 }
@@ -758,25 +776,38 @@ static nbody_real nbody__host_terms(const nbody__lincomb *op, size_t i) {
     return s;
 }
 
+/* Below this many elements a vector op runs serially: entering a parallel region costs more
+   than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
+#define NBODY__HOST_PARALLEL_MIN 65536
+
+static void nbody__host_lincomb_one(const nbody__lincomb *op, nbody_real *out, const nbody_real *y, nbody_real *comp,
+                                    size_t i) {
+    nbody_real d = op->h * nbody__host_terms(op, i), y0 = y ? y[i] : 0;
+    if (comp) {
+        nbody_real t;
+        d -= comp[i];
+        t = y0 + d;
+        comp[i] = (t - y0) - d;
+        out[i] = t;
+    } else {
+        out[i] = y0 + d;
+    }
+}
+
 static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op) {
     nbody_real *out = (nbody_real *)op->out + op->out_off;
     const nbody_real *y = op->y ? (const nbody_real *)op->y + op->y_off : NULL;
     nbody_real *comp = op->comp ? (nbody_real *)op->comp + op->out_off : NULL;
     long long i, len = (long long)op->len;
     (void)e;
-    NBODY__PRAGMA(omp parallel for schedule(static) if (len > 65536))
-    for (i = 0; i < len; ++i) {
-        nbody_real d = op->h * nbody__host_terms(op, (size_t)i), y0 = y ? y[i] : 0;
-        if (comp) {
-            nbody_real t;
-            d -= comp[i];
-            t = y0 + d;
-            comp[i] = (t - y0) - d;
-            out[i] = t;
-        } else {
-            out[i] = y0 + d;
-        }
+#if NBODY__OPENMP
+    if (len > NBODY__HOST_PARALLEL_MIN) {
+        NBODY__PRAGMA(omp parallel for schedule(static))
+        for (i = 0; i < len; ++i) nbody__host_lincomb_one(op, out, y, comp, (size_t)i);
+        return NBODY_OK;
     }
+#endif
+    for (i = 0; i < len; ++i) nbody__host_lincomb_one(op, out, y, comp, (size_t)i);
     return NBODY_OK;
 }
 
@@ -883,7 +914,8 @@ static void nbody__accel_simple(const nbody__forces *f) {
 static void nbody__accel_openmp(const nbody__forces *f, int threads) {
     long long i, n = (long long)f->n;
     (void)threads;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(threads) if (n > 64))
+    if (n <= 64) { nbody__accel_simple(f); return; }   /* no parallel region for a few bodies */
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(threads))
     for (i = 0; i < n; ++i) {
         nbody_real ax = 0, ay = 0, az = 0;
         nbody__accel_row(f, (size_t)i, 0, f->n, &ax, &ay, &az);
@@ -1223,7 +1255,22 @@ static void V##_forces_sym(const nbody__forces *f, int threads) {               
     long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), k;                       \
     nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */                 \
     (void)threads; (void)tok;                                                                   \
-    NBODY__PRAGMA(omp parallel num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))          \
+    if (n < NBODY__BLOCK_PARALLEL_N) {   /* serially, in the tasks' order: no parallel region */ \
+        long long r, b;                                                                         \
+        for (b = 0; b < nb; ++b)                                                                \
+            V##_sym_block(f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n); \
+        for (r = 0; r < nt - 1; ++r)                                                            \
+            for (k = 0; k < nt / 2; ++k) {                                                      \
+                long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
+                long long lo = p < q ? p : q, hi = p < q ? q : p;                               \
+                if (hi >= nb) continue;                                                         \
+                V##_sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs,         \
+                             (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);              \
+            }                                                                                   \
+        for (k = 0; k < (long long)n; ++k) { f->ax[k] *= f->G; f->ay[k] *= f->G; f->az[k] *= f->G; } \
+        return;                                                                                 \
+    }                                                                                           \
+    NBODY__PRAGMA(omp parallel num_threads(threads))                                            \
     {                                                                                           \
         NBODY__PRAGMA(omp single)                                                               \
         {                                                                                       \
@@ -2163,7 +2210,7 @@ typedef struct nbody__tableau {    /* explicit or implicit Runge-Kutta */
 
 typedef struct nbody__method_info nbody__method_info;
 
-#define NBODY__MAX_WORK 24
+#define NBODY__MAX_WORK 40
 
 typedef struct nbody__archiver {   /* nbody_archive_attach */
     char *path;
@@ -2203,6 +2250,7 @@ struct nbody_sim {
     struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
     nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
     nbody__steer steer;            /* radii, events, archive: host side, between steps */
+    nbody_real *hostwork;          /* method-private host scratch (NBODY_RADAU: 24n), NULL if none */
 };
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
@@ -2737,6 +2785,299 @@ static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *er
 static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->mreal[0]; }
 /* ---- end section: INTEGRATORS ---- */
 
+/* ---- section: GAUSS-RADAU (NBODY_RADAU) ------------------------------------------------
+   Everhart's 15th-order predictor-corrector (Everhart 1985, ASSL 115, 185) as in IAS15
+   (Rein & Spiegel 2015, MNRAS 446, 1424). Over a step h the acceleration is the polynomial
+       a(t0 + s h) = a0 + B1 s + B2 s^2 + ... + B7 s^7,
+   fitted through f at the 7 Gauss-Radau nodes h_1..h_7 of [0, 1] (with h_0 = 0); equally
+   a0 + G1 s + G2 s (s - h1) + ... (Newton form, G by divided differences). Positions and
+   velocities are its exact integrals:
+       x(s) = x0 + s h v0 + (s h)^2 (a0/2 + sum_j B_j s^j / ((j+1)(j+2)))
+       v(s) = v0 + s h (a0 + sum_j B_j s^j / (j+1)).
+   Predictor-corrector sweeps over the nodes refine G and B until max |dB7| / max |a| falls
+   below eps/2 (or stops falling, or 12 sweeps). B is accumulated with compensated summation,
+   and the final update is compensated (desc.compensated is forced on). The next step starts
+   from B shifted to the new interval (the polynomial's Taylor shift, corrected by how far
+   the last prediction was off), and the step size comes from
+     PRS23 (default; Pham, Rein & Spiegel 2024, MNRAS 527, 11729):
+       tau_i^2 = 2 |a|^2 / (|a'|^2 + |a| |a''|) at the step's end for each body, dt = tau_min (7! eps)^(1/7)
+     GLOBAL (Rein & Spiegel 2015): err = max |B7| / max |a|, dt = h (eps / err)^(1/7)
+   with eps = desc.tolerance (0 = 1e-9). A proposed step below h/4 rejects the step; growth is
+   at most 4x a step. Written against the engine operations: every engine runs it.
+   Vectors live in the acceleration half [3n, 6n) of 6n buffers (the k layout). Buffers:
+   work[0..6] B of the last accepted step, [7..13] the prediction E it started from,
+   [14..20] B, [21..27] G, [28..34] B's compensation, [35] scratch; k[0] = f(y), k[1] = f at a node.
+   Scalars: mreal[0] last accepted step, [1] proposed next step, [2] ratio h / mreal[0] of the
+   attempt, mint[0] = 1 when the attempt started from a prediction; history = 1 once B is valid. */
+#define NBODY__RADAU_BACC 0
+#define NBODY__RADAU_EACC 7
+#define NBODY__RADAU_B 14
+#define NBODY__RADAU_G 21
+#define NBODY__RADAU_CSB 28
+#define NBODY__RADAU_TMP 35
+#define NBODY__RADAU_CX 36
+#define NBODY__RADAU_DA 37
+#define NBODY__RADAU_NWORK 38
+#define NBODY__RADAU_EPS ((nbody_real)1e-9)
+
+typedef struct nbody__radau_consts {
+    nbody_real h[8];               /* nodes, h[0] = 0 */
+    nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
+    nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
+    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
+} nbody__radau_consts;
+
+/* the nodes: 0 and the roots of (P_7 + P_8)(2s - 1) (Gauss-Radau), to 32 digits */
+static const long double nbody__radau_nodes[8] = {0.0L,
+    0.056262560536922146465652191032311L, 0.18024069173689236498757994280918L,
+    0.35262471711316963737390777017124L, 0.54715362633055538300144855765235L,
+    0.73421017721541053152321060830661L, 0.88532094683909576809035976293249L,
+    0.97752061356128750189117450042915L};
+
+/* every derived constant, computed in long double from the nodes */
+static void nbody__radau_setup(nbody__radau_consts *K) {
+    long double c[8][8], d[8][8];
+    int k, j, i;
+    memset(c, 0, sizeof c); memset(d, 0, sizeof d); memset(K, 0, sizeof *K);
+    c[1][1] = 1;
+    for (k = 2; k <= 7; ++k)                     /* N_k = N_{k-1} (s - h_{k-1}) */
+        for (j = 1; j <= k; ++j) c[k][j] = c[k - 1][j - 1] - nbody__radau_nodes[k - 1] * c[k - 1][j];
+    /* B_j = sum_{k >= j} c[k][j] G_k: unit upper triangular in (j, k); invert by back substitution */
+    for (j = 7; j >= 1; --j) {
+        d[j][j] = 1;
+        for (k = j - 1; k >= 1; --k) {           /* row k of the inverse, column j */
+            long double sum = 0;
+            for (i = k + 1; i <= j; ++i) sum += c[i][k] * d[i][j];
+            d[k][j] = -sum;
+        }
+    }
+    for (k = 0; k < 8; ++k) {
+        K->h[k] = (nbody_real)nbody__radau_nodes[k];
+        for (j = 0; j < 8; ++j) {
+            K->c[k][j] = (nbody_real)c[k][j];
+            K->d[k][j] = (nbody_real)d[k][j];
+            if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
+        }
+    }
+}
+
+static nbody_real nbody__radau_eps(const nbody_sim *s) {
+    return s->desc.tolerance > 0 ? s->desc.tolerance : NBODY__RADAU_EPS;
+}
+
+/* max_i |v[3n + i]| over the acceleration half */
+static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *out) {
+    nbody__lincomb op = nbody__op(v, v, 1, s->len / 2);
+    op.out_off = op.y_off = op.k_off = s->len / 2;
+    op.nk = 1; op.c[0] = 1; op.k[0] = v;
+    return s->eng.ops->error_norm(&s->eng, &op, 1, 0, out);
+}
+
+/* out = q^j sum_{m >= j} binom(m, j) src_m (+ extra when given): the Taylor shift of B */
+static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody__buf *src, int j, nbody_real q,
+                                       nbody__buf plus, nbody__buf minus) {
+    size_t h3 = s->len / 2;
+    nbody__lincomb op = nbody__op(out, plus, 1, h3);
+    nbody_real qj = 1, binom;
+    int m, i;
+    for (i = 0; i < j; ++i) qj *= q;
+    op.out_off = op.y_off = op.k_off = h3;
+    for (m = j; m <= 7; ++m) {
+        binom = 1;
+        for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
+        op.c[op.nk] = qj * binom; op.k[op.nk] = src[m - 1]; op.nk++;
+    }
+    if (minus) { op.c[op.nk] = -1; op.k[op.nk] = minus; op.nk++; }
+    return s->eng.ops->lincomb(&s->eng, &op);
+}
+
+/* PRS23: the smallest tau_i^2 (in units of h^2), from a0 and B downloaded to the host;
+   0 when no body has a normal acceleration */
+static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
+    size_t n = s->n, h3 = s->len / 2, i;
+    nbody_real *a = s->hostwork, best = (nbody_real)HUGE_VAL;
+    nbody_result r = s->eng.ops->download(&s->eng, a, s->k[0], h3, h3);
+    int j, c;
+    for (j = 0; j < 7 && r == NBODY_OK; ++j)
+        r = s->eng.ops->download(&s->eng, a + (size_t)(j + 1) * h3, s->work[NBODY__RADAU_B + j], h3, h3);
+    if (r != NBODY_OK) return r;
+    for (i = 0; i < n; ++i) {
+        nbody_real y2 = 0, y3 = 0, y4 = 0, t2;
+        for (c = 0; c < 3; ++c) {
+            size_t k = (size_t)c * n + i;
+            nbody_real v = a[k], d1 = 0, d2 = 0;
+            for (j = 1; j <= 7; ++j) {
+                nbody_real b = a[(size_t)j * h3 + k];
+                v += b; d1 += (nbody_real)j * b; d2 += (nbody_real)(j * (j - 1)) * b;
+            }
+            y2 += v * v; y3 += d1 * d1; y4 += d2 * d2;
+        }
+        if (!(y2 > 0) || !nbody__isfinite(y2)) continue;
+        t2 = 2 * y2 / (y3 + NBODY__SQRT(y4 * y2));
+        if (t2 > 0 && nbody__isfinite(t2) && t2 < best) best = t2;
+    }
+    *tau2 = nbody__isfinite(best) ? best : 0;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__radau_consts K;
+    size_t h3 = s->len / 2;
+    nbody__buf *W = s->work, *B = s->work + NBODY__RADAU_B, *G = s->work + NBODY__RADAU_G;
+    nbody__buf *CS = s->work + NBODY__RADAU_CSB, *BACC = s->work + NBODY__RADAU_BACC, *EACC = s->work + NBODY__RADAU_EACC;
+    nbody__buf D = W[NBODY__RADAU_TMP], at = s->k[1];
+    nbody_real q = s->mreal[0] > 0 ? h / s->mreal[0] : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
+    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal;
+    int predict = s->history && q > 0 && q <= 20, j, k, sweep;
+    nbody_result r = nbody__first_stage(s);
+    nbody__lincomb op;
+    *err = 0;
+    if (r != NBODY_OK) return r;
+    nbody__radau_setup(&K);
+    /* B from the prediction (or 0), G from B, compensations 0 */
+    for (j = 1; j <= 7 && r == NBODY_OK; ++j) {
+        if (predict) r = nbody__radau_shift(s, B[j - 1], BACC, j, q, BACC[j - 1], EACC[j - 1]);
+        else { op = nbody__op(B[j - 1], NULL, 0, h3); op.out_off = h3; r = s->eng.ops->lincomb(&s->eng, &op); }
+        if (r == NBODY_OK) { op = nbody__op(CS[j - 1], NULL, 0, h3); op.out_off = h3; r = s->eng.ops->lincomb(&s->eng, &op); }
+    }
+    for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
+        op = nbody__op(G[k - 1], NULL, 1, h3);
+        op.out_off = op.k_off = h3;
+        for (j = k; j <= 7; ++j) { op.c[op.nk] = K.d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    /* the position half of the state's compensation, moved to the acceleration half */
+    op = nbody__op(W[NBODY__RADAU_CX], s->comp, 1, h3);
+    op.out_off = h3;
+    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    s->mint[0] = predict;
+    s->mreal[2] = q;
+    for (sweep = 0; r == NBODY_OK; ++sweep) {
+        if (pc < thresh) break;
+        if (sweep > 2 && pc_last <= pc) break;
+        if (sweep >= 12) break;
+        pc_last = pc;
+        for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
+            nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
+            /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
+            op = nbody__op(s->ytmp, s->y, 1, h3);
+            op.k_off = h3;
+            op.nk = 10; op.c[0] = t; op.k[0] = s->y; op.c[1] = t * t / 2; op.k[1] = s->k[0];
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[1 + j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[1 + j] = B[j - 1]; }
+            op.c[9] = -1; op.k[9] = W[NBODY__RADAU_CX];
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
+            op = nbody__op(s->ytmp, s->y, 1, h3);
+            op.out_off = op.y_off = op.k_off = h3;
+            op.nk = 9; op.c[0] = t; op.k[0] = s->k[0]; p = 1;
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[j] = t * p / (nbody_real)(j + 1); op.k[j] = B[j - 1]; }
+            op.c[8] = -1; op.k[8] = s->comp;
+            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            s->t_stage = s->t + t;
+            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
+            if (r != NBODY_OK) break;
+            /* new G_k by divided differences: ((((a - a0)/h_k - G1) r[k][1] - G2) r[k][2] ...) r[k][k-1];
+               D = G_k(new) - G_k(old) */
+            /* G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1], nested
+               as written (a - a0 first: nearly equal numbers); then D = G_k(new) - G_k(old) */
+            op = nbody__op(W[NBODY__RADAU_DA], at, 1, h3);
+            op.out_off = op.y_off = op.k_off = h3;
+            op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            for (j = 0; j < k && r == NBODY_OK; ++j) {
+                op = nbody__op(W[NBODY__RADAU_DA], NULL, j ? K.r[k][j] : 1 / K.h[k], h3);
+                op.out_off = op.k_off = h3;
+                op.nk = 1; op.c[0] = 1; op.k[0] = W[NBODY__RADAU_DA];
+                if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
+                r = s->eng.ops->lincomb(&s->eng, &op);
+            }
+            op = nbody__op(D, NULL, 1, h3);
+            op.out_off = op.k_off = h3;
+            op.nk = 2; op.c[0] = 1; op.k[0] = W[NBODY__RADAU_DA]; op.c[1] = -1; op.k[1] = G[k - 1];
+            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            op = nbody__op(G[k - 1], G[k - 1], 1, h3);
+            op.out_off = op.y_off = op.k_off = h3;
+            op.nk = 1; op.c[0] = 1; op.k[0] = D;
+            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
+                op = nbody__op(B[j - 1], B[j - 1], 1, h3);
+                op.out_off = op.y_off = op.k_off = h3;
+                op.nk = 1; op.c[0] = K.c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
+                r = s->eng.ops->lincomb(&s->eng, &op);
+            }
+        }
+        /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D) */
+        if (r == NBODY_OK) r = nbody__radau_maxabs(s, D, &dmax);
+        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
+        if (r != NBODY_OK) break;
+        pc = amax > 0 ? dmax / amax : (dmax > 0 ? (nbody_real)HUGE_VAL : 0);
+        if (pc != pc) pc = (nbody_real)HUGE_VAL;
+        if (!nbody__isfinite(pc) && sweep >= 1) break;   /* NaN state: the finite check reports it */
+    }
+    if (r != NBODY_OK) return r;
+    /* the step's end: x and v, every term added on its own with compensation, smallest first
+       (a single rounded increment would carry a bias the compensation cannot remove) */
+    {
+        nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
+        r = s->eng.ops->lincomb(&s->eng, &copy);
+        for (j = 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
+            nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
+            nbody_real cx = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
+            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, h3);
+            op.k_off = h3; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx; op.k[0] = term;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            if (r != NBODY_OK || j == 0) break;
+            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, h3);
+            op.out_off = op.y_off = op.k_off = h3; op.comp = s->comp_new;
+            op.nk = 1; op.c[0] = j >= 2 ? h / (nbody_real)j : h; op.k[0] = term;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+        }
+    }
+    if (r != NBODY_OK) return r;
+    /* the next step */
+    if (s->desc.radau_control == NBODY_RADAU_FIXED) { s->mreal[1] = h; return NBODY_OK; }
+    if (s->desc.radau_control == NBODY_RADAU_GLOBAL) {
+        nbody_real b7 = 0;
+        r = nbody__radau_maxabs(s, B[6], &b7);
+        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
+        if (r != NBODY_OK) return r;
+        proposal = (b7 > 0 && amax > 0 && nbody__isfinite(b7 / amax))
+                       ? h * NBODY__POW(nbody__radau_eps(s) / (b7 / amax), (nbody_real)1 / 7) : 4 * h;
+    } else {
+        nbody_real tau2 = 0;
+        r = nbody__radau_prs23(s, &tau2);
+        if (r != NBODY_OK) return r;
+        proposal = tau2 > 0 ? NBODY__SQRT(tau2) * h * NBODY__POW(nbody__radau_eps(s) * 5040, (nbody_real)1 / 7) : 4 * h;
+    }
+    if (!(proposal == proposal)) proposal = h / 4;
+    if (proposal > 4 * h) proposal = 4 * h;
+    s->mreal[1] = proposal;
+    *err = proposal < h / 4 ? 2 : 0;                     /* much smaller: redo with the proposal */
+    return NBODY_OK;
+}
+
+/* the accepted B becomes the next step's source; its prediction E is kept beside it */
+static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
+    nbody__buf *B = s->work + NBODY__RADAU_B, *BACC = s->work + NBODY__RADAU_BACC, *EACC = s->work + NBODY__RADAU_EACC;
+    size_t h3 = s->len / 2;
+    int j;
+    for (j = 1; j <= 7; ++j) {
+        if (s->mint[0]) nbody__radau_shift(s, EACC[j - 1], BACC, j, s->mreal[2], NULL, NULL);
+        else {
+            nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, h3);
+            op.out_off = h3;
+            s->eng.ops->lincomb(&s->eng, &op);
+        }
+    }
+    for (j = 0; j < 7; ++j) nbody__swap(&BACC[j], &B[j]);
+    s->mreal[0] = h;
+    s->history = 1;
+    s->f_valid = 0;
+}
+
+static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->mreal[1]; }
+/* ---- end section: GAUSS-RADAU ---- */
+
 /* one row per nbody_method, in enum order; attempt NULL = not built yet */
 static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_METHOD_DEFAULT, 0, 0, 0, 0, NULL, NULL, NULL},
@@ -2752,7 +3093,8 @@ static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_RKGL, 6, 0, 4, 1, NULL, nbody__attempt_gauss, nbody__commit_invalidate},
     {NBODY_RKLC, 4, 1, 4, 1, &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
     {NBODY_ADAMS, 5, 0, 6, 4, NULL, nbody__attempt_adams, nbody__commit_adams},
-    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__BS_KMAX + 3, NULL, nbody__attempt_bs, nbody__commit_invalidate}};
+    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__BS_KMAX + 3, NULL, nbody__attempt_bs, nbody__commit_invalidate},
+    {NBODY_RADAU, 15, 1, 2, NBODY__RADAU_NWORK, NULL, nbody__attempt_radau, nbody__commit_radau}};
 
 NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
@@ -2776,6 +3118,7 @@ static nbody_real nbody__controller(const nbody_sim *s, nbody_real h, nbody_real
     int q = s->method->tableau ? s->method->tableau->embedded_order : s->method->order - 1;
     nbody_real f;
     if (s->method->id == NBODY_BS) return nbody__bs_proposal(s);   /* step chosen with the order */
+    if (s->method->id == NBODY_RADAU) return nbody__radau_proposal(s);
     if (q < 1) q = 1;
     if (!(err == err)) return h * NBODY__SHRINK;                  /* NaN: shrink hard */
     if (err <= 0) return h * NBODY__GROW;
@@ -2785,7 +3128,10 @@ static nbody_real nbody__controller(const nbody_sim *s, nbody_real h, nbody_real
     return h * f;
 }
 
-static int nbody__adaptive(const nbody_sim *s) { return s->method->adaptive && s->desc.tolerance > 0; }
+static int nbody__adaptive(const nbody_sim *s) {
+    if (s->method->id == NBODY_RADAU) return s->desc.radau_control != NBODY_RADAU_FIXED;   /* tolerance 0 = 1e-9 */
+    return s->method->adaptive && s->desc.tolerance > 0;
+}
 
 /* ---- progress (desc.progress) ---- */
 static double nbody__wall_seconds(void) {
@@ -2890,6 +3236,7 @@ NBODY__DEF void nbody_destroy(nbody_sim *sim) {
     nbody__release_buffers(sim);
     nbody__engine_stop(&sim->eng);
     nbody__free(&d, sim->m);
+    nbody__free(&d, sim->hostwork);
     nbody__free(&d, sim);
 }
 
@@ -2980,6 +3327,10 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     if (!s->m) { nbody__free(&d, s); return NBODY_ERR_OUT_OF_MEMORY; }
     memcpy(s->m, initial->m, s->n * sizeof(nbody_real));
     r = nbody__engine_start(&s->eng, &d, s->n, s->m);
+    if (r == NBODY_OK && d.method == NBODY_RADAU) {
+        s->hostwork = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->len, 4 * sizeof(nbody_real)));
+        if (!s->hostwork) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
     if (r == NBODY_OK) r = nbody__alloc_buffers(s);
     if (r == NBODY_OK) r = nbody__upload_state(s, initial);
     if (r != NBODY_OK) { nbody_destroy(s); return r; }
@@ -3647,6 +3998,34 @@ NBODY__DEF nbody_result nbody_ic_pythagorean(nbody_system *s) {
     s->x[0] = 1; s->y[0] = 3; s->m[0] = 3;
     s->x[1] = -2; s->y[1] = -1; s->m[1] = 4;
     s->x[2] = 1; s->y[2] = -1; s->m[2] = 5;
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_ic_outer_solar_system(nbody_system *s) {
+    /* barycentric positions (AU) and velocities (AU/day), Applegate et al. 1986 */
+    static const double pos[5][3] = {
+        {-4.06428567034226e-3, -6.08813756435987e-3, -1.66162304225834e-6},   /* Sun */
+        {+3.40546614227466e+0, +3.62978190075864e+0, +3.42386261766577e-2},   /* Jupiter */
+        {+6.60801554403466e+0, +6.38084674585064e+0, -1.36145963724542e-1},   /* Saturn */
+        {+1.11636331405597e+1, +1.60373479057256e+1, +3.61783279369958e-1},   /* Uranus */
+        {-3.01777243405203e+1, +1.91155314998064e+0, -1.53887595621042e-1}};  /* Neptune */
+    static const double vel[5][3] = {
+        {+6.69048890636161e-6, -6.33922479583593e-6, -3.13202145590767e-9},
+        {-5.59797969310664e-3, +5.51815399480116e-3, -2.66711392865591e-6},
+        {-4.17354020307064e-3, +3.99723751748116e-3, +1.67206320571441e-5},
+        {-3.25884806151064e-3, +2.06438412905916e-3, -2.17699042180559e-5},
+        {-2.17471785045538e-4, -3.11361111025884e-3, +3.58344705491441e-5}};
+    static const double mass[5] = {1.00000597682, 1. / 1047.355, 1. / 3501.6, 1. / 22869., 1. / 19314.};
+    const double k = 0.01720209895;      /* AU/day -> AU per (1/k days) */
+    size_t i;
+    nbody_result r = nbody__ic_begin(s, 5);
+    if (r != NBODY_OK) return r;
+    for (i = 0; i < 5; ++i) {
+        s->x[i] = (nbody_real)pos[i][0]; s->y[i] = (nbody_real)pos[i][1]; s->z[i] = (nbody_real)pos[i][2];
+        s->vx[i] = (nbody_real)(vel[i][0] / k); s->vy[i] = (nbody_real)(vel[i][1] / k); s->vz[i] = (nbody_real)(vel[i][2] / k);
+        s->m[i] = (nbody_real)mass[i];
+    }
+    nbody__to_com_frame(s, 0, 5);
     return NBODY_OK;
 }
 

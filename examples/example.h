@@ -60,7 +60,8 @@ static const ex_scenario ex_scenarios[] = {
     {"galaxy10", "disc galaxy, central body of 10% of the mass", 2000, 0.01, 1e-3, 3.0, 1.2},
     {"collision", "two disc galaxies with central bodies colliding", 1000, 0.02, 2e-3, 6.0, 2.5},
     {"figure8", "three equal masses on the figure-eight orbit", 3, 0, 1e-3, 6.32591398, 1.3},
-    {"pythagorean", "Burrau's problem: masses 3, 4, 5 at rest", 3, 0, 1e-4, 10.0, 4.5}};
+    {"pythagorean", "Burrau's problem: masses 3, 4, 5 at rest", 3, 0, 1e-4, 10.0, 4.5},
+    {"outer", "Sun and giant planets, 1969 (yr = 2 pi; try --method radau)", 5, 0, 0.5, 6283.18530718, 35}};
 #define EX_NSCENARIOS (sizeof ex_scenarios / sizeof ex_scenarios[0])
 
 EX_FN const ex_scenario *ex_find_scenario(const char *name) {
@@ -70,7 +71,7 @@ EX_FN const ex_scenario *ex_find_scenario(const char *name) {
     return NULL;
 }
 
-EX_FN int ex_fixed_size(const ex_scenario *sc) { return sc->n == 3; }
+EX_FN int ex_fixed_size(const ex_scenario *sc) { return sc->n == 3 || !strcmp(sc->name, "outer"); }
 
 /* an engine or method by its nbody_engine_name / nbody_method_name; 0 when unknown */
 EX_FN int ex_find_engine(const char *name, nbody_engine *e) {
@@ -97,6 +98,7 @@ EX_FN nbody_result ex_make_scenario(const ex_scenario *sc, nbody_system *s, size
     if (!strcmp(sc->name, "collision")) return nbody_ic_collision(s, n, (nbody_real)0.9, 3, seed);
     if (!strcmp(sc->name, "figure8")) return nbody_ic_figure_eight(s);
     if (!strcmp(sc->name, "pythagorean")) return nbody_ic_pythagorean(s);
+    if (!strcmp(sc->name, "outer")) return nbody_ic_outer_solar_system(s);
     return NBODY_ERR_INVALID_ARGUMENT;
 }
 

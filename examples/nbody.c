@@ -47,9 +47,9 @@ static void usage(FILE *f) {
         fprintf(f, "                          %-12s %s (n = %lu)\n", ex_scenarios[i].name, ex_scenarios[i].what,
                 (unsigned long)ex_scenarios[i].n);
     fprintf(f,
-            "  --n N                 number of bodies (not for figure8, pythagorean)\n"
+            "  --n N                 number of bodies (not for figure8, pythagorean, outer)\n"
             "  --engine NAME         simple, openmp, block, tree, cuda, ... (--list; default block)\n"
-            "  --method NAME         euler, midpoint, leapfrog, rk4, rkdp, ... (--list; default leapfrog)\n"
+            "  --method NAME         euler, midpoint, leapfrog, rk4, rkdp, ..., radau (--list; default leapfrog)\n"
             "  --order K             Adams-Bashforth order 1..5 (--method adams; default 5)\n"
             "  --dt DT               fixed step, or the first step with --tolerance (default: per scenario)\n"
             "  --tolerance TOL       adaptive step control; only for the embedded methods rkck, rkdp,\n"

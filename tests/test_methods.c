@@ -393,7 +393,10 @@ static void test_engines(void) {
                     dev = fmax(dev, fmax(fabs((double)(s.x[i] - ref.x[i])), fabs((double)(s.vx[i] - ref.vx[i]))));
                 CHECK(dev < 1e-9 && s.t == ref.t, "%s on %s%s: off the simple engine by %.3g", nbody_method_name((nbody_method)m),
                       nbody_engine_name(engines[e]), comp ? " compensated" : "", dev);
-                CHECK(st.steps == st0.steps && st.rejected == st0.rejected && st.force_evals == st0.force_evals,
+                /* RADAU's predictor-corrector sweeps stop when a correction reaches round-off, so its
+                   evaluation count follows each engine's force rounding; steps and rejections do not */
+                CHECK(st.steps == st0.steps && st.rejected == st0.rejected &&
+                      (st.force_evals == st0.force_evals || m == NBODY_RADAU),
                       "%s on %s%s: stats %llu/%llu/%llu vs %llu/%llu/%llu", nbody_method_name((nbody_method)m),
                       nbody_engine_name(engines[e]), comp ? " compensated" : "", st.steps, st.rejected, st.force_evals,
                       st0.steps, st0.rejected, st0.force_evals);

@@ -1,0 +1,141 @@
+/* test_orbital.c - NBODY_RADAU (Gauss-Radau, IAS15-class): its measured order, energy on the
+   outer solar system, the Pythagorean three-body problem, its step-size criteria, and the
+   outer-solar-system initial condition. */
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "check.h"
+#include <math.h>
+
+static const double PI = 3.14159265358979323846;
+
+/* |state(T) - state(0)|_1 after `periods` periods of a test particle on an orbit of
+   eccentricity e around a unit mass, n fixed RADAU steps a period; -1 when the run fails */
+static double kepler_error(double e, int n, int periods) {
+    nbody_system s = {0};
+    nbody_sim *sim;
+    nbody_desc d = NBODY__ZERO_INIT;
+    double err = -1;
+    nbody_system_alloc(&s, 2);
+    s.m[0] = 1; s.x[1] = (nbody_real)(1 - e); s.vy[1] = (nbody_real)sqrt((1 + e) / (1 - e));
+    d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU; d.radau_control = NBODY_RADAU_FIXED;
+    d.dt = (nbody_real)(2 * PI / n);
+    if (nbody_create(&sim, &d, &s) == NBODY_OK) {
+        if (nbody_advance(sim, (nbody_real)(2 * PI * periods)) == NBODY_OK && nbody_get_state(sim, &s) == NBODY_OK)
+            err = fabs((double)s.x[1] - (1 - e)) + fabs((double)s.y[1]) + fabs((double)s.vx[1]) +
+                  fabs((double)s.vy[1] - sqrt((1 + e) / (1 - e)));
+        nbody_destroy(sim);
+    }
+    nbody_system_free(&s);
+    return err;
+}
+
+static void test_order(void) {
+    /* a circular orbit over 64 periods with 3 and 4 steps a period: every step alike, so the
+       error is the local error times the step count, 5e-8 and 7e-10, far above round-off
+       (about 3e-11 here; eccentric orbits change the sign of the error between step counts) */
+    double e1 = kepler_error(0, 3, 64), e2 = kepler_error(0, 4, 64), p = log(e1 / e2) / log(4.0 / 3.0);
+    printf("  radau order: error %.3g at 3 steps a period, %.3g at 4, measured order %.2f\n", e1, e2, p);
+    CHECK(e1 > 0 && e2 > 1e-10 && fabs(p - 15) <= 1, "radau: measured order %.2f (errors %.3g, %.3g), nominal 15", p, e1, e2);
+    CHECK(nbody_method_order(NBODY_RADAU, 0) == 15, "radau: nominal order %d", nbody_method_order(NBODY_RADAU, 0));
+    CHECK(!strcmp(nbody_method_name(NBODY_RADAU), "radau"), "name %s", nbody_method_name(NBODY_RADAU));
+}
+
+/* |dE/E| of the outer solar system after t_yr years (one year = 2 pi) */
+static double outer_energy(nbody_radau_control c, double t_yr, nbody_stats *st) {
+    nbody_system s = {0};
+    nbody_sim *sim;
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_invariants e0, e1;
+    double de = -1;
+    nbody_ic_outer_solar_system(&s);
+    nbody_measure(&s, 1, 0, &e0);
+    d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU; d.radau_control = c;
+    if (nbody_create(&sim, &d, &s) == NBODY_OK) {
+        if (nbody_advance(sim, (nbody_real)(t_yr * 2 * PI)) == NBODY_OK && nbody_get_state(sim, &s) == NBODY_OK &&
+            nbody_measure(&s, 1, 0, &e1) == NBODY_OK)
+            de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+        *st = nbody_get_stats(sim);
+        CHECK(fabs((double)st->t - t_yr * 2 * PI) == 0, "radau: did not land on t_end (%.17g)", (double)st->t);
+        nbody_destroy(sim);
+    }
+    nbody_system_free(&s);
+    return de;
+}
+
+static void test_outer_solar_system(void) {
+    nbody_system s = {0};
+    nbody_invariants inv;
+    nbody_stats st;
+    double de;
+    CHECK(nbody_ic_outer_solar_system(&s) == NBODY_OK && s.n == 5, "outer solar system: 5 bodies");
+    nbody_measure(&s, 1, 0, &inv);
+    CHECK(fabs((double)inv.px) < 1e-15 && fabs((double)inv.cx) < 1e-15, "outer solar system: not in the centre-of-mass frame");
+    CHECK(s.m[1] > 9.5e-4 && s.m[1] < 9.6e-4 && s.x[1] > 3 && s.x[1] < 4, "outer solar system: Jupiter");
+    nbody_system_free(&s);
+    CHECK(nbody_ic_outer_solar_system(NULL) == NBODY_ERR_INVALID_ARGUMENT, "NULL system accepted");
+    de = outer_energy(NBODY_RADAU_PRS23, 1000, &st);
+    printf("  radau prs23 outer solar system 1000 yr: |dE/E| %.2e, %llu steps, %llu rejected\n", de, st.steps, st.rejected);
+    CHECK(de >= 0 && de <= 1e-14, "radau prs23: |dE/E| %.3g over 1000 yr", de);
+    de = outer_energy(NBODY_RADAU_GLOBAL, 1000, &st);
+    printf("  radau global outer solar system 1000 yr: |dE/E| %.2e, %llu steps, %llu rejected\n", de, st.steps, st.rejected);
+    CHECK(de >= 0 && de <= 1e-14, "radau global: |dE/E| %.3g over 1000 yr", de);
+}
+
+/* Szebehely & Peters 1967 to t = 70: the mass-3 body escapes and 4 and 5 form a binary of
+   a = 0.552, e = 0.989 */
+static void test_pythagorean(void) {
+    nbody_system s = {0};
+    nbody_sim *sim;
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_invariants e0, e1;
+    double M, dx, dy, dvx, dvy, eb, a, h, ecc, cx, cy, cvx, cvy, rb, eesc, de;
+    nbody_result r;
+    nbody_ic_pythagorean(&s);
+    nbody_measure(&s, 1, 0, &e0);
+    d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU;
+    r = nbody_create(&sim, &d, &s);
+    if (r == NBODY_OK) r = nbody_advance(sim, 70);
+    CHECK(r == NBODY_OK, "radau pythagorean: %s", nbody_result_string(r));
+    if (r != NBODY_OK) { nbody_system_free(&s); return; }
+    nbody_get_state(sim, &s);
+    nbody_measure(&s, 1, 0, &e1);
+    de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+    M = (double)(s.m[1] + s.m[2]);
+    dx = (double)(s.x[2] - s.x[1]); dy = (double)(s.y[2] - s.y[1]);
+    dvx = (double)(s.vx[2] - s.vx[1]); dvy = (double)(s.vy[2] - s.vy[1]);
+    eb = 0.5 * (dvx * dvx + dvy * dvy) - M / sqrt(dx * dx + dy * dy);
+    a = -M / (2 * eb);
+    h = dx * dvy - dy * dvx;
+    ecc = sqrt(fmax(0, 1 + 2 * eb * h * h / (M * M)));
+    cx = (double)(s.m[1] * s.x[1] + s.m[2] * s.x[2]) / M; cy = (double)(s.m[1] * s.y[1] + s.m[2] * s.y[2]) / M;
+    cvx = (double)(s.m[1] * s.vx[1] + s.m[2] * s.vx[2]) / M; cvy = (double)(s.m[1] * s.vy[1] + s.m[2] * s.vy[2]) / M;
+    rb = sqrt(pow((double)s.x[0] - cx, 2) + pow((double)s.y[0] - cy, 2));
+    eesc = 0.5 * (pow((double)s.vx[0] - cvx, 2) + pow((double)s.vy[0] - cvy, 2)) - (M + (double)s.m[0]) / rb;
+    printf("  radau pythagorean: |dE/E| %.1e, escaper at %.2f (E %.4f), binary a %.4f e %.4f, %llu steps\n", de, rb, eesc,
+           a, ecc, nbody_get_stats(sim).steps);
+    CHECK(de <= 1e-9, "radau pythagorean: |dE/E| %.3g", de);   /* measured 2.2e-10 (REBOUND IAS15: 3.1e-11) */
+    CHECK(rb > 10 && eesc > 0, "radau pythagorean: mass 3 not escaping (%.3g, %.3g)", rb, eesc);
+    CHECK(fabs(a - 0.552) <= 0.001 && fabs(ecc - 0.989) <= 0.0005, "radau pythagorean: binary a %.4f e %.4f", a, ecc);
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+}
+
+static void test_arguments(void) {
+    nbody_system s = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_ic_pythagorean(&s);
+    d.method = NBODY_RADAU; d.radau_control = NBODY_RADAU_CONTROL_COUNT_;
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_ERR_INVALID_ARGUMENT && sim == NULL, "bad radau_control accepted");
+    d.radau_control = (nbody_radau_control)-1;
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_ERR_INVALID_ARGUMENT && sim == NULL, "negative radau_control accepted");
+    nbody_system_free(&s);
+}
+
+int main(void) {
+    test_order();
+    test_outer_solar_system();
+    test_pythagorean();
+    test_arguments();
+    return check_finish();
+}
