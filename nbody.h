@@ -1011,6 +1011,7 @@ NBODY__I256 nbody__v256 nbody__v256_fma(nbody__v256 a, nbody__v256 b, nbody__v25
 NBODY__I256 nbody__v256 nbody__v256_fnma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fnmadd_pd(a, b, c); }
 /* lanes where a > b, as bits; the lanes set in bits (W low bits) as a vector mask; a where mask, else b */
 NBODY__I256 unsigned nbody__v256_gt(nbody__v256 a, nbody__v256 b) { return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_GT_OQ)); }
+NBODY__I256 unsigned nbody__v256_nan(nbody__v256 a) { return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, a, _CMP_UNORD_Q)); }
 NBODY__I256 nbody__v256 nbody__v256_lanes(unsigned bits) {
     const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
     return _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)bits), bit), bit));
@@ -1037,6 +1038,7 @@ NBODY__I256 nbody__v256 nbody__v256_sqrt(nbody__v256 a) { return _mm256_sqrt_ps(
 NBODY__I256 nbody__v256 nbody__v256_fma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fmadd_ps(a, b, c); }
 NBODY__I256 nbody__v256 nbody__v256_fnma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fnmadd_ps(a, b, c); }
 NBODY__I256 unsigned nbody__v256_gt(nbody__v256 a, nbody__v256 b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
+NBODY__I256 unsigned nbody__v256_nan(nbody__v256 a) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
 NBODY__I256 nbody__v256 nbody__v256_lanes(unsigned bits) {
     const __m256i bit = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
     return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), bit), bit));
@@ -1802,6 +1804,19 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
    (nbody__tree_walk_*_body) and instantiated per level, so nothing on the walk's hot path
    goes through a pointer. Packets of a multiple of 8 lanes only. */
 #define NBODY__TREE_AVX2 (NBODY__HAVE_AVX2 && NBODY__TREE_LANES % 8 == 0)
+/* m h3, h3 = inv^3; where that is not finite, m inv inv inv, the SIMPLE engine's order (m = 0
+   and an h3 beyond the range give 0 there, not NaN) */
+static NBODY__FORCEINLINE nbody_real nbody__tree_weight(nbody_real m, nbody_real inv, nbody_real h3) {
+    nbody_real w = m * h3;
+    return w - w == 0 ? w : m * inv * inv * inv;
+}
+#if NBODY__TREE_AVX2
+NBODY__I256 nbody__v256 nbody__v256_weight(nbody__v256 m, nbody__v256 inv, nbody__v256 h3) {
+    nbody__v256 w = nbody__v256_mul(m, h3);
+    unsigned bad = nbody__v256_nan(nbody__v256_sub(w, w));
+    return bad ? nbody__v256_select(nbody__v256_lanes(bad), nbody__v256_mul(nbody__v256_mul(nbody__v256_mul(m, inv), inv), inv), w) : w;
+}
+#endif
 /* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes of the generic path */
 static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3) {
     int l;
@@ -1836,7 +1851,7 @@ static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_r
     nbody__tree_h3(r2, inv, h3);
     NBODY__PRAGMA(omp simd)
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
-        nbody_real w = m * h3[l];
+        nbody_real w = nbody__tree_weight(m, inv[l], h3[l]);
         int on = (int)NBODY__TREE_BIT(use, l);
         p->ax[l] = on ? p->ax[l] + w * dx[l] : p->ax[l];
         p->ay[l] = on ? p->ay[l] + w * dy[l] : p->ay[l];
@@ -1857,7 +1872,7 @@ static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *n
             int j = (int)((k - nd->first) % 4);
             if (k == p->self[l]) continue;
             inv = 1 / NBODY__SQRT(dx * dx + dy * dy + dz * dz + p->eps2);
-            w = t->bm[k] * (inv * inv * inv);
+            w = nbody__tree_weight(t->bm[k], inv, inv * inv * inv);
             p->b[0][l][j] += w * dx; p->b[1][l][j] += w * dy; p->b[2][l][j] += w * dz;
         }
     }
@@ -1890,7 +1905,7 @@ static NBODY__TARGET_AVX2 void nbody__tree_bucket_avx2(const nbody__kdtree *t, c
             __m256d dx = _mm256_sub_pd(_mm256_loadu_pd(t->bx + k), xi), dy = _mm256_sub_pd(_mm256_loadu_pd(t->by + k), yi);
             __m256d dz = _mm256_sub_pd(_mm256_loadu_pd(t->bz + k), zi);
             __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(nbody__v256_dot3(dx, dx, dy, dy, dz, dz), e2)));
-            __m256d w = _mm256_mul_pd(_mm256_loadu_pd(t->bm + k), _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
+            __m256d w = nbody__v256_weight(_mm256_loadu_pd(t->bm + k), inv, _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
             sx = _mm256_blendv_pd(sx, _mm256_add_pd(sx, _mm256_mul_pd(w, dx)), ok);
             sy = _mm256_blendv_pd(sy, _mm256_add_pd(sy, _mm256_mul_pd(w, dy)), ok);
             sz = _mm256_blendv_pd(sz, _mm256_add_pd(sz, _mm256_mul_pd(w, dz)), ok);
@@ -1926,7 +1941,7 @@ static NBODY__TARGET_AVX2 nbody__tree_mask nbody__tree_visit_avx2(const nbody__k
         open |= (nbody__tree_mask)(ag & ~accg) << l;
         if (accg) {
             nbody__v256 on = nbody__v256_lanes(accg), inv = nbody__v256_div(one, nbody__v256_sqrt(nbody__v256_add(d2, e2)));
-            nbody__v256 h3 = nbody__v256_mul(nbody__v256_mul(inv, inv), inv), w = nbody__v256_mul(m, h3);
+            nbody__v256 h3 = nbody__v256_mul(nbody__v256_mul(inv, inv), inv), w = nbody__v256_weight(m, inv, h3);
             nbody__v256 ax = nbody__v256_load(p->ax + l), ay = nbody__v256_load(p->ay + l), az = nbody__v256_load(p->az + l);
             nbody__v256 bx = ax, by = ay, bz = az;
             if (q) {
@@ -1990,7 +2005,7 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
         for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
         nbody__tree_h3(r2, inv, h3);
         for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(acc, l)) {
-            nbody_real w = nd->mass * h3[l], h5 = h3[l] * inv[l] * inv[l], h7 = h5 * inv[l] * inv[l];
+            nbody_real w = nbody__tree_weight(nd->mass, inv[l], h3[l]), h5 = h3[l] * inv[l] * inv[l], h7 = h5 * inv[l] * inv[l];
             nbody_real sx = q[0] * dx[l] + q[1] * dy[l] + q[2] * dz[l], sy = q[1] * dx[l] + q[3] * dy[l] + q[4] * dz[l];
             nbody_real sz = q[2] * dx[l] + q[4] * dy[l] + q[5] * dz[l];
             w += (nbody_real)7.5 * h7 * (dx[l] * sx + dy[l] * sy + dz[l] * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
