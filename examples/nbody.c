@@ -349,8 +349,8 @@ static int setup(run *r) {
         fprintf(stderr, "nbody: cannot start the simulation: %s\n", nbody_result_string(res));
         return res == NBODY_ERR_INVALID_ARGUMENT ? 2 : 1;
     }
-    printf("nbody %s: %s, n = %lu, engine %s, method %s, dt %g%s, softening %g, t = %g -> %g\n", nbody_version_string(),
-           r->sc->name, (unsigned long)r->s.n, nbody_engine_name(r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK),
+    printf("nbody %s: %s, n = %lu, engine %s (SIMD %s), method %s, dt %g%s, softening %g, t = %g -> %g\n", nbody_version_string(),
+           r->sc->name, (unsigned long)r->s.n, nbody_engine_name(r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK), nbody_simd_name(r->sim),
            nbody_method_name(r->desc.method ? r->desc.method : NBODY_LEAPFROG), (double)r->desc.dt,
            o->tolerance > 0 ? " (adaptive)" : "", (double)r->desc.softening, (double)r->s.t, r->t_end);
     return 0;
