@@ -197,6 +197,13 @@ typedef enum nbody_radau_control {
     NBODY_RADAU_FIXED,             /* fixed step desc.dt (order studies) */
     NBODY_RADAU_CONTROL_COUNT_
 } nbody_radau_control;
+typedef enum nbody_simd {         /* the CPU kernels' instruction set (BLOCK and TREE engines) */
+    NBODY_SIMD_DEFAULT = 0,        /* the environment variable NBODY_SIMD, else the best this CPU runs */
+    NBODY_SIMD_PORTABLE,           /* plain C the compiler vectorises */
+    NBODY_SIMD_AVX2,               /* x86-64 AVX2 + FMA */
+    NBODY_SIMD_AVX512,             /* x86-64 AVX-512F */
+    NBODY_SIMD_COUNT_
+} nbody_simd;
 
 typedef enum nbody_log_level {
     NBODY_LOG_ERROR = 0,
@@ -307,6 +314,8 @@ typedef struct nbody_desc {        /* all zero = defaults */
     nbody_real      stop_distance; /* > 0: NBODY_STOPPED when two bodies come closer */
     nbody_real      escape_distance;  /* > 0: NBODY_STOPPED when a body is farther from the origin */
     nbody_radau_control radau_control; /* NBODY_RADAU: step-size criterion (0 = PRS23) */
+    nbody_simd      simd;          /* CPU engines: SIMD level; one the CPU lacks gives
+                                      NBODY_ERR_UNAVAILABLE (docs/cpu.md) */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -331,6 +340,7 @@ NBODY_API const char  *nbody_version_string(void);
 NBODY_API const char  *nbody_engine_name(nbody_engine e);        /* "unknown" when out of range */
 NBODY_API const char  *nbody_method_name(nbody_method m);
 NBODY_API int          nbody_engine_available(nbody_engine e);   /* compiled in (device not probed) */
+NBODY_API int          nbody_simd_available(nbody_simd level);   /* built in and this CPU runs it */
 NBODY_API int          nbody_method_order(nbody_method m, int adams_order);
 NBODY_API int          nbody_method_adaptive(nbody_method m);   /* 1: desc.tolerance > 0 turns on step control */
 
@@ -347,6 +357,8 @@ NBODY_API nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out);
 NBODY_API nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in);
 NBODY_API void         nbody_destroy(nbody_sim *sim);
 NBODY_API nbody_stats  nbody_get_stats(const nbody_sim *sim);
+/* the SIMD level a CPU engine runs: "avx512", "avx2", "portable"; "none" for GPU engines or NULL */
+NBODY_API const char  *nbody_simd_name(const nbody_sim *sim);
 NBODY_API nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_system *s,
                                            nbody_real *ax, nbody_real *ay, nbody_real *az);
 
@@ -710,6 +722,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if ((int)d->method < 0 || d->method >= NBODY_METHOD_COUNT_) return 0;
     if ((int)d->traversal < 0 || d->traversal >= NBODY_TRAVERSAL_COUNT_) return 0;
     if ((int)d->visit_order < 0 || d->visit_order >= NBODY_ORDER_COUNT_) return 0;
+    if ((int)d->simd < 0 || d->simd >= NBODY_SIMD_COUNT_) return 0;
     if (d->method == NBODY_ADAMS && (d->order < 0 || d->order > 5)) return 0;
     if (!nbody__isfinite(d->G) || d->G < 0) return 0;
     if (!nbody__isfinite(d->softening) || d->softening < 0) return 0;
@@ -836,17 +849,161 @@ static nbody_result nbody__host_all_finite(nbody__engine *e, nbody__buf b, size_
     return NBODY_OK;
 }
 
+/* ---- SIMD levels: what the build has, what the CPU has ---------------------------------
+   Code shape: the library needs its kernels for its own nbody_real only, so the preprocessor
+   tells float from double (NBODY__KIND), and each ISA level has one layer of one-line helpers
+   over its vector of nbody_real (nbody__v512_*, nbody__v256_*) and one kernel body over that
+   layer (nbody__avx512_tile, nbody__avx2_tile, ...): real functions, compiled for their ISA
+   with GCC/Clang target attributes and chosen at nbody_create from what the CPU reports
+   (__builtin_cpu_supports). The schedules around them (threads, tiles, block pairs) are
+   written once and reach a level's kernels through a table (nbody__simd_kernels), once per
+   tile or block pair, never per pair. Compilers without target attributes (MSVC) get the
+   levels their flags turn on (/arch:AVX2, /arch:AVX512); long double and any other
+   NBODY_REAL, non-x86 targets and NBODY_NO_SIMD get the portable loop only. */
+#define NBODY__KIND_float 1
+#define NBODY__KIND_double 2
+#define NBODY__KIND_long 0 *           /* "long double" -> 0 * double -> 0 in #if */
+#define NBODY__KIND_OF_(t) NBODY__KIND_##t
+#define NBODY__KIND_OF(t) NBODY__KIND_OF_(t)
+#if NBODY__KIND_OF(NBODY_REAL) == 1
+#define NBODY__KIND 1                  /* float */
+#elif NBODY__KIND_OF(NBODY_REAL) == 2
+#define NBODY__KIND 2                  /* double */
+#else
+#define NBODY__KIND 0                  /* anything else: portable only */
+#endif
+#if !defined(NBODY_NO_SIMD) && NBODY__KIND != 0 && !defined(__CUDACC__) && \
+    (defined(__x86_64__) || defined(__i386__) || defined(_M_X64))
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 5)
+#define NBODY__SIMD_DISPATCH 1         /* every level built, the CPU decides at run time */
+#define NBODY__HAVE_AVX2 1
+#define NBODY__HAVE_AVX512 1
+#define NBODY__TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define NBODY__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#else                                  /* what the compiler flags allow */
+#if defined(__AVX2__) && (defined(__FMA__) || defined(_MSC_VER))
+#define NBODY__HAVE_AVX2 1
+#endif
+#if defined(__AVX512F__)
+#define NBODY__HAVE_AVX512 1
+#endif
+#define NBODY__TARGET_AVX2
+#define NBODY__TARGET_AVX512
+#endif
+#endif
+#ifndef NBODY__SIMD_DISPATCH
+#define NBODY__SIMD_DISPATCH 0
+#endif
+#ifndef NBODY__HAVE_AVX2
+#define NBODY__HAVE_AVX2 0
+#endif
+#ifndef NBODY__HAVE_AVX512
+#define NBODY__HAVE_AVX512 0
+#endif
+#if NBODY__HAVE_AVX2 || NBODY__HAVE_AVX512
+#include <immintrin.h>
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define NBODY__FORCEINLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define NBODY__FORCEINLINE __forceinline
+#else
+#define NBODY__FORCEINLINE inline
+#endif
+#if defined(__clang__)
+#define NBODY__UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define NBODY__UNROLL _Pragma("GCC unroll 4")
+#else
+#define NBODY__UNROLL
+#endif
+
+/* 1 when this build has the level's kernels and this CPU runs them */
+static int nbody__simd_runs(nbody_simd level) {
+    switch (level) {
+    case NBODY_SIMD_PORTABLE: return 1;
+#if NBODY__HAVE_AVX2
+    case NBODY_SIMD_AVX2:
+#if NBODY__SIMD_DISPATCH
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+        return 1;
+#endif
+#endif
+#if NBODY__HAVE_AVX512
+    case NBODY_SIMD_AVX512:
+#if NBODY__SIMD_DISPATCH
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+        return 1;
+#endif
+#endif
+    default: return 0;
+    }
+}
+static nbody_simd nbody__simd_best(void) {
+    if (nbody__simd_runs(NBODY_SIMD_AVX512)) return NBODY_SIMD_AVX512;
+    if (nbody__simd_runs(NBODY_SIMD_AVX2)) return NBODY_SIMD_AVX2;
+    return NBODY_SIMD_PORTABLE;
+}
+static const char *nbody__simd_level_name(nbody_simd level) {
+    static const char *names[NBODY_SIMD_COUNT_] = {"default", "portable", "avx2", "avx512"};
+    return ((int)level >= 0 && level < NBODY_SIMD_COUNT_) ? names[level] : "unknown";
+}
+NBODY__DEF int nbody_simd_available(nbody_simd level) {
+    if (level == NBODY_SIMD_DEFAULT) return 1;
+    return ((int)level > 0 && level < NBODY_SIMD_COUNT_) && nbody__simd_runs(level);
+}
+
+/* The level a CPU engine uses: desc.simd, else the environment variable NBODY_SIMD, else the
+   best this CPU runs. A level asked for and not available is an error, not a fallback. */
+static nbody_result nbody__simd_choose(const nbody_desc *d, const char *engine, nbody_simd *out) {
+    nbody_simd level = d->simd;
+    const char *from = "desc.simd", *env = getenv("NBODY_SIMD");
+    if (level == NBODY_SIMD_DEFAULT && env && *env && strcmp(env, "default") != 0) {
+        int k;
+        from = "NBODY_SIMD";
+        for (k = 1; k < NBODY_SIMD_COUNT_; ++k) if (strcmp(env, nbody__simd_level_name((nbody_simd)k)) == 0) level = (nbody_simd)k;
+        if (level == NBODY_SIMD_DEFAULT) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: NBODY_SIMD=%s is not a SIMD level (portable, avx2, avx512, default)", env);
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+    }
+    if (level == NBODY_SIMD_DEFAULT) {
+        *out = nbody__simd_best();
+        nbody__log(d, NBODY_LOG_INFO, "nbody: engine '%s', SIMD level %s (the best this CPU and build run)", engine, nbody__simd_level_name(*out));
+        return NBODY_OK;
+    }
+    if (!nbody__simd_runs(level)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: SIMD level %s (%s) is not available: %s", nbody__simd_level_name(level), from,
+                   NBODY__HAVE_AVX2 || NBODY__HAVE_AVX512 ? "this CPU lacks it or the build left it out"
+                                                          : "this build has the portable loop only (NBODY_REAL, target or NBODY_NO_SIMD)");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    *out = level;
+    nbody__log(d, NBODY_LOG_INFO, "nbody: engine '%s', SIMD level %s (from %s)", engine, nbody__simd_level_name(level), from);
+    return NBODY_OK;
+}
+
 /* CPU engines keep the masses and their scratch in this */
 typedef struct nbody__cpu {
     nbody_real *m;
+    nbody_simd simd;               /* the SIMD level, chosen at init (nbody__simd_choose) */
     void *tree;                    /* NBODY_ENGINE_TREE: the kd-tree workspace */
 } nbody__cpu;
 
 static nbody_result nbody__cpu_init(nbody__engine *e) {
-    nbody__cpu *c = (nbody__cpu *)nbody__alloc(&e->desc, sizeof *c);
+    nbody__cpu *c;
+    nbody_simd level;
+    nbody_result r = nbody__simd_choose(&e->desc, e->ops->name, &level);
+    if (r != NBODY_OK) return r;
+    c = (nbody__cpu *)nbody__alloc(&e->desc, sizeof *c);
     if (!c) return NBODY_ERR_OUT_OF_MEMORY;
     memset(c, 0, sizeof *c);
     c->m = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(e->n, sizeof(nbody_real)));
+    c->simd = level;
     if (!c->m) { nbody__free(&e->desc, c); return NBODY_ERR_OUT_OF_MEMORY; }
     memset(c->m, 0, e->n * sizeof(nbody_real));
     e->impl = c;
@@ -965,7 +1122,7 @@ static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int thread
 }
 
 /* ---- section: BLOCK engine kernel (SIMD) -------------------------------------------
-   Two kernels. The default, symmetric one (NBODY__BLOCK_SYMMETRIC; V##_forces_sym below)
+   Two kernels. The default, symmetric one (NBODY__BLOCK_SYMMETRIC; nbody__simd_forces_sym)
    computes each pair once and adds it to both bodies, in a fixed order for any thread
    count; it measured 1.05-1.7x faster than the one-sided kernel on AVX2 and AVX-512
    (docs/engines.md). The one-sided kernel, also its building block for small tiles:
@@ -985,9 +1142,9 @@ static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int thread
    1 term in float, 4 in double). That is 5 + terms vector operations, fewer than Newton
    steps on y followed by cubing, and no less accurate (cubing triples y's error).
    Exception, by measurement: 256-bit double divides, 1 / (r^2 sqrt(r^2)), see below.
-   AVX-512F or AVX2+FMA are chosen at compile time (-march=native, -mavx2 -mfma, ...);
-   everything else, long double included, uses the portable loop the compiler vectorises.
-   NBODY_NO_SIMD forces the portable loop. */
+   The levels (AVX-512F, AVX2 + FMA, portable) are all built in and chosen at nbody_create
+   (SIMD levels below, docs/cpu.md); long double, other targets and NBODY_NO_SIMD have the
+   portable loop the compiler vectorises only. */
 /* Below NBODY__BLOCK_PARALLEL_N bodies one thread runs the whole evaluation (n = 1024 is
    about 0.4 ms on one core, far above a fork/join; smaller n gains little and, on a loaded
    machine, loses badly when a worker is descheduled). Chunks of 4 tiles balance well. */
@@ -996,311 +1153,450 @@ static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int thread
 #endif
 #define NBODY__BLOCK_CHUNK 4
 #define NBODY__BLOCK_DEFAULT 64
-#if !defined(NBODY_NO_SIMD) && defined(__GNUC__) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
-#include <immintrin.h>
-#define NBODY__SIMD 1
-#define NBODY__VINLINE static inline __attribute__((always_inline)) NBODY__UNUSED
-/* horizontal sums in a fixed order (the symmetric kernel's row sums) */
-NBODY__VINLINE float nbody__hsum8f(__m256 x) {
+/* ---- AVX-512F level: helpers over 512-bit vectors of nbody_real ---- */
+#if NBODY__HAVE_AVX512
+#define NBODY__I512 static NBODY__FORCEINLINE NBODY__TARGET_AVX512 NBODY__UNUSED
+#if NBODY__KIND == 2
+typedef __m512d nbody__v512;
+#define NBODY__V512_W 8
+NBODY__I512 nbody__v512 nbody__v512_set1(nbody_real a) { return _mm512_set1_pd(a); }
+NBODY__I512 nbody__v512 nbody__v512_load(const nbody_real *p) { return _mm512_loadu_pd(p); }
+NBODY__I512 void nbody__v512_store(nbody_real *p, nbody__v512 a) { _mm512_storeu_pd(p, a); }
+NBODY__I512 nbody__v512 nbody__v512_add(nbody__v512 a, nbody__v512 b) { return _mm512_add_pd(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_sub(nbody__v512 a, nbody__v512 b) { return _mm512_sub_pd(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_mul(nbody__v512 a, nbody__v512 b) { return _mm512_mul_pd(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_fma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fmadd_pd(a, b, c); }
+NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fnmadd_pd(a, b, c); }
+/* maskz forms: the plain ones trip g++ 12 -Wmaybe-uninitialized inside immintrin.h */
+NBODY__I512 nbody__v512 nbody__v512_rsqrt_estimate(nbody__v512 x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
+/* (1 - e)^(-3/2) = 1 + e (1.5 + 1.875 e + 2.1875 e^2 + 2.4609375 e^3), cut where 2.71 e^5 <= 7.5e-20 */
+NBODY__I512 nbody__v512 nbody__v512_series(nbody__v512 e) {
+    nbody__v512 p = nbody__v512_fma(nbody__v512_set1(2.4609375), e, nbody__v512_set1(2.1875));
+    return nbody__v512_fma(nbody__v512_fma(p, e, nbody__v512_set1(1.875)), e, nbody__v512_set1(1.5));
+}
+NBODY__I512 nbody_real nbody__v512_hsum(nbody__v512 x) {   /* fixed order */
+    __m256d h = _mm256_add_pd(_mm512_maskz_extractf64x4_pd((__mmask8)0xFF, x, 0), _mm512_maskz_extractf64x4_pd((__mmask8)0xFF, x, 1));
+    __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
+}
+#else
+typedef __m512 nbody__v512;
+#define NBODY__V512_W 16
+NBODY__I512 nbody__v512 nbody__v512_set1(nbody_real a) { return _mm512_set1_ps(a); }
+NBODY__I512 nbody__v512 nbody__v512_load(const nbody_real *p) { return _mm512_loadu_ps(p); }
+NBODY__I512 void nbody__v512_store(nbody_real *p, nbody__v512 a) { _mm512_storeu_ps(p, a); }
+NBODY__I512 nbody__v512 nbody__v512_add(nbody__v512 a, nbody__v512 b) { return _mm512_add_ps(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_sub(nbody__v512 a, nbody__v512 b) { return _mm512_sub_ps(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_mul(nbody__v512 a, nbody__v512 b) { return _mm512_mul_ps(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_fma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fmadd_ps(a, b, c); }
+NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fnmadd_ps(a, b, c); }
+NBODY__I512 nbody__v512 nbody__v512_rsqrt_estimate(nbody__v512 x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
+/* one term: 1.875 e^2 <= 2.8e-8, below float's half ulp */
+NBODY__I512 nbody__v512 nbody__v512_series(nbody__v512 e) { (void)e; return nbody__v512_set1(1.5f); }
+NBODY__I512 nbody_real nbody__v512_hsum(nbody__v512 x) {   /* fixed order */
+    __m512d d = _mm512_castps_pd(x);
+    __m256 h = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xFF, d, 0)),
+                             _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xFF, d, 1)));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
+#endif
+/* x^(-3/2) = y^3 (1 - e)^(-3/2), e = 1 - x y^2, y the estimate of x^(-1/2) */
+NBODY__I512 nbody__v512 nbody__v512_rsqrt3(nbody__v512 x) {
+    nbody__v512 y = nbody__v512_rsqrt_estimate(x), y2 = nbody__v512_mul(y, y), y3 = nbody__v512_mul(y2, y);
+    nbody__v512 e = nbody__v512_fnma(x, y2, nbody__v512_set1(1));
+    return nbody__v512_fma(nbody__v512_mul(y3, e), nbody__v512_series(e), y3);
+}
+#endif
+
+/* ---- AVX2 + FMA level: helpers over 256-bit vectors of nbody_real ---- */
+#if NBODY__HAVE_AVX2
+#define NBODY__I256 static NBODY__FORCEINLINE NBODY__TARGET_AVX2 NBODY__UNUSED
+#if NBODY__KIND == 2
+typedef __m256d nbody__v256;
+#define NBODY__V256_W 4
+NBODY__I256 nbody__v256 nbody__v256_set1(nbody_real a) { return _mm256_set1_pd(a); }
+NBODY__I256 nbody__v256 nbody__v256_load(const nbody_real *p) { return _mm256_loadu_pd(p); }
+NBODY__I256 void nbody__v256_store(nbody_real *p, nbody__v256 a) { _mm256_storeu_pd(p, a); }
+NBODY__I256 nbody__v256 nbody__v256_add(nbody__v256 a, nbody__v256 b) { return _mm256_add_pd(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_sub(nbody__v256 a, nbody__v256 b) { return _mm256_sub_pd(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_mul(nbody__v256 a, nbody__v256 b) { return _mm256_mul_pd(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_div(nbody__v256 a, nbody__v256 b) { return _mm256_div_pd(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_sqrt(nbody__v256 a) { return _mm256_sqrt_pd(a); }
+NBODY__I256 nbody__v256 nbody__v256_fma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fmadd_pd(a, b, c); }
+NBODY__I256 nbody__v256 nbody__v256_fnma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fnmadd_pd(a, b, c); }
+/* lanes where a > b, as bits; the lanes set in bits (W low bits) as a vector mask; a where mask, else b */
+NBODY__I256 unsigned nbody__v256_gt(nbody__v256 a, nbody__v256 b) { return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_GT_OQ)); }
+NBODY__I256 unsigned nbody__v256_nan(nbody__v256 a) { return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, a, _CMP_UNORD_Q)); }
+NBODY__I256 nbody__v256 nbody__v256_lanes(unsigned bits) {
+    const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
+    return _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)bits), bit), bit));
+}
+NBODY__I256 nbody__v256 nbody__v256_select(nbody__v256 mask, nbody__v256 a, nbody__v256 b) { return _mm256_blendv_pd(b, a, mask); }
+/* 256-bit double: one correctly rounded sqrt and divide, measured faster on Zen 3 than the
+   float estimate and its series (the divider runs beside the FMA pipes), exact over the range */
+NBODY__I256 nbody__v256 nbody__v256_rsqrt3(nbody__v256 x) { return _mm256_div_pd(_mm256_set1_pd(1), _mm256_mul_pd(x, _mm256_sqrt_pd(x))); }
+NBODY__I256 nbody_real nbody__v256_hsum(nbody__v256 x) {   /* fixed order */
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+#else
+typedef __m256 nbody__v256;
+#define NBODY__V256_W 8
+NBODY__I256 nbody__v256 nbody__v256_set1(nbody_real a) { return _mm256_set1_ps(a); }
+NBODY__I256 nbody__v256 nbody__v256_load(const nbody_real *p) { return _mm256_loadu_ps(p); }
+NBODY__I256 void nbody__v256_store(nbody_real *p, nbody__v256 a) { _mm256_storeu_ps(p, a); }
+NBODY__I256 nbody__v256 nbody__v256_add(nbody__v256 a, nbody__v256 b) { return _mm256_add_ps(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_sub(nbody__v256 a, nbody__v256 b) { return _mm256_sub_ps(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_mul(nbody__v256 a, nbody__v256 b) { return _mm256_mul_ps(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_div(nbody__v256 a, nbody__v256 b) { return _mm256_div_ps(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_sqrt(nbody__v256 a) { return _mm256_sqrt_ps(a); }
+NBODY__I256 nbody__v256 nbody__v256_fma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fmadd_ps(a, b, c); }
+NBODY__I256 nbody__v256 nbody__v256_fnma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fnmadd_ps(a, b, c); }
+NBODY__I256 unsigned nbody__v256_gt(nbody__v256 a, nbody__v256 b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
+NBODY__I256 unsigned nbody__v256_nan(nbody__v256 a) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
+NBODY__I256 nbody__v256 nbody__v256_lanes(unsigned bits) {
+    const __m256i bit = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), bit), bit));
+}
+NBODY__I256 nbody__v256 nbody__v256_select(nbody__v256 mask, nbody__v256 a, nbody__v256 b) { return _mm256_blendv_ps(b, a, mask); }
+/* the estimate (rsqrtps, relative error below 1.5 * 2^-12) and two terms of the series:
+   |e| <= 3 * 2^-12, 2.19 e^3 <= 8.6e-10 */
+NBODY__I256 nbody__v256 nbody__v256_rsqrt3(nbody__v256 x) {
+    nbody__v256 y = _mm256_rsqrt_ps(x), y2 = nbody__v256_mul(y, y), y3 = nbody__v256_mul(y2, y);
+    nbody__v256 e = nbody__v256_fnma(x, y2, nbody__v256_set1(1));
+    nbody__v256 p = nbody__v256_fma(nbody__v256_set1(1.875f), e, nbody__v256_set1(1.5f));
+    return nbody__v256_fma(nbody__v256_mul(y3, e), p, y3);
+}
+NBODY__I256 nbody_real nbody__v256_hsum(nbody__v256 x) {   /* fixed order */
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
-NBODY__VINLINE double nbody__hsum4d(__m256d x) {
-    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+#endif
+#endif
+
+/* ---- the kernels of one SIMD level, and the schedules that run them -------------------- */
+typedef struct nbody__simd_kernels {
+    /* one tile of tw targets t[x|y|z] (body i0 in lane 0) against the sources [j0, j1),
+       j0 <= i0 < j1: a[x|y|z] = G * sum */
+    void (*tile)(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, size_t j0, size_t j1,
+                 nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx, const nbody_real *ty, const nbody_real *tz,
+                 nbody_real *ax, nbody_real *ay, nbody_real *az);
+    /* symmetric: the rows [b0, b1) against the whole vectors [v0, v1), both sides summed */
+    void (*sym_pair)(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1);
+    size_t w, tw;                  /* lanes per vector, targets per tile */
+} nbody__simd_kernels;
+#define NBODY__TW_MAX 64           /* the widest tile of any level */
+
+/* ---- AVX-512F level: the BLOCK kernels (see the section comment) ---- */
+#if NBODY__HAVE_AVX512
+#ifndef NBODY__AVX512_TILE_U
+#define NBODY__AVX512_TILE_U 2         /* vectors of targets per tile */
+#endif
+#ifndef NBODY__AVX512_SYM_ROWS
+#define NBODY__AVX512_SYM_ROWS 3       /* symmetric kernel: broadcast rows per column vector (7 vectors each) */
+#endif
+/* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
+NBODY__I512 void nbody__v512_interact(nbody__v512 xj, nbody__v512 yj, nbody__v512 zj, nbody__v512 mj, nbody__v512 e2, nbody__v512 xi,
+                                      nbody__v512 yi, nbody__v512 zi, nbody__v512 *sx, nbody__v512 *sy, nbody__v512 *sz) {
+    nbody__v512 dx = nbody__v512_sub(xj, xi), dy = nbody__v512_sub(yj, yi), dz = nbody__v512_sub(zj, zi);
+    nbody__v512 w = nbody__v512_mul(mj, nbody__v512_rsqrt3(nbody__v512_fma(dx, dx, nbody__v512_fma(dy, dy, nbody__v512_fma(dz, dz, e2)))));
+    *sx = nbody__v512_fma(w, dx, *sx); *sy = nbody__v512_fma(w, dy, *sy); *sz = nbody__v512_fma(w, dz, *sz);
 }
-#ifdef __AVX512F__
-/* maskz forms: the plain ones trip g++ 12 -Wmaybe-uninitialized inside immintrin.h */
-typedef __m512 nbody__vf_t;
-typedef __m512d nbody__vd_t;
-#define NBODY__MM(op, t) _mm512_##op##_##t
-#ifndef NBODY__TILE_U
-#define NBODY__TILE_U 2
-#endif
-NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
-NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
-/* halves by maskz extracts: the casts trip g++ 12 -Wmaybe-uninitialized as well */
-#define NBODY__HALF512(d, k) _mm512_maskz_extractf64x4_pd((__mmask8)0xFF, d, k)
-NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) {
-    __m512d d = _mm512_castps_pd(x);
-    return nbody__hsum8f(_mm256_add_ps(_mm256_castpd_ps(NBODY__HALF512(d, 0)), _mm256_castpd_ps(NBODY__HALF512(d, 1))));
+/* the tile of nbody__simd_kernels.tile; the u loops are unrolled so that it lives in registers */
+static NBODY__TARGET_AVX512 void nbody__avx512_tile(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m,
+                                                    size_t j0, size_t j1, nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx,
+                                                    const nbody_real *ty, const nbody_real *tz, nbody_real *ax, nbody_real *ay, nbody_real *az) {
+    enum { W = NBODY__V512_W, U = NBODY__AVX512_TILE_U };
+    nbody_real onehot[2 * W];
+    nbody__v512 e2 = nbody__v512_set1(eps2), g = nbody__v512_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1;
+    int u;
+    for (u = 0; u < U; ++u) {
+        xi[u] = nbody__v512_load(tx + u * W); yi[u] = nbody__v512_load(ty + u * W); zi[u] = nbody__v512_load(tz + u * W);
+        sx[u] = sy[u] = sz[u] = nbody__v512_set1(0);
+    }
+    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
+    onehot[W] = 1;
+    for (j = j0; j < i0; ++j) {
+        nbody__v512 xj = nbody__v512_set1(x[j]), yj = nbody__v512_set1(y[j]), zj = nbody__v512_set1(z[j]), mj = nbody__v512_set1(m[j]);
+        NBODY__UNROLL for (u = 0; u < U; ++u)
+            nbody__v512_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+    }
+    for (; j < je; ++j) {          /* the diagonal: 1 added to r^2 in the lane of body j itself */
+        nbody__v512 xj = nbody__v512_set1(x[j]), yj = nbody__v512_set1(y[j]), zj = nbody__v512_set1(z[j]), mj = nbody__v512_set1(m[j]);
+        for (u = 0; u < U; ++u) {
+            long long l = (long long)(j - i0) - (long long)u * W;
+            nbody__v512 d = (l >= 0 && l < W) ? nbody__v512_add(e2, nbody__v512_load(onehot + W - l)) : e2;
+            nbody__v512_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+        }
+    }
+    for (; j < j1; ++j) {
+        nbody__v512 xj = nbody__v512_set1(x[j]), yj = nbody__v512_set1(y[j]), zj = nbody__v512_set1(z[j]), mj = nbody__v512_set1(m[j]);
+        NBODY__UNROLL for (u = 0; u < U; ++u)
+            nbody__v512_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+    }
+    for (u = 0; u < U; ++u) {
+        nbody__v512_store(ax + u * W, nbody__v512_mul(g, sx[u]));
+        nbody__v512_store(ay + u * W, nbody__v512_mul(g, sy[u]));
+        nbody__v512_store(az + u * W, nbody__v512_mul(g, sz[u]));
+    }
 }
-NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(_mm256_add_pd(NBODY__HALF512(x, 0), NBODY__HALF512(x, 1))); }
-#define NBODY__SIMD_ISA "avx512"
-#ifndef NBODY__VD_DIVIDE
-#define NBODY__VD_DIVIDE 0         /* 512-bit sqrt/divide are slow: rsqrt14 + series */
+/* symmetric rows: the cnt bodies i.. as broadcast rows against the column vectors [v0, v1):
+   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per
+   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i */
+NBODY__I512 void nbody__avx512_sym_rows(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, nbody_real *ax,
+                                        nbody_real *ay, nbody_real *az, nbody__v512 e2, size_t v0, size_t v1, size_t i, int cnt) {
+    enum { W = NBODY__V512_W, R = NBODY__AVX512_SYM_ROWS };
+    nbody__v512 xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];
+    size_t j;
+    int u;
+    for (u = 0; u < cnt; ++u) {
+        xi[u] = nbody__v512_set1(x[i + u]); yi[u] = nbody__v512_set1(y[i + u]); zi[u] = nbody__v512_set1(z[i + u]);
+        mi[u] = nbody__v512_set1(m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v512_set1(0);
+    }
+    for (j = v0; j < v1; j += W) {
+        nbody__v512 xj = nbody__v512_load(x + j), yj = nbody__v512_load(y + j), zj = nbody__v512_load(z + j), mj = nbody__v512_load(m + j);
+        nbody__v512 tx = nbody__v512_set1(0), ty = tx, tz = tx;
+        NBODY__UNROLL for (u = 0; u < cnt; ++u) {
+            nbody__v512 dx = nbody__v512_sub(xj, xi[u]), dy = nbody__v512_sub(yj, yi[u]), dz = nbody__v512_sub(zj, zi[u]);
+            nbody__v512 w = nbody__v512_rsqrt3(nbody__v512_fma(dx, dx, nbody__v512_fma(dy, dy, nbody__v512_fma(dz, dz, e2))));
+            nbody__v512 wj = nbody__v512_mul(w, mj), wi = nbody__v512_mul(w, mi[u]);
+            sx[u] = nbody__v512_fma(wj, dx, sx[u]); sy[u] = nbody__v512_fma(wj, dy, sy[u]); sz[u] = nbody__v512_fma(wj, dz, sz[u]);
+            tx = nbody__v512_fnma(wi, dx, tx); ty = nbody__v512_fnma(wi, dy, ty); tz = nbody__v512_fnma(wi, dz, tz);
+        }
+        nbody__v512_store(ax + j, nbody__v512_add(nbody__v512_load(ax + j), tx));
+        nbody__v512_store(ay + j, nbody__v512_add(nbody__v512_load(ay + j), ty));
+        nbody__v512_store(az + j, nbody__v512_add(nbody__v512_load(az + j), tz));
+    }
+    for (u = 0; u < cnt; ++u) {
+        ax[i + u] += nbody__v512_hsum(sx[u]); ay[i + u] += nbody__v512_hsum(sy[u]); az[i + u] += nbody__v512_hsum(sz[u]);
+    }
+}
+/* the sym_pair of nbody__simd_kernels */
+static NBODY__TARGET_AVX512 void nbody__avx512_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {
+    nbody__v512 e2 = nbody__v512_set1(f->eps2);
+    size_t i = b0;
+    for (; i + NBODY__AVX512_SYM_ROWS <= b1; i += NBODY__AVX512_SYM_ROWS)
+        nbody__avx512_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, NBODY__AVX512_SYM_ROWS);
+    for (; i < b1; ++i) nbody__avx512_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, 1);
+}
+static const nbody__simd_kernels nbody__avx512_kernels = {
+    nbody__avx512_tile, nbody__avx512_sym_pair, NBODY__V512_W, NBODY__V512_W * NBODY__AVX512_TILE_U};
 #endif
-#define NBODY__VF_TERMS 1          /* 1.875 e^2 <= 2.8e-8: below float's half ulp */
-#define NBODY__VD_TERMS 4          /* 2.71 e^5 <= 7.5e-20 */
-#ifndef NBODY__SYM_ROWS
-#define NBODY__SYM_ROWS 3          /* symmetric kernel: broadcast rows per column vector (7 zmm each) */
+
+/* ---- AVX2 + FMA level: the BLOCK kernels (see the section comment) ---- */
+#if NBODY__HAVE_AVX2
+#ifndef NBODY__AVX2_TILE_U
+#define NBODY__AVX2_TILE_U 2         /* vectors of targets per tile */
 #endif
-#else
-typedef __m256 nbody__vf_t;
-typedef __m256d nbody__vd_t;
-#define NBODY__MM(op, t) _mm256_##op##_##t
-#ifndef NBODY__TILE_U
-#define NBODY__TILE_U 2
+#ifndef NBODY__AVX2_SYM_ROWS
+#define NBODY__AVX2_SYM_ROWS 2       /* symmetric kernel: broadcast rows per column vector (3 measured slower: 16 registers) */
 #endif
-NBODY__VINLINE nbody__vf_t nbody__vf_estimate(nbody__vf_t x) { return _mm256_rsqrt_ps(x); }
-/* AVX2 has no double estimate: the float one (valid for r^2 in the float range) serves
-   only when NBODY__VD_DIVIDE is 0; the default divides. */
-NBODY__VINLINE nbody__vd_t nbody__vd_estimate(nbody__vd_t x) { return _mm256_cvtps_pd(_mm_rsqrt_ps(_mm256_cvtpd_ps(x))); }
-NBODY__VINLINE float nbody__vf_hsum(nbody__vf_t x) { return nbody__hsum8f(x); }
-NBODY__VINLINE double nbody__vd_hsum(nbody__vd_t x) { return nbody__hsum4d(x); }
-#define NBODY__SIMD_ISA "avx2"
-#define NBODY__VF_TERMS 2          /* |e| <= 3 * 2^-12: 2.19 e^3 <= 8.6e-10 */
-#define NBODY__VD_TERMS 5          /* the float estimate: 2.93 e^6 <= 4.4e-19 */
-#ifndef NBODY__SYM_ROWS
-#define NBODY__SYM_ROWS 2          /* 3 measured slower: 16 ymm registers */
+/* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
+NBODY__I256 void nbody__v256_interact(nbody__v256 xj, nbody__v256 yj, nbody__v256 zj, nbody__v256 mj, nbody__v256 e2, nbody__v256 xi,
+                                      nbody__v256 yi, nbody__v256 zi, nbody__v256 *sx, nbody__v256 *sy, nbody__v256 *sz) {
+    nbody__v256 dx = nbody__v256_sub(xj, xi), dy = nbody__v256_sub(yj, yi), dz = nbody__v256_sub(zj, zi);
+    nbody__v256 w = nbody__v256_mul(mj, nbody__v256_rsqrt3(nbody__v256_fma(dx, dx, nbody__v256_fma(dy, dy, nbody__v256_fma(dz, dz, e2)))));
+    *sx = nbody__v256_fma(w, dx, *sx); *sy = nbody__v256_fma(w, dy, *sy); *sz = nbody__v256_fma(w, dz, *sz);
+}
+/* the tile of nbody__simd_kernels.tile; the u loops are unrolled so that it lives in registers */
+static NBODY__TARGET_AVX2 void nbody__avx2_tile(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m,
+                                                    size_t j0, size_t j1, nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx,
+                                                    const nbody_real *ty, const nbody_real *tz, nbody_real *ax, nbody_real *ay, nbody_real *az) {
+    enum { W = NBODY__V256_W, U = NBODY__AVX2_TILE_U };
+    nbody_real onehot[2 * W];
+    nbody__v256 e2 = nbody__v256_set1(eps2), g = nbody__v256_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1;
+    int u;
+    for (u = 0; u < U; ++u) {
+        xi[u] = nbody__v256_load(tx + u * W); yi[u] = nbody__v256_load(ty + u * W); zi[u] = nbody__v256_load(tz + u * W);
+        sx[u] = sy[u] = sz[u] = nbody__v256_set1(0);
+    }
+    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
+    onehot[W] = 1;
+    for (j = j0; j < i0; ++j) {
+        nbody__v256 xj = nbody__v256_set1(x[j]), yj = nbody__v256_set1(y[j]), zj = nbody__v256_set1(z[j]), mj = nbody__v256_set1(m[j]);
+        NBODY__UNROLL for (u = 0; u < U; ++u)
+            nbody__v256_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+    }
+    for (; j < je; ++j) {          /* the diagonal: 1 added to r^2 in the lane of body j itself */
+        nbody__v256 xj = nbody__v256_set1(x[j]), yj = nbody__v256_set1(y[j]), zj = nbody__v256_set1(z[j]), mj = nbody__v256_set1(m[j]);
+        for (u = 0; u < U; ++u) {
+            long long l = (long long)(j - i0) - (long long)u * W;
+            nbody__v256 d = (l >= 0 && l < W) ? nbody__v256_add(e2, nbody__v256_load(onehot + W - l)) : e2;
+            nbody__v256_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+        }
+    }
+    for (; j < j1; ++j) {
+        nbody__v256 xj = nbody__v256_set1(x[j]), yj = nbody__v256_set1(y[j]), zj = nbody__v256_set1(z[j]), mj = nbody__v256_set1(m[j]);
+        NBODY__UNROLL for (u = 0; u < U; ++u)
+            nbody__v256_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+    }
+    for (u = 0; u < U; ++u) {
+        nbody__v256_store(ax + u * W, nbody__v256_mul(g, sx[u]));
+        nbody__v256_store(ay + u * W, nbody__v256_mul(g, sy[u]));
+        nbody__v256_store(az + u * W, nbody__v256_mul(g, sz[u]));
+    }
+}
+/* symmetric rows: the cnt bodies i.. as broadcast rows against the column vectors [v0, v1):
+   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per
+   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i */
+NBODY__I256 void nbody__avx2_sym_rows(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, nbody_real *ax,
+                                        nbody_real *ay, nbody_real *az, nbody__v256 e2, size_t v0, size_t v1, size_t i, int cnt) {
+    enum { W = NBODY__V256_W, R = NBODY__AVX2_SYM_ROWS };
+    nbody__v256 xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];
+    size_t j;
+    int u;
+    for (u = 0; u < cnt; ++u) {
+        xi[u] = nbody__v256_set1(x[i + u]); yi[u] = nbody__v256_set1(y[i + u]); zi[u] = nbody__v256_set1(z[i + u]);
+        mi[u] = nbody__v256_set1(m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v256_set1(0);
+    }
+    for (j = v0; j < v1; j += W) {
+        nbody__v256 xj = nbody__v256_load(x + j), yj = nbody__v256_load(y + j), zj = nbody__v256_load(z + j), mj = nbody__v256_load(m + j);
+        nbody__v256 tx = nbody__v256_set1(0), ty = tx, tz = tx;
+        NBODY__UNROLL for (u = 0; u < cnt; ++u) {
+            nbody__v256 dx = nbody__v256_sub(xj, xi[u]), dy = nbody__v256_sub(yj, yi[u]), dz = nbody__v256_sub(zj, zi[u]);
+            nbody__v256 w = nbody__v256_rsqrt3(nbody__v256_fma(dx, dx, nbody__v256_fma(dy, dy, nbody__v256_fma(dz, dz, e2))));
+            nbody__v256 wj = nbody__v256_mul(w, mj), wi = nbody__v256_mul(w, mi[u]);
+            sx[u] = nbody__v256_fma(wj, dx, sx[u]); sy[u] = nbody__v256_fma(wj, dy, sy[u]); sz[u] = nbody__v256_fma(wj, dz, sz[u]);
+            tx = nbody__v256_fnma(wi, dx, tx); ty = nbody__v256_fnma(wi, dy, ty); tz = nbody__v256_fnma(wi, dz, tz);
+        }
+        nbody__v256_store(ax + j, nbody__v256_add(nbody__v256_load(ax + j), tx));
+        nbody__v256_store(ay + j, nbody__v256_add(nbody__v256_load(ay + j), ty));
+        nbody__v256_store(az + j, nbody__v256_add(nbody__v256_load(az + j), tz));
+    }
+    for (u = 0; u < cnt; ++u) {
+        ax[i + u] += nbody__v256_hsum(sx[u]); ay[i + u] += nbody__v256_hsum(sy[u]); az[i + u] += nbody__v256_hsum(sz[u]);
+    }
+}
+/* the sym_pair of nbody__simd_kernels */
+static NBODY__TARGET_AVX2 void nbody__avx2_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {
+    nbody__v256 e2 = nbody__v256_set1(f->eps2);
+    size_t i = b0;
+    for (; i + NBODY__AVX2_SYM_ROWS <= b1; i += NBODY__AVX2_SYM_ROWS)
+        nbody__avx2_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, NBODY__AVX2_SYM_ROWS);
+    for (; i < b1; ++i) nbody__avx2_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, 1);
+}
+static const nbody__simd_kernels nbody__avx2_kernels = {
+    nbody__avx2_tile, nbody__avx2_sym_pair, NBODY__V256_W, NBODY__V256_W * NBODY__AVX2_TILE_U};
 #endif
-#ifndef NBODY__VD_DIVIDE
-#define NBODY__VD_DIVIDE 1         /* measured on Zen 3: sqrt + divide 8.5e8 /s per core,
-                                      float estimate + refinement 6.6e8 /s (the divider runs
-                                      beside the FMA pipes); also exact over the whole range */
-#endif
-#endif
-#if defined(__clang__)
-#define NBODY__UNROLL _Pragma("unroll")
-#else
-#define NBODY__UNROLL _Pragma("GCC unroll 4")
-#endif
-#ifndef NBODY__VF_DIVIDE
-#define NBODY__VF_DIVIDE 0
-#endif
-#define NBODY__TILE_W(V) ((int)(sizeof(V##_t) / sizeof(V##_s)))
+
+/* ---- the schedules, written once for every level ---- */
 /* symmetric kernel: block of bodies, a multiple of the tile tw, about n/8 (at least 4 pairs
    per round to share among threads) and at most NBODY__SYM_VECS vectors of w (a pair's
    column block, 7 arrays, stays in L1); a function of n only, so the sums are too */
 #ifndef NBODY__SYM_VECS
 #define NBODY__SYM_VECS 64
 #endif
-static size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
+static NBODY__UNUSED size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
     size_t b = (n / 8 + tw - 1) / tw * tw, cap = (size_t)NBODY__SYM_VECS * w / tw * tw;
     if (b > cap) b = cap;
     return b < tw ? tw : b;
 }
-
-/* The kernel, written once over width-generic helpers; instantiated below for float (vf)
-   and double (vd). V: prefix, T: scalar type, t: intrinsic suffix, TERMS: terms of the
-   series for r^-3 after the estimate, DIVIDE: sqrt and divide instead. */
-#define NBODY__SIMD_KERNEL(V, T, t, TERMS, DIVIDE)                                                    \
-typedef T V##_s;                                                                                \
-NBODY__VINLINE V##_t V##_set1(T a) { return NBODY__MM(set1, t)(a); }                            \
-NBODY__VINLINE V##_t V##_load(const T *p) { return NBODY__MM(loadu, t)(p); }                    \
-NBODY__VINLINE void V##_store(T *p, V##_t a) { NBODY__MM(storeu, t)(p, a); }                    \
-NBODY__VINLINE V##_t V##_add(V##_t a, V##_t b) { return NBODY__MM(add, t)(a, b); }              \
-NBODY__VINLINE V##_t V##_sub(V##_t a, V##_t b) { return NBODY__MM(sub, t)(a, b); }              \
-NBODY__VINLINE V##_t V##_mul(V##_t a, V##_t b) { return NBODY__MM(mul, t)(a, b); }              \
-NBODY__VINLINE V##_t V##_fma(V##_t a, V##_t b, V##_t c) { return NBODY__MM(fmadd, t)(a, b, c); } \
-NBODY__VINLINE V##_t V##_fnma(V##_t a, V##_t b, V##_t c) { return NBODY__MM(fnmadd, t)(a, b, c); } \
-/* x^(-3/2): the estimate and the series (see the section comment), or (DIVIDE) one correctly  \
-   rounded sqrt and divide, which run beside the FMA pipes and win where the divider is fast   \
-   for the width. c[k]: the coefficients of (1 - e)^(-3/2), exact in binary. */                 \
-NBODY__VINLINE V##_t V##_rsqrt3(V##_t x) {                                                      \
-    static const T c[] = {1, 1.5, 1.875, 2.1875, 2.4609375, 2.70703125};                        \
-    V##_t y, y2, y3, e, p;                                                                      \
-    int k;                                                                                      \
-    if (DIVIDE) return NBODY__MM(div, t)(V##_set1(1), V##_mul(x, NBODY__MM(sqrt, t)(x)));       \
-    y = V##_estimate(x); y2 = V##_mul(y, y); y3 = V##_mul(y2, y);                               \
-    e = V##_fnma(x, y2, V##_set1(1));                                                           \
-    p = V##_set1(c[TERMS]);                                                                     \
-    for (k = (TERMS) - 1; k >= 1; --k) p = V##_fma(p, e, V##_set1(c[k]));                       \
-    return V##_fma(V##_mul(y3, e), p, y3);                                                      \
-}                                                                                               \
-/* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */                           \
-NBODY__VINLINE void V##_interact(V##_t xj, V##_t yj, V##_t zj, V##_t mj, V##_t e2,              \
-                                 V##_t xi, V##_t yi, V##_t zi, V##_t *sx, V##_t *sy, V##_t *sz) { \
-    V##_t dx = V##_sub(xj, xi), dy = V##_sub(yj, yi), dz = V##_sub(zj, zi);                     \
-    V##_t w = V##_mul(mj, V##_rsqrt3(V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2)))));  \
-    *sx = V##_fma(w, dx, *sx); *sy = V##_fma(w, dy, *sy); *sz = V##_fma(w, dz, *sz);            \
-}                                                                                               \
-/* one tile: targets t[x|y|z][0 .. U*W) (body i0 in lane 0) against the sources [j0, j1),      \
-   j0 <= i0 < j1; a[x|y|z] = G * sum. The u loops are unrolled so that the tile lives in       \
-   registers. */                                                                                \
-static void V##_tile(const T *x, const T *y, const T *z, const T *m, size_t j0, size_t j1, T eps2, \
-                     T G, size_t i0, const T *tx, const T *ty, const T *tz, T *ax, T *ay, T *az) { \
-    enum { W = NBODY__TILE_W(V), U = NBODY__TILE_U };                                           \
-    T onehot[2 * W];                                                                            \
-    V##_t e2 = V##_set1(eps2), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];                        \
-    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1;                       \
-    int u;                                                                                      \
-    for (u = 0; u < U; ++u) {                                                                   \
-        xi[u] = V##_load(tx + u * W); yi[u] = V##_load(ty + u * W); zi[u] = V##_load(tz + u * W); \
-        sx[u] = sy[u] = sz[u] = V##_set1(0);                                                    \
-    }                                                                                           \
-    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;                                                  \
-    onehot[W] = 1;                                                                              \
-    for (j = j0; j < i0; ++j) {                                                                 \
-        V##_t xj = V##_set1(x[j]), yj = V##_set1(y[j]), zj = V##_set1(z[j]), mj = V##_set1(m[j]); \
-        NBODY__UNROLL for (u = 0; u < U; ++u)                                                   \
-            V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);      \
-    }                                                                                           \
-    for (; j < je; ++j) { /* the diagonal: 1 added to r^2 in the lane of body j itself */       \
-        V##_t xj = V##_set1(x[j]), yj = V##_set1(y[j]), zj = V##_set1(z[j]), mj = V##_set1(m[j]); \
-        for (u = 0; u < U; ++u) {                                                               \
-            long long l = (long long)(j - i0) - (long long)u * W;                               \
-            V##_t d = (l >= 0 && l < W) ? V##_add(e2, V##_load(onehot + W - l)) : e2;           \
-            V##_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);       \
-        }                                                                                       \
-    }                                                                                           \
-    for (; j < j1; ++j) {                                                                       \
-        V##_t xj = V##_set1(x[j]), yj = V##_set1(y[j]), zj = V##_set1(z[j]), mj = V##_set1(m[j]); \
-        NBODY__UNROLL for (u = 0; u < U; ++u)                                                   \
-            V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);      \
-    }                                                                                           \
-    for (u = 0; u < U; ++u) {                                                                   \
-        V##_t g = V##_set1(G);                                                                  \
-        V##_store(ax + u * W, V##_mul(g, sx[u]));                                               \
-        V##_store(ay + u * W, V##_mul(g, sy[u]));                                               \
-        V##_store(az + u * W, V##_mul(g, sz[u]));                                               \
-    }                                                                                           \
-}                                                                                               \
-/* the tile of targets [i0, min(i0 + U*W, i1)) against the sources [j0, j1): a partial tile     \
-   is padded (its extra lanes are computed, dropped) */                                         \
-static void V##_tile_at(const nbody__forces *f, size_t j0, size_t j1, T G, size_t i0, size_t i1) { \
-    enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
-    const T *x = (const T *)f->x, *y = (const T *)f->y, *z = (const T *)f->z, *m = (const T *)f->m; \
-    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az, eps2 = (T)f->eps2;                  \
-    size_t k, nk = i1 - i0 < (size_t)TW ? i1 - i0 : (size_t)TW;                                 \
-    T p[6][TW];                                                                                 \
-    if (nk == (size_t)TW) {                                                                     \
-        V##_tile(x, y, z, m, j0, j1, eps2, G, i0, x + i0, y + i0, z + i0, ax + i0, ay + i0, az + i0); \
-        return;                                                                                 \
-    }                                                                                           \
-    for (k = 0; k < (size_t)TW; ++k) {                                                          \
-        p[0][k] = k < nk ? x[i0 + k] : 0; p[1][k] = k < nk ? y[i0 + k] : 0;                     \
-        p[2][k] = k < nk ? z[i0 + k] : 0;                                                       \
-    }                                                                                           \
-    V##_tile(x, y, z, m, j0, j1, eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);              \
-    for (k = 0; k < nk; ++k) { ax[i0 + k] = p[3][k]; ay[i0 + k] = p[4][k]; az[i0 + k] = p[5][k]; } \
-}                                                                                               \
-/* all targets against all sources, tile by tile */                                             \
-static void V##_forces(const nbody__forces *f, int threads, int block) {                        \
-    enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
-    size_t n = f->n;                                                                            \
-    long long t, ntiles = (long long)((n + TW - 1) / TW);                                       \
-    int chunk = block > 0 ? (block + TW - 1) / TW : NBODY__BLOCK_CHUNK;                         \
-    (void)threads; (void)chunk;                                                                 \
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads)                \
-                  if (n >= NBODY__BLOCK_PARALLEL_N))                                            \
-    for (t = 0; t < ntiles; ++t) V##_tile_at(f, 0, n, (T)f->G, (size_t)t * TW, n);              \
-}                                                                                               \
-/* Symmetric forces (CUDA Handbook, ch. 14, tiled): f_ji = -f_ij, each pair computed once.      \
-   Rows: the broadcast bodies i of block J; columns: W bodies j of block I < J in the lanes.    \
-   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per         \
-   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i. Block I is whole (a multiple of W          \
-   bodies): only the last block may be partial, and it is never a column block. */            \
-NBODY__VINLINE void V##_sym_rows(const T *x, const T *y, const T *z, const T *m, T *ax, T *ay,  \
-                                 T *az, V##_t e2, size_t v0, size_t v1, size_t i, int cnt) {    \
-    enum { W = NBODY__TILE_W(V) };                                                              \
-    V##_t xi[NBODY__SYM_ROWS], yi[NBODY__SYM_ROWS], zi[NBODY__SYM_ROWS], mi[NBODY__SYM_ROWS];   \
-    V##_t sx[NBODY__SYM_ROWS], sy[NBODY__SYM_ROWS], sz[NBODY__SYM_ROWS];                        \
-    size_t j;                                                                                   \
-    int u;                                                                                      \
-    for (u = 0; u < cnt; ++u) {                                                                 \
-        xi[u] = V##_set1(x[i + u]); yi[u] = V##_set1(y[i + u]); zi[u] = V##_set1(z[i + u]);     \
-        mi[u] = V##_set1(m[i + u]); sx[u] = sy[u] = sz[u] = V##_set1(0);                        \
-    }                                                                                           \
-    for (j = v0; j < v1; j += W) {                                                              \
-        V##_t xj = V##_load(x + j), yj = V##_load(y + j), zj = V##_load(z + j), mj = V##_load(m + j); \
-        V##_t tx = V##_set1(0), ty = tx, tz = tx;                                               \
-        NBODY__UNROLL for (u = 0; u < cnt; ++u) {                                               \
-            V##_t dx = V##_sub(xj, xi[u]), dy = V##_sub(yj, yi[u]), dz = V##_sub(zj, zi[u]);    \
-            V##_t w = V##_rsqrt3(V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2))));        \
-            V##_t wj = V##_mul(w, mj), wi = V##_mul(w, mi[u]);                                  \
-            sx[u] = V##_fma(wj, dx, sx[u]); sy[u] = V##_fma(wj, dy, sy[u]); sz[u] = V##_fma(wj, dz, sz[u]); \
-            tx = V##_fnma(wi, dx, tx); ty = V##_fnma(wi, dy, ty); tz = V##_fnma(wi, dz, tz);    \
-        }                                                                                       \
-        V##_store(ax + j, V##_add(V##_load(ax + j), tx));                                       \
-        V##_store(ay + j, V##_add(V##_load(ay + j), ty));                                       \
-        V##_store(az + j, V##_add(V##_load(az + j), tz));                                       \
-    }                                                                                           \
-    for (u = 0; u < cnt; ++u) {                                                                 \
-        ax[i + u] += V##_hsum(sx[u]); ay[i + u] += V##_hsum(sy[u]); az[i + u] += V##_hsum(sz[u]); \
-    }                                                                                           \
-}                                                                                               \
-static void V##_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {  \
-    const T *x = (const T *)f->x, *y = (const T *)f->y, *z = (const T *)f->z, *m = (const T *)f->m; \
-    T *ax = (T *)f->ax, *ay = (T *)f->ay, *az = (T *)f->az;                                     \
-    V##_t e2 = V##_set1((T)f->eps2);                                                            \
-    size_t i = b0;                                                                              \
-    for (; i + NBODY__SYM_ROWS <= b1; i += NBODY__SYM_ROWS)                                     \
-        V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, NBODY__SYM_ROWS);                   \
-    for (; i < b1; ++i) V##_sym_rows(x, y, z, m, ax, ay, az, e2, v0, v1, i, 1);                 \
-}                                                                                               \
-/* a block against itself: each tile against itself (the one-sided tile; it stores, so it also \
-   zeroes the sums), then tile t's bodies as rows against the later whole vectors as columns,   \
-   and the bodies of a last partial vector as rows against tile t */                            \
-static void V##_sym_block(const nbody__forces *f, size_t b0, size_t b1) {                       \
-    enum { W = NBODY__TILE_W(V), TW = W * NBODY__TILE_U };                                      \
-    size_t i0, bw = b0 + (b1 - b0) / W * W;                                                     \
-    for (i0 = b0; i0 < b1; i0 += TW) V##_tile_at(f, i0, i0 + TW < b1 ? i0 + TW : b1, 1, i0, b1); \
-    for (i0 = b0; i0 + TW < b1; i0 += TW) {                                                     \
-        V##_sym_pair(f, i0 + TW, bw, i0, i0 + TW);                                              \
-        if (bw < b1) V##_sym_pair(f, i0, i0 + TW, bw, b1);                                      \
-    }                                                                                           \
-}                                                                                               \
-/* Deterministic schedule: blocks of nbody__sym_block(n) bodies (a function of n only); first   \
-   each block against itself (which zeroes the sums), then                                     \
-   the block pairs in the rounds of a round-robin tournament (circle method), each round's      \
-   pairs disjoint. Each pair is a task that depends (inout) on its two blocks: the tasks on a   \
-   block run in the order they were created, so every body receives its contributions in the   \
-   same order whatever the thread count, yet no thread waits for a whole round (a barrier per   \
-   round loses badly when one thread is descheduled on a shared machine). */                   \
-static void V##_forces_sym(const nbody__forces *f, int threads) {                               \
-    enum { TW = NBODY__TILE_W(V) * NBODY__TILE_U };                                             \
-    size_t n = f->n, bs = nbody__sym_block(n, TW, NBODY__TILE_W(V));                            \
-    long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), k;                       \
-    nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */                 \
-    (void)threads; (void)tok;                                                                   \
-    if (n < NBODY__BLOCK_PARALLEL_N) {   /* serially, in the tasks' order: no parallel region */ \
-        long long r, b;                                                                         \
-        for (b = 0; b < nb; ++b)                                                                \
-            V##_sym_block(f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n); \
-        for (r = 0; r < nt - 1; ++r)                                                            \
-            for (k = 0; k < nt / 2; ++k) {                                                      \
-                long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
-                long long lo = p < q ? p : q, hi = p < q ? q : p;                               \
-                if (hi >= nb) continue;                                                         \
-                V##_sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs,         \
-                             (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);              \
-            }                                                                                   \
-        for (k = 0; k < (long long)n; ++k) { f->ax[k] *= f->G; f->ay[k] *= f->G; f->az[k] *= f->G; } \
-        return;                                                                                 \
-    }                                                                                           \
-    NBODY__PRAGMA(omp parallel num_threads(threads))                                            \
-    {                                                                                           \
-        NBODY__PRAGMA(omp single)                                                               \
-        {                                                                                       \
-            long long r, b;                                                                     \
-            for (b = 0; b < nb; ++b) {                                                          \
-                NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))              \
-                V##_sym_block(f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n); \
-            }                                                                                   \
-            for (r = 0; r < nt - 1; ++r)                                                        \
-                for (k = 0; k < nt / 2; ++k) {                                                  \
-                    long long p = k ? (r + k) % (nt - 1) : r, q = k ? (r - k + nt - 1) % (nt - 1) : nt - 1; \
-                    long long lo = p < q ? p : q, hi = p < q ? q : p;                           \
-                    if (hi >= nb) continue;                                                     \
-                    NBODY__PRAGMA(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs])) \
-                    V##_sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs,     \
-                                 (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);          \
-                }                                                                               \
-        }                                                                                       \
-        NBODY__PRAGMA(omp for schedule(static))                                                 \
-        for (k = 0; k < (long long)n; ++k) {                                                    \
-            f->ax[k] *= f->G; f->ay[k] *= f->G; f->az[k] *= f->G;                               \
-        }                                                                                       \
-    }                                                                                           \
+/* the tile of targets [i0, min(i0 + tw, i1)) against the sources [j0, j1): a partial tile
+   is padded (its extra lanes are computed, dropped) */
+static NBODY__UNUSED void nbody__simd_tile_at(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1, nbody_real G,
+                                              size_t i0, size_t i1) {
+    size_t q, tw = k->tw, nk = i1 - i0 < tw ? i1 - i0 : tw;
+    nbody_real p[6][NBODY__TW_MAX];
+    if (nk == tw) {
+        k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, f->x + i0, f->y + i0, f->z + i0, f->ax + i0, f->ay + i0, f->az + i0);
+        return;
+    }
+    for (q = 0; q < tw; ++q) {
+        p[0][q] = q < nk ? f->x[i0 + q] : 0; p[1][q] = q < nk ? f->y[i0 + q] : 0; p[2][q] = q < nk ? f->z[i0 + q] : 0;
+    }
+    k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);
+    for (q = 0; q < nk; ++q) { f->ax[i0 + q] = p[3][q]; f->ay[i0 + q] = p[4][q]; f->az[i0 + q] = p[5][q]; }
 }
-NBODY__SIMD_KERNEL(nbody__vf, float, ps, NBODY__VF_TERMS, NBODY__VF_DIVIDE)
-NBODY__SIMD_KERNEL(nbody__vd, double, pd, NBODY__VD_TERMS, NBODY__VD_DIVIDE)
-#else
-#define NBODY__SIMD 0
-#define NBODY__SIMD_ISA "portable"
+/* one-sided: all targets against all sources, tile by tile */
+static NBODY__UNUSED void nbody__simd_forces(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
+    size_t n = f->n, tw = k->tw;
+    long long t, ntiles = (long long)((n + tw - 1) / tw);
+    int chunk = block > 0 ? (int)(((size_t)block + tw - 1) / tw) : NBODY__BLOCK_CHUNK;
+    (void)threads; (void)chunk;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))
+    for (t = 0; t < ntiles; ++t) nbody__simd_tile_at(k, f, 0, n, f->G, (size_t)t * tw, n);
+}
+/* Symmetric forces (CUDA Handbook, ch. 14, tiled): f_ji = -f_ij, each pair computed once.
+   Rows: the broadcast bodies i of block J; columns: w bodies j of block I < J in the lanes.
+   Block I is whole (a multiple of w bodies): only the last block may be partial, and it is
+   never a column block.
+   A block against itself: each tile against itself (the one-sided tile; it stores, so it also
+   zeroes the sums), then tile t's bodies as rows against the later whole vectors as columns,
+   and the bodies of a last partial vector as rows against tile t */
+static NBODY__UNUSED void nbody__simd_sym_block(const nbody__simd_kernels *k, const nbody__forces *f, size_t b0, size_t b1) {
+    size_t i0, tw = k->tw, bw = b0 + (b1 - b0) / k->w * k->w;
+    for (i0 = b0; i0 < b1; i0 += tw) nbody__simd_tile_at(k, f, i0, i0 + tw < b1 ? i0 + tw : b1, 1, i0, b1);
+    for (i0 = b0; i0 + tw < b1; i0 += tw) {
+        k->sym_pair(f, i0 + tw, bw, i0, i0 + tw);
+        if (bw < b1) k->sym_pair(f, i0, i0 + tw, bw, b1);
+    }
+}
+/* Deterministic schedule: blocks of nbody__sym_block(n) bodies (a function of n only); first
+   each block against itself (which zeroes the sums), then the block pairs in the rounds of a
+   round-robin tournament (circle method), each round's pairs disjoint. Each pair is a task
+   that depends (inout) on its two blocks: the tasks on a block run in the order they were
+   created, so every body receives its contributions in the same order whatever the thread
+   count, yet no thread waits for a whole round (a barrier per round loses badly when one
+   thread is descheduled on a shared machine). */
+static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads) {
+    size_t n = f->n, bs = nbody__sym_block(n, k->tw, k->w);
+    long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), q;
+    nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */
+    (void)threads; (void)tok;
+    if (n < NBODY__BLOCK_PARALLEL_N) {   /* serially, in the tasks' order: no parallel region entered */
+        long long r, b;
+        for (b = 0; b < nb; ++b)
+            nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
+        for (r = 0; r < nt - 1; ++r)
+            for (q = 0; q < nt / 2; ++q) {
+                long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
+                long long lo = p < o ? p : o, hi = p < o ? o : p;
+                if (hi >= nb) continue;
+                k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
+            }
+        for (q = 0; q < (long long)n; ++q) { f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G; }
+        return;
+    }
+    NBODY__PRAGMA(omp parallel num_threads(threads))
+    {
+        NBODY__PRAGMA(omp single)
+        {
+            long long r, b;
+            for (b = 0; b < nb; ++b) {
+                NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))
+                nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
+            }
+            for (r = 0; r < nt - 1; ++r)
+                for (q = 0; q < nt / 2; ++q) {
+                    long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
+                    long long lo = p < o ? p : o, hi = p < o ? o : p;
+                    if (hi >= nb) continue;
+                    NBODY__PRAGMA(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs]))
+                    k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
+                }
+        }
+        NBODY__PRAGMA(omp for schedule(static))
+        for (q = 0; q < (long long)n; ++q) {
+            f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G;
+        }
+    }
+}
+/* the kernels of a level; NULL: the portable loop */
+static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
+#if NBODY__HAVE_AVX512
+    if (level == NBODY_SIMD_AVX512) return &nbody__avx512_kernels;
 #endif
+#if NBODY__HAVE_AVX2
+    if (level == NBODY_SIMD_AVX2) return &nbody__avx2_kernels;
+#endif
+    (void)level;
+    return NULL;
+}
 
 /* the article's 'openmp + block + optimization' loop (a branch-free loop the compiler
    vectorises), softened, any n: the portable path for long double and non-x86 targets */
@@ -1336,24 +1632,30 @@ static void nbody__accel_block_portable(const nbody__forces *f, int threads, int
 #ifndef NBODY__BLOCK_SYMMETRIC
 #define NBODY__BLOCK_SYMMETRIC 1
 #endif
+/* nonzero when every acceleration is finite */
+static int nbody__forces_finite(const nbody__forces *f) {
+    size_t i;
+    for (i = 0; i < f->n; ++i)
+        if (!nbody__isfinite(f->ax[i]) || !nbody__isfinite(f->ay[i]) || !nbody__isfinite(f->az[i])) return 0;
+    return 1;
+}
 /* block: targets per scheduling chunk of the one-sided kernel (rounded up to whole tiles);
-   0 = automatic. symmetric: the tiled symmetric kernel (the SIMD paths only). */
-static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric) {
-#if NBODY__SIMD
-    if (sizeof(nbody_real) == sizeof(float)) {
-        if (symmetric) nbody__vf_forces_sym(f, threads); else nbody__vf_forces(f, threads, block);
-        return;
+   0 = automatic. symmetric: the tiled symmetric kernel (the SIMD levels only). level: the
+   SIMD level. The estimate and its series are exact in class only where every term is finite
+   (x = inf gives 0 * inf in e, an r^-3 beyond the range gives inf * 0 with m = 0, ...): when a
+   sum comes out NaN or Inf, which is rare and always a fault or an extreme input, the whole
+   evaluation is done again by the portable loop, which computes each term as the SIMPLE
+   engine does (1 / sqrt, then m inv inv inv), so NaN, Inf and finite results are SIMPLE's. */
+static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric, nbody_simd level) {
+    const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
+    if (k) {
+        if (symmetric) nbody__simd_forces_sym(k, f, threads); else nbody__simd_forces(k, f, threads, block);
+        if (nbody__forces_finite(f)) return;
     }
-    if (sizeof(nbody_real) == sizeof(double)) {
-        if (symmetric) nbody__vd_forces_sym(f, threads); else nbody__vd_forces(f, threads, block);
-        return;
-    }
-#endif
-    (void)symmetric;
     nbody__accel_block_portable(f, threads, block);
 }
-static void nbody__accel_block(const nbody__forces *f, int threads, int block) {
-    nbody__accel_block_kernel(f, threads, block, NBODY__BLOCK_SYMMETRIC);
+static void nbody__accel_block(const nbody__forces *f, int threads, int block, nbody_simd level) {
+    nbody__accel_block_kernel(f, threads, block, NBODY__BLOCK_SYMMETRIC, level);
 }
 /* ---- end section: BLOCK engine kernel ---- */
 
@@ -1395,7 +1697,7 @@ static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbod
     int threads = 1;
 #endif
     A.n = nbody__n_src(e);
-    nbody__accel_block(&A, threads, e->desc.block_size);
+    nbody__accel_block(&A, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
     if (A.n < F.n) nbody__accel_test_simd(&F, A.n, threads);
     return NBODY_OK;
 }
@@ -1441,6 +1743,7 @@ typedef struct nbody__kdtree {
     nbody_real *bx, *by, *bz, *bm; /* n bodies in item order */
     size_t *pos;                   /* body index -> item position */
     size_t walk_cap, leaf_size;
+    int avx2;                      /* walk with the AVX2 level's code (the engine's SIMD level) */
 } nbody__kdtree;
 
 #define NBODY__AXIS_WIDEST 1       /* split the widest extent of the node's bodies */
@@ -1737,13 +2040,25 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
     return NBODY_OK;
 }
 
-#if NBODY__SIMD
-#define NBODY__TREE_AVX (NBODY__TREE_LANES % 8 == 0)
-#else
-#define NBODY__TREE_AVX 0
+/* The AVX2 level (also used at AVX-512) has its own visit, bucket and lane helpers below,
+   compiled for AVX2 and reached through nbody__tree_walk_*_avx2: the walks are written once
+   (nbody__tree_walk_*_body) and instantiated per level, so nothing on the walk's hot path
+   goes through a pointer. Packets of a multiple of 8 lanes only. */
+#define NBODY__TREE_AVX2 (NBODY__HAVE_AVX2 && NBODY__TREE_LANES % 8 == 0)
+/* m h3, h3 = inv^3; where that is not finite, m inv inv inv, the SIMPLE engine's order (m = 0
+   and an h3 beyond the range give 0 there, not NaN) */
+static NBODY__FORCEINLINE nbody_real nbody__tree_weight(nbody_real m, nbody_real inv, nbody_real h3) {
+    nbody_real w = m * h3;
+    return w - w == 0 ? w : m * inv * inv * inv;
+}
+#if NBODY__TREE_AVX2
+NBODY__I256 nbody__v256 nbody__v256_weight(nbody__v256 m, nbody__v256 inv, nbody__v256 h3) {
+    nbody__v256 w = nbody__v256_mul(m, h3);
+    unsigned bad = nbody__v256_nan(nbody__v256_sub(w, w));
+    return bad ? nbody__v256_select(nbody__v256_lanes(bad), nbody__v256_mul(nbody__v256_mul(nbody__v256_mul(m, inv), inv), inv), w) : w;
+}
 #endif
-/* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes of the generic path (long double, or no
-   AVX): float and double lanes with AVX take the fused nbody__tree_visit_pd/_ps instead */
+/* inv = 1 / sqrt(r2) and h3 = inv^3 for all lanes of the generic path */
 static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3) {
     int l;
     for (l = 0; l < NBODY__TREE_LANES; ++l) { inv[l] = 1 / NBODY__SQRT(r2[l]); h3[l] = inv[l] * inv[l] * inv[l]; }
@@ -1777,7 +2092,7 @@ static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_r
     nbody__tree_h3(r2, inv, h3);
     NBODY__PRAGMA(omp simd)
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
-        nbody_real w = m * h3[l];
+        nbody_real w = nbody__tree_weight(m, inv[l], h3[l]);
         int on = (int)NBODY__TREE_BIT(use, l);
         p->ax[l] = on ? p->ax[l] + w * dx[l] : p->ax[l];
         p->ay[l] = on ? p->ay[l] + w * dy[l] : p->ay[l];
@@ -1787,128 +2102,129 @@ static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_r
 
 /* Each lane in open (that does not accept a bucket's node) adds the exact sum over the
    bucket's bodies, skipping its own: the bodies in groups of 4, body first + 4m + j into
-   the lane's partial sum j (4-wide SIMD where available, the same operations otherwise) */
+   the lane's partial sum j (nbody__tree_bucket_avx2: 4-wide, the same operations) */
 static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, nbody__tree_mask open) {
     size_t k, end = nd->first + nd->count;
     int l;
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
         if (!NBODY__TREE_BIT(open, l)) continue;
-#if NBODY__TREE_AVX
-        if (sizeof(nbody_real) == sizeof(double) && sizeof(size_t) == 8) {
-            const __m256d xi = _mm256_set1_pd((double)p->x[l]), yi = _mm256_set1_pd((double)p->y[l]);
-            const __m256d zi = _mm256_set1_pd((double)p->z[l]), e2 = _mm256_set1_pd((double)p->eps2), one = _mm256_set1_pd(1);
-            const __m256i self = _mm256_set1_epi64x((long long)p->self[l]), last = _mm256_set1_epi64x((long long)end - 1);
-            __m256d sx = _mm256_loadu_pd((double *)p->b[0][l]), sy = _mm256_loadu_pd((double *)p->b[1][l]);
-            __m256d sz = _mm256_loadu_pd((double *)p->b[2][l]);
-            for (k = nd->first; k < end; k += 4) {
-                __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long)k), _mm256_set_epi64x(3, 2, 1, 0));
-                __m256d ok = _mm256_castsi256_pd(_mm256_andnot_si256(
-                    _mm256_or_si256(_mm256_cmpeq_epi64(idx, self), _mm256_cmpgt_epi64(idx, last)), _mm256_set1_epi64x(-1)));
-                __m256d dx = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->bx + k), xi);
-                __m256d dy = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->by + k), yi);
-                __m256d dz = _mm256_sub_pd(_mm256_loadu_pd((const double *)t->bz + k), zi);
-                __m256d d2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz));
-                __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(d2, e2)));
-                __m256d w = _mm256_mul_pd(_mm256_loadu_pd((const double *)t->bm + k), _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
-                sx = _mm256_blendv_pd(sx, _mm256_add_pd(sx, _mm256_mul_pd(w, dx)), ok);
-                sy = _mm256_blendv_pd(sy, _mm256_add_pd(sy, _mm256_mul_pd(w, dy)), ok);
-                sz = _mm256_blendv_pd(sz, _mm256_add_pd(sz, _mm256_mul_pd(w, dz)), ok);
-            }
-            _mm256_storeu_pd((double *)p->b[0][l], sx); _mm256_storeu_pd((double *)p->b[1][l], sy);
-            _mm256_storeu_pd((double *)p->b[2][l], sz);
-            continue;
-        }
-#endif
         for (k = nd->first; k < end; ++k) {
             nbody_real dx = t->bx[k] - p->x[l], dy = t->by[k] - p->y[l], dz = t->bz[k] - p->z[l], inv, w;
             int j = (int)((k - nd->first) % 4);
             if (k == p->self[l]) continue;
             inv = 1 / NBODY__SQRT(dx * dx + dy * dy + dz * dz + p->eps2);
-            w = t->bm[k] * (inv * inv * inv);
+            w = nbody__tree_weight(t->bm[k], inv, inv * inv * inv);
             p->b[0][l][j] += w * dx; p->b[1][l][j] += w * dy; p->b[2][l][j] += w * dz;
         }
     }
 }
 
-#if NBODY__TREE_AVX
-/* nbody__tree_dist and nbody__tree_add fused, W lanes per 256-bit vector (double 4, float 8),
-   groups with no active lane skipped and dx, dy, dz kept in registers: the same operations in
-   the same order per lane as the generic path, quadrupole term included (q: the node's second
-   moments, or NULL). Returns the lanes that do not accept node nd. Instantiated below for
-   double (nbody__tree_visit_pd) and float (nbody__tree_visit_ps). */
-/* the vector mask of the lanes set in bits (W low bits) */
-static __m256d nbody__tree_on_pd(unsigned bits) {
-    const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
-    return _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)bits), bit), bit));
+#if NBODY__TREE_AVX2
+/* (a0 b0 + a1 b1) + a2 b2, the association the scalar code uses (no FMA: bitwise the same) */
+NBODY__I256 nbody__v256 nbody__v256_dot3(nbody__v256 a0, nbody__v256 b0, nbody__v256 a1, nbody__v256 b1, nbody__v256 a2, nbody__v256 b2) {
+    return nbody__v256_add(nbody__v256_add(nbody__v256_mul(a0, b0), nbody__v256_mul(a1, b1)), nbody__v256_mul(a2, b2));
 }
-static __m256 nbody__tree_on_ps(unsigned bits) {
-    const __m256i bit = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
-    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), bit), bit));
+/* the bucket, the 4 bodies of a group side by side (double: 4 lanes; float keeps the scalar loop) */
+static NBODY__TARGET_AVX2 void nbody__tree_bucket_avx2(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p,
+                                                       nbody__tree_mask open) {
+#if NBODY__KIND == 2
+    size_t k, end = nd->first + nd->count;
+    int l;
+    if (sizeof(size_t) != 8) { nbody__tree_bucket(t, nd, p, open); return; }
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        __m256d xi, yi, zi, e2, one, sx, sy, sz;
+        __m256i self, last;
+        if (!NBODY__TREE_BIT(open, l)) continue;
+        xi = _mm256_set1_pd(p->x[l]); yi = _mm256_set1_pd(p->y[l]); zi = _mm256_set1_pd(p->z[l]);
+        e2 = _mm256_set1_pd(p->eps2); one = _mm256_set1_pd(1);
+        self = _mm256_set1_epi64x((long long)p->self[l]); last = _mm256_set1_epi64x((long long)end - 1);
+        sx = _mm256_loadu_pd(p->b[0][l]); sy = _mm256_loadu_pd(p->b[1][l]); sz = _mm256_loadu_pd(p->b[2][l]);
+        for (k = nd->first; k < end; k += 4) {
+            __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long)k), _mm256_set_epi64x(3, 2, 1, 0));
+            __m256d ok = _mm256_castsi256_pd(_mm256_andnot_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi64(idx, self), _mm256_cmpgt_epi64(idx, last)), _mm256_set1_epi64x(-1)));
+            __m256d dx = _mm256_sub_pd(_mm256_loadu_pd(t->bx + k), xi), dy = _mm256_sub_pd(_mm256_loadu_pd(t->by + k), yi);
+            __m256d dz = _mm256_sub_pd(_mm256_loadu_pd(t->bz + k), zi);
+            __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_add_pd(nbody__v256_dot3(dx, dx, dy, dy, dz, dz), e2)));
+            __m256d w = nbody__v256_weight(_mm256_loadu_pd(t->bm + k), inv, _mm256_mul_pd(_mm256_mul_pd(inv, inv), inv));
+            sx = _mm256_blendv_pd(sx, _mm256_add_pd(sx, _mm256_mul_pd(w, dx)), ok);
+            sy = _mm256_blendv_pd(sy, _mm256_add_pd(sy, _mm256_mul_pd(w, dy)), ok);
+            sz = _mm256_blendv_pd(sz, _mm256_add_pd(sz, _mm256_mul_pd(w, dz)), ok);
+        }
+        _mm256_storeu_pd(p->b[0][l], sx); _mm256_storeu_pd(p->b[1][l], sy); _mm256_storeu_pd(p->b[2][l], sz);
+    }
+#else
+    nbody__tree_bucket(t, nd, p, open);
+#endif
 }
-#define NBODY__TREE_MM_(op, S) _mm256_##op##_##S
-#define NBODY__TREE_MM(op, S) NBODY__TREE_MM_(op, S)
-#define NBODY__TM(op) NBODY__TREE_MM(op, NBODY__TREE_S)  /* NBODY__TREE_S: pd or ps, per instance */
-/* (a0 b0 + a1 b1) + a2 b2, the association the scalar code uses */
-#define NBODY__TDOT(a0, b0, a1, b1, a2, b2) \
-    NBODY__TM(add)(NBODY__TM(add)(NBODY__TM(mul)(a0, b0), NBODY__TM(mul)(a1, b1)), NBODY__TM(mul)(a2, b2))
-#define NBODY__TREE_VISIT_SIMD(NAME, T, V, W, ON)                                                  \
-static nbody__tree_mask NAME(const nbody__tree_node *nd, const nbody_real *q, nbody__tree_packet *p, \
-                             nbody__tree_mask act) {                                              \
-    const V cx = NBODY__TM(set1)((T)nd->c[0]), cy = NBODY__TM(set1)((T)nd->c[1]);               \
-    const V cz = NBODY__TM(set1)((T)nd->c[2]), crit2 = NBODY__TM(set1)((T)nd->crit2);           \
-    const V m = NBODY__TM(set1)((T)nd->mass), e2 = NBODY__TM(set1)((T)p->eps2);                 \
-    const V one = NBODY__TM(set1)(1);                                                             \
-    nbody__tree_mask open = 0;                                                                    \
-    int l;                                                                                        \
-    for (l = 0; l < NBODY__TREE_LANES; l += W) {                                                  \
-        unsigned ag = (unsigned)(act >> l) & ((1u << W) - 1), accg;   /* this group's lanes */   \
-        V dx, dy, dz, d2;                                                                         \
-        if (!ag) continue;                                                                        \
-        dx = NBODY__TM(sub)(cx, NBODY__TM(loadu)((const T *)p->x + l));                           \
-        dy = NBODY__TM(sub)(cy, NBODY__TM(loadu)((const T *)p->y + l));                           \
-        dz = NBODY__TM(sub)(cz, NBODY__TM(loadu)((const T *)p->z + l));                           \
-        d2 = NBODY__TDOT(dx, dx, dy, dy, dz, dz);                                                 \
-        accg = ag & (unsigned)NBODY__TM(movemask)(NBODY__TM(cmp)(d2, crit2, _CMP_GT_OQ));         \
-        open |= (nbody__tree_mask)(ag & ~accg) << l;                                              \
-        if (accg) {                                                                               \
-            V on = ON(accg), inv = NBODY__TM(div)(one, NBODY__TM(sqrt)(NBODY__TM(add)(d2, e2)));   \
-            V h3 = NBODY__TM(mul)(NBODY__TM(mul)(inv, inv), inv), w = NBODY__TM(mul)(m, h3);      \
-            V ax = NBODY__TM(loadu)((T *)p->ax + l), ay = NBODY__TM(loadu)((T *)p->ay + l);        \
-            V az = NBODY__TM(loadu)((T *)p->az + l), bx = ax, by = ay, bz = az;                   \
-            if (q) {                                                                              \
-                V q0 = NBODY__TM(set1)((T)q[0]), q1 = NBODY__TM(set1)((T)q[1]);                   \
-                V q2 = NBODY__TM(set1)((T)q[2]), q3 = NBODY__TM(set1)((T)q[3]);                   \
-                V q4 = NBODY__TM(set1)((T)q[4]), q5 = NBODY__TM(set1)((T)q[5]);                   \
-                V h5 = NBODY__TM(mul)(NBODY__TM(mul)(h3, inv), inv);                              \
-                V h7 = NBODY__TM(mul)(NBODY__TM(mul)(h5, inv), inv), t5, rad;                     \
-                V sx = NBODY__TDOT(q0, dx, q1, dy, q2, dz), sy = NBODY__TDOT(q1, dx, q3, dy, q4, dz); \
-                V sz = NBODY__TDOT(q2, dx, q4, dy, q5, dz);                                       \
-                rad = NBODY__TM(mul)(NBODY__TM(mul)(NBODY__TM(set1)((T)7.5), h7),                 \
-                                     NBODY__TDOT(dx, sx, dy, sy, dz, sz));                        \
-                rad = NBODY__TM(sub)(rad, NBODY__TM(mul)(NBODY__TM(mul)(NBODY__TM(set1)((T)1.5), h5), \
-                                                         NBODY__TM(set1)((T)((q[0] + q[3]) + q[5])))); \
-                w = NBODY__TM(add)(w, rad);                                                       \
-                t5 = NBODY__TM(mul)(NBODY__TM(set1)((T)3), h5);                                   \
-                bx = NBODY__TM(sub)(ax, NBODY__TM(mul)(t5, sx));                                  \
-                by = NBODY__TM(sub)(ay, NBODY__TM(mul)(t5, sy));                                  \
-                bz = NBODY__TM(sub)(az, NBODY__TM(mul)(t5, sz));                                  \
-            }                                                                                     \
-            ax = NBODY__TM(blendv)(ax, NBODY__TM(add)(bx, NBODY__TM(mul)(w, dx)), on);            \
-            ay = NBODY__TM(blendv)(ay, NBODY__TM(add)(by, NBODY__TM(mul)(w, dy)), on);            \
-            az = NBODY__TM(blendv)(az, NBODY__TM(add)(bz, NBODY__TM(mul)(w, dz)), on);            \
-            NBODY__TM(storeu)((T *)p->ax + l, ax);                                                \
-            NBODY__TM(storeu)((T *)p->ay + l, ay);                                                \
-            NBODY__TM(storeu)((T *)p->az + l, az);                                                \
-        }                                                                                         \
-    }                                                                                             \
-    return open;                                                                                  \
+/* nbody__tree_visit below for the AVX2 level: distance test and pull fused, W lanes per
+   vector (double 4, float 8), groups with no active lane skipped and dx, dy, dz kept in
+   registers; the same operations in the same order per lane as the generic path, quadrupole
+   term included */
+static NBODY__TARGET_AVX2 nbody__tree_mask nbody__tree_visit_avx2(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, nbody__tree_mask act) {
+    enum { W = NBODY__V256_W };
+    const nbody__tree_node *nd = &t->node[i];
+    const nbody_real *q = t->quad && i < t->n ? t->quad + 6 * i : NULL;
+    const nbody__v256 cx = nbody__v256_set1(nd->c[0]), cy = nbody__v256_set1(nd->c[1]), cz = nbody__v256_set1(nd->c[2]);
+    const nbody__v256 crit2 = nbody__v256_set1(nd->crit2), m = nbody__v256_set1(nd->mass), e2 = nbody__v256_set1(p->eps2);
+    const nbody__v256 one = nbody__v256_set1(1);
+    nbody__tree_mask open = 0;
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; l += W) {
+        unsigned ag = (unsigned)(act >> l) & ((1u << W) - 1), accg;   /* this group's lanes */
+        nbody__v256 dx, dy, dz, d2;
+        if (!ag) continue;
+        dx = nbody__v256_sub(cx, nbody__v256_load(p->x + l));
+        dy = nbody__v256_sub(cy, nbody__v256_load(p->y + l));
+        dz = nbody__v256_sub(cz, nbody__v256_load(p->z + l));
+        d2 = nbody__v256_dot3(dx, dx, dy, dy, dz, dz);
+        accg = ag & nbody__v256_gt(d2, crit2);
+        open |= (nbody__tree_mask)(ag & ~accg) << l;
+        if (accg) {
+            nbody__v256 on = nbody__v256_lanes(accg), inv = nbody__v256_div(one, nbody__v256_sqrt(nbody__v256_add(d2, e2)));
+            nbody__v256 h3 = nbody__v256_mul(nbody__v256_mul(inv, inv), inv), w = nbody__v256_weight(m, inv, h3);
+            nbody__v256 ax = nbody__v256_load(p->ax + l), ay = nbody__v256_load(p->ay + l), az = nbody__v256_load(p->az + l);
+            nbody__v256 bx = ax, by = ay, bz = az;
+            if (q) {
+                nbody__v256 q0 = nbody__v256_set1(q[0]), q1 = nbody__v256_set1(q[1]), q2 = nbody__v256_set1(q[2]);
+                nbody__v256 q3 = nbody__v256_set1(q[3]), q4 = nbody__v256_set1(q[4]), q5 = nbody__v256_set1(q[5]);
+                nbody__v256 h5 = nbody__v256_mul(nbody__v256_mul(h3, inv), inv), h7 = nbody__v256_mul(nbody__v256_mul(h5, inv), inv);
+                nbody__v256 sx = nbody__v256_dot3(q0, dx, q1, dy, q2, dz), sy = nbody__v256_dot3(q1, dx, q3, dy, q4, dz);
+                nbody__v256 sz = nbody__v256_dot3(q2, dx, q4, dy, q5, dz), t5;
+                nbody__v256 rad = nbody__v256_mul(nbody__v256_mul(nbody__v256_set1((nbody_real)7.5), h7), nbody__v256_dot3(dx, sx, dy, sy, dz, sz));
+                rad = nbody__v256_sub(rad, nbody__v256_mul(nbody__v256_mul(nbody__v256_set1((nbody_real)1.5), h5), nbody__v256_set1((q[0] + q[3]) + q[5])));
+                w = nbody__v256_add(w, rad);
+                t5 = nbody__v256_mul(nbody__v256_set1(3), h5);
+                bx = nbody__v256_sub(ax, nbody__v256_mul(t5, sx));
+                by = nbody__v256_sub(ay, nbody__v256_mul(t5, sy));
+                bz = nbody__v256_sub(az, nbody__v256_mul(t5, sz));
+            }
+            nbody__v256_store(p->ax + l, nbody__v256_select(on, nbody__v256_add(bx, nbody__v256_mul(w, dx)), ax));
+            nbody__v256_store(p->ay + l, nbody__v256_select(on, nbody__v256_add(by, nbody__v256_mul(w, dy)), ay));
+            nbody__v256_store(p->az + l, nbody__v256_select(on, nbody__v256_add(bz, nbody__v256_mul(w, dz)), az));
+        }
+    }
+    if (open && nd->count <= t->leaf_size) { nbody__tree_bucket_avx2(t, nd, p, open); return 0; }
+    return open;
 }
-#define NBODY__TREE_S pd
-NBODY__TREE_VISIT_SIMD(nbody__tree_visit_pd, double, __m256d, 4, nbody__tree_on_pd)
-#undef NBODY__TREE_S
-#define NBODY__TREE_S ps
-NBODY__TREE_VISIT_SIMD(nbody__tree_visit_ps, float, __m256, 8, nbody__tree_on_ps)
-#undef NBODY__TREE_S
+/* nbody__tree_lanes_at and nbody__tree_lanes_set for the AVX2 level (64-bit size_t) */
+static NBODY__TARGET_AVX2 nbody__tree_mask nbody__tree_lanes_at_avx2(const size_t *next, nbody__tree_mask others, size_t i) {
+    nbody__tree_mask at = 0;
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; l += 4)
+        at |= (nbody__tree_mask)_mm256_movemask_pd(_mm256_castsi256_pd(
+                  _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(next + l)), _mm256_set1_epi64x((long long)i)))) << l;
+    return at & others;
+}
+static NBODY__TARGET_AVX2 void nbody__tree_lanes_set_avx2(size_t *next, nbody__tree_mask lanes, size_t i) {
+    const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1), vi = _mm256_set1_epi64x((long long)i);
+    int l;
+    for (l = 0; l < NBODY__TREE_LANES; l += 4) {
+        __m256i on = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(lanes >> l)), bit), bit);
+        __m256i *q = (__m256i *)(next + l);
+        _mm256_storeu_si256(q, _mm256_blendv_epi8(_mm256_loadu_si256(q), vi, on));
+    }
+}
 #endif
 
 /* Look at node i for the lanes in act: lanes that accept it (|x - c|^2 > crit2) add its
@@ -1922,14 +2238,6 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
     const nbody__tree_node *nd = &t->node[i];
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
     nbody__tree_mask far, acc, open;
-#if NBODY__TREE_AVX
-    if (sizeof(nbody_real) == sizeof(double) || sizeof(nbody_real) == sizeof(float)) {
-        const nbody_real *q = t->quad && i < t->n ? t->quad + 6 * i : NULL;
-        open = sizeof(nbody_real) == sizeof(double) ? nbody__tree_visit_pd(nd, q, p, act) : nbody__tree_visit_ps(nd, q, p, act);
-        if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
-        return open;
-    }
-#endif
     far = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2); acc = act & far; open = act & ~far;
     if (acc && t->quad && i < t->n) {
         const nbody_real *q = t->quad + 6 * i;
@@ -1938,7 +2246,7 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
         for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
         nbody__tree_h3(r2, inv, h3);
         for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(acc, l)) {
-            nbody_real w = nd->mass * h3[l], h5 = h3[l] * inv[l] * inv[l], h7 = h5 * inv[l] * inv[l];
+            nbody_real w = nbody__tree_weight(nd->mass, inv[l], h3[l]), h5 = h3[l] * inv[l] * inv[l], h7 = h5 * inv[l] * inv[l];
             nbody_real sx = q[0] * dx[l] + q[1] * dy[l] + q[2] * dz[l], sy = q[1] * dx[l] + q[3] * dy[l] + q[4] * dz[l];
             nbody_real sz = q[2] * dx[l] + q[4] * dy[l] + q[5] * dz[l];
             w += (nbody_real)7.5 * h7 * (dx[l] * sx + dy[l] * sy + dz[l] * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
@@ -1956,14 +2264,6 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
 static nbody__tree_mask nbody__tree_lanes_at(const size_t *next, nbody__tree_mask others, size_t i) {
     nbody__tree_mask at = 0;
     int l;
-#if NBODY__TREE_AVX
-    if (sizeof(size_t) == 8) {
-        for (l = 0; l < NBODY__TREE_LANES; l += 4)
-            at |= (nbody__tree_mask)_mm256_movemask_pd(_mm256_castsi256_pd(
-                      _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(next + l)), _mm256_set1_epi64x((long long)i)))) << l;
-        return at & others;
-    }
-#endif
     for (l = 0; l < NBODY__TREE_LANES; ++l) at |= (nbody__tree_mask)(next[l] == i) << l;
     return at & others;
 }
@@ -1971,18 +2271,31 @@ static nbody__tree_mask nbody__tree_lanes_at(const size_t *next, nbody__tree_mas
 /* next[l] = i for the lanes l in `lanes` */
 static void nbody__tree_lanes_set(size_t *next, nbody__tree_mask lanes, size_t i) {
     int l;
-#if NBODY__TREE_AVX
-    if (sizeof(size_t) == 8) {
-        const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1), vi = _mm256_set1_epi64x((long long)i);
-        for (l = 0; l < NBODY__TREE_LANES; l += 4) {
-            __m256i on = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)(lanes >> l)), bit), bit);
-            __m256i *q = (__m256i *)(next + l);
-            _mm256_storeu_si256(q, _mm256_blendv_epi8(_mm256_loadu_si256(q), vi, on));
-        }
-        return;
-    }
-#endif
     for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(lanes, l)) next[l] = i;
+}
+
+/* the generic helpers above, or the AVX2 level's (avx2 is a constant in each instance of a walk) */
+static NBODY__FORCEINLINE nbody__tree_mask nbody__tree_visit_level(const nbody__kdtree *t, size_t i, nbody__tree_packet *p,
+                                                                   nbody__tree_mask act, int avx2) {
+#if NBODY__TREE_AVX2
+    if (avx2) return nbody__tree_visit_avx2(t, i, p, act);
+#endif
+    (void)avx2;
+    return nbody__tree_visit(t, i, p, act);
+}
+static NBODY__FORCEINLINE nbody__tree_mask nbody__tree_lanes_at_level(const size_t *next, nbody__tree_mask others, size_t i, int avx2) {
+#if NBODY__TREE_AVX2
+    if (avx2 && sizeof(size_t) == 8) return nbody__tree_lanes_at_avx2(next, others, i);
+#endif
+    (void)avx2;
+    return nbody__tree_lanes_at(next, others, i);
+}
+static NBODY__FORCEINLINE void nbody__tree_lanes_set_level(size_t *next, nbody__tree_mask lanes, size_t i, int avx2) {
+#if NBODY__TREE_AVX2
+    if (avx2 && sizeof(size_t) == 8) { nbody__tree_lanes_set_avx2(next, lanes, i); return; }
+#endif
+    (void)avx2;
+    nbody__tree_lanes_set(next, lanes, i);
 }
 
 /* Stackless: each lane's walk is its own next node. The packet visits the earliest of them
@@ -1990,7 +2303,7 @@ static void nbody__tree_lanes_set(size_t *next, nbody__tree_mask lanes, size_t i
    lane's next node is the skip of an ancestor, which is at or after it). The lanes at the
    packet's node (act) are carried along; next[] is written only for lanes that leave
    (accept a node the others open) and read only when the packet skips. */
-static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_packet *p) {
+static NBODY__FORCEINLINE void nbody__tree_walk_stackless_body(const nbody__kdtree *t, nbody__tree_packet *p, int avx2) {
     size_t i = 1, size = 2 * t->n, next[NBODY__TREE_LANES];
     nbody__tree_mask live = 0, act;
     int l;
@@ -2001,19 +2314,19 @@ static void nbody__tree_walk_stackless(const nbody__kdtree *t, nbody__tree_packe
     act = live;
     do {
         size_t skip = nbody__heap_skip(i);
-        nbody__tree_mask open = nbody__tree_visit(t, i, p, act);
+        nbody__tree_mask open = nbody__tree_visit_level(t, i, p, act, avx2);
         if (open) {               /* the acceptors wait for the skip, the rest go down */
-            if (act & ~open) nbody__tree_lanes_set(next, act & ~open, skip);
+            if (act & ~open) nbody__tree_lanes_set_level(next, act & ~open, skip, avx2);
             act = open;
             i = nbody__heap_next(i, size);
         } else {                  /* all go to the skip, where waiting lanes may join */
             i = skip;
-            if (live & ~act) act |= nbody__tree_lanes_at(next, live & ~act, i);
+            if (live & ~act) act |= nbody__tree_lanes_at_level(next, live & ~act, i, avx2);
         }
     } while (i != 1);
 }
 
-static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_packet *p) {
+static NBODY__FORCEINLINE void nbody__tree_walk_stack_body(const nbody__kdtree *t, nbody__tree_packet *p, int avx2) {
     size_t stack[NBODY__TREE_STACK];
     nbody__tree_mask mask[NBODY__TREE_STACK], m = 0;
     int sp = 0, l;
@@ -2021,9 +2334,26 @@ static void nbody__tree_walk_stack(const nbody__kdtree *t, nbody__tree_packet *p
     stack[sp] = 1; mask[sp++] = m;
     while (sp > 0) {
         size_t i = stack[--sp];
-        m = nbody__tree_visit(t, i, p, mask[sp]);
+        m = nbody__tree_visit_level(t, i, p, mask[sp], avx2);
         if (m) { stack[sp] = 2 * i + 1; mask[sp++] = m; stack[sp] = 2 * i; mask[sp++] = m; }   /* left on top */
     }
+}
+
+/* a packet's walk, generic or compiled for the AVX2 level */
+static void nbody__tree_walk(const nbody__kdtree *t, nbody__tree_packet *p, int stack) {
+    if (stack) nbody__tree_walk_stack_body(t, p, 0); else nbody__tree_walk_stackless_body(t, p, 0);
+}
+#if NBODY__TREE_AVX2
+static NBODY__TARGET_AVX2 void nbody__tree_walk_avx2(const nbody__kdtree *t, nbody__tree_packet *p, int stack) {
+    if (stack) nbody__tree_walk_stack_body(t, p, 1); else nbody__tree_walk_stackless_body(t, p, 1);
+}
+#endif
+/* a packet's walk at the tree's SIMD level */
+static void nbody__tree_walk_packet(const nbody__kdtree *t, nbody__tree_packet *p, int stack) {
+#if NBODY__TREE_AVX2
+    if (t->avx2) { nbody__tree_walk_avx2(t, p, stack); return; }
+#endif
+    nbody__tree_walk(t, p, stack);
 }
 
 /* accelerations of all bodies from a built tree: packets of consecutive bodies in body
@@ -2047,8 +2377,7 @@ static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, cons
             p.ax[l] = p.ay[l] = p.az[l] = 0;
         }
         memset(p.b, 0, sizeof p.b);
-        if (stack) nbody__tree_walk_stack(t, &p);
-        else nbody__tree_walk_stackless(t, &p);
+        nbody__tree_walk_packet(t, &p, stack);
         for (l = 0; l < NBODY__TREE_LANES; ++l)
             if (body[l] != NBODY__TREE_NONE) {
                 nbody_real s[3];
@@ -2078,8 +2407,7 @@ static void nbody__tree_forces_test(const nbody__kdtree *t, const nbody_desc *d,
             p.ax[l] = p.ay[l] = p.az[l] = 0;
         }
         memset(p.b, 0, sizeof p.b);
-        if (stack) nbody__tree_walk_stack(t, &p);
-        else nbody__tree_walk_stackless(t, &p);
+        nbody__tree_walk_packet(t, &p, stack);
         for (l = 0; l < NBODY__TREE_LANES; ++l)
             if (body[l] != NBODY__TREE_NONE) {
                 nbody_real s[3];
@@ -2117,6 +2445,7 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
         A.n = nbody__n_src(e);
         r = nbody__kdtree_build((nbody__kdtree *)c->tree, &e->desc, F.x, F.y, F.z, F.m, A.n);
         if (r == NBODY_OK) r = nbody__tree_prepare((nbody__kdtree *)c->tree, &e->desc, (size_t)e->desc.leaf_size);
+        ((nbody__kdtree *)c->tree)->avx2 = c->simd >= NBODY_SIMD_AVX2;
         if (r == NBODY_OK) nbody__tree_forces((nbody__kdtree *)c->tree, &e->desc, &A);
         if (r == NBODY_OK && A.n < F.n) nbody__tree_forces_test((nbody__kdtree *)c->tree, &e->desc, &F, A.n);
     }
@@ -3399,6 +3728,11 @@ NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) 
     sim->f_valid = 0;
     sim->history = 0;
     return NBODY_OK;
+}
+
+NBODY__DEF const char *nbody_simd_name(const nbody_sim *sim) {
+    if (!sim || !sim->eng.ops || sim->eng.ops->init != nbody__cpu_init || !sim->eng.impl) return "none";
+    return nbody__simd_level_name(((const nbody__cpu *)sim->eng.impl)->simd);
 }
 
 NBODY__DEF nbody_stats nbody_get_stats(const nbody_sim *sim) {

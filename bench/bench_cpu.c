@@ -6,7 +6,8 @@
    thread scaling. Force evaluations are timed through the engine operations
    (no transfers, no integrator); each figure is the median of several repetitions.
    Build: make bench (double: build/bench_cpu, float: build/bench_cpu_float)
-   Options: bench_cpu [max_n] (default 32768). */
+   Options: bench_cpu [max_n] (default 32768). The environment variable NBODY_SIMD picks the
+   SIMD level (portable, avx2, avx512; default: the best this CPU runs). */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -85,6 +86,8 @@ static int case_make(bench_case *c, size_t n) {
 }
 static void case_free(bench_case *c) { free(c->y); free(c->f); nbody_system_free(&c->s); }
 
+static nbody_simd simd;           /* the BLOCK kernels' level: NBODY_SIMD, else the best */
+
 /* what to time besides the engines: the article's loop and each BLOCK kernel on its own */
 enum { ARTICLE = -1, KERNEL_ONE_SIDED = -2, KERNEL_SYMMETRIC = -3 };
 
@@ -110,7 +113,7 @@ static double time_engine(bench_case *c, int engine, int threads, int block) {  
     for (r = 0; r < BENCH_REPS && (r < 1 || total < BENCH_MAX_SECONDS); ++r, ++reps) {
         double t0 = now();
         if (engine == ARTICLE) article_block_opt(f.x, f.y, f.z, f.m, n, f.ax, f.ay, f.az);
-        else if (engine < 0) nbody__accel_block_kernel(&f, threads > 0 ? threads : 1, block, engine == KERNEL_SYMMETRIC);
+        else if (engine < 0) nbody__accel_block_kernel(&f, threads > 0 ? threads : 1, block, engine == KERNEL_SYMMETRIC, simd);
         else if (e.ops->derivative(&e, c->y, c->f) != NBODY_OK) { nbody__engine_stop(&e); return -1; }
         t[r] = now() - t0;
         total += t[r];
@@ -134,7 +137,8 @@ int main(int argc, char **argv) {
 #if NBODY__OPENMP
     threads = omp_get_max_threads();
 #endif
-    printf("\n## CPU force engines, %s, %d threads, BLOCK kernel: %s\n\n", real, threads, NBODY__SIMD_ISA);
+    { nbody_desc d0 = {0}; if (nbody__simd_choose(&d0, "block", &simd) != NBODY_OK) return 1; }
+    printf("\n## CPU force engines, %s, %d threads, BLOCK kernel: %s\n\n", real, threads, nbody__simd_level_name(simd));
     printf("Seconds per force evaluation (median), the article's Table 2:\n\n| engine |");
     for (k = 0; k < NS && sizes[k] <= max_n; ++k) printf(" %zu |", sizes[k]);
     printf("\n| --- |");
@@ -159,7 +163,7 @@ int main(int argc, char **argv) {
         printf("| %zu | %.3g | %.1f | %.3g | %.2fx |\n", sizes[k], inter / sec[3][k], flops * inter / sec[3][k] * 1e-9,
                inter / sec[2][k], sec[2][k] / sec[3][k]);
     }
-    if (NBODY__SIMD) {   /* the BLOCK engine's two kernels, same run: which one is the default and why */
+    if (simd != NBODY_SIMD_PORTABLE) {   /* the BLOCK engine's two kernels, same run: which one is the default and why */
         static const size_t kn[] = {2048, 8192, 32768};
         printf("\nBLOCK kernels, interactions/s (N^2 per evaluation; the symmetric one computes N^2/2 pairs),"
                " default: %s:\n\n| N | one-sided, 1 thread | symmetric, 1 thread | sym / one-sided |"

@@ -646,12 +646,12 @@ static int setup(run *r) {
         nbody_engine e = r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK;
         char where[64];
         if (gpu_engine(e)) snprintf(where, sizeof where, "device %d", r->desc.device);
-        else snprintf(where, sizeof where, "CPU, %d thread%s", threads_in_use(o->threads), threads_in_use(o->threads) == 1 ? "" : "s");
+        else snprintf(where, sizeof where, "CPU, %d thread%s, SIMD %s", threads_in_use(o->threads),
+                      threads_in_use(o->threads) == 1 ? "" : "s", nbody_simd_name(r->sim));
         printf("nbody %s: %s, n = %lu, engine %s (%s), method %s, dt %g%s, softening %g, t = %g -> %g\n",
                nbody_version_string(), r->sc->name, (unsigned long)r->s.n, nbody_engine_name(e), where,
                nbody_method_name(r->desc.method ? r->desc.method : NBODY_LEAPFROG), (double)r->desc.dt,
                o->tolerance > 0 ? " (adaptive)" : "", (double)r->desc.softening, (double)r->s.t, r->t_end);
-        /* SIMD level: print the library's name of the kernel level in use here, once nbody.h has a getter */
     }
     if (o->video) printf("video: %s, %dx%d, a frame every %g time units, %d fps (ffmpeg)\n", o->video, r->img.w, r->img.h,
                          r->o.video_every, o->fps);

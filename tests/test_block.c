@@ -3,7 +3,8 @@
    reference and against a long double sum: odd sizes (remainder tiles and blocks), softening
    0 and > 0, the self term excluded by index (coincident distinct bodies give NaN as in
    SIMPLE, also when they fall in different blocks), and bitwise independence of the thread
-   count and of block_size. Built in double by the Makefile, and in float by the rule for
+   count and of block_size; at every SIMD level this build and CPU run (portable, AVX2,
+   AVX-512: desc.simd). Built in double by the Makefile, and in float by the rule for
    build/test_block_float. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -14,10 +15,12 @@
    over a sum of N terms; the kernels differ only in summation order and 1/sqrt rounding */
 #define TOL (sizeof(nbody_real) == sizeof(float) ? 1e-5 : 1e-13)
 
+static nbody_simd level;          /* the SIMD level under test */
+
 static nbody_real *accel(nbody_engine engine, int threads, int block, nbody_real eps, const nbody_system *s) {
     nbody_desc d = {0};
     nbody_real *a = (nbody_real *)malloc(3 * s->n * sizeof(nbody_real));
-    d.engine = engine; d.threads = threads; d.block_size = block; d.softening = eps;
+    d.engine = engine; d.threads = threads; d.block_size = block; d.softening = eps; d.simd = level;
     if (a && nbody_accelerations(&d, s, a, a + s->n, a + 2 * s->n) != NBODY_OK) { free(a); a = NULL; }
     return a;
 }
@@ -29,7 +32,7 @@ static nbody_real *kernel(int symmetric, int threads, nbody_real eps, const nbod
     if (!a) return NULL;
     f.x = s->x; f.y = s->y; f.z = s->z; f.m = s->m; f.ax = a; f.ay = a + s->n; f.az = a + 2 * s->n;
     f.n = s->n; f.G = 1; f.eps2 = eps * eps;
-    nbody__accel_block_kernel(&f, threads, 0, symmetric);
+    nbody__accel_block_kernel(&f, threads, 0, symmetric, level);
     return a;
 }
 
@@ -178,45 +181,54 @@ static void coincident_bodies(void) {
     }
 }
 
-#if NBODY__SIMD
-/* r^-3 = x^(-3/2) from the SIMD estimate and its series, lane by lane, against long double,
+/* r^-3 = x^(-3/2) from a level's estimate and its series, lane by lane, against long double,
    x over the working precision's range (the kernel's one approximation) */
-#define RSQRT3_CHECK(V, T, EPS, LO, HI) do {                                                    \
-        enum { W = (int)(sizeof(V##_t) / sizeof(T)) };                                          \
-        T in[W], out[W];                                                                        \
-        double worst = 0;                                                                       \
-        long double x = (LO);                                                                   \
-        int l;                                                                                  \
-        while (x < (HI)) {                                                                      \
-            for (l = 0; l < W; ++l) { in[l] = (T)x; x *= 1.0137L; }                             \
-            V##_store(out, V##_rsqrt3(V##_load(in)));                                           \
-            for (l = 0; l < W; ++l) {                                                           \
-                long double r = 1 / ((long double)in[l] * sqrtl((long double)in[l]));           \
-                double e = (double)fabsl((out[l] - r) / r);                                     \
-                if (!(e <= worst)) worst = e;                                                   \
-            }                                                                                   \
-        }                                                                                       \
-        CHECK(worst <= 4 * (EPS), #V "_rsqrt3: max relative error %.3g > 4 ulp", worst);        \
-        printf(#V "_rsqrt3 (%s): max relative error %.3g (%.2f ulp)\n", NBODY__SIMD_ISA, worst, worst / (EPS)); \
-    } while (0)
+#if NBODY__HAVE_AVX512
+static NBODY__TARGET_AVX512 void rsqrt3_512(const nbody_real *in, nbody_real *out) { nbody__v512_store(out, nbody__v512_rsqrt3(nbody__v512_load(in))); }
+#endif
+#if NBODY__HAVE_AVX2
+static NBODY__TARGET_AVX2 void rsqrt3_256(const nbody_real *in, nbody_real *out) { nbody__v256_store(out, nbody__v256_rsqrt3(nbody__v256_load(in))); }
+#endif
 static void rsqrt3_accuracy(void) {
-    RSQRT3_CHECK(nbody__vf, float, FLT_EPSILON, 1e-24L, 1e24L);
-#if !defined(__AVX512F__) && !NBODY__VD_DIVIDE
-    RSQRT3_CHECK(nbody__vd, double, DBL_EPSILON, 1e-30L, 1e30L);   /* AVX2's float estimate */
-#else
-    RSQRT3_CHECK(nbody__vd, double, DBL_EPSILON, 1e-200L, 1e200L);
+    void (*f)(const nbody_real *, nbody_real *) = NULL;
+    int w = 0, l;
+    nbody_real in[16], out[16];
+    double worst = 0, eps = sizeof(nbody_real) == sizeof(float) ? FLT_EPSILON : DBL_EPSILON;
+    long double x = sizeof(nbody_real) == sizeof(float) ? 1e-24L : 1e-200L, hi = 1 / x;
+#if NBODY__HAVE_AVX512
+    if (level == NBODY_SIMD_AVX512) { f = rsqrt3_512; w = NBODY__V512_W; }
 #endif
+#if NBODY__HAVE_AVX2
+    if (level == NBODY_SIMD_AVX2) { f = rsqrt3_256; w = NBODY__V256_W; }
+#endif
+    if (!f) return;
+    while (x < hi) {
+        for (l = 0; l < w; ++l) { in[l] = (nbody_real)x; x *= 1.0137L; }
+        f(in, out);
+        for (l = 0; l < w; ++l) {
+            long double r = 1 / ((long double)in[l] * sqrtl((long double)in[l]));
+            double e = (double)fabsl((out[l] - r) / r);
+            if (!(e <= worst)) worst = e;
+        }
+    }
+    CHECK(worst <= 4 * eps, "%s rsqrt3: max relative error %.3g > 4 ulp", nbody__simd_level_name(level), worst);
+    printf("rsqrt3 (%s): max relative error %.3g (%.2f ulp)\n", nbody__simd_level_name(level), worst, worst / eps);
 }
-#endif
 
 int main(void) {
-    printf("BLOCK engine: %s, %s\n", NBODY__SIMD_ISA, sizeof(nbody_real) == sizeof(float) ? "float" : "double");
-    if (!NBODY__SIMD) check_skip(NULL, "this build has no AVX2/AVX-512: the portable loop is what is tested");
-#if NBODY__SIMD
-    rsqrt3_accuracy();
-#endif
-    compare_sizes();
-    thread_independence();
-    coincident_bodies();
+    static const nbody_simd levels[] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512};
+    size_t k;
+    for (k = 0; k < sizeof levels / sizeof *levels; ++k) {
+        level = levels[k];
+        if (!nbody_simd_available(level)) {
+            printf("BLOCK engine: %s not available here (build or CPU): skipped\n", nbody__simd_level_name(level));
+            continue;
+        }
+        printf("BLOCK engine: %s, %s\n", nbody__simd_level_name(level), sizeof(nbody_real) == sizeof(float) ? "float" : "double");
+        rsqrt3_accuracy();
+        compare_sizes();
+        thread_independence();
+        coincident_bodies();
+    }
     return check_finish();
 }

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The tests whose numbers go through the BLOCK and TREE kernels, once per SIMD level this
+# machine runs (NBODY_SIMD=portable, avx2, avx512), so that a fault in one level cannot hide
+# behind another machine's CPU. test_block and test_simd loop over the levels themselves.
+# Prints "SIMD levels tested: ..." and a RESULT line for tests/run.sh.
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+levels=$("$BUILD/test_simd" --levels) || { echo "FAIL $BUILD/test_simd --levels"; echo "RESULT 0 1 0"; exit 1; }
+pass=0; fail=0; skip=0
+for level in $levels; do
+    tests="test_numeric_faults test_reproducible"
+    # the tree's AVX2 walk (used at avx2 and avx512) is what plain make test runs already
+    [ "$level" = portable ] && tests="$tests test_tree"
+    for t in $tests; do
+        out=$(NBODY_SIMD=$level "./$BUILD/$t" 2>&1); rc=$?
+        res=$(printf '%s\n' "$out" | grep '^RESULT ' | tail -n 1)
+        if [ -z "$res" ] || [ "$rc" -ne 0 ]; then
+            printf '%s\n' "$out" | grep -E '^FAIL' | head -n 20
+            echo "FAIL NBODY_SIMD=$level $t (exit $rc)"; fail=$((fail + 1)); continue
+        fi
+        set -- $res; pass=$((pass + $2)); fail=$((fail + $3)); skip=$((skip + $4))
+        [ "$3" -gt 0 ] && printf '%s\n' "$out" | grep -E '^FAIL' | sed "s/^/NBODY_SIMD=$level /"
+        echo "NBODY_SIMD=$level $t: $2 passed, $3 failed"
+    done
+done
+echo "SIMD levels tested: $levels"
+echo "RESULT $pass $fail $skip"
