@@ -6,6 +6,7 @@
    the box by reflecting them at the walls. Writes arcade.png: the balls' trails.
    Usage: arcade [BALLS [FRAMES [PNG]]]               (defaults 200, 600, arcade.png)
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/arcade.c -o arcade -lpng -lm */
+#define _POSIX_C_SOURCE 200809L    /* example.h: clock_gettime, fileno */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "example.h"
@@ -46,8 +47,8 @@ int main(int argc, char **argv) {
     int frames = argc > 2 ? atoi(argv[2]) : 600, f;
     const char *png = argc > 3 ? argv[3] : "arcade.png";
     const double frame = 1.0 / 60;
-    nbody_system s = {0}, scratch = {0};
-    nbody_desc d = {0};
+    nbody_system s = NBODY_ZERO, scratch = NBODY_ZERO;
+    nbody_desc d = NBODY_ZERO;
     nbody_sim *sim;
     nbody_event ev = {NBODY_EVENT_NONE, 0, 0, 0, 0, 0, 0};
     player p = {0, 0, 2};

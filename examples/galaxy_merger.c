@@ -4,6 +4,7 @@
    centre of mass; the body count shrinks and the run goes on. Writes galaxy_merger.png.
    Usage: galaxy_merger [N [T_END [PNG]]]             (defaults 2000, 4, galaxy_merger.png)
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/galaxy_merger.c -o galaxy_merger -lpng -lm */
+#define _POSIX_C_SOURCE 200809L    /* example.h: clock_gettime, fileno */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "example.h"
@@ -12,8 +13,8 @@ int main(int argc, char **argv) {
     size_t n = (size_t)(argc > 1 ? atol(argv[1]) : 2000);
     double t_end = argc > 2 ? atof(argv[2]) : 4;
     const char *png = argc > 3 ? argv[3] : "galaxy_merger.png";
-    nbody_system s = {0};
-    nbody_desc d = {0};
+    nbody_system s = NBODY_ZERO;
+    nbody_desc d = NBODY_ZERO;
     nbody_sim *sim;
     nbody_event ev = {NBODY_EVENT_NONE, 0, 0, 0, 0, 0, 0};
     nbody_real *r;

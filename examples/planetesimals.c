@@ -5,6 +5,7 @@
    (period 2 pi). Writes planetesimals.png (positions after 10 orbits, coloured by speed).
    Usage: planetesimals [N [ORBITS [PNG]]]           (defaults 2000, 10, planetesimals.png)
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/planetesimals.c -o planetesimals -lpng -lm */
+#define _POSIX_C_SOURCE 200809L    /* example.h: clock_gettime, fileno */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "example.h"
@@ -13,8 +14,8 @@ int main(int argc, char **argv) {
     size_t n = (size_t)(argc > 1 ? atol(argv[1]) : 2000) + 2, i;
     double orbits = argc > 2 ? atof(argv[2]) : 10, mp = 1e-3, v_ref;
     const char *png = argc > 3 ? argv[3] : "planetesimals.png";
-    nbody_system s = {0};
-    nbody_desc d = {0};
+    nbody_system s = NBODY_ZERO;
+    nbody_desc d = NBODY_ZERO;
     nbody_sim *sim;
     ex_image im;
     ex_view view;
