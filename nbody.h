@@ -521,7 +521,10 @@ struct nbody__engine {
    cancel, where a pair node's error is the largest term: opening a pair costs one extra
    interaction, hence its tolerance is four times tighter (k = 2). Returns the critical
    distance; callers store its square. b2m = B2 / M (0 for a massless node). */
-#define NBODY__TREE_CRIT(r, b2m, inv_theta, pair, SQRT) ((r) + ((pair) ? 2 : 1) * (inv_theta) * SQRT(3 * (b2m)))
+/* r * (1 + 2^-20): a body on the bounding sphere (a massless one at a node whose mass sits in
+   one point has b2m = 0) must not be accepted by the rounding of sqrt(r^2)^2 */
+#define NBODY__TREE_CRIT(r, b2m, inv_theta, pair, SQRT) \
+    ((r) * (1 + 1.0 / 1048576) + ((pair) ? 2 : 1) * (inv_theta) * SQRT(3 * (b2m)))
 
 #ifdef NBODY_WITH_CUDA
 /* Defined in nbody_cuda.cu (compiled with the same NBODY_REAL). tree = 0 dense, 1 tree. */
