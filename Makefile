@@ -228,3 +228,26 @@ embed:
 	sh tools/embed_kernels.sh kernels.cl nbody_cl.h
 check-embedded:
 	@sh tests/embedded_check.sh
+# ---- MPI: the distributed engine (desc.mpi_comm, docs/scaling.md) ----
+# Built with mpicc when it and mpirun are installed (Open MPI: openmpi-bin libopenmpi-dev);
+# tests/test_mpi.sh runs build/mpi_engines under mpirun -np 1..4, and reports the MPI tests
+# as skipped when they are absent (failed under NBODY_REQUIRE_MPI=1).
+# build/nbody_mpi: the nbody CLI for mpirun; build/mpi_scaling: the ranks x threads benchmark.
+MPICC    ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 && echo 1)
+MPIFLAGS  = $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. -DNBODY_WITH_MPI
+TEST_SCRIPTS += tests/test_mpi.sh
+ifeq ($(HAVE_MPI),1)
+all test: $(BUILD)/mpi_engines
+examples: $(BUILD)/nbody_mpi
+endif
+.PHONY: mpi bench-mpi
+mpi: $(BUILD)/mpi_engines $(BUILD)/nbody_mpi $(BUILD)/mpi_scaling
+$(BUILD)/mpi_engines: tests/mpi_engines.c tests/check.h $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+$(BUILD)/nbody_mpi: examples/nbody.c examples/example.h $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+$(BUILD)/mpi_scaling: bench/mpi_scaling.c $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+bench-mpi: $(BUILD)/mpi_scaling
+	sh bench/mpi_scaling.sh

@@ -4,6 +4,9 @@
    build offers.
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/nbody.c -o nbody -lpng -lm
           (leave out -DNBODY_EX_PNG and -lpng to build without pictures)
+   For mpirun (make build/nbody_mpi): mpicc -O2 -fopenmp -DNBODY_WITH_MPI -I. examples/nbody.c
+          -o nbody_mpi -lm; then mpirun -np 4 ./nbody_mpi --engine tree --n 100000: the ranks
+          share the bodies (docs/scaling.md), rank 0 prints and writes the files.
 
    How a run is cut into pieces, and why --resume is exact: the run advances from output
    time to output time (multiples of --snapshot-every and --png-every, and t-end), each
@@ -30,9 +33,17 @@ typedef struct options {
     const char *scenario, *engine, *method, *resume, *out;
     size_t n;
     double dt, tolerance, theta, t_end, softening, snapshot_every, png_every;
-    int csv, list, help, width;
+    int csv, list, help, width, devices;
     unsigned long long seed;
 } options;
+
+/* under mpirun (built with NBODY_WITH_MPI) every rank runs this program on its share of the
+   bodies; rank 0 alone prints and writes snapshots, CSV and pictures (checkpoints are written
+   by all together) */
+static int mpi_rank = 0;
+#ifdef NBODY_WITH_MPI
+static MPI_Comm mpi_world;
+#endif
 
 static void usage(FILE *f) {
     size_t i;
@@ -60,6 +71,7 @@ static void usage(FILE *f) {
             "  --resume FILE         continue from a checkpoint (.ckpt: exact) or a snapshot (.snap:\n"
             "                        the bodies only); give the same options as the run that wrote it\n"
             "  --seed S              random seed of the initial conditions (default 1)\n"
+            "  --devices N           GPUs / OpenCL devices used, from the first (default 1)\n"
             "  --list                engines and methods available in this build\n"
             "  --help                this text\n"
             "Exit status: 0 done, 1 the simulation failed, 2 bad arguments.\n");
@@ -97,7 +109,7 @@ static int parse_count(const char *text, unsigned long long *out) {
 static int takes_value(const char *a) {
     static const char *const names[] = {"--scenario", "--engine", "--method", "--resume", "--out", "--n", "--seed",
                                         "--size", "--dt", "--tolerance", "--theta", "--t-end", "--softening",
-                                        "--snapshot-every", "--png-every"};
+                                        "--snapshot-every", "--png-every", "--devices"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (!strcmp(a, names[i])) return 1;
@@ -133,6 +145,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--softening")) ok = parse_real(v, 0, 0, &o->softening);
         else if (!strcmp(a, "--snapshot-every")) ok = parse_real(v, 0, 1, &o->snapshot_every);
         else if (!strcmp(a, "--png-every")) ok = parse_real(v, 0, 1, &o->png_every);
+        else if (!strcmp(a, "--devices")) { ok = parse_count(v, &u) && u >= 1 && u <= 1024; o->devices = (int)u; }
         if (!ok) {
             fprintf(stderr, "nbody: bad value '%s' for %s\n(nbody --help lists the options)\n", v, a);
             return 2;
@@ -195,16 +208,16 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int final) {
         if (final) snprintf(path, sizeof path, "%s_final.snap", r->o.out);
         else snprintf(path, sizeof path, "%s_snap_%06ld.snap", r->o.out, k);
         if (r->o.snapshot_every > 0) {
-            if ((res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
+            if (mpi_rank == 0 && (res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
             strcpy(path + strlen(path) - 4, "ckpt");      /* the .snap's name, .ckpt */
             if ((res = nbody_checkpoint_save(r->sim, path)) != NBODY_OK) goto fail;
         }
-        if (r->o.csv && (final || r->o.snapshot_every > 0)) {
+        if (mpi_rank == 0 && r->o.csv && (final || r->o.snapshot_every > 0)) {
             strcpy(strrchr(path, '.') + 1, "csv");
             if ((res = nbody_write_csv(path, &r->s)) != NBODY_OK) goto fail;
         }
     }
-    if (frame) {
+    if (frame && mpi_rank == 0) {
         const float grey[3] = {0.5f, 0.5f, 0.5f};
         char label[128];
         ex_view v = ex_view_whole(&r->img, r->sc->view);
@@ -219,6 +232,15 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int final) {
 fail:
     fprintf(stderr, "\nnbody: cannot write %s: %s\n", path, nbody_result_string(res));
     return 1;
+}
+
+/* rank 0's answer on every rank: the progress report gets the state (a collective call),
+   so all ranks must agree on when, which their clocks alone would not */
+static int all_ranks(int yes) {
+#ifdef NBODY_WITH_MPI
+    MPI_Bcast(&yes, 1, MPI_INT, 0, mpi_world);
+#endif
+    return yes;
 }
 
 static int simulate(run *r) {
@@ -239,7 +261,7 @@ static int simulate(run *r) {
             else res = nbody_advance(r->sim, (nbody_real)t_next);
             t = (double)nbody_get_stats(r->sim).t;
             /* measuring the energy is O(n^2) too: keep it under a tenth of the run time */
-            if (ex_now() - last_report >= fmax(report_every, 10 * measure_cost) || t >= r->t_end) {
+            if (all_ranks(ex_now() - last_report >= fmax(report_every, 10 * measure_cost) || t >= r->t_end)) {
                 double t0 = ex_now();
                 if (nbody_get_state(r->sim, &r->s) == NBODY_OK) drift = ex_drift(&r->s, r->desc.G, r->desc.softening, r->e0);
                 measure_cost = ex_now() - t0;
@@ -332,6 +354,10 @@ static int setup(run *r) {
     r->desc.tolerance = (nbody_real)o->tolerance;
     r->desc.theta = (nbody_real)o->theta;
     r->desc.G = 1;
+    r->desc.devices = o->devices;
+#ifdef NBODY_WITH_MPI
+    r->desc.mpi_comm = &mpi_world;
+#endif
     r->t_end = o->t_end >= 0 ? o->t_end : r->sc->t_end;
     if ((rc = initial_state(r)) != 0) return rc;
     if ((double)r->s.t > r->t_end) {
@@ -358,15 +384,29 @@ static int setup(run *r) {
 
 int main(int argc, char **argv) {
     static run r;
-    int rc = parse_args(argc, argv, &r.o);
-    if (rc) return rc;
-    if (r.o.help) { usage(stdout); return 0; }
-    if (r.o.list) { list_available(); return 0; }
-    r.start_wall = ex_now();
-    rc = setup(&r);
-    if (rc == 0) rc = simulate(&r);
-    nbody_destroy(r.sim);
-    nbody_system_free(&r.s);
-    ex_image_free(&r.img);
+    int rc;
+#ifdef NBODY_WITH_MPI
+    int ranks = 1;
+    MPI_Init(&argc, &argv);
+    mpi_world = MPI_COMM_WORLD;
+    MPI_Comm_rank(mpi_world, &mpi_rank);
+    MPI_Comm_size(mpi_world, &ranks);
+    if (mpi_rank != 0 && !freopen("/dev/null", "w", stdout)) return 1;
+#endif
+    rc = parse_args(argc, argv, &r.o);
+    if (rc == 0 && r.o.help) usage(stdout);
+    else if (rc == 0 && r.o.list) list_available();
+    else if (rc == 0) {
+        r.start_wall = ex_now();
+        rc = setup(&r);
+        if (rc == 0) rc = simulate(&r);
+        nbody_destroy(r.sim);
+        nbody_system_free(&r.s);
+        ex_image_free(&r.img);
+    }
+#ifdef NBODY_WITH_MPI
+    if (rc != 0 && ranks > 1) MPI_Abort(mpi_world, rc);   /* a rank that stops alone stops all */
+    MPI_Finalize();
+#endif
     return rc;
 }

@@ -29,5 +29,21 @@ for np in 1 2 3 4; do
     if [ "$rc" -ne 0 ] && [ "$3" -eq 0 ]; then echo "FAIL mpirun -np $np exited with $rc"; fail=$((fail + 1)); fi
     echo "mpirun -np $np: $res"
 done
+# the CLI under mpirun: 3 ranks end bitwise where one process ends; a checkpoint of 2 ranks
+# (at t = 0.02) resumed on 3 too
+NB="$BUILD/nbody"; NBM="$BUILD/nbody_mpi"
+if [ -x "$NB" ] && [ -x "$NBM" ]; then
+    args="--scenario plummer --n 301 --engine tree --method rkdp --tolerance 1e-6 --dt 0.004 --t-end 0.04 --snapshot-every 0.02"
+    "$NB" $args --out "$tmp/one" >/dev/null 2>&1
+    mpirun $ROOT_FLAG --oversubscribe -np 3 "$NBM" $args --out "$tmp/three" >/dev/null 2>&1
+    mpirun $ROOT_FLAG --oversubscribe -np 2 "$NBM" $args --out "$tmp/two" >/dev/null 2>&1
+    mpirun $ROOT_FLAG --oversubscribe -np 3 "$NBM" $args --resume "$tmp/two_snap_000001.ckpt" --out "$tmp/resumed" >/dev/null 2>&1
+    for f in three resumed; do
+        if [ -s "$tmp/one_final.snap" ] && cmp -s "$tmp/one_final.snap" "$tmp/${f}_final.snap"; then pass=$((pass + 1))
+        else fail=$((fail + 1)); echo "FAIL nbody_mpi ($f) does not end bitwise where nbody ends"; fi
+    done
+else
+    echo "FAIL $NBM or $NB missing"; fail=$((fail + 1))
+fi
 echo "RESULT $pass $fail $skip"
 [ "$fail" -eq 0 ]
