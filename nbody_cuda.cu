@@ -32,6 +32,7 @@
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
@@ -102,7 +103,10 @@ typedef struct nbody__cuda {
     unsigned int *val[2], *leafbody;
     void *cubtmp;
     size_t cubbytes;
+    struct nbody__cu_slice_work *slice;   /* slices (nbody__cuda_derivative_slice): scratch */
 } nbody__cuda;
+struct nbody__cu_slice_work;
+static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
 
 #define NBODY__RED_SLOTS 1024
 
@@ -931,6 +935,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->node); cudaFree(c->lo); cudaFree(c->hi); cudaFree(c->nmass); cudaFree(c->rad);
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp);
+    nbody__cu_slice_free(c->slice, &e->desc);
     (void)cudaGetLastError();
     e->desc.allocator.free(c, e->desc.allocator.user_data);
     e->impl = NULL;
@@ -1162,4 +1167,217 @@ extern "C" nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, si
     nbody__cu_xyz_kernel<<<nbody__cu_blocks(n, 256), 256>>>((const nbody__r *)y, n, (float *)dst);
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
+}
+
+/* ======================================================================================
+   Slices and several GPUs. nbody__cuda_derivative_slice: the forces on the bodies
+   [i0, i0 + m) from all n, whose positions arrive gathered (x, y, z: 3n), for a distributed
+   engine (one GPU a rank, MPI) and for several GPUs of one process (desc.devices > 1, below).
+   Dense: the one-sided tile kernel on the slice's targets, the sources split into blockIdx.y
+   slices when the slice's blocks cannot fill the GPU (a body's sum then depends on that
+   split: forces agree with one GPU's to rounding, not bitwise). Tree: every GPU builds the
+   whole tree from the gathered positions and walks its slice's leaves only, in leaf order
+   (a compacted leaf list): each thread walks as in the whole walk, so a slice's forces are
+   bitwise those of one GPU.
+   ====================================================================================== */
+template <class T> __global__ void nbody__cu_pack_pos(const T *p, const T *m, nbody__v4<T> *bodies, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        nbody__v4<T> b = {p[i], p[n + i], p[2 * n + i], m[i]};
+        bodies[i] = b;
+    }
+}
+
+/* nbody__cu_dense for the targets [i0, i0 + m): out holds slice k's sums at k * 3m */
+template <class T, int R, bool UNI>
+__global__ void nbody__cu_dense_slice(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out, size_t i0, size_t m,
+                                      size_t nsrc, size_t tiles_per_slice, T eps2, T scale) {
+    extern __shared__ unsigned char nbody__smem[];
+    nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
+    const int B = blockDim.x;
+    const size_t base = i0 + (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B, end = i0 + m;
+    const size_t t0 = blockIdx.y * tiles_per_slice, t1 = t0 + tiles_per_slice < ntiles ? t0 + tiles_per_slice : ntiles;
+    T px[R], py[R], pz[R], pm[R], ax[R], ay[R], az[R];
+    bool tv[R];
+    nbody__cu_targets<T, R>(bodies, end, base, B, px, py, pz, pm, tv, ax, ay, az);
+    for (size_t t = t0; t < t1; ++t) {
+        size_t j0 = t * B, j = j0 + threadIdx.x;
+        int cnt = (int)(nsrc - j0 < (size_t)B ? nsrc - j0 : (size_t)B);
+        __syncthreads();
+        if (j < nsrc) sh[threadIdx.x] = bodies[j];
+        __syncthreads();
+        if (eps2 == 0 && j0 + B > base && j0 < base + (size_t)B * R)
+            nbody__cu_tile<T, R, true, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+        else
+            nbody__cu_tile<T, R, false, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+    }
+    out += blockIdx.y * 3 * m;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        size_t i = base + (size_t)r * B + threadIdx.x;
+        if (i < end) { out[i - i0] = scale * ax[r]; out[m + i - i0] = scale * ay[r]; out[2 * m + i - i0] = scale * az[r]; }
+    }
+}
+
+__global__ void nbody__cu_iota(unsigned int *v, size_t n) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) v[k] = (unsigned int)k;
+}
+
+/* flag[k] = 1 when leaf n + k holds a body of [i0, i0 + m) */
+__global__ void nbody__cu_slice_flags(const unsigned int *leafbody, size_t n, size_t i0, size_t m, unsigned char *flag) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x)
+        flag[k] = (size_t)leafbody[k] - i0 < m;
+}
+
+/* nbody__cu_walk for the leaves n + list[t], t < count (WARP: see there); body b's
+   acceleration to f[3m + b - i0] */
+template <class T, bool WARP>
+__global__ void nbody__cu_walk_list(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                                    const unsigned int *__restrict__ leafbody, const unsigned int *__restrict__ list,
+                                    unsigned int count, T *f, unsigned int n, size_t i0, size_t m, T eps2, T G) {
+    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
+    unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;
+    unsigned int cur = 1, resume = t < count ? 0u : ~0u, k = list[t < count ? t : count - 1];
+    if (!WARP && t >= count) return;
+    nbody__v4<T> me = nbody__ldg4(node + n + k);
+    T ax = 0, ay = 0, az = 0;
+    do {
+        nbody__v4<T> q = nbody__ldg4(node + cur);
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+        bool acc = d2 > q.w, open;
+        if (WARP) {
+            if (cur == resume) resume = 0;
+            open = __any_sync(mask, resume == 0 && !acc && cur < n);
+            acc = acc && resume == 0;
+            if (acc && open) resume = skip;
+        } else {
+            open = !acc && cur < n;
+        }
+        if (acc) {
+            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+        }
+        cur = open ? 2 * cur : skip;
+    } while (cur != 1);
+    if (t < count) {
+        size_t b = (size_t)leafbody[k] - i0;
+        f[3 * m + b] = G * ax; f[4 * m + b] = G * ay; f[5 * m + b] = G * az;
+    }
+}
+
+/* the slices' scratch (tree: leaf flags, the compacted leaf list, CUB's workspace) */
+struct nbody__cu_slice_work {
+    unsigned char *flag;
+    unsigned int *ids, *list;      /* 0 .. n-1; the selected leaves */
+    int *count;
+    void *tmp;
+    size_t tmpbytes;
+};
+static void nbody__cu_slice_free(nbody__cu_slice_work *w, const nbody_desc *d) {
+    if (!w) return;
+    cudaFree(w->flag); cudaFree(w->ids); cudaFree(w->list); cudaFree(w->count); cudaFree(w->tmp);
+    d->allocator.free(w, d->allocator.user_data);
+}
+
+static nbody_result nbody__cu_slice_tree(nbody__engine *e, const nbody__r *p, nbody__r *f, size_t i0, size_t m) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_slice_work *w = c->slice;
+    size_t n = e->n;
+    nbody_result r;
+    if (!w) {
+        w = (nbody__cu_slice_work *)e->desc.allocator.alloc(sizeof *w, e->desc.allocator.user_data);
+        if (!w) return NBODY_ERR_OUT_OF_MEMORY;
+        memset(w, 0, sizeof *w);
+        c->slice = w;
+        r = nbody__cu_malloc(e, &w->flag, n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->ids, n);
+        if (r == NBODY_OK) {
+            nbody__cu_iota<<<nbody__cu_blocks(n, 256), 256>>>(w->ids, n);
+            r = nbody__cu_check(e, cudaGetLastError(), "iota");
+        }
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->list, n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->count, 1);
+        if (r == NBODY_OK) r = nbody__cu_check(e, cub::DeviceSelect::Flagged(NULL, w->tmpbytes, w->ids, w->flag, w->list, w->count, (int)n), "select size");
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&w->tmp, w->tmpbytes);
+        if (r != NBODY_OK) { nbody__cu_slice_free(w, &e->desc); c->slice = NULL; return r; }
+    }
+    if ((r = nbody__cu_tree_build(e, p)) != NBODY_OK) return r;
+    nbody__cu_slice_flags<<<nbody__cu_blocks(n, 256), 256>>>(c->leafbody, n, i0, m, w->flag);
+    NBODY__CU(cudaGetLastError());
+    {
+        size_t bytes = w->tmpbytes;
+        NBODY__CU(cub::DeviceSelect::Flagged(w->tmp, bytes, w->ids, w->flag, w->list, w->count, (int)n));
+    }
+    {
+        int B = c->block > 0 ? c->block : 128;
+        nbody__r eps2 = e->desc.softening * e->desc.softening;
+        unsigned int blocks = (unsigned int)((m + (size_t)B - 1) / (size_t)B);
+        if (c->rb == 1)
+            nbody__cu_walk_list<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
+                                                               (unsigned int)n, i0, m, eps2, e->desc.G);
+        else
+            nbody__cu_walk_list<nbody__r, true><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
+                                                              (unsigned int)n, i0, m, eps2, e->desc.G);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+
+template <int R, bool UNI>
+static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, size_t i0, size_t m) {
+    nbody__cuda *c = nbody__cu(e);
+    const void *fn = (const void *)nbody__cu_dense_slice<nbody__r, R, UNI>;
+    int B = c->block > 0 ? c->block : 256, occ = 0;
+    size_t n = e->n, ntiles = (n + B - 1) / B, iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R), G, S, tps;
+    nbody__r eps2 = e->desc.softening * e->desc.softening, scale = UNI ? e->desc.G * c->mass1 : e->desc.G, one = 1;
+    nbody__r *out = f + 3 * m;
+    nbody_result r;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, fn) == cudaSuccess && B > fa.maxThreadsPerBlock) B = fa.maxThreadsPerBlock / 32 * 32;
+    (void)cudaGetLastError();
+    ntiles = (n + B - 1) / B; iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R);
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, B * sizeof(nbody__rec)) != cudaSuccess) (void)cudaGetLastError();
+    G = (size_t)c->sms * (size_t)(occ > 0 ? occ : 1);
+    S = (G + iblocks - 1) / iblocks;                 /* source slices: fill the GPU once */
+    if (S > ntiles) S = ntiles;
+    if (S > 64) S = 64;
+    if (S < 1) S = 1;
+    tps = (ntiles + S - 1) / S;
+    S = (ntiles + tps - 1) / tps;
+    if (S > 1) {
+        if ((r = nbody__cu_reserve(e, &c->partial, &c->partial_len, S * 3 * m)) != NBODY_OK) return r;
+        out = c->partial;
+    }
+    {
+        nbody__r sc = S > 1 ? one : scale;
+        void *args[] = {&c->bodies, &out, &i0, &m, &n, &tps, &eps2, &sc};
+        NBODY__CU(cudaLaunchKernel(fn, dim3((unsigned int)iblocks, (unsigned int)S), dim3((unsigned int)B), args, B * sizeof(nbody__rec), 0));
+    }
+    if (S > 1) {
+        nbody__cu_sum_slices<<<nbody__cu_blocks(3 * m, 256), 256>>>(c->partial, f + 3 * m, 3 * m, (int)S, scale);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+
+extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbody__buf yb, nbody__buf fb, size_t i0,
+                                                     size_t m) {
+    nbody__cuda *c = nbody__cu(e);
+    const nbody__r *p = (const nbody__r *)pos, *y = (const nbody__r *)yb;
+    nbody__r *f = (nbody__r *)fb;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK || m == 0) return r;
+    NBODY__CU(cudaMemcpyAsync(f, y + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));   /* dx/dt = v */
+    if (!c->tuned) {               /* no tuning on slices: the measured good defaults */
+        c->block = c->tree ? 128 : 256;
+        c->rb = c->tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->tuned = 1;
+    }
+    if (c->tree) return nbody__cu_slice_tree(e, p, f, i0, m);
+    nbody__cu_pack_pos<<<nbody__cu_blocks(e->n, 256), 256>>>(p, c->m, c->bodies, e->n);
+    NBODY__CU(cudaGetLastError());
+    if (sizeof(nbody__r) == sizeof(float))
+        return c->uni ? nbody__cu_slice_dense_launch<4, true>(e, f, i0, m) : nbody__cu_slice_dense_launch<4, false>(e, f, i0, m);
+    return c->uni ? nbody__cu_slice_dense_launch<2, true>(e, f, i0, m) : nbody__cu_slice_dense_launch<2, false>(e, f, i0, m);
 }
