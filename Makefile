@@ -251,3 +251,16 @@ $(BUILD)/mpi_scaling: bench/mpi_scaling.c $(HEADERS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
 bench-mpi: $(BUILD)/mpi_scaling
 	sh bench/mpi_scaling.sh
+# ---- NCCL: several GPUs in one process (desc.devices > 1 on the CUDA engines) ----
+# make WITH_CUDA=1 WITH_NCCL=1 [NCCL_HOME=dir with include/ and lib/] (a clean build dir:
+# nbody_cuda.o does not know the flag changed). Without NCCL_HOME the CUDA toolkit's NCCL.
+comma := ,
+ifeq ($(WITH_NCCL),1)
+NVFLAGS      += -DNBODY_WITH_NCCL $(if $(NCCL_HOME),-I$(NCCL_HOME)/include)
+BACKEND_LIBS += $(if $(NCCL_HOME),-L$(NCCL_HOME)/lib -Wl$(comma)-rpath$(comma)$(NCCL_HOME)/lib) -l:libnccl.so.2
+endif
+$(BUILD)/cuda_multi: tests/cuda_multi.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) $(CUDA_INC) $< $(BACKEND_OBJS) -o $@ $(LIBS)
+# the distributed engine with one GPU a rank (mpirun -np 2 build/mpi_cuda)
+$(BUILD)/mpi_cuda: tests/mpi_engines.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $(BACKEND_DEFS) $< $(BACKEND_OBJS) -o $@ -lm $(BACKEND_LIBS)

@@ -2231,6 +2231,19 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
         }
         d->lo = d->first[d->rank]; d->count = d->first[d->rank + 1] - d->lo;
         ld.mpi_comm = NULL;
+        if (ld.engine == NBODY_ENGINE_CUDA || ld.engine == NBODY_ENGINE_CUDA_TREE) {
+            /* one GPU a rank: a host's ranks take desc.device, desc.device + 1, ... */
+            MPI_Comm host;
+            int local = 0;
+            if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+                MPI_Comm_rank(host, &local);
+                MPI_Comm_free(&host);
+            }
+            ld.device += local;
+            if (ld.devices > 1) r = NBODY_ERR_UNAVAILABLE;   /* several GPUs a rank: not with MPI */
+        }
+    }
+    if (r == NBODY_OK) {
         d->local.ops = nbody__engine_ops_for(ld.engine);
         d->local.desc = ld; d->local.n = e->n;
         r = d->local.ops->init(&d->local);

@@ -941,10 +941,14 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     e->impl = NULL;
 }
 
+static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree);
+static int nbody__cu_is_multi(nbody__engine *e);
+
 static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     nbody__cuda *c;
     int count = 0;
     nbody_result r;
+    if (e->desc.devices > 1) return nbody__cu_multi_init(e, tree);    /* several GPUs: see there */
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
         (void)cudaGetLastError();
@@ -1152,6 +1156,7 @@ template <class T> __global__ void nbody__cu_xyz_kernel(const T *y, size_t n, fl
 
 extern "C" nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, size_t n, void *dst) {
     cudaPointerAttributes at;
+    if (nbody__cu_is_multi(e)) return NBODY_ERR_UNAVAILABLE;          /* the state is split over GPUs */
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK) return r;
     /* a host pointer, or memory of another GPU, would fault inside the kernel: refuse it */
@@ -1381,3 +1386,268 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
         return c->uni ? nbody__cu_slice_dense_launch<4, true>(e, f, i0, m) : nbody__cu_slice_dense_launch<4, false>(e, f, i0, m);
     return c->uni ? nbody__cu_slice_dense_launch<2, true>(e, f, i0, m) : nbody__cu_slice_dense_launch<2, false>(e, f, i0, m);
 }
+
+/* ======================================================================================
+   Several GPUs in one process (desc.devices > 1): GPU k = desc.device + k owns the bodies
+   [first[k], first[k + 1]) (n split evenly) with a single-GPU engine for them; a buffer is
+   one slice a GPU. f(y): every GPU's positions go to every GPU (NCCL broadcasts, one per
+   owner and component, in one group: the all-gather of uneven slices), then each GPU
+   computes its slice's forces; linear combinations stay on each GPU; the error norm is the
+   largest of the GPUs' (NaN sticks), finiteness their and. Every solver runs unchanged.
+   Built with NBODY_WITH_NCCL (nvcc -DNBODY_WITH_NCCL ... -lnccl); without it devices > 1
+   gives NBODY_ERR_UNAVAILABLE.
+   ====================================================================================== */
+#define NBODY__CU_MAX_DEVICES 16
+#ifdef NBODY_WITH_NCCL
+#include <nccl.h>
+#endif
+
+struct nbody__cu_multi {
+    int count;
+    nbody__engine sub[NBODY__CU_MAX_DEVICES];      /* GPU k's engine: all n masses, its slice's buffers */
+    size_t first[NBODY__CU_MAX_DEVICES + 1];
+    nbody__r *pos[NBODY__CU_MAX_DEVICES];          /* 3n on each GPU: the gathered positions */
+#ifdef NBODY_WITH_NCCL
+    ncclComm_t comm[NBODY__CU_MAX_DEVICES];
+#endif
+};
+struct nbody__cu_mbuf { nbody__buf part[NBODY__CU_MAX_DEVICES]; };
+
+static nbody__cu_multi *nbody__cu_mu(nbody__engine *e) { return (nbody__cu_multi *)e->impl; }
+static size_t nbody__cu_mcount(const nbody__cu_multi *g, int k) { return g->first[k + 1] - g->first[k]; }
+
+/* the part of the global range [off, off + len) GPU k owns, within component c: *rel (from
+   off), *loc (in its buffer), returns the length (0: none) */
+static size_t nbody__cu_mpiece(const nbody__cu_multi *g, size_t n, int k, size_t c, size_t off, size_t len, size_t *rel, size_t *loc) {
+    size_t g0 = c * n + g->first[k], g1 = g0 + nbody__cu_mcount(g, k), end = off + len;
+    if (g0 < off) g0 = off;
+    if (g1 > end) g1 = end;
+    if (g0 >= g1) return 0;
+    *rel = g0 - off;
+    *loc = c * nbody__cu_mcount(g, k) + (g0 - c * n - g->first[k]);
+    return g1 - g0;
+}
+
+static void nbody__cu_multi_shutdown(nbody__engine *e) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    if (!g) return;
+    for (int k = 0; k < g->count; ++k) {
+#ifdef NBODY_WITH_NCCL
+        if (g->comm[k]) ncclCommDestroy(g->comm[k]);
+#endif
+        if (g->sub[k].impl) {
+            (void)cudaSetDevice(nbody__cu(&g->sub[k])->dev);
+            cudaFree(g->pos[k]);
+            nbody__cu_shutdown(&g->sub[k]);
+        }
+    }
+    (void)cudaGetLastError();
+    e->desc.allocator.free(g, e->desc.allocator.user_data);
+    e->impl = NULL;
+}
+
+static nbody_result nbody__cu_multi_alloc(nbody__engine *e, size_t len, nbody__buf *out) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mbuf *b = (nbody__cu_mbuf *)e->desc.allocator.alloc(sizeof *b, e->desc.allocator.user_data);
+    nbody_result r = NBODY_OK;
+    if (!b) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(b, 0, sizeof *b);
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        size_t cnt = nbody__cu_mcount(g, k), loc = len / e->n * cnt + (len % e->n < cnt ? len % e->n : cnt);
+        r = nbody__cu_alloc(&g->sub[k], loc ? loc : 1, &b->part[k]);
+    }
+    if (r != NBODY_OK) {
+        for (int k = 0; k < g->count; ++k) nbody__cu_release(&g->sub[k], b->part[k]);
+        e->desc.allocator.free(b, e->desc.allocator.user_data);
+        return r;
+    }
+    *out = b;
+    return NBODY_OK;
+}
+static void nbody__cu_multi_release(nbody__engine *e, nbody__buf buf) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mbuf *b = (nbody__cu_mbuf *)buf;
+    if (!b) return;
+    for (int k = 0; k < g->count; ++k) nbody__cu_release(&g->sub[k], b->part[k]);
+    e->desc.allocator.free(b, e->desc.allocator.user_data);
+}
+static nbody_result nbody__cu_multi_upload(nbody__engine *e, nbody__buf dst, size_t off, const nbody_real *src, size_t len) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count; ++k)
+        for (size_t c = off / e->n; len && c * e->n < off + len && r == NBODY_OK; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, e->n, k, c, off, len, &rel, &loc);
+            if (l) r = nbody__cu_upload(&g->sub[k], ((nbody__cu_mbuf *)dst)->part[k], loc, src + rel, l);
+        }
+    return r;
+}
+static nbody_result nbody__cu_multi_download(nbody__engine *e, nbody_real *dst, nbody__buf src, size_t off, size_t len) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count; ++k)
+        for (size_t c = off / e->n; len && c * e->n < off + len && r == NBODY_OK; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, e->n, k, c, off, len, &rel, &loc);
+            if (l) r = nbody__cu_download(&g->sub[k], dst + rel, ((nbody__cu_mbuf *)src)->part[k], loc, l);
+        }
+    return r;
+}
+static nbody_result nbody__cu_multi_set_masses(nbody__engine *e, const nbody_real *m) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) r = nbody__cu_set_masses(&g->sub[k], m);
+    return r;
+}
+
+/* GPU k's share of op: fn(sub-op) for each owned piece (offsets agree modulo n) */
+template <class F> static nbody_result nbody__cu_multi_each(nbody__engine *e, const nbody__lincomb *op, F fn) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t n = e->n;
+    nbody_result r = NBODY_OK;
+    if ((op->y_off + n * 8 - op->out_off) % n || (op->k_off + n * 8 - op->out_off) % n) return NBODY_ERR_INVALID_ARGUMENT;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        size_t cnt = nbody__cu_mcount(g, k);
+        for (size_t c = op->out_off / n; op->len && c * n < op->out_off + op->len && r == NBODY_OK; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, n, k, c, op->out_off, op->len, &rel, &loc);
+            nbody__lincomb lop = *op;
+            if (!l) continue;
+            size_t b = loc - c * cnt;                    /* the piece's first body, from first[k] */
+            lop.out = ((nbody__cu_mbuf *)op->out)->part[k]; lop.out_off = loc;
+            lop.y = op->y ? ((nbody__cu_mbuf *)op->y)->part[k] : NULL; lop.y_off = (op->y_off + rel) / n * cnt + b;
+            lop.comp = op->comp ? ((nbody__cu_mbuf *)op->comp)->part[k] : NULL;
+            for (int j = 0; j < op->nk && j < NBODY__MAX_TERMS; ++j) lop.k[j] = ((nbody__cu_mbuf *)op->k[j])->part[k];
+            lop.k_off = (op->k_off + rel) / n * cnt + b;
+            lop.len = l;
+            r = fn(&g->sub[k], &lop);
+        }
+    }
+    return r;
+}
+static nbody_result nbody__cu_multi_lincomb(nbody__engine *e, const nbody__lincomb *op) {
+    if (op->nk < 0 || op->nk > NBODY__MAX_TERMS) return NBODY_ERR_INVALID_ARGUMENT;
+    return nbody__cu_multi_each(e, op, [](nbody__engine *s, const nbody__lincomb *l) { return nbody__cu_lincomb(s, l); });
+}
+static nbody_result nbody__cu_multi_error_norm(nbody__engine *e, const nbody__lincomb *op, nbody_real atol, nbody_real rtol,
+                                               nbody_real *norm) {
+    nbody_real worst = 0;
+    if (op->nk < 0 || op->nk > NBODY__MAX_TERMS || !op->y) return NBODY_ERR_INVALID_ARGUMENT;
+    nbody_result r = nbody__cu_multi_each(e, op, [&](nbody__engine *s, const nbody__lincomb *l) {
+        nbody_real v = 0;
+        nbody_result q = nbody__cu_error_norm(s, l, atol, rtol, &v);
+        if (!(v <= worst) && worst == worst) worst = v;    /* the largest; NaN sticks */
+        return q;
+    });
+    *norm = worst;
+    return r;
+}
+static nbody_result nbody__cu_multi_all_finite(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    *finite = 1;
+    for (int k = 0; k < g->count && r == NBODY_OK && *finite; ++k)
+        for (size_t c = off / e->n; len && c * e->n < off + len && r == NBODY_OK && *finite; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, e->n, k, c, off, len, &rel, &loc);
+            if (l) r = nbody__cu_all_finite(&g->sub[k], ((nbody__cu_mbuf *)b)->part[k], loc, l, finite);
+        }
+    return r;
+}
+
+static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
+#ifdef NBODY_WITH_NCCL
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mbuf *y = (nbody__cu_mbuf *)yb, *f = (nbody__cu_mbuf *)fb;
+    nbody_result r = NBODY_OK;
+    size_t n = e->n;
+    ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
+    ncclResult_t nr = ncclGroupStart();
+    for (int d = 0; d < g->count && nr == ncclSuccess; ++d)
+        for (int k = 0; k < g->count && nr == ncclSuccess; ++k) {
+            size_t cnt = nbody__cu_mcount(g, k);
+            for (size_t c = 0; c < 3 && cnt && nr == ncclSuccess; ++c) {
+                nbody__r *dst = g->pos[d] + c * n + g->first[k];
+                const nbody__r *src = d == k ? (const nbody__r *)y->part[k] + c * cnt : dst;
+                nr = ncclBroadcast(src, dst, cnt, type, k, g->comm[d], 0);
+            }
+        }
+    if (ncclGroupEnd() != ncclSuccess || nr != ncclSuccess) {
+        if (e->desc.log.func) {
+            char line[256];
+            snprintf(line, sizeof line, "nbody cuda: NCCL position exchange failed: %s", ncclGetErrorString(nr));
+            e->desc.log.func(NBODY_LOG_ERROR, line, e->desc.log.user_data);
+        }
+        return NBODY_ERR_DEVICE;
+    }
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k)
+        r = nbody__cuda_derivative_slice(&g->sub[k], g->pos[k], y->part[k], f->part[k], g->first[k], nbody__cu_mcount(g, k));
+    return r;
+#else
+    (void)e; (void)yb; (void)fb;
+    return NBODY_ERR_UNAVAILABLE;
+#endif
+}
+
+static nbody_result nbody__cu_multi_init_dense(nbody__engine *e);
+static nbody_result nbody__cu_multi_init_tree(nbody__engine *e);
+static const nbody__engine_ops nbody__cuda_multi_ops[2] = {
+    {"cuda", nbody__cu_multi_init_dense, nbody__cu_multi_shutdown, nbody__cu_multi_alloc, nbody__cu_multi_release,
+     nbody__cu_multi_upload, nbody__cu_multi_download, nbody__cu_multi_set_masses, nbody__cu_multi_derivative,
+     nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite},
+    {"cuda-tree", nbody__cu_multi_init_tree, nbody__cu_multi_shutdown, nbody__cu_multi_alloc, nbody__cu_multi_release,
+     nbody__cu_multi_upload, nbody__cu_multi_download, nbody__cu_multi_set_masses, nbody__cu_multi_derivative,
+     nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite}};
+
+/* Called by the single-GPU init when desc.devices > 1: from then on e runs on the multi-GPU
+   operations (nbody__engine_start calls e->ops after init, so it follows the switch). */
+static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
+    nbody__cu_multi *g;
+    int count = 0, D = e->desc.devices;
+    nbody_result r = NBODY_OK;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) { (void)cudaGetLastError(); count = 0; }
+#ifndef NBODY_WITH_NCCL
+    nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: devices = %d needs a build with NBODY_WITH_NCCL", D);
+    count = 0;
+#endif
+    if (D > NBODY__CU_MAX_DEVICES || e->desc.device + D > count) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: devices %d..%d requested, %d present (at most %d)", e->desc.device,
+                      e->desc.device + D - 1, count, NBODY__CU_MAX_DEVICES);
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    g = (nbody__cu_multi *)e->desc.allocator.alloc(sizeof *g, e->desc.allocator.user_data);
+    if (!g) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(g, 0, sizeof *g);
+    g->count = D;
+    e->impl = g;
+    e->ops = &nbody__cuda_multi_ops[tree != 0];
+    for (int k = 0; k <= D; ++k) {
+        size_t q = e->n / (size_t)D, rem = e->n % (size_t)D, kk = (size_t)k;
+        g->first[k] = kk * q + (kk < rem ? kk : rem);
+    }
+    for (int k = 0; k < D && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        s->ops = nbody__cuda_engine_ops(tree);
+        s->desc = e->desc;
+        s->desc.device = e->desc.device + k;
+        s->desc.devices = 1;
+        s->n = e->n;
+        r = nbody__cu_init_common(s, tree);
+        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->pos[k], 3 * e->n);
+        for (int j = 0; j < D && r == NBODY_OK; ++j)      /* NVLink / PCIe peer access where there is */
+            if (j != k && cudaDeviceEnablePeerAccess(e->desc.device + j, 0) != cudaSuccess) (void)cudaGetLastError();
+    }
+#ifdef NBODY_WITH_NCCL
+    if (r == NBODY_OK) {
+        int devs[NBODY__CU_MAX_DEVICES];
+        for (int k = 0; k < D; ++k) devs[k] = e->desc.device + k;
+        ncclResult_t nr = ncclCommInitAll(g->comm, D, devs);
+        if (nr != ncclSuccess) {
+            nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: ncclCommInitAll: %s", ncclGetErrorString(nr));
+            memset(g->comm, 0, sizeof g->comm);
+            r = NBODY_ERR_DEVICE;
+        }
+    }
+#endif
+    if (r != NBODY_OK) { nbody__cu_multi_shutdown(e); e->ops = nbody__cuda_engine_ops(tree); }
+    return r;
+}
+static nbody_result nbody__cu_multi_init_dense(nbody__engine *e) { return nbody__cu_multi_init(e, 0); }
+static nbody_result nbody__cu_multi_init_tree(nbody__engine *e) { return nbody__cu_multi_init(e, 1); }
+static int nbody__cu_is_multi(nbody__engine *e) { return e->ops == &nbody__cuda_multi_ops[0] || e->ops == &nbody__cuda_multi_ops[1]; }

@@ -192,6 +192,56 @@ static void check_checkpoints(const nbody_system *s0, const char *dir) {
     nbody_system_free(&ref); nbody_system_free(&got);
 }
 
+#ifdef NBODY_WITH_CUDA
+/* one GPU a rank (build/mpi_cuda, on GPU machines): the CUDA engines against one process's
+   single GPU: the tree bitwise, the dense engine to rounding (its source split follows the
+   slice), and every method's state after 0.1 */
+static void check_cuda(const nbody_system *s) {
+    const int dbl = sizeof(nbody_real) == sizeof(double);
+    size_t n = s->n, bytes = 3 * n * sizeof(nbody_real), i;
+    nbody_real *a = (nbody_real *)malloc(bytes), *b = (nbody_real *)malloc(bytes);
+    int tree, m;
+    for (tree = 0; tree < 2; ++tree) {
+        nbody_desc d = NBODY__ZERO_INIT;
+        nbody_result ra, rb;
+        double worst = 0;
+        d.engine = tree ? NBODY_ENGINE_CUDA_TREE : NBODY_ENGINE_CUDA; d.softening = (nbody_real)0.01;
+        d.mpi_comm = &world_;
+        ra = nbody_accelerations(&d, s, a, a + n, a + 2 * n);
+        d.mpi_comm = NULL;
+        rb = nbody_accelerations(&d, s, b, b + n, b + 2 * n);
+        for (i = 0; i < 3 * n; ++i) {
+            double e = fabs((double)(a[i] - b[i])) / (fabs((double)b[i]) + 1e-30);
+            if (!(e <= worst)) worst = e;
+        }
+        CHECK(ra == NBODY_OK && rb == NBODY_OK && (tree ? !memcmp(a, b, bytes) : worst <= (dbl ? 1e-12 : 1e-5)),
+              "%d ranks, %s: %s / %s, largest relative difference %.3g", size_, nbody_engine_name(d.engine),
+              nbody_result_string(ra), nbody_result_string(rb), worst);
+    }
+    for (m = 1; m < NBODY_METHOD_COUNT_; ++m) {
+        nbody_system x = {0}, y = {0};
+        nbody_desc d = NBODY__ZERO_INIT;
+        nbody_result ra, rb;
+        double worst = 0;
+        nbody_system_alloc(&x, n); nbody_system_alloc(&y, n);
+        d.engine = NBODY_ENGINE_CUDA_TREE; d.method = (nbody_method)m; d.softening = (nbody_real)0.05;
+        d.dt = (nbody_real)4e-3; d.tolerance = m % 2 ? (nbody_real)(dbl ? 1e-8 : 1e-4) : 0;
+        rb = run(d, NULL, s, (nbody_real)0.1, &y, NULL);
+        if (rb == NBODY_ERR_UNAVAILABLE) { nbody_system_free(&x); nbody_system_free(&y); break; }
+        ra = run(d, &world_, s, (nbody_real)0.1, &x, NULL);
+        for (i = 0; i < n; ++i) {
+            double e = fabs((double)(x.x[i] - y.x[i])) + fabs((double)(x.vx[i] - y.vx[i]));
+            if (!(e <= worst)) worst = e;
+        }
+        CHECK(ra == NBODY_OK && rb == NBODY_OK && worst == 0 && same_on_all_ranks(&x),
+              "%d ranks, cuda-tree, %s: %s / %s, states differ by %.3g", size_, nbody_method_name(d.method),
+              nbody_result_string(ra), nbody_result_string(rb), worst);
+        nbody_system_free(&x); nbody_system_free(&y);
+    }
+    free(a); free(b);
+}
+#endif
+
 /* systems that differ between ranks, a bad argument on one rank: every rank fails alike */
 static void check_refusals(const nbody_system *s0) {
     nbody_system s = {0};
@@ -238,6 +288,9 @@ int main(int argc, char **argv) {
     check_methods(&three, NBODY_ENGINE_BLOCK);
     check_checkpoints(&s, dir);
     check_refusals(&s);
+#ifdef NBODY_WITH_CUDA
+    check_cuda(&s);
+#endif
     nbody_system_free(&s); nbody_system_free(&small); nbody_system_free(&three);
     totals[0] = check_passed; totals[1] = check_failed; totals[2] = check_skipped;
     MPI_Reduce(totals, sums, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
