@@ -11,7 +11,9 @@
    Build: mpicc -std=c99 -O2 -fopenmp -I. tests/mpi_engines.c -o build/mpi_engines -lm
    Rank 0 prints the summed "RESULT passed failed skipped" line. */
 #define NBODY_IMPLEMENTATION
+#ifndef NBODY_WITH_MPI
 #define NBODY_WITH_MPI
+#endif
 #include "nbody.h"
 #include "tests/check.h"
 #include <math.h>
