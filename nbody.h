@@ -1996,6 +1996,10 @@ static NBODY__UNUSED nbody_result nbody__cpu_derivative_slice(nbody__engine *e, 
 }
 
 #ifdef NBODY_WITH_MPI
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1         /* the C API only (Open MPI's and MPICH's C++ bindings off) */
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 #define NBODY__MPI 1
 static unsigned long long nbody__fnv1a(unsigned long long h, const void *data, size_t len);

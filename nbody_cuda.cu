@@ -1503,7 +1503,7 @@ template <class F> static nbody_result nbody__cu_multi_each(nbody__engine *e, co
     nbody__cu_multi *g = nbody__cu_mu(e);
     size_t n = e->n;
     nbody_result r = NBODY_OK;
-    if ((op->y_off + n * 8 - op->out_off) % n || (op->k_off + n * 8 - op->out_off) % n) return NBODY_ERR_INVALID_ARGUMENT;
+    if (op->y_off % n != op->out_off % n || op->k_off % n != op->out_off % n) return NBODY_ERR_INVALID_ARGUMENT;
     for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
         size_t cnt = nbody__cu_mcount(g, k);
         for (size_t c = op->out_off / n; op->len && c * n < op->out_off + op->len && r == NBODY_OK; ++c) {
