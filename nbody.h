@@ -1097,7 +1097,7 @@ NBODY__SIMD_KERNEL(nbody__vd, double, pd, NBODY__VD_TERMS, NBODY__VD_DIVIDE)
    vectorises), softened, any n: the portable path for long double and non-x86 targets */
 static void nbody__accel_block_portable_range(const nbody__forces *f, int threads, int block, size_t t0, size_t t1) {
     long long b, nblocks, n = (long long)f->n;
-    (void)threads;
+    (void)threads; (void)n;
     if (block <= 0) block = NBODY__BLOCK_DEFAULT;
     nblocks = ((long long)(t1 - t0) + block - 1) / block;
     NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))

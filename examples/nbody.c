@@ -71,7 +71,7 @@ static void usage(FILE *f) {
             "  --resume FILE         continue from a checkpoint (.ckpt: exact) or a snapshot (.snap:\n"
             "                        the bodies only); give the same options as the run that wrote it\n"
             "  --seed S              random seed of the initial conditions (default 1)\n"
-            "  --devices N           GPUs / OpenCL devices used, from the first (default 1)\n"
+            "  --devices N           GPUs used by the CUDA engines, from the first (default 1)\n"
             "  --list                engines and methods available in this build\n"
             "  --help                this text\n"
             "Exit status: 0 done, 1 the simulation failed, 2 bad arguments.\n");
