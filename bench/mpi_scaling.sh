@@ -19,7 +19,7 @@ run() { mpirun $ROOT_FLAG --oversubscribe -np "$1" build/mpi_scaling "$n" "$2" "
     echo
     echo "| mode | ranks | threads | engine | N | ms / evaluation |"
     echo "|---|---:|---:|---|---:|---:|"
-    for pass in 1 2; do      # twice, interleaved: the spread shows the noise of a shared machine
+    for pass in 1 2 3; do    # three times, interleaved: the spread shows the noise of a shared machine
         for e in block tree; do
             run 1 1 $e --plain
             run 1 2 $e --plain
@@ -29,4 +29,19 @@ run() { mpirun $ROOT_FLAG --oversubscribe -np "$1" build/mpi_scaling "$n" "$2" "
     done
     echo
     echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-} | tee "$out"
+} | tee "$out.tmp"
+{
+    cat "$out.tmp"
+    echo
+    echo "Best of the passes (the least disturbed), and the ratio 2 ranks x 1 thread / 1 rank x 2 threads:"
+    echo
+    echo "| engine | plain 1 x 2 | mpi 1 x 2 | mpi 2 x 1 | mpi 2x1 / mpi 1x2 | mpi 2x1 / plain 1x2 |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    awk -F'|' '$2 ~ /plain|mpi/ && $3+0 >= 1 { k = $5 "/" $2 "/" $3 "x" $4; gsub(/ /, "", k); v = $7 + 0;
+        if (!(k in best) || v < best[k]) best[k] = v }
+        END { split("block tree", es, " "); for (i = 1; i <= 2; ++i) { e = es[i];
+            p = best[e "/plain/1x2"]; a = best[e "/mpi/1x2"]; b = best[e "/mpi/2x1"];
+            printf "| %s | %.1f | %.1f | %.1f | %.2f | %.2f |\n", e, p, a, b, b / a, b / p } }' "$out.tmp"
+} > "$out"
+rm -f "$out.tmp"
+tail -n 6 "$out"
