@@ -39,7 +39,7 @@
        cc -O2 -fopenmp prog.c -lm           (OpenMP is optional: without it, one thread)
        CUDA:   nvcc -O3 -arch=sm_90 -c nbody_cuda.cu; cc -DNBODY_WITH_CUDA ... nbody_cuda.o -lcudart -lstdc++
        OpenCL: cc -DNBODY_WITH_OPENCL ... -lOpenCL  (nbody_cl.h must sit beside nbody.h)
-      MPI:    mpicc -DNBODY_WITH_MPI ...; several GPUs: nvcc -DNBODY_WITH_NCCL ..., link -lnccl
+       MPI:    mpicc -DNBODY_WITH_MPI ...; several GPUs: nvcc -DNBODY_WITH_NCCL ..., link -lnccl
 
    CONFIGURATION MACROS (define before the #include that has NBODY_IMPLEMENTATION, and the
    same NBODY_REAL everywhere, nbody_cuda.cu included)
@@ -52,8 +52,8 @@
        NBODY_WITH_CUDA     link nbody_cuda.cu (compiled by nvcc) and enable the CUDA engines
        NBODY_WITH_OPENCL   include nbody_cl.h and enable the OpenCL engines (-lOpenCL)
        NBODY_NO_OPENMP     ignore OpenMP even when the compiler has it
-      NBODY_WITH_MPI      include <mpi.h>: desc.mpi_comm shares the bodies among MPI ranks
-                          (docs/scaling.md; the calls are then collective)
+       NBODY_WITH_MPI      include <mpi.h>: desc.mpi_comm shares the bodies among MPI ranks
+                           (docs/scaling.md; the calls are then collective)
    Feature macros never change the API: without NBODY_WITH_CUDA the CUDA engines still exist
    in the enum and nbody_create returns NBODY_ERR_UNAVAILABLE for them.
 
