@@ -267,3 +267,45 @@ help:
 	@echo 'make embed           regenerate nbody_cl.h from kernels.cl; make check-embedded checks it'
 	@echo 'make clean           remove build/'
 	@echo 'variables: CC, CFLAGS (default -O2 -march=native), BUILD (default build), WITH_OPENCL=0/1, WITH_CUDA=1'
+# ---- MPI: the distributed engine (desc.mpi_comm, docs/scaling.md) ----
+# Built with mpicc when it and mpirun are installed (Open MPI: openmpi-bin libopenmpi-dev);
+# tests/test_mpi.sh runs build/mpi_engines under mpirun -np 1..4, and reports the MPI tests
+# as skipped when they are absent (failed under NBODY_REQUIRE_MPI=1).
+# build/nbody_mpi: the nbody CLI for mpirun; build/mpi_scaling: the ranks x threads benchmark.
+MPICC    ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 && echo 1)
+MPIFLAGS  = $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. -DNBODY_WITH_MPI
+TEST_SCRIPTS += tests/test_mpi.sh
+ifeq ($(HAVE_MPI),1)
+all test: $(BUILD)/mpi_engines
+examples: $(BUILD)/nbody_mpi
+endif
+.PHONY: mpi bench-mpi
+mpi: $(BUILD)/mpi_engines $(BUILD)/nbody_mpi $(BUILD)/mpi_scaling
+$(BUILD)/mpi_engines: tests/mpi_engines.c tests/check.h $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+$(BUILD)/nbody_mpi: examples/nbody.c examples/example.h $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+$(BUILD)/mpi_scaling: bench/mpi_scaling.c $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+bench-mpi: $(BUILD)/mpi_scaling
+	sh bench/mpi_scaling.sh
+# ---- NCCL: several GPUs in one process (desc.devices > 1 on the CUDA engines) ----
+# make WITH_CUDA=1 WITH_NCCL=1 [NCCL_HOME=dir with include/ and lib/] (a clean build dir:
+# nbody_cuda.o does not know the flag changed). Without NCCL_HOME the CUDA toolkit's NCCL.
+comma := ,
+ifeq ($(WITH_NCCL),1)
+NVFLAGS      += -DNBODY_WITH_NCCL $(if $(NCCL_HOME),-I$(NCCL_HOME)/include)
+BACKEND_LIBS += $(if $(NCCL_HOME),-L$(NCCL_HOME)/lib -Wl$(comma)-rpath$(comma)$(NCCL_HOME)/lib) -l:libnccl.so.2
+endif
+$(BUILD)/cuda_multi: tests/cuda_multi.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) $(CUDA_INC) $< $(BACKEND_OBJS) -o $@ $(LIBS)
+# the distributed engine with one GPU a rank (mpirun -np 2 build/mpi_cuda)
+$(BUILD)/mpi_cuda: tests/mpi_engines.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $(BACKEND_DEFS) $< $(BACKEND_OBJS) -o $@ -lm $(BACKEND_LIBS)
+$(BUILD)/multigpu: bench/multigpu.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
+$(BUILD)/multigpu_float: bench/multigpu.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
+$(BUILD)/cuda_multi_float: tests/cuda_multi.c tests/check.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+	$(CC) $(ALLFLAGS) $(CUDA_INC) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)

@@ -42,6 +42,7 @@
        cc -O2 -fopenmp prog.c -lm           (OpenMP is optional: without it, one thread)
        CUDA:   nvcc -O3 -arch=sm_90 -c nbody_cuda.cu; cc -DNBODY_WITH_CUDA ... nbody_cuda.o -lcudart -lstdc++
        OpenCL: cc -DNBODY_WITH_OPENCL ... -lOpenCL  (nbody_cl.h must sit beside nbody.h)
+       MPI:    mpicc -DNBODY_WITH_MPI ...; several GPUs: nvcc -DNBODY_WITH_NCCL ..., link -lnccl
 
    CONFIGURATION MACROS (define before the #include that has NBODY_IMPLEMENTATION, and the
    same NBODY_REAL everywhere, nbody_cuda.cu included)
@@ -54,6 +55,8 @@
        NBODY_WITH_CUDA     link nbody_cuda.cu (compiled by nvcc) and enable the CUDA engines
        NBODY_WITH_OPENCL   include nbody_cl.h and enable the OpenCL engines (-lOpenCL)
        NBODY_NO_OPENMP     ignore OpenMP even when the compiler has it
+       NBODY_WITH_MPI      include <mpi.h>: desc.mpi_comm shares the bodies among MPI ranks
+                           (docs/scaling.md; the calls are then collective)
    Feature macros never change the API: without NBODY_WITH_CUDA the CUDA engines still exist
    in the enum and nbody_create returns NBODY_ERR_UNAVAILABLE for them.
 
@@ -316,6 +319,12 @@ typedef struct nbody_desc {        /* all zero = defaults */
     nbody_radau_control radau_control; /* NBODY_RADAU: step-size criterion (0 = PRS23) */
     nbody_simd      simd;          /* CPU engines: SIMD level; one the CPU lacks gives
                                       NBODY_ERR_UNAVAILABLE (docs/cpu.md) */
+    int             devices;       /* CUDA and OpenCL engines: devices used in this process, from
+                                      `device` up; 0 = 1 (docs/scaling.md). CPU engines ignore it. */
+    void           *mpi_comm;      /* with NBODY_WITH_MPI: a pointer to an MPI_Comm whose ranks share
+                                      the bodies, each computing the forces on its slice; NULL =
+                                      this process alone. Without NBODY_WITH_MPI it must be NULL
+                                      (else NBODY_ERR_UNAVAILABLE). docs/scaling.md */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -529,6 +538,9 @@ struct nbody__engine {
 #ifdef NBODY_WITH_CUDA
 /* Defined in nbody_cuda.cu (compiled with the same NBODY_REAL). tree = 0 dense, 1 tree. */
 const nbody__engine_ops *nbody__cuda_engine_ops(int tree);
+/* f = [v, a] for the bodies [i0, i0 + m) (y, f: 6m reals of those bodies, the state layout)
+   from the positions pos of all n bodies (x, then y, then z): a distributed engine's slice */
+nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbody__buf y, nbody__buf f, size_t i0, size_t m);
 #endif
 
 #ifdef __cplusplus
@@ -739,6 +751,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
     if (d->leaf_size < 0) return 0;
     if ((int)d->radau_control < 0 || d->radau_control >= NBODY_RADAU_CONTROL_COUNT_) return 0;
+    if (d->devices < 0) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
     if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
     if ((int)d->collision < 0 || d->collision >= NBODY_COLLISION_COUNT_) return 0;
@@ -995,6 +1008,7 @@ typedef struct nbody__cpu {
     nbody_real *m;
     nbody_simd simd;               /* the SIMD level, chosen at init (nbody__simd_choose) */
     void *tree;                    /* NBODY_ENGINE_TREE: the kd-tree workspace */
+    size_t *targets;               /* NBODY_ENGINE_TREE on a slice: its bodies in leaf order */
 } nbody__cpu;
 
 static nbody_result nbody__cpu_init(nbody__engine *e) {
@@ -1019,6 +1033,7 @@ static void nbody__cpu_shutdown(nbody__engine *e) {
     nbody__cpu *c = (nbody__cpu *)e->impl;
     if (!c) return;
     if (c->tree) nbody__tree_free(e, c->tree);
+    nbody__free(&e->desc, c->targets);
     nbody__free(&e->desc, c->m);
     nbody__free(&e->desc, c);
     e->impl = NULL;
@@ -1062,26 +1077,31 @@ static void nbody__accel_row(const nbody__forces *f, size_t i, size_t j0, size_t
     *sx += ax; *sy += ay; *sz += az;
 }
 
-static void nbody__accel_simple(const nbody__forces *f) {
+/* The _range kernels compute the targets [i0, i1) only, against all sources, body i's
+   acceleration going to ax[i - i0]: a distributed engine's slice. Each body's sum is the
+   same sequence of operations as in the whole evaluation, so a slice is bitwise a part of it. */
+static void nbody__accel_simple_range(const nbody__forces *f, size_t i0, size_t i1) {
     size_t i;
-    for (i = 0; i < f->n; ++i) {
+    for (i = i0; i < i1; ++i) {
         nbody_real ax = 0, ay = 0, az = 0;
         nbody__accel_row(f, i, 0, f->n, &ax, &ay, &az);
-        f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
+        f->ax[i - i0] = f->G * ax; f->ay[i - i0] = f->G * ay; f->az[i - i0] = f->G * az;
     }
 }
+static void nbody__accel_simple(const nbody__forces *f) { nbody__accel_simple_range(f, 0, f->n); }
 
-static void nbody__accel_openmp(const nbody__forces *f, int threads) {
-    long long i, n = (long long)f->n;
+static void nbody__accel_openmp_range(const nbody__forces *f, int threads, size_t i0, size_t i1) {
+    long long i, n = (long long)(i1 - i0);
     (void)threads;
-    if (n <= 64) { nbody__accel_simple(f); return; }   /* no parallel region for a few bodies */
+    if (n <= 64) { nbody__accel_simple_range(f, i0, i1); return; }   /* no parallel region for a few bodies */
     NBODY__PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(threads))
     for (i = 0; i < n; ++i) {
         nbody_real ax = 0, ay = 0, az = 0;
-        nbody__accel_row(f, (size_t)i, 0, f->n, &ax, &ay, &az);
+        nbody__accel_row(f, i0 + (size_t)i, 0, f->n, &ax, &ay, &az);
         f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
     }
 }
+static void nbody__accel_openmp(const nbody__forces *f, int threads) { nbody__accel_openmp_range(f, threads, 0, f->n); }
 
 /* ---- test particles (desc.n_active) ------------------------------------------------------
    With n_active = na < n, the engines compute the na active bodies among themselves with
@@ -1499,30 +1519,40 @@ static NBODY__UNUSED size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
     if (b > cap) b = cap;
     return b < tw ? tw : b;
 }
-/* the tile of targets [i0, min(i0 + tw, i1)) against the sources [j0, j1): a partial tile
-   is padded (its extra lanes are computed, dropped) */
-static NBODY__UNUSED void nbody__simd_tile_at(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1, nbody_real G,
-                                              size_t i0, size_t i1) {
+/* the tile of targets [i0, min(i0 + tw, i1)) against the sources [j0, j1), body i's sums
+   going to ax[i - o]: a partial tile is padded (its extra lanes are computed, dropped) */
+static NBODY__UNUSED void nbody__simd_tile_out(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1,
+                                               nbody_real G, size_t i0, size_t i1, size_t o) {
     size_t q, tw = k->tw, nk = i1 - i0 < tw ? i1 - i0 : tw;
     nbody_real p[6][NBODY__TW_MAX];
     if (nk == tw) {
-        k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, f->x + i0, f->y + i0, f->z + i0, f->ax + i0, f->ay + i0, f->az + i0);
+        k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, f->x + i0, f->y + i0, f->z + i0, f->ax + (i0 - o), f->ay + (i0 - o),
+                f->az + (i0 - o));
         return;
     }
     for (q = 0; q < tw; ++q) {
         p[0][q] = q < nk ? f->x[i0 + q] : 0; p[1][q] = q < nk ? f->y[i0 + q] : 0; p[2][q] = q < nk ? f->z[i0 + q] : 0;
     }
     k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);
-    for (q = 0; q < nk; ++q) { f->ax[i0 + q] = p[3][q]; f->ay[i0 + q] = p[4][q]; f->az[i0 + q] = p[5][q]; }
+    for (q = 0; q < nk; ++q) { f->ax[i0 - o + q] = p[3][q]; f->ay[i0 - o + q] = p[4][q]; f->az[i0 - o + q] = p[5][q]; }
 }
-/* one-sided: all targets against all sources, tile by tile */
-static NBODY__UNUSED void nbody__simd_forces(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
+static NBODY__UNUSED void nbody__simd_tile_at(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1, nbody_real G,
+                                              size_t i0, size_t i1) {
+    nbody__simd_tile_out(k, f, j0, j1, G, i0, i1, 0);
+}
+/* one-sided: the targets [i0, i1) against all sources, tile by tile, body i's sums going to
+   ax[i - i0] (a slice of the distributed engine; [0, n) for the whole) */
+static NBODY__UNUSED void nbody__simd_forces_range(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block,
+                                                   size_t i0, size_t i1) {
     size_t n = f->n, tw = k->tw;
-    long long t, ntiles = (long long)((n + tw - 1) / tw);
+    long long t, ntiles = (long long)((i1 - i0 + tw - 1) / tw);
     int chunk = block > 0 ? (int)(((size_t)block + tw - 1) / tw) : NBODY__BLOCK_CHUNK;
     (void)threads; (void)chunk;
     NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))
-    for (t = 0; t < ntiles; ++t) nbody__simd_tile_at(k, f, 0, n, f->G, (size_t)t * tw, n);
+    for (t = 0; t < ntiles; ++t) nbody__simd_tile_out(k, f, 0, n, f->G, i0 + (size_t)t * tw, i1, i0);
+}
+static NBODY__UNUSED void nbody__simd_forces(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
+    nbody__simd_forces_range(k, f, threads, block, 0, f->n);
 }
 /* Symmetric forces (CUDA Handbook, ch. 14, tiled): f_ji = -f_ij, each pair computed once.
    Rows: the broadcast bodies i of block J; columns: w bodies j of block I < J in the lanes.
@@ -1603,15 +1633,15 @@ static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
 
 /* the article's 'openmp + block + optimization' loop (a branch-free loop the compiler
    vectorises), softened, any n: the portable path for long double and non-x86 targets */
-static void nbody__accel_block_portable(const nbody__forces *f, int threads, int block) {
+static void nbody__accel_block_portable_range(const nbody__forces *f, int threads, int block, size_t t0, size_t t1) {
     long long b, nblocks, n = (long long)f->n;
-    (void)threads;
+    (void)threads; (void)n;
     if (block <= 0) block = NBODY__BLOCK_DEFAULT;
-    nblocks = (n + block - 1) / block;
+    nblocks = ((long long)(t1 - t0) + block - 1) / block;
     NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))
     for (b = 0; b < nblocks; ++b) {
-        size_t i0 = (size_t)b * (size_t)block, i1 = i0 + (size_t)block, i;
-        if (i1 > f->n) i1 = f->n;
+        size_t i0 = t0 + (size_t)b * (size_t)block, i1 = i0 + (size_t)block, i;
+        if (i1 > t1) i1 = t1;
         for (i = i0; i < i1; ++i) {
             nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
             size_t j;
@@ -1625,9 +1655,12 @@ static void nbody__accel_block_portable(const nbody__forces *f, int threads, int
                 w = (j == i) ? 0 : f->m[j] * inv * inv * inv;
                 ax += w * dx; ay += w * dy; az += w * dz;
             }
-            f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
+            f->ax[i - t0] = f->G * ax; f->ay[i - t0] = f->G * ay; f->az[i - t0] = f->G * az;
         }
     }
+}
+static void nbody__accel_block_portable(const nbody__forces *f, int threads, int block) {
+    nbody__accel_block_portable_range(f, threads, block, 0, f->n);
 }
 
 /* The symmetric kernel is the default where it measured faster (bench/results/cpu-*.md):
@@ -1635,10 +1668,10 @@ static void nbody__accel_block_portable(const nbody__forces *f, int threads, int
 #ifndef NBODY__BLOCK_SYMMETRIC
 #define NBODY__BLOCK_SYMMETRIC 1
 #endif
-/* nonzero when every acceleration is finite */
-static int nbody__forces_finite(const nbody__forces *f) {
+/* nonzero when the count accelerations computed are finite */
+static int nbody__forces_finite(const nbody__forces *f, size_t count) {
     size_t i;
-    for (i = 0; i < f->n; ++i)
+    for (i = 0; i < count; ++i)
         if (!nbody__isfinite(f->ax[i]) || !nbody__isfinite(f->ay[i]) || !nbody__isfinite(f->az[i])) return 0;
     return 1;
 }
@@ -1653,12 +1686,22 @@ static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int b
     const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
     if (k) {
         if (symmetric) nbody__simd_forces_sym(k, f, threads); else nbody__simd_forces(k, f, threads, block);
-        if (nbody__forces_finite(f)) return;
+        if (nbody__forces_finite(f, f->n)) return;
     }
     nbody__accel_block_portable(f, threads, block);
 }
 static void nbody__accel_block(const nbody__forces *f, int threads, int block, nbody_simd level) {
     nbody__accel_block_kernel(f, threads, block, NBODY__BLOCK_SYMMETRIC, level);
+}
+/* the targets [i0, i1): always the one-sided kernel, whose per-body sums do not depend on
+   where a slice starts (the symmetric kernel's do, on which pairs share a task) */
+static void nbody__accel_block_range(const nbody__forces *f, int threads, int block, size_t i0, size_t i1, nbody_simd level) {
+    const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
+    if (k) {
+        nbody__simd_forces_range(k, f, threads, block, i0, i1);
+        if (nbody__forces_finite(f, i1 - i0)) return;   /* else SIMPLE's classes, as for the whole */
+    }
+    nbody__accel_block_portable_range(f, threads, block, i0, i1);
 }
 /* ---- end section: BLOCK engine kernel ---- */
 
@@ -2359,10 +2402,14 @@ static void nbody__tree_walk_packet(const nbody__kdtree *t, nbody__tree_packet *
     nbody__tree_walk(t, p, stack);
 }
 
-/* accelerations of all bodies from a built tree: packets of consecutive bodies in body
-   order, or of consecutive items (leaf order: neighbours in space) */
-static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F) {
-    long long k, n = (long long)F->n, npk = (n + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
+/* accelerations of count bodies from a built tree, body i's going to ax[i - i0]: the bodies
+   targets[0 .. count) when targets is not NULL (a slice in leaf order), else all bodies
+   (i0 = 0, count = n) in packets of consecutive items (leaf order: neighbours in space), or
+   the bodies i0 .. i0 + count in body order. A lane's walk does not depend on the other
+   lanes of its packet, so a body's acceleration is the same in any packet. */
+static void nbody__tree_forces_of(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F,
+                                  const size_t *targets, size_t i0, size_t count) {
+    long long k, n = (long long)count, npk = (n + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
     int leaf = d->visit_order == NBODY_ORDER_LEAF, stack = d->traversal == NBODY_TRAVERSAL_STACK;
     NBODY__PRAGMA(omp parallel for schedule(dynamic, 8) num_threads(nbody__threads(d)) if (n > 256))
     for (k = 0; k < npk; ++k) {
@@ -2374,7 +2421,7 @@ static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, cons
             size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
             body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
             if (j < (size_t)n) {
-                i = body[l] = leaf ? t->items[j].idx : j;
+                i = body[l] = targets ? targets[j] : leaf ? t->items[j].idx : i0 + j;
                 p.self[l] = t->pos[i]; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i];
             }
             p.ax[l] = p.ay[l] = p.az[l] = 0;
@@ -2386,8 +2433,8 @@ static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, cons
                 nbody_real s[3];
                 int c;
                 for (c = 0; c < 3; ++c) s[c] = (p.b[c][l][0] + p.b[c][l][1]) + (p.b[c][l][2] + p.b[c][l][3]);
-                F->ax[body[l]] = F->G * (p.ax[l] + s[0]); F->ay[body[l]] = F->G * (p.ay[l] + s[1]);
-                F->az[body[l]] = F->G * (p.az[l] + s[2]);
+                F->ax[body[l] - i0] = F->G * (p.ax[l] + s[0]); F->ay[body[l] - i0] = F->G * (p.ay[l] + s[1]);
+                F->az[body[l] - i0] = F->G * (p.az[l] + s[2]);
             }
     }
 }
@@ -2420,6 +2467,9 @@ static void nbody__tree_forces_test(const nbody__kdtree *t, const nbody_desc *d,
                 F->az[body[l]] = F->G * (p.az[l] + s[2]);
             }
     }
+}
+static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F) {
+    nbody__tree_forces_of(t, d, F, NULL, 0, F->n);
 }
 
 static void nbody__tree_free(nbody__engine *e, void *tree) {
@@ -2500,13 +2550,416 @@ static int nbody__engine_has_test_particles(nbody_engine e) {
            e == NBODY_ENGINE_CUDA || e == NBODY_ENGINE_CUDA_TREE;
 }
 
+/* ======================================================================================
+   section: SLICES AND THE DISTRIBUTED ENGINE (MPI)
+   A distributed engine holds a local engine for its slice of the bodies and implements the
+   same engine operations with collectives, so that every solver runs unchanged on many
+   ranks: f(y) gathers all positions (MPI_Allgatherv) and asks the local engine for the
+   forces on its slice against all bodies; linear combinations stay local; the error norm and
+   the finiteness check combine every rank's answer (max, and), so all ranks take the same
+   step. Buffers hold the rank's bodies only, in the state layout (component c of body
+   lo + k at c * count + k); a global range [off, off + len) of a 6n vector maps onto the
+   pieces of it this rank owns. Positions are replicated (3n reals on every rank).
+   ====================================================================================== */
+
+/* f = [v, a] for the bodies [i0, i0 + m) of a CPU engine: y and f hold those bodies only (6m
+   reals each, in the state layout), pos the positions of all n bodies (x, then y, then z) */
+static NBODY__UNUSED nbody_result nbody__cpu_derivative_slice(nbody__engine *e, nbody__buf pos, nbody__buf yb,
+                                                            nbody__buf fb, size_t i0, size_t m) {
+    nbody__cpu *c = (nbody__cpu *)e->impl;
+    const nbody_real *p = (const nbody_real *)pos;
+    nbody_real *y = (nbody_real *)yb, *f = (nbody_real *)fb;
+    size_t n = e->n, i;
+    int threads = 1;
+    nbody__forces F;
+    F.x = p; F.y = p + n; F.z = p + 2 * n; F.m = c->m;
+    F.ax = f + 3 * m; F.ay = f + 4 * m; F.az = f + 5 * m;
+    F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
+    if (m) memcpy(f, y + 3 * m, 3 * m * sizeof(nbody_real));   /* dx/dt = v */
+#if NBODY__OPENMP
+    threads = nbody__threads(&e->desc);
+#endif
+    switch (e->desc.engine) {
+    case NBODY_ENGINE_SIMPLE: nbody__accel_simple_range(&F, i0, i0 + m); return NBODY_OK;
+    case NBODY_ENGINE_OPENMP: nbody__accel_openmp_range(&F, threads, i0, i0 + m); return NBODY_OK;
+    case NBODY_ENGINE_TREE: break;
+    default: nbody__accel_block_range(&F, threads, e->desc.block_size, i0, i0 + m, c->simd); return NBODY_OK;
+    }
+    for (i = 0; i < 3 * n; ++i)        /* NaN/Inf positions: NaN forces, as the whole engine */
+        if (!nbody__isfinite(p[i])) {
+            nbody_real nan = p[i] - p[i];
+            for (i = 0; i < m; ++i) F.ax[i] = F.ay[i] = F.az[i] = nan;
+            return NBODY_OK;
+        }
+    {
+        nbody__kdtree *t;
+        nbody_result r;
+        if (!c->tree) {
+            c->tree = nbody__alloc(&e->desc, sizeof(nbody__kdtree));
+            if (!c->tree) return NBODY_ERR_OUT_OF_MEMORY;
+            memset(c->tree, 0, sizeof(nbody__kdtree));
+        }
+        t = (nbody__kdtree *)c->tree;
+        r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, n);
+        if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
+        if (r != NBODY_OK) return r;
+        if (e->desc.visit_order == NBODY_ORDER_LEAF && m < n) {
+            /* the slice's bodies in leaf order: packets of neighbours in space */
+            size_t k = 0;
+            if (!c->targets) {
+                c->targets = (size_t *)nbody__alloc(&e->desc, nbody__bytes(n, sizeof(size_t)));
+                if (!c->targets) return NBODY_ERR_OUT_OF_MEMORY;
+            }
+            for (i = 0; i < n; ++i)
+                if (t->items[i].idx >= i0 && t->items[i].idx < i0 + m) c->targets[k++] = t->items[i].idx;
+            nbody__tree_forces_of(t, &e->desc, &F, c->targets, i0, m);
+        } else {
+            nbody__tree_forces_of(t, &e->desc, &F, NULL, i0, m);
+        }
+    }
+    return NBODY_OK;
+}
+
+#ifdef NBODY_WITH_MPI
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1         /* the C API only (Open MPI's and MPICH's C++ bindings off) */
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+#define NBODY__MPI 1
+static unsigned long long nbody__fnv1a(unsigned long long h, const void *data, size_t len);
+static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv);
+
+typedef struct nbody__dist {
+    nbody__engine local;           /* this rank's engine: all n masses, buffers of its slice */
+    MPI_Comm comm;                 /* the library's duplicate of the user's communicator */
+    MPI_Datatype real;             /* nbody_real as bytes (float, double, long double alike) */
+    int rank, size;
+    size_t lo, count;              /* this rank's bodies [lo, lo + count) */
+    size_t *first;                 /* rank r's bodies [first[r], first[r + 1]) */
+    int *counts3, *displs3;        /* 3 * its body count, 3 * its first body (positions) */
+    int *counts, *displs;          /* scratch for the gathers of downloads */
+    nbody_real *packed;            /* 3n: each rank's [x, y, z] of its slice, rank after rank */
+    nbody__buf pos;                /* 3n in the local engine: x, y, z of all bodies */
+} nbody__dist;
+
+static nbody__dist *nbody__dist_of(nbody__engine *e) { return (nbody__dist *)e->impl; }
+
+/* the worst result of every rank (all equal to r when nothing failed anywhere) */
+static nbody_result nbody__mpi_worst(MPI_Comm comm, nbody_result r) {
+    int in = (int)r, out = 0;
+    if (MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    return (nbody_result)out;
+}
+
+/* rank r's first body: n split as evenly as body counts allow, the larger slices first */
+static size_t nbody__dist_first(size_t n, int size, int r) {
+    size_t q = n / (size_t)size, rem = n % (size_t)size, k = (size_t)r;
+    return k * q + (k < rem ? k : rem);
+}
+
+/* Calls f(piece) for each piece of the global range [off, off + len) this rank owns:
+   global index off + rel .. off + rel + plen is local loc .. loc + plen. */
+typedef struct nbody__piece { size_t rel, loc, len; } nbody__piece;
+static int nbody__dist_pieces(const nbody__dist *d, size_t n, size_t off, size_t len, nbody__piece *out, int cap) {
+    size_t c, end = off + len;
+    int np = 0;
+    if (len == 0) return 0;
+    for (c = off / n; c * n < end && np < cap; ++c) {
+        size_t g0 = c * n + d->lo, g1 = g0 + d->count;
+        if (g0 < off) g0 = off;
+        if (g1 > end) g1 = end;
+        if (g1 > (c + 1) * n) g1 = (c + 1) * n;
+        if (g0 >= g1) continue;
+        out[np].rel = g0 - off; out[np].loc = c * d->count + (g0 - c * n - d->lo); out[np].len = g1 - g0;
+        ++np;
+    }
+    return np;
+}
+#define NBODY__DIST_PIECES 64      /* components a range may span: 6 in a state vector */
+
+static nbody_result nbody__dist_alloc(nbody__engine *e, size_t len, nbody__buf *out) {
+    nbody__dist *d = nbody__dist_of(e);
+    size_t loc = len / e->n * d->count + (len % e->n < d->count ? len % e->n : d->count);
+    return d->local.ops->alloc(&d->local, loc ? loc : 1, out);
+}
+static void nbody__dist_release(nbody__engine *e, nbody__buf b) {
+    nbody__dist *d = nbody__dist_of(e);
+    if (b) d->local.ops->release(&d->local, b);
+}
+/* every rank passes the same src: each keeps its pieces */
+static nbody_result nbody__dist_upload(nbody__engine *e, nbody__buf dst, size_t off, const nbody_real *src, size_t len) {
+    nbody__dist *d = nbody__dist_of(e);
+    nbody__piece pc[NBODY__DIST_PIECES];
+    nbody_result r = NBODY_OK;
+    int i, np = nbody__dist_pieces(d, e->n, off, len, pc, NBODY__DIST_PIECES);
+    for (i = 0; i < np && r == NBODY_OK; ++i) r = d->local.ops->upload(&d->local, dst, pc[i].loc, src + pc[i].rel, pc[i].len);
+    return r;
+}
+/* every rank receives the whole range: per component, each rank's piece, gathered */
+static nbody_result nbody__dist_download(nbody__engine *e, nbody_real *dst, nbody__buf src, size_t off, size_t len) {
+    nbody__dist *d = nbody__dist_of(e);
+    size_t n = e->n, end = off + len, c;
+    nbody_result r = NBODY_OK;
+    for (c = len ? off / n : 0; len && c * n < end; ++c) {
+        size_t b0 = (off > c * n ? off - c * n : 0), b1 = (end < (c + 1) * n ? end - c * n : n);
+        int k;
+        for (k = 0; k < d->size; ++k) {
+            size_t p0 = d->first[k] > b0 ? d->first[k] : b0, p1 = d->first[k + 1] < b1 ? d->first[k + 1] : b1;
+            d->counts[k] = p1 > p0 ? (int)(p1 - p0) : 0;
+            d->displs[k] = p1 > p0 ? (int)(p0 - b0) : 0;
+        }
+        if (d->counts[d->rank] > 0 && r == NBODY_OK)
+            r = d->local.ops->download(&d->local, dst + (c * n + b0 - off) + d->displs[d->rank], src,
+                                       c * d->count + (b0 + (size_t)d->displs[d->rank] - d->lo), (size_t)d->counts[d->rank]);
+        if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dst + (c * n + b0 - off), d->counts, d->displs, d->real,
+                           d->comm) != MPI_SUCCESS && r == NBODY_OK)
+            r = NBODY_ERR_DEVICE;
+    }
+    return nbody__mpi_worst(d->comm, r);
+}
+static nbody_result nbody__dist_set_masses(nbody__engine *e, const nbody_real *m) {
+    nbody__dist *d = nbody__dist_of(e);
+    return d->local.ops->set_masses(&d->local, m);
+}
+
+/* the slice's forces in the local engine, from all positions in d->pos */
+static nbody_result nbody__dist_slice_forces(nbody__dist *d, nbody__buf y, nbody__buf f) {
+    switch (d->local.desc.engine) {
+#ifdef NBODY_WITH_CUDA
+    case NBODY_ENGINE_CUDA:
+    case NBODY_ENGINE_CUDA_TREE: return nbody__cuda_derivative_slice(&d->local, d->pos, y, f, d->lo, d->count);
+#endif
+    default: return nbody__cpu_derivative_slice(&d->local, d->pos, y, f, d->lo, d->count);
+    }
+}
+
+static nbody_result nbody__dist_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
+    nbody__dist *d = nbody__dist_of(e);
+    nbody_result r = NBODY_OK;
+    int k, c;
+    if (d->count) r = d->local.ops->download(&d->local, d->packed + 3 * d->lo, y, 0, 3 * d->count);
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d->packed, d->counts3, d->displs3, d->real, d->comm) != MPI_SUCCESS &&
+        r == NBODY_OK)
+        r = NBODY_ERR_DEVICE;
+    for (k = 0; k < d->size && r == NBODY_OK; ++k) {     /* rank k's [x, y, z] into x[], y[], z[] */
+        size_t cnt = d->first[k + 1] - d->first[k];
+        for (c = 0; c < 3 && r == NBODY_OK && cnt; ++c)
+            r = d->local.ops->upload(&d->local, d->pos, (size_t)c * e->n + d->first[k], d->packed + 3 * d->first[k] + (size_t)c * cnt, cnt);
+    }
+    if (r == NBODY_OK) r = nbody__dist_slice_forces(d, y, f);
+    return nbody__mpi_worst(d->comm, r);
+}
+
+/* the same lincomb on each owned piece; offsets of out, y, k agree modulo n (component
+   boundaries), as they do in every solver */
+static nbody_result nbody__dist_local_op(const nbody__dist *d, size_t n, const nbody__lincomb *op, const nbody__piece *p,
+                                         nbody__lincomb *lop) {
+    size_t gy = op->y_off + p->rel, gk = op->k_off + p->rel, go = op->out_off + p->rel;
+    size_t b = p->loc - go / n * d->count;     /* the piece's first body, from lo */
+    if (gy % n != go % n || gk % n != go % n) return NBODY_ERR_INVALID_ARGUMENT;
+    *lop = *op;
+    lop->out_off = p->loc;
+    lop->y_off = gy / n * d->count + b;
+    lop->k_off = gk / n * d->count + b;
+    lop->len = p->len;
+    return NBODY_OK;
+}
+static nbody_result nbody__dist_lincomb(nbody__engine *e, const nbody__lincomb *op) {
+    nbody__dist *d = nbody__dist_of(e);
+    nbody__piece pc[NBODY__DIST_PIECES];
+    nbody_result r = NBODY_OK;
+    int i, np = nbody__dist_pieces(d, e->n, op->out_off, op->len, pc, NBODY__DIST_PIECES);
+    for (i = 0; i < np && r == NBODY_OK; ++i) {
+        nbody__lincomb lop;
+        r = nbody__dist_local_op(d, e->n, op, &pc[i], &lop);
+        if (r == NBODY_OK) r = d->local.ops->lincomb(&d->local, &lop);
+    }
+    return r;
+}
+/* max over the pieces, then over the ranks (max is exact: the norm of one process); NaN sticks */
+static nbody_result nbody__dist_error_norm(nbody__engine *e, const nbody__lincomb *op, nbody_real atol, nbody_real rtol,
+                                           nbody_real *norm) {
+    nbody__dist *d = nbody__dist_of(e);
+    nbody__piece pc[NBODY__DIST_PIECES];
+    nbody_real worst = 0, *all = d->packed + 3 * e->n;   /* room for one real a rank */
+    nbody_result r = NBODY_OK;
+    int i, np = nbody__dist_pieces(d, e->n, op->out_off, op->len, pc, NBODY__DIST_PIECES);
+    for (i = 0; i < np && r == NBODY_OK; ++i) {
+        nbody__lincomb lop;
+        nbody_real v = 0;
+        r = nbody__dist_local_op(d, e->n, op, &pc[i], &lop);
+        if (r == NBODY_OK) r = d->local.ops->error_norm(&d->local, &lop, atol, rtol, &v);
+        if (!(v <= worst)) worst = v;
+        if (worst != worst) break;
+    }
+    if (MPI_Allgather(&worst, 1, d->real, all, 1, d->real, d->comm) != MPI_SUCCESS && r == NBODY_OK) r = NBODY_ERR_DEVICE;
+    worst = 0;
+    for (i = 0; i < d->size; ++i) {
+        if (!(all[i] <= worst)) worst = all[i];
+        if (worst != worst) break;
+    }
+    *norm = worst;
+    return nbody__mpi_worst(d->comm, r);
+}
+static nbody_result nbody__dist_all_finite(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite) {
+    nbody__dist *d = nbody__dist_of(e);
+    nbody__piece pc[NBODY__DIST_PIECES];
+    nbody_result r = NBODY_OK;
+    int i, ok = 1, all = 0, np = nbody__dist_pieces(d, e->n, off, len, pc, NBODY__DIST_PIECES);
+    for (i = 0; i < np && r == NBODY_OK && ok; ++i) r = d->local.ops->all_finite(&d->local, b, pc[i].loc, pc[i].len, &ok);
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, d->comm) != MPI_SUCCESS && r == NBODY_OK) r = NBODY_ERR_DEVICE;
+    *finite = all;
+    return nbody__mpi_worst(d->comm, r);
+}
+
+static void nbody__dist_shutdown(nbody__engine *e) {
+    nbody__dist *d = nbody__dist_of(e);
+    if (!d) return;
+    if (d->local.ops) {
+        if (d->pos) d->local.ops->release(&d->local, d->pos);
+        d->local.ops->shutdown(&d->local);
+    }
+    if (d->real != MPI_DATATYPE_NULL) MPI_Type_free(&d->real);
+    if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
+    nbody__free(&e->desc, d->first); nbody__free(&e->desc, d->counts3);
+    nbody__free(&e->desc, d->packed);
+    nbody__free(&e->desc, d);
+    e->impl = NULL;
+}
+
+/* collective: every rank of the user's communicator */
+static nbody_result nbody__dist_init(nbody__engine *e) {
+    nbody_desc ld = e->desc;
+    nbody__dist *d;
+    nbody_result r = NBODY_OK;
+    int k;
+    d = (nbody__dist *)nbody__alloc(&e->desc, sizeof *d);
+    if (!d) return NBODY_ERR_OUT_OF_MEMORY;     /* before any collective: the others fail later */
+    memset(d, 0, sizeof *d);
+    d->comm = MPI_COMM_NULL; d->real = MPI_DATATYPE_NULL;
+    e->impl = d;
+    if (MPI_Comm_dup(*(MPI_Comm *)e->desc.mpi_comm, &d->comm) != MPI_SUCCESS) { d->comm = MPI_COMM_NULL; nbody__dist_shutdown(e); return NBODY_ERR_DEVICE; }
+    MPI_Comm_rank(d->comm, &d->rank);
+    MPI_Comm_size(d->comm, &d->size);
+    if (MPI_Type_contiguous((int)sizeof(nbody_real), MPI_BYTE, &d->real) != MPI_SUCCESS || MPI_Type_commit(&d->real) != MPI_SUCCESS)
+        r = NBODY_ERR_DEVICE;
+    if (e->n > (size_t)0x7FFFFFFF / 3) r = NBODY_ERR_UNAVAILABLE;   /* MPI counts are int */
+    if (r == NBODY_OK) {
+        d->first = (size_t *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size + 1, sizeof(size_t)));
+        d->counts3 = (int *)nbody__alloc(&e->desc, nbody__bytes(4 * (size_t)d->size, sizeof(int)));
+        d->packed = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(3 * e->n + (size_t)d->size, sizeof(nbody_real)));
+        if (!d->first || !d->counts3 || !d->packed) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    if (r == NBODY_OK) {
+        d->displs3 = d->counts3 + d->size; d->counts = d->displs3 + d->size; d->displs = d->counts + d->size;
+        for (k = 0; k <= d->size; ++k) d->first[k] = nbody__dist_first(e->n, d->size, k);
+        for (k = 0; k < d->size; ++k) {
+            d->counts3[k] = (int)(3 * (d->first[k + 1] - d->first[k]));
+            d->displs3[k] = (int)(3 * d->first[k]);
+        }
+        d->lo = d->first[d->rank]; d->count = d->first[d->rank + 1] - d->lo;
+        ld.mpi_comm = NULL;
+        if (ld.engine == NBODY_ENGINE_CUDA || ld.engine == NBODY_ENGINE_CUDA_TREE) {
+            /* one GPU a rank: a host's ranks take desc.device, desc.device + 1, ... */
+            MPI_Comm host;
+            int local = 0;
+            if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+                MPI_Comm_rank(host, &local);
+                MPI_Comm_free(&host);
+            }
+            ld.device += local;
+            if (ld.devices > 1) r = NBODY_ERR_UNAVAILABLE;   /* several GPUs a rank: not with MPI */
+        }
+    }
+    if (r == NBODY_OK) {
+        d->local.ops = nbody__engine_ops_for(ld.engine);
+        d->local.desc = ld; d->local.n = e->n;
+        r = d->local.ops->init(&d->local);
+        if (r != NBODY_OK) d->local.ops = NULL;
+    }
+    if (r == NBODY_OK) r = d->local.ops->alloc(&d->local, 3 * e->n, &d->pos);
+    r = d->comm != MPI_COMM_NULL ? nbody__mpi_worst(d->comm, r) : r;
+    if (r != NBODY_OK) nbody__dist_shutdown(e);
+    return r;
+}
+
+static const nbody__engine_ops nbody__dist_ops = {
+    "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
+    nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
+    nbody__dist_all_finite };
+
+/* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
+static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
+    const nbody__engine_ops *local = nbody__engine_ops_for(d->engine);
+    if (!local) return NULL;
+    if (d->engine == NBODY_ENGINE_OPENCL || d->engine == NBODY_ENGINE_OPENCL_TREE) return NULL;
+    return &nbody__dist_ops;
+}
+
+/* the result every rank agrees on after a local step of a collective call */
+static nbody_result nbody__engine_agree(nbody__engine *e, nbody_result r) {
+    if (e->ops != &nbody__dist_ops || !e->impl) return r;
+    return nbody__mpi_worst(nbody__dist_of(e)->comm, r);
+}
+/* writes files (rank 0) */
+static int nbody__engine_writer(nbody__engine *e) { return e->ops != &nbody__dist_ops || nbody__dist_of(e)->rank == 0; }
+
+/* With desc.mpi_comm: every rank's verdict r combined, then (when all are valid) the same
+   system and numerics on every rank, compared by hash. Collective over the user's comm. */
+static nbody_result nbody__mpi_verdict(const nbody_desc *desc, nbody_result r) {
+    int flag = 0;
+    if (!desc->mpi_comm) return r;
+    if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag) return NBODY_ERR_INVALID_ARGUMENT;
+    return nbody__mpi_worst(*(MPI_Comm *)desc->mpi_comm, r);
+}
+static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *s, nbody_result r) {
+    unsigned long long h = 0xCBF29CE484222325ULL, lo = 0, hi = 0;
+    nbody_real *f[7];
+    int iv[16], i;
+    nbody_real rv[16];
+    MPI_Comm comm;
+    r = nbody__mpi_verdict(desc, r);
+    if (!desc->mpi_comm || r != NBODY_OK) return r;
+    comm = *(MPI_Comm *)desc->mpi_comm;
+    f[0] = s->x; f[1] = s->y; f[2] = s->z; f[3] = s->vx; f[4] = s->vy; f[5] = s->vz; f[6] = s->m;
+    for (i = 0; i < 7; ++i) h = nbody__fnv1a(h, f[i], s->n * sizeof(nbody_real));
+    h = nbody__fnv1a(h, &s->t, sizeof s->t);
+    memset(iv, 0, sizeof iv); memset(rv, 0, sizeof rv);
+    nbody__ckp_desc(desc, iv, rv);
+    h = nbody__fnv1a(h, iv, sizeof iv);
+    h = nbody__fnv1a(h, rv, sizeof rv);
+    if (MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS ||
+        MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS)
+        return NBODY_ERR_DEVICE;
+    if (lo != hi) {
+        nbody__log(desc, NBODY_LOG_ERROR, "nbody: the ranks of desc.mpi_comm passed different systems or numerics");
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    return NBODY_OK;
+}
+#else
+#define NBODY__MPI 0
+static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) { (void)d; return NULL; }
+static nbody_result nbody__engine_agree(nbody__engine *e, nbody_result r) { (void)e; return r; }
+static int nbody__engine_writer(nbody__engine *e) { (void)e; return 1; }
+static nbody_result nbody__mpi_verdict(const nbody_desc *desc, nbody_result r) { (void)desc; return r; }
+static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *s, nbody_result r) { (void)desc; (void)s; return r; }
+#endif
+/* ---- end section: SLICES AND THE DISTRIBUTED ENGINE ---- */
+
 /* engine lifetime: start with the masses, stop frees everything */
 static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, size_t n, const nbody_real *m) {
     nbody_result r;
     memset(e, 0, sizeof *e);
-    e->ops = nbody__engine_ops_for(d->engine);
+    if (d->devices > 1 && (d->engine == NBODY_ENGINE_OPENCL || d->engine == NBODY_ENGINE_OPENCL_TREE)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: several OpenCL devices (desc.devices > 1) are not available yet");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    e->ops = d->mpi_comm ? nbody__dist_engine_ops(d) : nbody__engine_ops_for(d->engine);
     if (!e->ops) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: engine '%s' is not available in this build", nbody_engine_name(d->engine));
+        if (d->mpi_comm && !NBODY__MPI) nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.mpi_comm needs NBODY_WITH_MPI");
+        else nbody__log(d, NBODY_LOG_ERROR, "nbody: engine '%s' is not available in this build", nbody_engine_name(d->engine));
         return NBODY_ERR_UNAVAILABLE;
     }
     if (d->n_active > 0 && d->n_active < n && !nbody__engine_has_test_particles(d->engine)) {
@@ -3368,18 +3821,24 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
     if (r != NBODY_OK) return r;
     /* the next step */
     if (s->desc.radau_control == NBODY_RADAU_FIXED) { s->mreal[1] = h; return NBODY_OK; }
-    if (s->desc.radau_control == NBODY_RADAU_GLOBAL) {
-        nbody_real b7 = 0;
-        r = nbody__radau_maxabs(s, B[6], &b7);
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
-        if (r != NBODY_OK) return r;
-        proposal = (b7 > 0 && amax > 0 && nbody__isfinite(b7 / amax))
-                       ? h * NBODY__POW(nbody__radau_eps(s) / (b7 / amax), (nbody_real)1 / 7) : 4 * h;
-    } else {
+    if (s->desc.radau_control != NBODY_RADAU_GLOBAL) {
         nbody_real tau2 = 0;
         r = nbody__radau_prs23(s, &tau2);
         if (r != NBODY_OK) return r;
         proposal = tau2 > 0 ? NBODY__SQRT(tau2) * h * NBODY__POW(nbody__radau_eps(s) * 5040, (nbody_real)1 / 7) : 4 * h;
+    }
+    /* The global criterion: by choice, or as the second opinion before PRS23 rejects a step. A
+       body whose acceleration passes through zero (the figure-eight's middle body at each
+       crossing) has a PRS23 timescale proportional to the time since the crossing, about a
+       quarter of any step just taken: PRS23 alone would reject every step there. */
+    if (s->desc.radau_control == NBODY_RADAU_GLOBAL || proposal < h / 4) {
+        nbody_real b7 = 0, global;
+        r = nbody__radau_maxabs(s, B[6], &b7);
+        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
+        if (r != NBODY_OK) return r;
+        global = (b7 > 0 && amax > 0 && nbody__isfinite(b7 / amax))
+                     ? h * NBODY__POW(nbody__radau_eps(s) / (b7 / amax), (nbody_real)1 / 7) : 4 * h;
+        proposal = s->desc.radau_control == NBODY_RADAU_GLOBAL || !(global <= proposal) ? global : proposal;
     }
     if (!(proposal == proposal)) proposal = h / 4;
     if (proposal > 4 * h) proposal = 4 * h;
@@ -3627,8 +4086,10 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     nbody_desc d;
     nbody_sim *s;
     nbody_result r;
-    if (!out || !desc || !nbody__desc_valid(desc) || !nbody__system_valid(initial)) return NBODY_ERR_INVALID_ARGUMENT;
-    if (initial->n > ((size_t)-1) / (6 * sizeof(nbody_real))) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!out || !desc) return NBODY_ERR_INVALID_ARGUMENT;
+    r = nbody__desc_valid(desc) && nbody__system_valid(initial) && initial->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
+            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__mpi_same(desc, initial, r)) != NBODY_OK) return r;   /* with mpi_comm: all ranks alike */
     d = nbody__desc_defaults(desc);
     if (d.n_active > initial->n) {
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: n_active %lu > n %lu", (unsigned long)d.n_active, (unsigned long)initial->n);
@@ -3665,6 +4126,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     }
     if (r == NBODY_OK) r = nbody__alloc_buffers(s);
     if (r == NBODY_OK) r = nbody__upload_state(s, initial);
+    if (s->eng.ops) r = nbody__engine_agree(&s->eng, r);
     if (r != NBODY_OK) { nbody_destroy(s); return r; }
     s->stats.t = s->t;
     s->stats.dt = 0;
@@ -3716,11 +4178,13 @@ static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in);
 
 NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) {
     nbody_result r;
-    if (!sim || !nbody__system_valid(in)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    r = nbody__system_valid(in) ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__mpi_same(&sim->desc, in, r)) != NBODY_OK) return r;   /* every rank the same system */
     if (in->n != sim->n) return nbody__resize(sim, in);
     r = sim->eng.ops->set_masses(&sim->eng, in->m);
     if (r == NBODY_OK) r = nbody__upload_state(sim, in);
-    if (r != NBODY_OK) return r;
+    if ((r = nbody__engine_agree(&sim->eng, r)) != NBODY_OK) return r;
     if (sim->comp) {
         nbody__lincomb zero = nbody__op(sim->comp, NULL, 0, sim->len);
         r = sim->eng.ops->lincomb(&sim->eng, &zero);
@@ -3754,8 +4218,10 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     nbody__buf y = NULL, f = NULL;
     nbody_sim tmp;
     nbody_result r;
-    if (!desc || !ax || !ay || !az || !nbody__desc_valid(desc) || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
-    if (s->n > ((size_t)-1) / (6 * sizeof(nbody_real))) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!desc) return NBODY_ERR_INVALID_ARGUMENT;
+    r = ax && ay && az && nbody__desc_valid(desc) && nbody__system_valid(s) && s->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
+            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__mpi_same(desc, s, r)) != NBODY_OK) return r;
     d = nbody__desc_defaults(desc);
     r = nbody__engine_start(&e, &d, s->n, s->m);
     if (r != NBODY_OK) return r;
@@ -3765,6 +4231,7 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     if (r == NBODY_OK) r = e.ops->alloc(&e, tmp.len, &f);
     tmp.y = y;
     if (r == NBODY_OK) r = nbody__upload_state(&tmp, s);
+    r = nbody__engine_agree(&e, r);
     if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);
     if (r == NBODY_OK) r = e.ops->download(&e, ax, f, 3 * s->n, s->n);
     if (r == NBODY_OK) r = e.ops->download(&e, ay, f, 4 * s->n, s->n);
@@ -4386,6 +4853,7 @@ static unsigned long long nbody__fnv1a(unsigned long long h, const void *data, s
 
 typedef struct nbody__writer { FILE *f; unsigned long long sum; int ok; } nbody__writer;
 static void nbody__put(nbody__writer *w, const void *p, size_t len) {
+    if (!w->f) return;             /* a rank that does not write */
     if (w->ok && fwrite(p, 1, len, w->f) != len) w->ok = 0;
     w->sum = nbody__fnv1a(w->sum, p, len);
 }
@@ -4565,9 +5033,11 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
     h.reals[NBODY__CKP_DESC_REALS + 2] = s->stats.dt;
     for (i = 0; i < 8; ++i) h.reals[NBODY__CKP_DESC_REALS + 3 + i] = s->mreal[i];
     h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
-    w.f = fopen(tmp, "wb");
-    if (!w.f) { nbody__free(&s->desc, host); return NBODY_ERR_IO; }
-    w.sum = NBODY__FNV_SEED; w.ok = 1;
+    /* with several ranks every rank gathers each buffer (collective), rank 0 writes */
+    w.f = nbody__engine_writer(&s->eng) ? fopen(tmp, "wb") : NULL;
+    r = nbody__engine_agree(&s->eng, nbody__engine_writer(&s->eng) && !w.f ? NBODY_ERR_IO : NBODY_OK);
+    if (r != NBODY_OK) { nbody__free(&s->desc, host); return r; }
+    w.sum = NBODY__FNV_SEED; w.ok = w.f != NULL;
     nbody__put(&w, NBODY__CKP_MAGIC, 8);
     nbody__put(&w, h.head, sizeof h.head);
     nbody__put(&w, &h.n, sizeof h.n);
@@ -4580,14 +5050,16 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
         r = s->eng.ops->download(&s->eng, host, *bufs[i], 0, s->len);
         if (r == NBODY_OK) nbody__put(&w, host, hostb);
     }
-    if (w.ok && fwrite(&w.sum, 1, sizeof w.sum, w.f) != sizeof w.sum) w.ok = 0;
-    if (fclose(w.f) != 0) w.ok = 0;
-    if (r == NBODY_OK && !w.ok) r = NBODY_ERR_IO;
-    /* POSIX rename replaces path atomically; where it refuses an existing target, remove first */
-    if (r == NBODY_OK && rename(tmp, path) != 0 && (remove(path), rename(tmp, path) != 0)) r = NBODY_ERR_IO;
-    if (r != NBODY_OK) remove(tmp);
+    if (w.f) {
+        if (w.ok && fwrite(&w.sum, 1, sizeof w.sum, w.f) != sizeof w.sum) w.ok = 0;
+        if (fclose(w.f) != 0) w.ok = 0;
+        if (r == NBODY_OK && !w.ok) r = NBODY_ERR_IO;
+        /* POSIX rename replaces path atomically; where it refuses an existing target, remove first */
+        if (r == NBODY_OK && rename(tmp, path) != 0 && (remove(path), rename(tmp, path) != 0)) r = NBODY_ERR_IO;
+        if (r != NBODY_OK) remove(tmp);
+    }
     nbody__free(&s->desc, host);
-    return r;
+    return nbody__engine_agree(&s->eng, r);
 }
 
 /* read len bytes, 0 when the file is short */
@@ -4683,6 +5155,7 @@ static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nb
         if (r == NBODY_OK) r = s->eng.ops->upload(&s->eng, *bufs[i], 0, host, s->len);
     }
     nbody__free(&s->desc, host);
+    r = nbody__engine_agree(&s->eng, r);
     if (r != NBODY_OK) { nbody_destroy(s); return r; }
     s->f_valid = h->ints[NBODY__CKP_DESC_INTS + 2];
     s->history = h->ints[NBODY__CKP_DESC_INTS + 3];
@@ -4707,6 +5180,7 @@ static nbody_result nbody__ckp_load_at(nbody_sim **out, const nbody_desc *desc, 
     r = fseek(f, base, SEEK_SET) == 0 ? nbody__ckp_verify(f, size) : NBODY_ERR_IO;
     if (r == NBODY_OK) r = fseek(f, base, SEEK_SET) == 0 ? NBODY_OK : NBODY_ERR_IO;
     if (r == NBODY_OK) r = nbody__ckp_read_head(f, size, &d, &h, &sys);
+    r = nbody__mpi_verdict(desc, r);     /* with desc.mpi_comm: every rank read it, or all fail */
     if (r == NBODY_OK) r = nbody__ckp_restore(f, desc, &h, &sys, out);
     nbody_system_free(&sys);
     return r;
@@ -4717,11 +5191,13 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
     FILE *f;
     nbody_result r;
     if (!out || !desc || !path || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
+    /* with desc.mpi_comm every rank reads the file (any number of ranks may have written it) */
     f = fopen(path, "rb");
-    if (!f) return NBODY_ERR_IO;
-    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0) { fclose(f); return NBODY_ERR_IO; }
-    r = nbody__ckp_load_at(out, desc, f, 0, (unsigned long long)end);
-    fclose(f);
+    r = f ? NBODY_OK : NBODY_ERR_IO;
+    if (f && (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0)) r = NBODY_ERR_IO;
+    if (r == NBODY_OK) r = nbody__ckp_load_at(out, desc, f, 0, (unsigned long long)end);
+    else r = nbody__mpi_verdict(desc, r);   /* the other ranks wait in nbody__ckp_load_at's verdict */
+    if (f) fclose(f);
     return r;
 }
 /* ---- end section: CHECKPOINTS ---- */

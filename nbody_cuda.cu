@@ -33,6 +33,7 @@
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
@@ -106,7 +107,10 @@ typedef struct nbody__cuda {
     /* test particles (desc.n_active < n): the active positions packed for the tree build */
     nbody__r *yact;                /* 3 n_active, allocated on first use */
     const nbody__r *ycur;          /* the state of this derivative (test particles' positions) */
+    struct nbody__cu_slice_work *slice;   /* slices (nbody__cuda_derivative_slice): scratch */
 } nbody__cuda;
+struct nbody__cu_slice_work;
+static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
 
 /* sources: the active bodies [0, n_active), all n when n_active is 0 */
 static size_t nbody__cu_nsrc(const nbody__engine *e) {
@@ -1011,6 +1015,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->node); cudaFree(c->lo); cudaFree(c->hi); cudaFree(c->nmass); cudaFree(c->rad);
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
+    nbody__cu_slice_free(c->slice, &e->desc);
     (void)cudaGetLastError();
     e->desc.allocator.free(c, e->desc.allocator.user_data);
     e->impl = NULL;
@@ -1037,6 +1042,8 @@ static nbody_result nbody__cu_check_block(nbody__engine *e, int tree) {
                   B, tree ? "tree walk" : "dense", limit);
     return NBODY_ERR_INVALID_ARGUMENT;
 }
+static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree);
+static int nbody__cu_is_multi(nbody__engine *e);
 
 static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     nbody__cuda *c;
@@ -1057,6 +1064,7 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: bodies are walked in leaf order only (visit_order BODY refused)");
         return NBODY_ERR_UNAVAILABLE;
     }
+    if (e->desc.devices > 1) return nbody__cu_multi_init(e, tree);    /* several GPUs: see there */
     err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
         (void)cudaGetLastError();
@@ -1265,6 +1273,7 @@ template <class T> __global__ void nbody__cu_xyz_kernel(const T *y, size_t n, fl
 
 extern "C" nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, size_t n, void *dst) {
     cudaPointerAttributes at;
+    if (nbody__cu_is_multi(e)) return NBODY_ERR_UNAVAILABLE;          /* the state is split over GPUs */
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK) return r;
     /* a host pointer, or memory of another GPU, would fault inside the kernel: refuse it */
@@ -1281,3 +1290,481 @@ extern "C" nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, si
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
+
+/* ======================================================================================
+   Slices and several GPUs. nbody__cuda_derivative_slice: the forces on the bodies
+   [i0, i0 + m) from all n, whose positions arrive gathered (x, y, z: 3n), for a distributed
+   engine (one GPU a rank, MPI) and for several GPUs of one process (desc.devices > 1, below).
+   Dense: the one-sided tile kernel on the slice's targets, the sources split into blockIdx.y
+   slices when the slice's blocks cannot fill the GPU (a body's sum then depends on that
+   split: forces agree with one GPU's to rounding, not bitwise). Tree: every GPU builds the
+   whole tree from the gathered positions and walks its slice's leaves only, in leaf order
+   (a compacted leaf list): each thread walks as in the whole walk, so a slice's forces are
+   bitwise those of one GPU.
+   ====================================================================================== */
+template <class T> __global__ void nbody__cu_pack_pos(const T *p, const T *m, nbody__v4<T> *bodies, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        nbody__v4<T> b = {p[i], p[n + i], p[2 * n + i], m[i]};
+        bodies[i] = b;
+    }
+}
+
+/* nbody__cu_dense for the targets [i0, i0 + m): out holds slice k's sums at k * 3m */
+template <class T, int R, bool UNI>
+__global__ void nbody__cu_dense_slice(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out, size_t i0, size_t m,
+                                      size_t nsrc, size_t tiles_per_slice, T eps2, T scale) {
+    extern __shared__ unsigned char nbody__smem[];
+    nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
+    const int B = blockDim.x;
+    const size_t base = i0 + (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B, end = i0 + m;
+    const size_t t0 = blockIdx.y * tiles_per_slice, t1 = t0 + tiles_per_slice < ntiles ? t0 + tiles_per_slice : ntiles;
+    T px[R], py[R], pz[R], pm[R], ax[R], ay[R], az[R];
+    bool tv[R];
+    nbody__cu_targets<T, R>(bodies, end, base, B, px, py, pz, pm, tv, ax, ay, az);
+    for (size_t t = t0; t < t1; ++t) {
+        size_t j0 = t * B, j = j0 + threadIdx.x;
+        int cnt = (int)(nsrc - j0 < (size_t)B ? nsrc - j0 : (size_t)B);
+        __syncthreads();
+        if (j < nsrc) sh[threadIdx.x] = bodies[j];
+        __syncthreads();
+        if (eps2 == 0 && j0 + B > base && j0 < base + (size_t)B * R)
+            nbody__cu_tile<T, R, true, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+        else
+            nbody__cu_tile<T, R, false, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
+    }
+    out += blockIdx.y * 3 * m;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        size_t i = base + (size_t)r * B + threadIdx.x;
+        if (i < end) { out[i - i0] = scale * ax[r]; out[m + i - i0] = scale * ay[r]; out[2 * m + i - i0] = scale * az[r]; }
+    }
+}
+
+__global__ void nbody__cu_iota(unsigned int *v, size_t n) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) v[k] = (unsigned int)k;
+}
+
+/* flag[k] = 1 when leaf n + k holds a body of [i0, i0 + m) */
+__global__ void nbody__cu_slice_flags(const unsigned int *leafbody, size_t n, size_t i0, size_t m, unsigned char *flag) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x)
+        flag[k] = (size_t)leafbody[k] - i0 < m;
+}
+
+/* nbody__cu_walk for the leaves n + list[t], t < count (WARP: see there); body b's
+   acceleration to f[3m + b - i0] */
+template <class T, bool WARP>
+__global__ void nbody__cu_walk_list(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                                    const unsigned int *__restrict__ leafbody, const unsigned int *__restrict__ list,
+                                    unsigned int count, T *f, unsigned int n, size_t i0, size_t m, T eps2, T G) {
+    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
+    unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;
+    unsigned int cur = 1, resume = t < count ? 0u : ~0u, k = list[t < count ? t : count - 1];
+    if (!WARP && t >= count) return;
+    nbody__v4<T> me = nbody__ldg4(node + n + k);
+    T ax = 0, ay = 0, az = 0;
+    do {
+        nbody__v4<T> q = nbody__ldg4(node + cur);
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+        bool acc = d2 > q.w, open;
+        if (WARP) {
+            if (cur == resume) resume = 0;
+            open = __any_sync(mask, resume == 0 && !acc && cur < n);
+            acc = acc && resume == 0;
+            if (acc && open) resume = skip;
+        } else {
+            open = !acc && cur < n;
+        }
+        if (acc) {
+            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+        }
+        cur = open ? 2 * cur : skip;
+    } while (cur != 1);
+    if (t < count) {
+        size_t b = (size_t)leafbody[k] - i0;
+        f[3 * m + b] = G * ax; f[4 * m + b] = G * ay; f[5 * m + b] = G * az;
+    }
+}
+
+/* the slices' scratch (tree: leaf flags, the compacted leaf list, CUB's workspace) */
+struct nbody__cu_slice_work {
+    unsigned char *flag;
+    unsigned int *ids, *list;      /* 0 .. n-1; the selected leaves */
+    int *count;
+    void *tmp;
+    size_t tmpbytes;
+};
+static void nbody__cu_slice_free(nbody__cu_slice_work *w, const nbody_desc *d) {
+    if (!w) return;
+    cudaFree(w->flag); cudaFree(w->ids); cudaFree(w->list); cudaFree(w->count); cudaFree(w->tmp);
+    d->allocator.free(w, d->allocator.user_data);
+}
+
+static nbody_result nbody__cu_slice_tree(nbody__engine *e, const nbody__r *p, nbody__r *f, size_t i0, size_t m) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_slice_work *w = c->slice;
+    size_t n = e->n;
+    nbody_result r;
+    if (!w) {
+        w = (nbody__cu_slice_work *)e->desc.allocator.alloc(sizeof *w, e->desc.allocator.user_data);
+        if (!w) return NBODY_ERR_OUT_OF_MEMORY;
+        memset(w, 0, sizeof *w);
+        c->slice = w;
+        r = nbody__cu_malloc(e, &w->flag, n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->ids, n);
+        if (r == NBODY_OK) {
+            nbody__cu_iota<<<nbody__cu_blocks(n, 256), 256>>>(w->ids, n);
+            r = nbody__cu_check(e, cudaGetLastError(), "iota");
+        }
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->list, n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->count, 1);
+        if (r == NBODY_OK) r = nbody__cu_check(e, cub::DeviceSelect::Flagged(NULL, w->tmpbytes, w->ids, w->flag, w->list, w->count, (int)n), "select size");
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&w->tmp, w->tmpbytes);
+        if (r != NBODY_OK) { nbody__cu_slice_free(w, &e->desc); c->slice = NULL; return r; }
+    }
+    if ((r = nbody__cu_tree_build(e, p)) != NBODY_OK) return r;
+    nbody__cu_slice_flags<<<nbody__cu_blocks(n, 256), 256>>>(c->leafbody, n, i0, m, w->flag);
+    NBODY__CU(cudaGetLastError());
+    {
+        size_t bytes = w->tmpbytes;
+        NBODY__CU(cub::DeviceSelect::Flagged(w->tmp, bytes, w->ids, w->flag, w->list, w->count, (int)n));
+    }
+    {
+        int B = c->block > 0 ? c->block : 128;
+        nbody__r eps2 = e->desc.softening * e->desc.softening;
+        unsigned int blocks = (unsigned int)((m + (size_t)B - 1) / (size_t)B);
+        if (c->rb == 1)
+            nbody__cu_walk_list<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
+                                                               (unsigned int)n, i0, m, eps2, e->desc.G);
+        else
+            nbody__cu_walk_list<nbody__r, true><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
+                                                              (unsigned int)n, i0, m, eps2, e->desc.G);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+
+template <int R, bool UNI>
+static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, size_t i0, size_t m) {
+    nbody__cuda *c = nbody__cu(e);
+    const void *fn = (const void *)nbody__cu_dense_slice<nbody__r, R, UNI>;
+    int B = c->block > 0 ? c->block : 256, occ = 0;
+    size_t n = e->n, ntiles = (n + B - 1) / B, iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R), G, S, tps;
+    nbody__r eps2 = e->desc.softening * e->desc.softening, scale = UNI ? e->desc.G * c->mass1 : e->desc.G, one = 1;
+    nbody__r *out = f + 3 * m;
+    nbody_result r;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, fn) == cudaSuccess && B > fa.maxThreadsPerBlock) B = fa.maxThreadsPerBlock / 32 * 32;
+    (void)cudaGetLastError();
+    ntiles = (n + B - 1) / B; iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R);
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, B * sizeof(nbody__rec)) != cudaSuccess) (void)cudaGetLastError();
+    G = (size_t)c->sms * (size_t)(occ > 0 ? occ : 1);
+    S = (G + iblocks - 1) / iblocks;                 /* source slices: fill the GPU once */
+    if (S > ntiles) S = ntiles;
+    if (S > 64) S = 64;
+    if (S < 1) S = 1;
+    tps = (ntiles + S - 1) / S;
+    S = (ntiles + tps - 1) / tps;
+    if (S > 1) {
+        if ((r = nbody__cu_reserve(e, &c->partial, &c->partial_len, S * 3 * m)) != NBODY_OK) return r;
+        out = c->partial;
+    }
+    {
+        nbody__r sc = S > 1 ? one : scale;
+        void *args[] = {&c->bodies, &out, &i0, &m, &n, &tps, &eps2, &sc};
+        NBODY__CU(cudaLaunchKernel(fn, dim3((unsigned int)iblocks, (unsigned int)S), dim3((unsigned int)B), args, B * sizeof(nbody__rec), 0));
+    }
+    if (S > 1) {
+        nbody__cu_sum_slices<<<nbody__cu_blocks(3 * m, 256), 256>>>(c->partial, f + 3 * m, 3 * m, (int)S, scale);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+
+extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbody__buf yb, nbody__buf fb, size_t i0,
+                                                     size_t m) {
+    nbody__cuda *c = nbody__cu(e);
+    const nbody__r *p = (const nbody__r *)pos, *y = (const nbody__r *)yb;
+    nbody__r *f = (nbody__r *)fb;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK || m == 0) return r;
+    NBODY__CU(cudaMemcpyAsync(f, y + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));   /* dx/dt = v */
+    if (!c->tuned) {               /* no tuning on slices: the measured good defaults */
+        c->block = c->tree ? 128 : 256;
+        c->rb = c->tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->tuned = 1;
+    }
+    if (c->tree) return nbody__cu_slice_tree(e, p, f, i0, m);
+    nbody__cu_pack_pos<<<nbody__cu_blocks(e->n, 256), 256>>>(p, c->m, c->bodies, e->n);
+    NBODY__CU(cudaGetLastError());
+    if (sizeof(nbody__r) == sizeof(float))
+        return c->uni ? nbody__cu_slice_dense_launch<4, true>(e, f, i0, m) : nbody__cu_slice_dense_launch<4, false>(e, f, i0, m);
+    return c->uni ? nbody__cu_slice_dense_launch<2, true>(e, f, i0, m) : nbody__cu_slice_dense_launch<2, false>(e, f, i0, m);
+}
+
+/* ======================================================================================
+   Several GPUs in one process (desc.devices > 1): GPU k = desc.device + k owns the bodies
+   [first[k], first[k + 1]) (n split evenly) with a single-GPU engine for them; a buffer is
+   one slice a GPU. f(y): every GPU's positions go to every GPU (NCCL broadcasts, one per
+   owner and component, in one group: the all-gather of uneven slices), then each GPU
+   computes its slice's forces; linear combinations stay on each GPU; the error norm is the
+   largest of the GPUs' (NaN sticks), finiteness their and. Every solver runs unchanged.
+   Built with NBODY_WITH_NCCL (nvcc -DNBODY_WITH_NCCL ... -lnccl); without it devices > 1
+   gives NBODY_ERR_UNAVAILABLE.
+   ====================================================================================== */
+#define NBODY__CU_MAX_DEVICES 16
+#ifdef NBODY_WITH_NCCL
+#include <nccl.h>
+#endif
+
+struct nbody__cu_multi {
+    int count;
+    nbody__engine sub[NBODY__CU_MAX_DEVICES];      /* GPU k's engine: all n masses, its slice's buffers */
+    size_t first[NBODY__CU_MAX_DEVICES + 1];
+    nbody__r *pos[NBODY__CU_MAX_DEVICES];          /* 3n on each GPU: the gathered positions */
+#ifdef NBODY_WITH_NCCL
+    ncclComm_t comm[NBODY__CU_MAX_DEVICES];
+#endif
+};
+struct nbody__cu_mbuf { nbody__buf part[NBODY__CU_MAX_DEVICES]; };
+
+static nbody__cu_multi *nbody__cu_mu(nbody__engine *e) { return (nbody__cu_multi *)e->impl; }
+static size_t nbody__cu_mcount(const nbody__cu_multi *g, int k) { return g->first[k + 1] - g->first[k]; }
+
+/* the part of the global range [off, off + len) GPU k owns, within component c: *rel (from
+   off), *loc (in its buffer), returns the length (0: none) */
+static size_t nbody__cu_mpiece(const nbody__cu_multi *g, size_t n, int k, size_t c, size_t off, size_t len, size_t *rel, size_t *loc) {
+    size_t g0 = c * n + g->first[k], g1 = g0 + nbody__cu_mcount(g, k), end = off + len;
+    if (g0 < off) g0 = off;
+    if (g1 > end) g1 = end;
+    if (g0 >= g1) return 0;
+    *rel = g0 - off;
+    *loc = c * nbody__cu_mcount(g, k) + (g0 - c * n - g->first[k]);
+    return g1 - g0;
+}
+
+static void nbody__cu_multi_shutdown(nbody__engine *e) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    if (!g) return;
+    for (int k = 0; k < g->count; ++k) {
+#ifdef NBODY_WITH_NCCL
+        if (g->comm[k]) ncclCommDestroy(g->comm[k]);
+#endif
+        if (g->sub[k].impl) {
+            (void)cudaSetDevice(nbody__cu(&g->sub[k])->dev);
+            cudaFree(g->pos[k]);
+            nbody__cu_shutdown(&g->sub[k]);
+        }
+    }
+    (void)cudaGetLastError();
+    e->desc.allocator.free(g, e->desc.allocator.user_data);
+    e->impl = NULL;
+}
+
+static nbody_result nbody__cu_multi_alloc(nbody__engine *e, size_t len, nbody__buf *out) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mbuf *b = (nbody__cu_mbuf *)e->desc.allocator.alloc(sizeof *b, e->desc.allocator.user_data);
+    nbody_result r = NBODY_OK;
+    if (!b) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(b, 0, sizeof *b);
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        size_t cnt = nbody__cu_mcount(g, k), loc = len / e->n * cnt + (len % e->n < cnt ? len % e->n : cnt);
+        r = nbody__cu_alloc(&g->sub[k], loc ? loc : 1, &b->part[k]);
+    }
+    if (r != NBODY_OK) {
+        for (int k = 0; k < g->count; ++k) nbody__cu_release(&g->sub[k], b->part[k]);
+        e->desc.allocator.free(b, e->desc.allocator.user_data);
+        return r;
+    }
+    *out = b;
+    return NBODY_OK;
+}
+static void nbody__cu_multi_release(nbody__engine *e, nbody__buf buf) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mbuf *b = (nbody__cu_mbuf *)buf;
+    if (!b) return;
+    for (int k = 0; k < g->count; ++k) nbody__cu_release(&g->sub[k], b->part[k]);
+    e->desc.allocator.free(b, e->desc.allocator.user_data);
+}
+static nbody_result nbody__cu_multi_upload(nbody__engine *e, nbody__buf dst, size_t off, const nbody_real *src, size_t len) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count; ++k)
+        for (size_t c = off / e->n; len && c * e->n < off + len && r == NBODY_OK; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, e->n, k, c, off, len, &rel, &loc);
+            if (l) r = nbody__cu_upload(&g->sub[k], ((nbody__cu_mbuf *)dst)->part[k], loc, src + rel, l);
+        }
+    return r;
+}
+static nbody_result nbody__cu_multi_download(nbody__engine *e, nbody_real *dst, nbody__buf src, size_t off, size_t len) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count; ++k)
+        for (size_t c = off / e->n; len && c * e->n < off + len && r == NBODY_OK; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, e->n, k, c, off, len, &rel, &loc);
+            if (l) r = nbody__cu_download(&g->sub[k], dst + rel, ((nbody__cu_mbuf *)src)->part[k], loc, l);
+        }
+    return r;
+}
+static nbody_result nbody__cu_multi_set_masses(nbody__engine *e, const nbody_real *m) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) r = nbody__cu_set_masses(&g->sub[k], m);
+    return r;
+}
+
+/* GPU k's share of op: fn(sub-op) for each owned piece (offsets agree modulo n) */
+template <class F> static nbody_result nbody__cu_multi_each(nbody__engine *e, const nbody__lincomb *op, F fn) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t n = e->n;
+    nbody_result r = NBODY_OK;
+    if (op->y_off % n != op->out_off % n || op->k_off % n != op->out_off % n) return NBODY_ERR_INVALID_ARGUMENT;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        size_t cnt = nbody__cu_mcount(g, k);
+        for (size_t c = op->out_off / n; op->len && c * n < op->out_off + op->len && r == NBODY_OK; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, n, k, c, op->out_off, op->len, &rel, &loc);
+            nbody__lincomb lop = *op;
+            if (!l) continue;
+            size_t b = loc - c * cnt;                    /* the piece's first body, from first[k] */
+            lop.out = ((nbody__cu_mbuf *)op->out)->part[k]; lop.out_off = loc;
+            lop.y = op->y ? ((nbody__cu_mbuf *)op->y)->part[k] : NULL; lop.y_off = (op->y_off + rel) / n * cnt + b;
+            lop.comp = op->comp ? ((nbody__cu_mbuf *)op->comp)->part[k] : NULL;
+            for (int j = 0; j < op->nk && j < NBODY__MAX_TERMS; ++j) lop.k[j] = ((nbody__cu_mbuf *)op->k[j])->part[k];
+            lop.k_off = (op->k_off + rel) / n * cnt + b;
+            lop.len = l;
+            r = fn(&g->sub[k], &lop);
+        }
+    }
+    return r;
+}
+static nbody_result nbody__cu_multi_lincomb(nbody__engine *e, const nbody__lincomb *op) {
+    if (op->nk < 0 || op->nk > NBODY__MAX_TERMS) return NBODY_ERR_INVALID_ARGUMENT;
+    return nbody__cu_multi_each(e, op, [](nbody__engine *s, const nbody__lincomb *l) { return nbody__cu_lincomb(s, l); });
+}
+static nbody_result nbody__cu_multi_error_norm(nbody__engine *e, const nbody__lincomb *op, nbody_real atol, nbody_real rtol,
+                                               nbody_real *norm) {
+    nbody_real worst = 0;
+    if (op->nk < 0 || op->nk > NBODY__MAX_TERMS || !op->y) return NBODY_ERR_INVALID_ARGUMENT;
+    nbody_result r = nbody__cu_multi_each(e, op, [&](nbody__engine *s, const nbody__lincomb *l) {
+        nbody_real v = 0;
+        nbody_result q = nbody__cu_error_norm(s, l, atol, rtol, &v);
+        if (!(v <= worst) && worst == worst) worst = v;    /* the largest; NaN sticks */
+        return q;
+    });
+    *norm = worst;
+    return r;
+}
+static nbody_result nbody__cu_multi_all_finite(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    *finite = 1;
+    for (int k = 0; k < g->count && r == NBODY_OK && *finite; ++k)
+        for (size_t c = off / e->n; len && c * e->n < off + len && r == NBODY_OK && *finite; ++c) {
+            size_t rel, loc, l = nbody__cu_mpiece(g, e->n, k, c, off, len, &rel, &loc);
+            if (l) r = nbody__cu_all_finite(&g->sub[k], ((nbody__cu_mbuf *)b)->part[k], loc, l, finite);
+        }
+    return r;
+}
+
+static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
+#ifdef NBODY_WITH_NCCL
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mbuf *y = (nbody__cu_mbuf *)yb, *f = (nbody__cu_mbuf *)fb;
+    nbody_result r = NBODY_OK;
+    size_t n = e->n;
+    ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
+    ncclResult_t nr = ncclGroupStart();
+    for (int d = 0; d < g->count && nr == ncclSuccess; ++d)
+        for (int k = 0; k < g->count && nr == ncclSuccess; ++k) {
+            size_t cnt = nbody__cu_mcount(g, k);
+            for (size_t c = 0; c < 3 && cnt && nr == ncclSuccess; ++c) {
+                nbody__r *dst = g->pos[d] + c * n + g->first[k];
+                const nbody__r *src = d == k ? (const nbody__r *)y->part[k] + c * cnt : dst;
+                nr = ncclBroadcast(src, dst, cnt, type, k, g->comm[d], 0);
+            }
+        }
+    if (ncclGroupEnd() != ncclSuccess || nr != ncclSuccess) {
+        if (e->desc.log.func) {
+            char line[256];
+            snprintf(line, sizeof line, "nbody cuda: NCCL position exchange failed: %s", ncclGetErrorString(nr));
+            e->desc.log.func(NBODY_LOG_ERROR, line, e->desc.log.user_data);
+        }
+        return NBODY_ERR_DEVICE;
+    }
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k)
+        r = nbody__cuda_derivative_slice(&g->sub[k], g->pos[k], y->part[k], f->part[k], g->first[k], nbody__cu_mcount(g, k));
+    return r;
+#else
+    (void)e; (void)yb; (void)fb;
+    return NBODY_ERR_UNAVAILABLE;
+#endif
+}
+
+static nbody_result nbody__cu_multi_init_dense(nbody__engine *e);
+static nbody_result nbody__cu_multi_init_tree(nbody__engine *e);
+static const nbody__engine_ops nbody__cuda_multi_ops[2] = {
+    {"cuda", nbody__cu_multi_init_dense, nbody__cu_multi_shutdown, nbody__cu_multi_alloc, nbody__cu_multi_release,
+     nbody__cu_multi_upload, nbody__cu_multi_download, nbody__cu_multi_set_masses, nbody__cu_multi_derivative,
+     nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite},
+    {"cuda-tree", nbody__cu_multi_init_tree, nbody__cu_multi_shutdown, nbody__cu_multi_alloc, nbody__cu_multi_release,
+     nbody__cu_multi_upload, nbody__cu_multi_download, nbody__cu_multi_set_masses, nbody__cu_multi_derivative,
+     nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite}};
+
+/* Called by the single-GPU init when desc.devices > 1: from then on e runs on the multi-GPU
+   operations (nbody__engine_start calls e->ops after init, so it follows the switch). */
+static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
+    nbody__cu_multi *g;
+    int count = 0, D = e->desc.devices;
+    nbody_result r = NBODY_OK;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) { (void)cudaGetLastError(); count = 0; }
+#ifndef NBODY_WITH_NCCL
+    nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: devices = %d needs a build with NBODY_WITH_NCCL", D);
+    count = 0;
+#endif
+    if (D > NBODY__CU_MAX_DEVICES || e->desc.device + D > count) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: devices %d..%d requested, %d present (at most %d)", e->desc.device,
+                      e->desc.device + D - 1, count, NBODY__CU_MAX_DEVICES);
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    g = (nbody__cu_multi *)e->desc.allocator.alloc(sizeof *g, e->desc.allocator.user_data);
+    if (!g) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(g, 0, sizeof *g);
+    g->count = D;
+    e->impl = g;
+    e->ops = &nbody__cuda_multi_ops[tree != 0];
+    for (int k = 0; k <= D; ++k) {
+        size_t q = e->n / (size_t)D, rem = e->n % (size_t)D, kk = (size_t)k;
+        g->first[k] = kk * q + (kk < rem ? kk : rem);
+    }
+    for (int k = 0; k < D && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        s->ops = nbody__cuda_engine_ops(tree);
+        s->desc = e->desc;
+        s->desc.device = e->desc.device + k;
+        s->desc.devices = 1;
+        s->n = e->n;
+        r = nbody__cu_init_common(s, tree);
+        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->pos[k], 3 * e->n);
+        for (int j = 0; j < D && r == NBODY_OK; ++j)      /* NVLink / PCIe peer access where there is */
+            if (j != k && cudaDeviceEnablePeerAccess(e->desc.device + j, 0) != cudaSuccess) (void)cudaGetLastError();
+    }
+#ifdef NBODY_WITH_NCCL
+    if (r == NBODY_OK) {
+        int devs[NBODY__CU_MAX_DEVICES];
+        for (int k = 0; k < D; ++k) devs[k] = e->desc.device + k;
+        ncclResult_t nr = ncclCommInitAll(g->comm, D, devs);
+        if (nr != ncclSuccess) {
+            nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: ncclCommInitAll: %s", ncclGetErrorString(nr));
+            memset(g->comm, 0, sizeof g->comm);
+            r = NBODY_ERR_DEVICE;
+        }
+    }
+#endif
+    if (r != NBODY_OK) { nbody__cu_multi_shutdown(e); e->ops = nbody__cuda_engine_ops(tree); }
+    return r;
+}
+static nbody_result nbody__cu_multi_init_dense(nbody__engine *e) { return nbody__cu_multi_init(e, 0); }
+static nbody_result nbody__cu_multi_init_tree(nbody__engine *e) { return nbody__cu_multi_init(e, 1); }
+static int nbody__cu_is_multi(nbody__engine *e) { return e->ops == &nbody__cuda_multi_ops[0] || e->ops == &nbody__cuda_multi_ops[1]; }

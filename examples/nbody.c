@@ -4,6 +4,9 @@
    build offers.
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/nbody.c -o nbody -lpng -lm
           (leave out -DNBODY_EX_PNG and -lpng to build without pictures)
+   For mpirun (make build/nbody_mpi): mpicc -O2 -fopenmp -DNBODY_WITH_MPI -I. examples/nbody.c
+          -o nbody_mpi -lm; then mpirun -np 4 ./nbody_mpi --engine tree --n 100000: the ranks
+          share the bodies (docs/scaling.md), rank 0 prints and writes the files.
 
    How a run is cut into pieces, and why --resume is exact: the run advances from output
    time to output time (multiples of --snapshot-every, --png-every, --video-every, and t-end),
@@ -32,11 +35,19 @@ typedef struct options {
     const char *scenario, *engine, *method, *resume, *out, *video;
     size_t n;
     double dt, tolerance, theta, t_end, softening, snapshot_every, png_every, video_every;
-    int csv, list, help, version, width, fps, threads, order, device;
+    int csv, list, help, version, width, fps, threads, order, device, devices;
     unsigned long long seed;
     const char *archive;           /* --archive FILE: snapshots for exact restarts, one file */
     double archive_every;          /* --archive-every T (simulation time) */
 } options;
+
+/* under mpirun (built with NBODY_WITH_MPI) every rank runs this program on its share of the
+   bodies; rank 0 alone prints and writes snapshots, CSV, pictures and video (checkpoints are
+   written by all together) */
+static int mpi_rank = 0;
+#ifdef NBODY_WITH_MPI
+static MPI_Comm mpi_world;
+#endif
 
 static void usage(FILE *f) {
     size_t i;
@@ -74,6 +85,7 @@ static void usage(FILE *f) {
             "  --archive-every T     ... at t = 0 and after each multiple of T (default: t-end / 10)\n"
             "  --resume FILE:K       continue from snapshot K of an archive (exact)\n"
             "  --seed S              random seed of the initial conditions (default 1)\n"
+            "  --devices N           GPUs used by the CUDA engines, from --device on (default 1)\n"
             "  --list                engines, methods and devices available in this build\n"
             "  --version             the nbody.h version\n"
             "  --help                this text\n"
@@ -118,7 +130,7 @@ static int takes_value(const char *a) {
                                         "--size", "--dt", "--tolerance", "--theta", "--t-end", "--softening",
                                         "--snapshot-every", "--png-every", "--threads", "--order", "--device",
                                         "--video", "--video-every", "--fps",
-                                        "--archive", "--archive-every"};
+                                        "--archive", "--archive-every", "--devices"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (!strcmp(a, names[i])) return 1;
@@ -180,6 +192,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--video-every")) ok = parse_real(v, 0, 1, &o->video_every);
         else if (!strcmp(a, "--archive")) o->archive = v;
         else if (!strcmp(a, "--archive-every")) ok = parse_real(v, 0, 1, &o->archive_every);
+        else if (!strcmp(a, "--devices")) { ok = parse_count(v, &u) && u >= 1 && u <= 1024; o->devices = (int)u; }
         if (!ok) {
             fprintf(stderr, "nbody: bad value '%s' for %s\n(nbody --help lists the options)\n", v, a);
             return 2;
@@ -287,14 +300,24 @@ static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) { (void)sig; interrupted = 1; }
 
 /* desc.progress: the progress line, and Ctrl-C (cancels the advance at the last step) */
+/* rank 0's answer on every rank: a report gets the state (a collective call under MPI) and a
+   cancel must stop every rank, so all ranks must agree on when, which their clocks alone
+   would not (the callback runs after every step, the same steps on every rank) */
+static int all_ranks(int yes) {
+#ifdef NBODY_WITH_MPI
+    MPI_Bcast(&yes, 1, MPI_INT, 0, mpi_world);
+#endif
+    return yes;
+}
+
 static int on_progress(const nbody_progress_info *p, void *user_data) {
     run *r = (run *)user_data;
     double now = ex_now();
-    if (interrupted) return 1;
-    if (now - r->last_report < r->report_every) return 0;
+    if (all_ranks(interrupted != 0)) return 1;
+    if (!all_ranks(now - r->last_report >= r->report_every)) return 0;
     r->last_report = now;
     /* measuring the energy is O(n^2) too: keep it under a tenth of the run time */
-    if (now - r->last_measure >= 10 * r->measure_cost) {
+    if (all_ranks(now - r->last_measure >= 10 * r->measure_cost)) {
         if (nbody_get_state(r->sim, &r->s) == NBODY_OK) r->drift = ex_drift(&r->s, r->desc.G, r->desc.softening, r->e0);
         r->measure_cost = ex_now() - now;
         r->last_measure = now;
@@ -327,15 +350,16 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int vframe, 
         if (final) snprintf(path, sizeof path, "%s_final.snap", r->o.out);
         else snprintf(path, sizeof path, "%s_snap_%06ld.snap", r->o.out, frame_number(t, r->o.snapshot_every));
         if (r->o.snapshot_every > 0) {
-            if ((res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
+            if (mpi_rank == 0 && (res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
             strcpy(path + strlen(path) - 4, "ckpt");      /* the .snap's name, .ckpt */
             if ((res = nbody_checkpoint_save(r->sim, path)) != NBODY_OK) goto fail;
         }
-        if (r->o.csv && (final || r->o.snapshot_every > 0)) {
+        if (mpi_rank == 0 && r->o.csv && (final || r->o.snapshot_every > 0)) {
             strcpy(strrchr(path, '.') + 1, "csv");
             if ((res = nbody_write_csv(path, &r->s)) != NBODY_OK) goto fail;
         }
     }
+    if (mpi_rank != 0) return 0;          /* pictures and video: rank 0 */
     if (frame || vframe) draw(r, t);
     if (frame) {
         snprintf(path, sizeof path, "%s_frame_%06ld.png", r->o.out, frame_number(t, r->o.png_every));
@@ -360,7 +384,7 @@ static int write_interrupted(run *r) {
     nbody_result res;
     snprintf(path, sizeof path, "%s_interrupted.snap", r->o.out);
     res = nbody_get_state(r->sim, &r->s);
-    if (res == NBODY_OK) res = nbody_save(path, &r->s);
+    if (res == NBODY_OK && mpi_rank == 0) res = nbody_save(path, &r->s);
     snprintf(path, sizeof path, "%s_interrupted.ckpt", r->o.out);
     if (res == NBODY_OK) res = nbody_checkpoint_save(r->sim, path);
     if (res != NBODY_OK) {
@@ -603,6 +627,10 @@ static int setup(run *r) {
     r->desc.threads = o->threads;
     r->desc.device = o->device > 0 ? o->device : 0;
     r->desc.G = 1;
+    r->desc.devices = o->devices;
+#ifdef NBODY_WITH_MPI
+    r->desc.mpi_comm = &mpi_world;
+#endif
     r->desc.log.func = on_log;
     r->desc.progress.func = on_progress;
     r->desc.progress.user_data = r;
@@ -635,7 +663,7 @@ static int setup(run *r) {
             return 1;
         }
     }
-    if (o->video) {
+    if (o->video && mpi_rank == 0) {
         r->rgb = (unsigned char *)malloc((size_t)r->img.w * (size_t)r->img.h * 3);
         if (!r->rgb || ex_video_open(&r->video, o->video, r->img.w, r->img.h, o->fps) != 0) {
             fprintf(stderr, "nbody: cannot start ffmpeg for %s\n", o->video);
@@ -660,24 +688,38 @@ static int setup(run *r) {
 
 int main(int argc, char **argv) {
     static run r;
-    int rc = parse_args(argc, argv, &r.o);
-    if (rc) return rc;
-    if (r.o.help) { usage(stdout); return 0; }
-    if (r.o.version) { printf("nbody %s (nbody.h)\n", nbody_version_string()); return 0; }
-    if (r.o.list) { list_available(); return 0; }
-    r.start_wall = ex_now();
-    signal(SIGPIPE, SIG_IGN);              /* a dead ffmpeg is an error from fwrite, not a kill */
-    signal(SIGINT, on_sigint);             /* answered at the next step (desc.progress) */
-    rc = setup(&r);
-    if (rc == 0) rc = simulate(&r);
-    if (r.o.video && r.video.pipe && ex_video_close(&r.video) != 0 && rc == 0) {
-        fprintf(stderr, "nbody: ffmpeg failed to write %s\n", r.o.video);
-        rc = 1;
+    int rc;
+#ifdef NBODY_WITH_MPI
+    int ranks = 1;
+    MPI_Init(&argc, &argv);
+    mpi_world = MPI_COMM_WORLD;
+    MPI_Comm_rank(mpi_world, &mpi_rank);
+    MPI_Comm_size(mpi_world, &ranks);
+    if (mpi_rank != 0 && !freopen("/dev/null", "w", stdout)) return 1;
+#endif
+    rc = parse_args(argc, argv, &r.o);
+    if (rc == 0 && r.o.help) usage(stdout);
+    else if (rc == 0 && r.o.version) printf("nbody %s (nbody.h)\n", nbody_version_string());
+    else if (rc == 0 && r.o.list) list_available();
+    else if (rc == 0) {
+        r.start_wall = ex_now();
+        signal(SIGPIPE, SIG_IGN);          /* a dead ffmpeg is an error from fwrite, not a kill */
+        signal(SIGINT, on_sigint);         /* answered at the next step (desc.progress) */
+        rc = setup(&r);
+        if (rc == 0) rc = simulate(&r);
+        if (r.o.video && r.video.pipe && ex_video_close(&r.video) != 0 && rc == 0) {
+            fprintf(stderr, "nbody: ffmpeg failed to write %s\n", r.o.video);
+            rc = 1;
+        }
+        if (rc == 0 && r.o.video) printf("wrote %s: %ld frames\n", r.o.video, r.video.frames);
+        nbody_destroy(r.sim);
+        nbody_system_free(&r.s);
+        ex_image_free(&r.img);
+        free(r.rgb);
     }
-    if (rc == 0 && r.o.video) printf("wrote %s: %ld frames\n", r.o.video, r.video.frames);
-    nbody_destroy(r.sim);
-    nbody_system_free(&r.s);
-    ex_image_free(&r.img);
-    free(r.rgb);
+#ifdef NBODY_WITH_MPI
+    if (rc != 0 && ranks > 1) MPI_Abort(mpi_world, rc);   /* a rank that stops alone stops all */
+    MPI_Finalize();
+#endif
     return rc;
 }
