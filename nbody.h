@@ -173,6 +173,9 @@ typedef enum nbody_method {        /* how the ODE is integrated */
     NBODY_BS,                      /* Bulirsch-Stoer extrapolation */
     NBODY_RADAU,                   /* 15, Gauss-Radau predictor-corrector (IAS15), adaptive by
                                       default: desc.radau_control; docs/orbital.md */
+    NBODY_WHFAST,                  /* 2, Wisdom-Holman (WHFast): Kepler drifts about body 0 and
+                                      interaction kicks, fixed step desc.dt, symplectic correctors
+                                      desc.whfast_corrector; CPU engines; docs/orbital.md */
     NBODY_METHOD_COUNT_
 } nbody_method;
 
@@ -197,6 +200,14 @@ typedef enum nbody_radau_control {
     NBODY_RADAU_FIXED,             /* fixed step desc.dt (order studies) */
     NBODY_RADAU_CONTROL_COUNT_
 } nbody_radau_control;
+
+/* NBODY_WHFAST's canonical coordinates (body 0 is the central body) */
+typedef enum nbody_whfast_coordinates {
+    NBODY_WHFAST_JACOBI = 0,       /* Jacobi: body i about the centre of mass of bodies 0..i-1 */
+    NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC,  /* heliocentric positions, barycentric velocities
+                                      (Duncan, Levison & Lee 1998); no correctors */
+    NBODY_WHFAST_COORDINATES_COUNT_
+} nbody_whfast_coordinates;
 
 typedef enum nbody_log_level {
     NBODY_LOG_ERROR = 0,
@@ -307,6 +318,9 @@ typedef struct nbody_desc {        /* all zero = defaults */
     nbody_real      stop_distance; /* > 0: NBODY_STOPPED when two bodies come closer */
     nbody_real      escape_distance;  /* > 0: NBODY_STOPPED when a body is farther from the origin */
     nbody_radau_control radau_control; /* NBODY_RADAU: step-size criterion (0 = PRS23) */
+    nbody_whfast_coordinates whfast_coordinates; /* NBODY_WHFAST: 0 = Jacobi */
+    int             whfast_corrector;  /* NBODY_WHFAST: symplectic corrector order 0 (none), 3, 5,
+                                      7, 11 or 17 (Wisdom, Holman & Touma 1996); Jacobi only */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -650,7 +664,7 @@ NBODY__DEF const char *nbody_engine_name(nbody_engine e) {
 NBODY__DEF const char *nbody_method_name(nbody_method m) {
     static const char *names[NBODY_METHOD_COUNT_] = {
         "default", "euler", "midpoint", "leapfrog", "trapeze", "rk4", "rkck", "rkdp",
-        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs", "radau"};
+        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs", "radau", "whfast"};
     return ((int)m >= 0 && m < NBODY_METHOD_COUNT_) ? names[m] : "unknown";
 }
 
@@ -723,6 +737,9 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
     if (d->leaf_size < 0) return 0;
     if ((int)d->radau_control < 0 || d->radau_control >= NBODY_RADAU_CONTROL_COUNT_) return 0;
+    if ((int)d->whfast_coordinates < 0 || d->whfast_coordinates >= NBODY_WHFAST_COORDINATES_COUNT_) return 0;
+    if (d->whfast_corrector != 0 && d->whfast_corrector != 3 && d->whfast_corrector != 5 && d->whfast_corrector != 7 &&
+        d->whfast_corrector != 11 && d->whfast_corrector != 17) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
     if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
     if ((int)d->collision < 0 || d->collision >= NBODY_COLLISION_COUNT_) return 0;
@@ -2227,6 +2244,11 @@ typedef struct nbody__steer {      /* host-side steering state, carried across a
     nbody__archiver *archive;
 } nbody__steer;
 
+typedef struct nbody__whfast_state {   /* NBODY_WHFAST, beside its Jacobi state in work[0] */
+    int live;                      /* work[0] holds the canonical state of y (corrector applied) */
+    nbody_real h;                  /* the step work[0] was opened with (the corrector's) */
+} nbody__whfast_state;
+
 struct nbody_sim {
     nbody__engine eng;
     nbody_desc desc;               /* defaults resolved */
@@ -2251,6 +2273,7 @@ struct nbody_sim {
     nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
     nbody__steer steer;            /* radii, events, archive: host side, between steps */
     nbody_real *hostwork;          /* method-private host scratch (NBODY_RADAU: 24n), NULL if none */
+    nbody__whfast_state whfast;    /* NBODY_WHFAST */
 };
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
@@ -3078,6 +3101,345 @@ static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
 static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->mreal[1]; }
 /* ---- end section: GAUSS-RADAU ---- */
 
+/* ---- section: WHFAST (NBODY_WHFAST) ----------------------------------------------------
+   Wisdom & Holman (1991) in the form of WHFast (Rein & Tamayo 2015, MNRAS 452, 376): the
+   Hamiltonian is split into Kepler motions about body 0 and an interaction part, and a step
+   is drift(h/2) kick(h) drift(h/2). Canonical coordinates (desc.whfast_coordinates):
+     Jacobi: r'_i = x_i - X_{i-1} (X_k the centre of mass of bodies 0..k), each a Kepler orbit
+       of mu = G eta_i (eta_i = m_0 + .. + m_i); the kick adds to v'_i the Jacobi transform of
+       the engine's accelerations plus G eta_i r'_i / |r'_i|^3 (that is, minus the Kepler part).
+     democratic heliocentric (Duncan, Levison & Lee 1998): Q_i = x_i - x_0 with barycentric
+       velocities u_i, Kepler orbits of mu = G m_0, a jump Q_i += h sum_j m_j u_j / m_0 (half
+       on each side of the Kepler drift), kicks by the engine's accelerations plus G m_0 Q_i / |Q_i|^3.
+   The interaction comes from the engine's forces (softening, extra forces and test particles
+   included) less the Kepler term, so it carries the round-off of that difference (about
+   eps times the ratio of the central pull to the perturbation). Index 0 of the canonical
+   state holds the centre of mass and its velocity. Test particles (beyond n_active) count
+   as massless. The Kepler drift solves the universal Kepler equation in Stumpff functions
+   (elliptic, parabolic, hyperbolic) by Halley steps kept inside a bracket, with bisection
+   where a step leaves it. Symplectic correctors (Wisdom, Holman & Touma 1996; the
+   coefficients of REBOUND's WHFast) are applied to the canonical state once, when it is
+   opened from y; after every step y is the state with the inverse corrector applied to a
+   copy, so every step's output is synchronized (corrector order k costs about k extra force
+   evaluations a step). A step of another size (the last one of nbody_advance) reopens the
+   canonical state from y. Buffers: work[0] the canonical state, work[1] the copy; k[0] forces. */
+#define NBODY__WHFAST_DOMINANCE 10    /* body 0 must outweigh every other body this many times */
+
+/* Stumpff functions c_0..c_3 (Danby 1988, Fundamentals of Celestial Mechanics, 6.9):
+   c_k(z) = sum_j (-z)^j / (k + 2j)!, the series for |z| <= 0.1, then brought back up with
+   c_0(4z) = 2 c_0^2 - 1, c_1(4z) = c_0 c_1, c_2(4z) = c_1^2 / 2, c_3(4z) = (c_2 + c_0 c_3) / 4 */
+static void nbody__stumpff(nbody_real z, nbody_real c[4]) {
+    static const double inv_fact[18] = {1., 1., 1. / 2, 1. / 6, 1. / 24, 1. / 120, 1. / 720, 1. / 5040, 1. / 40320,
+                                        1. / 362880, 1. / 3628800, 1. / 39916800, 1. / 479001600, 1. / 6227020800.,
+                                        1. / 87178291200., 1. / 1307674368000., 1. / 20922789888000.,
+                                        1. / 355687428096000.};
+    int quarter = 0, j;
+    nbody_real c2, c3;
+    while (NBODY__FABS(z) > (nbody_real)0.1) { z /= 4; ++quarter; }
+    c2 = (nbody_real)inv_fact[16]; c3 = (nbody_real)inv_fact[17];
+    for (j = 14; j >= 2; j -= 2) { c2 = (nbody_real)inv_fact[j] - z * c2; c3 = (nbody_real)inv_fact[j + 1] - z * c3; }
+    c[2] = c2; c[3] = c3; c[1] = 1 - z * c3; c[0] = 1 - z * c2;
+    for (; quarter > 0; --quarter) {
+        c[3] = (c[2] + c[0] * c[3]) / 4;
+        c[2] = c[1] * c[1] / 2;
+        c[1] = c[0] * c[1];
+        c[0] = 2 * c[0] * c[0] - 1;
+    }
+}
+
+/* G_n(X) = X^n c_n(beta X^2) (Stiefel & Scheifele) */
+static void nbody__stiefel(nbody_real beta, nbody_real X, nbody_real G[4]) {
+    nbody_real c[4];
+    nbody__stumpff(beta * X * X, c);
+    G[0] = c[0]; G[1] = X * c[1]; G[2] = X * X * c[2]; G[3] = X * X * X * c[3];
+}
+
+/* Moves (x, v) along its Kepler orbit about a mass of G M = mu for a time dt, in universal
+   variables: with r0 = |x|, eta0 = x.v, beta = 2 mu / r0 - v^2 and zeta0 = mu - beta r0,
+   X solves F(X) = r0 X + eta0 G2 + zeta0 G3 = dt, F'(X) = r(X) = r0 + eta0 G1 + zeta0 G2 > 0,
+   and x(dt) = x + f x + g v, v(dt) = v + fd x + gd v with the f and g functions less their
+   identity part (f = -mu G2 / r0, g = dt - mu G3, fd = -mu G1 / (r0 r), gd = -mu G2 / r).
+   Bound orbits take dt modulo the period (X modulo 2 pi / sqrt(beta)). Returns the
+   iterations used, -1 when the orbit is degenerate (x = 0). */
+static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbody_real *y, nbody_real *z,
+                               nbody_real *vx, nbody_real *vy, nbody_real *vz) {
+    const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
+    nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
+    nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, r, f, g, fd, gd, x0, y0, z0;
+    int it;
+    if (!(r0 > 0)) return -1;
+    if (dt == 0 || mu == 0) {
+        *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
+        return 0;
+    }
+    beta = 2 * mu / r0 - v2;
+    zeta0 = mu - beta * r0;
+    if (beta > 0) {                                   /* bound: one period at most */
+        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb, period = xp * mu / beta;
+        nbody_real turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
+        dt -= turns * period;
+        lo = -xp; hi = xp;
+    } else {                                          /* F(X) >= q X - |dt| with q the pericentre */
+        nbody_real s = dt > 0 ? 1 : -1, step = NBODY__FABS(dt) / r0;
+        lo = 0; hi = 0;
+        for (it = 0; it < 2000; ++it) {
+            nbody__stiefel(beta, s * step, G);
+            if (s * (r0 * s * step + eta0 * G[2] + zeta0 * G[3] - dt) >= 0) break;
+            step *= 2;
+        }
+        if (s > 0) hi = step; else lo = -step;
+    }
+    X = dt / r0 * (1 - dt * eta0 / (2 * r0 * r0));    /* second-order start */
+    if (!(X > lo && X < hi)) X = (lo + hi) / 2;
+    for (it = 1; it <= 100; ++it) {
+        nbody_real F, Fp, Fpp, Xn;
+        nbody__stiefel(beta, X, G);
+        F = r0 * X + eta0 * G[2] + zeta0 * G[3] - dt;
+        Fp = r0 + eta0 * G[1] + zeta0 * G[2];
+        Fpp = eta0 * G[0] + zeta0 * G[1];
+        if (F == 0) break;
+        if (F < 0) lo = X; else hi = X;
+        Xn = X - 2 * F * Fp / (2 * Fp * Fp - F * Fpp);                 /* Halley */
+        if (!(Xn > lo && Xn < hi)) Xn = lo + (hi - lo) / 2;           /* outside the bracket: bisect */
+        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X))) {
+            X = Xn;
+            nbody__stiefel(beta, X, G);
+            break;
+        }
+        X = Xn;
+    }
+    r = r0 + eta0 * G[1] + zeta0 * G[2];
+    f = -mu * G[2] / r0; g = dt - mu * G[3];
+    fd = -mu * G[1] / (r0 * r); gd = -mu * G[2] / r;
+    x0 = *x; y0 = *y; z0 = *z;
+    *x += f * x0 + g * *vx; *y += f * y0 + g * *vy; *z += f * z0 + g * *vz;
+    *vx += fd * x0 + gd * *vx; *vy += fd * y0 + gd * *vy; *vz += fd * z0 + gd * *vz;
+    return it;
+}
+
+/* the mass WHFast gives body i: test particles count as massless */
+static nbody_real nbody__whfast_mass(const nbody_sim *s, size_t i) {
+    size_t na = s->desc.n_active ? s->desc.n_active : s->n;
+    return i < na ? s->m[i] : 0;
+}
+
+/* inertial state Y (6n, the state layout) -> canonical state C */
+static void nbody__whfast_from_inertial(const nbody_sim *s, const nbody_real *Y, nbody_real *C) {
+    size_t n = s->n, i;
+    int c;
+    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *u = Y + (size_t)c * n;
+            nbody_real *w = C + (size_t)c * n, msum = nbody__whfast_mass(s, 0), wsum = msum * u[0];
+            for (i = 1; i < n; ++i) {
+                nbody_real mi = nbody__whfast_mass(s, i);
+                w[i] = u[i] - wsum / msum;
+                wsum += mi * u[i];
+                msum += mi;
+            }
+            w[0] = wsum / msum;
+        }
+    } else {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *u = Y + (size_t)c * n;
+            nbody_real *w = C + (size_t)c * n, msum = 0, wsum = 0;
+            for (i = 0; i < n; ++i) { wsum += nbody__whfast_mass(s, i) * u[i]; msum += nbody__whfast_mass(s, i); }
+            w[0] = wsum / msum;
+            for (i = 1; i < n; ++i) w[i] = c < 3 ? u[i] - u[0] : u[i] - w[0];
+        }
+    }
+}
+
+/* canonical state C -> inertial state Y */
+static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, nbody_real *Y) {
+    size_t n = s->n, i;
+    int c;
+    nbody_real mtot = 0;
+    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
+    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *w = C + (size_t)c * n;
+            nbody_real *u = Y + (size_t)c * n, eta = mtot, com = w[0];
+            for (i = n - 1; i >= 1; --i) {               /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
+                nbody_real mi = nbody__whfast_mass(s, i);
+                com -= mi / eta * w[i];
+                u[i] = w[i] + com;
+                eta -= mi;
+            }
+            u[0] = com;
+        }
+    } else {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *w = C + (size_t)c * n;
+            nbody_real *u = Y + (size_t)c * n, sum = 0;
+            for (i = 1; i < n; ++i) sum += nbody__whfast_mass(s, i) * w[i];
+            if (c < 3) {                                 /* M X = M x_0 + sum m_i Q_i */
+                u[0] = w[0] - sum / mtot;
+                for (i = 1; i < n; ++i) u[i] = u[0] + w[i];
+            } else {                                     /* m_0 (v_0 - V) + sum m_i u_i = 0 */
+                u[0] = w[0] - sum / s->m[0];
+                for (i = 1; i < n; ++i) u[i] = w[i] + w[0];
+            }
+        }
+    }
+}
+
+/* the Kepler part over a time h: every body's Kepler drift, the centre of mass's straight line,
+   and for democratic heliocentric coordinates the jump around it */
+static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) {
+    size_t n = s->n, i;
+    int c;
+    for (c = 0; c < 3; ++c) {
+        nbody_real p = 0, *q = C + (size_t)c * n;
+        const nbody_real *u = C + (size_t)(c + 3) * n;
+        for (i = 1; i < n; ++i) p += nbody__whfast_mass(s, i) * u[i];
+        for (i = 1; i < n; ++i) q[i] += h * p / s->m[0];
+    }
+}
+
+static void nbody__whfast_drift(const nbody_sim *s, nbody_real *C, nbody_real h) {
+    size_t n = s->n, i;
+    nbody_real G = s->desc.G, eta = nbody__whfast_mass(s, 0);
+    int dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    if (dh) nbody__whfast_jump(s, C, h / 2);
+    for (i = 1; i < n; ++i) {
+        eta += nbody__whfast_mass(s, i);
+        nbody__kepler_drift(G * (dh ? s->m[0] : eta), h, C + i, C + n + i, C + 2 * n + i, C + 3 * n + i, C + 4 * n + i,
+                            C + 5 * n + i);
+    }
+    if (dh) nbody__whfast_jump(s, C, h / 2);
+    C[0] += h * C[3 * n]; C[n] += h * C[4 * n]; C[2 * n] += h * C[5 * n];
+}
+
+/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t */
+static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
+    size_t n = s->n, i;
+    nbody_real *Y = (nbody_real *)s->ytmp, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
+    nbody_result r;
+    int c, dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    nbody__whfast_to_inertial(s, C, Y);
+    s->t_stage = t;
+    if ((r = nbody__derivative(s, s->ytmp, s->k[0])) != NBODY_OK) return r;
+    s->f_valid = 0;
+    A = (nbody_real *)s->k[0] + 3 * n;
+    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
+    for (c = 0; c < 3; ++c) {                            /* the centre of mass: external forces only */
+        nbody_real sum = 0;
+        for (i = 0; i < n; ++i) sum += nbody__whfast_mass(s, i) * A[(size_t)c * n + i];
+        C[(size_t)(c + 3) * n] += h * sum / mtot;
+    }
+    eta = nbody__whfast_mass(s, 0);
+    sx = eta * A[0]; sy = eta * A[n]; sz = eta * A[2 * n];   /* sum_{j<i} m_j a_j */
+    for (i = 1; i < n; ++i) {
+        nbody_real x = C[i], y = C[n + i], z = C[2 * n + i], r2 = x * x + y * y + z * z, mi = nbody__whfast_mass(s, i);
+        nbody_real k = G * (dh ? s->m[0] : eta + mi) / (r2 * NBODY__SQRT(r2));
+        nbody_real ax = A[i] + k * x, ay = A[n + i] + k * y, az = A[2 * n + i] + k * z;
+        if (!dh) {                                       /* a'_i = a_i - (sum_{j<i} m_j a_j) / eta_{i-1} */
+            ax -= sx / eta; ay -= sy / eta; az -= sz / eta;
+            sx += mi * A[i]; sy += mi * A[n + i]; sz += mi * A[2 * n + i];
+            eta += mi;
+        }
+        C[3 * n + i] += h * ax; C[4 * n + i] += h * ay; C[5 * n + i] += h * az;
+    }
+    return NBODY_OK;
+}
+
+/* Wisdom, Holman & Touma (1996) corrector stages Z(a, b) = D(a) K(-b) D(-2a) K(b) D(a), applied
+   for k = 1..m as Z(-a_k h, -inv b_k h), then for k = m..1 as Z(a_k h, inv b_k h); inv = 1 applies
+   the corrector, -1 its inverse. a_k = j sqrt(7/40) for stage j (order 3 turns the sign of a). */
+static nbody_result nbody__whfast_corrector(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real inv) {
+    static const double a1 = 0.41833001326703777398908601289259374469640768464934;
+    static const double b3[1] = {-0.024900596027799867499350357910273437184309981229127};
+    static const double b5[2] = {-0.0083001986759332891664501193034244790614366604097090,
+                                 0.041500993379666445832250596517122395307183302048545};
+    static const double b7[3] = {0.0024926811426922105779030593952776964450539008582219,
+                                 -0.018270923246702131478062356884535264841652263842597,
+                                 0.053964399093127498721765893493510877532452806339655};
+    static const double b11[5] = {0.00020361579647854651301632818774633716473696537436847,
+                                  -0.0023487215292295354188307328851055489876255097419754,
+                                  0.012309078592019946317544564763237909911330686448336,
+                                  -0.038121613681288650508647613260247372125243616270670,
+                                  0.072593394748842738674253180742744961827622366521517};
+    static const double b17[8] = {-0.0000043347415473373580190650223498124944896789841432241,
+                                  0.000076436355227935738363241846979413475106795392377415,
+                                  -0.00063599983075817658983166881625078545864140848560259,
+                                  0.0033132577069380655655490196833451994080066801611459,
+                                  -0.012071760822342291062449751726959664253913904872527,
+                                  0.032422198864713580293681523029577130832258806467604,
+                                  -0.065192863576377893658290760803725762027864651086787,
+                                  0.093056103771425958591541059067553547100903397724386};
+    const double *b;
+    int m, k, pass;
+    nbody_result r = NBODY_OK;
+    double sign = 1;
+    switch (s->desc.whfast_corrector) {
+    case 3: b = b3; m = 1; sign = -1; break;
+    case 5: b = b5; m = 2; break;
+    case 7: b = b7; m = 3; break;
+    case 11: b = b11; m = 5; break;
+    case 17: b = b17; m = 8; break;
+    default: return NBODY_OK;
+    }
+    for (pass = 0; pass < 2; ++pass)
+        for (k = 0; k < m && r == NBODY_OK; ++k) {
+            int j = pass ? m - 1 - k : k;                    /* stage j uses a_{m-j} */
+            nbody_real q = pass ? 1 : -1;
+            nbody_real a = q * (nbody_real)(sign * (m - j) * a1) * h, bb = q * inv * (nbody_real)b[j] * h;
+            nbody__whfast_drift(s, C, a);
+            r = nbody__whfast_kick(s, C, -bb, s->t);
+            if (r != NBODY_OK) break;
+            nbody__whfast_drift(s, C, -2 * a);
+            r = nbody__whfast_kick(s, C, bb, s->t);
+            nbody__whfast_drift(s, C, a);
+        }
+    return r;
+}
+
+/* body 0 outweighs every other body NBODY__WHFAST_DOMINANCE times: 0 and a log line when not */
+static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n) {
+    size_t i;
+    for (i = 1; i < n; ++i)
+        if (!(m[0] > NBODY__WHFAST_DOMINANCE * m[i])) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: whfast needs body 0 to be the central body, more than %d times as "
+                       "massive as any other; body %lu has %g against m0 = %g (use radau for such systems)",
+                       NBODY__WHFAST_DOMINANCE, (unsigned long)i, (double)m[i], (double)m[0]);
+            return 0;
+        }
+    return 1;
+}
+
+static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody_real *C = (nbody_real *)s->work[0], *T = (nbody_real *)s->work[1];
+    nbody_result r = NBODY_OK;
+    *err = 0;
+    if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
+        if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
+        nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
+        s->whfast.h = h;
+        r = nbody__whfast_corrector(s, C, h, 1);
+    }
+    s->whfast.live = 0;                                  /* until the step is accepted */
+    if (r != NBODY_OK) return r;
+    nbody__whfast_drift(s, C, h / 2);
+    if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
+    nbody__whfast_drift(s, C, h / 2);
+    if (s->desc.whfast_corrector) {
+        memcpy(T, C, s->len * sizeof(nbody_real));
+        if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
+        nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
+    } else {
+        nbody__whfast_to_inertial(s, C, (nbody_real *)s->y_new);
+    }
+    return NBODY_OK;
+}
+
+static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
+    (void)h;
+    s->whfast.live = 1;
+    s->f_valid = 0;
+}
+/* ---- end section: WHFAST ---- */
+
 /* one row per nbody_method, in enum order; attempt NULL = not built yet */
 static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_METHOD_DEFAULT, 0, 0, 0, 0, NULL, NULL, NULL},
@@ -3094,7 +3456,8 @@ static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_RKLC, 4, 1, 4, 1, &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
     {NBODY_ADAMS, 5, 0, 6, 4, NULL, nbody__attempt_adams, nbody__commit_adams},
     {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__BS_KMAX + 3, NULL, nbody__attempt_bs, nbody__commit_invalidate},
-    {NBODY_RADAU, 15, 1, 2, NBODY__RADAU_NWORK, NULL, nbody__attempt_radau, nbody__commit_radau}};
+    {NBODY_RADAU, 15, 1, 2, NBODY__RADAU_NWORK, NULL, nbody__attempt_radau, nbody__commit_radau},
+    {NBODY_WHFAST, 2, 0, 1, 2, NULL, nbody__attempt_whfast, nbody__commit_whfast}};
 
 NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
@@ -3302,10 +3665,23 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: n_active %lu > n %lu", (unsigned long)d.n_active, (unsigned long)initial->n);
         return NBODY_ERR_INVALID_ARGUMENT;
     }
-    if (d.extra_force && !d.extra_force_velocity_free && d.method == NBODY_LEAPFROG) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: leapfrog needs velocity-free forces: set extra_force_velocity_free "
-                   "when extra_force ignores velocities, or choose another method");
+    if (d.extra_force && !d.extra_force_velocity_free && (d.method == NBODY_LEAPFROG || d.method == NBODY_WHFAST)) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: %s needs velocity-free forces: set extra_force_velocity_free "
+                   "when extra_force ignores velocities, or choose another method", nbody_method_name(d.method));
         return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (d.method == NBODY_WHFAST) {
+        if (d.engine != NBODY_ENGINE_SIMPLE && d.engine != NBODY_ENGINE_OPENMP && d.engine != NBODY_ENGINE_BLOCK &&
+            d.engine != NBODY_ENGINE_TREE) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast runs on the CPU engines (simple, openmp, block, tree), not on %s",
+                       nbody_engine_name(d.engine));
+            return NBODY_ERR_UNAVAILABLE;
+        }
+        if (d.whfast_corrector && d.whfast_coordinates != NBODY_WHFAST_JACOBI) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast correctors need Jacobi coordinates");
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+        if (!nbody__whfast_dominant(&d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
     }
     if (!nbody__methods[d.method].attempt) {
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
@@ -3398,6 +3774,7 @@ NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) 
     sim->t = in->t;
     sim->f_valid = 0;
     sim->history = 0;
+    sim->whfast.live = 0;
     return NBODY_OK;
 }
 
