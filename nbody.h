@@ -413,6 +413,45 @@ NBODY_API nbody_result nbody_ic_pythagorean(nbody_system *s);
    constant: one year is about 2 pi). Moved to the centre-of-mass frame. */
 NBODY_API nbody_result nbody_ic_outer_solar_system(nbody_system *s);
 
+/* ---- orbital elements (docs/orbital.md) ----
+   Angles in radians. mu = G (M + m) of the pair. Bound orbits have 0 <= e < 1 and a > 0,
+   hyperbolic ones e > 1 and a < 0 (a parabola, e = 1, has no finite a: only
+   nbody_orbit_from_state gives it, with a = +Inf and M = tan(f/2) + tan(f/2)^3 / 3).
+   Degenerate angles follow REBOUND's conventions: inc = 0 gives Omega = 0 (omega measured from
+   the x axis), e = 0 gives omega = 0 (f measured from the node). */
+typedef struct nbody_orbit {
+    nbody_real a;                  /* semi-major axis (< 0 hyperbolic) */
+    nbody_real e;                  /* eccentricity */
+    nbody_real inc;                /* inclination, 0..pi */
+    nbody_real Omega;              /* longitude of the ascending node, -pi..pi */
+    nbody_real omega;              /* argument of pericentre, -pi..pi */
+    nbody_real f;                  /* true anomaly, -pi..pi */
+    nbody_real M;                  /* mean anomaly (hyperbolic: e sinh H - H) */
+} nbody_orbit;
+
+typedef enum nbody_anomaly {       /* which anomaly of an nbody_orbit places the body */
+    NBODY_ANOMALY_TRUE = 0,        /* f */
+    NBODY_ANOMALY_MEAN             /* M (Kepler's equation solved to round-off) */
+} nbody_anomaly;
+
+#define NBODY_JACOBI ((size_t)-1)  /* as primary: the centre of mass of the bodies before */
+
+/* relative position and velocity of an orbit about mu */
+NBODY_API nbody_result nbody_orbit_to_state(nbody_real mu, const nbody_orbit *o, nbody_anomaly anomaly,
+                                            nbody_real pos[3], nbody_real vel[3]);
+NBODY_API nbody_result nbody_orbit_from_state(nbody_real mu, const nbody_real pos[3], const nbody_real vel[3],
+                                              nbody_orbit *out);
+/* appends a body of mass m on orbit o about body `primary`, or with NBODY_JACOBI about the
+   centre of mass of all bodies already in s (mu = G (M + m) with M their mass); s has n >= 1
+   and is reallocated (its arrays move) */
+NBODY_API nbody_result nbody_add_orbit(nbody_system *s, nbody_real G, nbody_real m, const nbody_orbit *o,
+                                       nbody_anomaly anomaly, size_t primary);
+/* the orbit of body i about body `primary`, or with NBODY_JACOBI about the centre of mass of
+   bodies 0..i-1 (i >= 1) */
+NBODY_API nbody_result nbody_get_orbit(const nbody_system *s, nbody_real G, size_t i, size_t primary, nbody_orbit *out);
+/* shifts positions and velocities so that the centre of mass is at rest at the origin */
+NBODY_API nbody_result nbody_move_to_com(nbody_system *s);
+
 /* ---- files ---- */
 NBODY_API nbody_result nbody_save(const char *path, const nbody_system *s);  /* binary + checksum */
 NBODY_API nbody_result nbody_load(const char *path, nbody_system *s);  /* allocates s: pass it zeroed */
@@ -421,7 +460,8 @@ NBODY_API nbody_result nbody_write_csv(const char *path, const nbody_system *s);
    method uses), so save at t, load, continue to T is bitwise the same as running straight to T.
    Written to path.tmp then renamed over path, so a failed save leaves the old file intact.
    load refuses a desc whose numerics (engine, method, order, G, softening, dt, tolerance,
-   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole, leaf_size) differ
+   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole, leaf_size,
+   radau_control, whfast_coordinates, whfast_corrector) differ
    from the saved one with NBODY_ERR_INVALID_ARGUMENT; threads, device, allocator, log may differ.
    A corrupted or truncated file gives NBODY_ERR_FORMAT, a missing one NBODY_ERR_IO. */
 NBODY_API nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path);
@@ -3165,7 +3205,7 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
                                nbody_real *vx, nbody_real *vy, nbody_real *vz) {
     const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
     nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
-    nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, r, f, g, fd, gd, x0, y0, z0;
+    nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
     int it;
     if (!(r0 > 0)) return -1;
     if (dt == 0 || mu == 0) {
@@ -3179,8 +3219,9 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         nbody_real turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
         dt -= turns * period;
         lo = -xp; hi = xp;
-    } else {                                          /* F(X) >= q X - |dt| with q the pericentre */
+    } else {                   /* unbound: double X from a small start until F crosses dt */
         nbody_real s = dt > 0 ? 1 : -1, step = NBODY__FABS(dt) / r0;
+        if (beta < 0 && step * NBODY__SQRT(-beta) > 1) step = 1 / NBODY__SQRT(-beta);
         lo = 0; hi = 0;
         for (it = 0; it < 2000; ++it) {
             nbody__stiefel(beta, s * step, G);
@@ -3191,7 +3232,8 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
     }
     X = dt / r0 * (1 - dt * eta0 / (2 * r0 * r0));    /* second-order start */
     if (!(X > lo && X < hi)) X = (lo + hi) / 2;
-    for (it = 1; it <= 100; ++it) {
+    width = hi - lo;
+    for (it = 1; it <= 200; ++it) {
         nbody_real F, Fp, Fpp, Xn;
         nbody__stiefel(beta, X, G);
         F = r0 * X + eta0 * G[2] + zeta0 * G[3] - dt;
@@ -3201,6 +3243,10 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         if (F < 0) lo = X; else hi = X;
         Xn = X - 2 * F * Fp / (2 * Fp * Fp - F * Fpp);                 /* Halley */
         if (!(Xn > lo && Xn < hi)) Xn = lo + (hi - lo) / 2;           /* outside the bracket: bisect */
+        if (it % 4 == 0) {                                             /* slow (far out on an exponential) */
+            if (hi - lo > width / 2) Xn = lo + (hi - lo) / 2;
+            width = hi - lo;
+        }
         if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X))) {
             X = Xn;
             nbody__stiefel(beta, X, G);
@@ -4406,6 +4452,190 @@ NBODY__DEF nbody_result nbody_ic_outer_solar_system(nbody_system *s) {
     return NBODY_OK;
 }
 
+/* ---- section: ORBITAL ELEMENTS ----------------------------------------------------------
+   Angles from atan2 of two projections (never acos: no loss near 0 and pi). Kepler's equation
+   by Newton steps kept inside a bracket on which it is monotonic. */
+static nbody_real nbody__atan2(nbody_real y, nbody_real x) { return (nbody_real)atan2((double)y, (double)x); }
+static nbody_real nbody__sin(nbody_real x) { return sizeof(nbody_real) > sizeof(double) ? (nbody_real)sinl((long double)x) : (nbody_real)sin((double)x); }
+static nbody_real nbody__cos(nbody_real x) { return sizeof(nbody_real) > sizeof(double) ? (nbody_real)cosl((long double)x) : (nbody_real)cos((double)x); }
+
+/* eccentric (e < 1) or hyperbolic (e > 1) anomaly of mean anomaly M */
+static nbody_real nbody__kepler_anomaly(nbody_real e, nbody_real M) {
+    const nbody_real pi = (nbody_real)3.14159265358979323846264338327950288L;
+    nbody_real lo, hi, x;
+    int it;
+    if (e < 1) {
+        M = M - 2 * pi * (nbody_real)floor((double)((M + pi) / (2 * pi)));   /* -pi..pi */
+        lo = -pi; hi = pi; x = M + (nbody_real)0.85 * e * (M < 0 ? -1 : 1);
+    } else {
+        lo = M < 0 ? M / (e - 1) : 0; hi = M < 0 ? 0 : M / (e - 1);      /* |e sinh H - H| >= (e - 1) |H| */
+        x = (nbody_real)asinh((double)(M / e));
+    }
+    if (!(x > lo && x < hi)) x = (lo + hi) / 2;
+    for (it = 0; it < 200; ++it) {
+        nbody_real g = e < 1 ? x - e * nbody__sin(x) - M : e * (nbody_real)sinh((double)x) - x - M;
+        nbody_real gp = e < 1 ? 1 - e * nbody__cos(x) : e * (nbody_real)cosh((double)x) - 1, xn;
+        if (g == 0) break;
+        if (g < 0) lo = x; else hi = x;
+        xn = x - g / gp;
+        if (!(xn > lo && xn < hi)) xn = lo + (hi - lo) / 2;
+        if (xn == x || NBODY__FABS(xn - x) <= nbody__eps() * NBODY__FABS(x) / 2) { x = xn; break; }
+        x = xn;
+    }
+    return x;
+}
+
+NBODY__DEF nbody_result nbody_orbit_to_state(nbody_real mu, const nbody_orbit *o, nbody_anomaly anomaly,
+                                             nbody_real pos[3], nbody_real vel[3]) {
+    nbody_real e, p, f, r, v, cO, sO, ci, si, cu, su, cw, sw, cf, sf, vr, vt;
+    if (!o || !pos || !vel || !nbody__isfinite(mu) || !(mu > 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((int)anomaly < 0 || anomaly > NBODY_ANOMALY_MEAN) return NBODY_ERR_INVALID_ARGUMENT;
+    e = o->e;
+    if (!nbody__isfinite(o->a) || !nbody__isfinite(e) || !nbody__isfinite(o->inc) || !nbody__isfinite(o->Omega) ||
+        !nbody__isfinite(o->omega) || !nbody__isfinite(anomaly == NBODY_ANOMALY_MEAN ? o->M : o->f))
+        return NBODY_ERR_INVALID_ARGUMENT;
+    if (!(e >= 0) || e == 1 || (e < 1 && !(o->a > 0)) || (e > 1 && !(o->a < 0))) return NBODY_ERR_INVALID_ARGUMENT;
+    if (anomaly == NBODY_ANOMALY_MEAN) {
+        nbody_real x = nbody__kepler_anomaly(e, o->M);
+        f = e < 1 ? 2 * nbody__atan2(NBODY__SQRT(1 + e) * nbody__sin(x / 2), NBODY__SQRT(1 - e) * nbody__cos(x / 2))
+                  : 2 * (nbody_real)atan((double)(NBODY__SQRT((e + 1) / (e - 1)) * (nbody_real)tanh((double)(x / 2))));
+    } else {
+        f = o->f;
+    }
+    cf = nbody__cos(f); sf = nbody__sin(f);
+    if (!(1 + e * cf > 0)) return NBODY_ERR_INVALID_ARGUMENT;     /* beyond a hyperbola's asymptotes */
+    p = o->a * (1 - e) * (1 + e);
+    r = p / (1 + e * cf);
+    v = NBODY__SQRT(mu / p);
+    vr = v * e * sf; vt = v * (1 + e * cf);                     /* radial and transverse speeds */
+    cO = nbody__cos(o->Omega); sO = nbody__sin(o->Omega); ci = nbody__cos(o->inc); si = nbody__sin(o->inc);
+    cw = nbody__cos(o->omega); sw = nbody__sin(o->omega);
+    cu = cw * cf - sw * sf; su = sw * cf + cw * sf;             /* u = omega + f */
+    {
+        nbody_real ux = cO * cu - sO * su * ci, uy = sO * cu + cO * su * ci, uz = su * si;     /* along r */
+        nbody_real tx = -cO * su - sO * cu * ci, ty = -sO * su + cO * cu * ci, tz = cu * si;   /* along the motion */
+        pos[0] = r * ux; pos[1] = r * uy; pos[2] = r * uz;
+        vel[0] = vr * ux + vt * tx; vel[1] = vr * uy + vt * ty; vel[2] = vr * uz + vt * tz;
+    }
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_orbit_from_state(nbody_real mu, const nbody_real pos[3], const nbody_real vel[3],
+                                               nbody_orbit *out) {
+    nbody_real hx, hy, hz, h, nx, ny, nn, r, v2, rv, ex, ey, ez, e, inv, hxy;
+    int i;
+    if (!pos || !vel || !out || !nbody__isfinite(mu) || !(mu > 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < 3; ++i) if (!nbody__isfinite(pos[i]) || !nbody__isfinite(vel[i])) return NBODY_ERR_INVALID_ARGUMENT;
+    r = NBODY__SQRT(pos[0] * pos[0] + pos[1] * pos[1] + pos[2] * pos[2]);
+    hx = pos[1] * vel[2] - pos[2] * vel[1]; hy = pos[2] * vel[0] - pos[0] * vel[2]; hz = pos[0] * vel[1] - pos[1] * vel[0];
+    hxy = NBODY__SQRT(hx * hx + hy * hy);
+    h = NBODY__SQRT(hxy * hxy + hz * hz);
+    if (!(r > 0) || !(h > 0)) return NBODY_ERR_INVALID_ARGUMENT;   /* radial or at the origin */
+    v2 = vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2];
+    rv = pos[0] * vel[0] + pos[1] * vel[1] + pos[2] * vel[2];
+    /* e = ((v^2 - mu / r) r - (r.v) v) / mu */
+    ex = ((v2 - mu / r) * pos[0] - rv * vel[0]) / mu; ey = ((v2 - mu / r) * pos[1] - rv * vel[1]) / mu;
+    ez = ((v2 - mu / r) * pos[2] - rv * vel[2]) / mu;
+    e = NBODY__SQRT(ex * ex + ey * ey + ez * ez);
+    inv = 2 / r - v2 / mu;
+    out->a = inv != 0 ? 1 / inv : (nbody_real)HUGE_VAL;
+    out->e = e;
+    out->inc = nbody__atan2(hxy, hz);
+    nx = -hy; ny = hx; nn = hxy;                                    /* the node line z x h */
+    if (nn > 0) {
+        out->Omega = nbody__atan2(ny, nx);
+        /* omega: from the node to e; f: from e (or the node when e = 0) to r; sines along h */
+        out->omega = e > 0 ? nbody__atan2((nx * (ey * hz - ez * hy) + ny * (ez * hx - ex * hz)) / h, (nx * ex + ny * ey))
+                           : 0;
+    } else {
+        out->Omega = 0;
+        out->omega = e > 0 ? nbody__atan2(hz > 0 ? ey : -ey, ex) : 0;
+        nx = 1; ny = 0;
+    }
+    if (e > 0) {
+        nbody_real cx = ey * pos[2] - ez * pos[1], cy = ez * pos[0] - ex * pos[2], cz = ex * pos[1] - ey * pos[0];
+        out->f = nbody__atan2((cx * hx + cy * hy + cz * hz) / h, ex * pos[0] + ey * pos[1] + ez * pos[2]);
+    } else {
+        nbody_real cx = ny * pos[2], cy = -nx * pos[2], cz = nx * pos[1] - ny * pos[0];
+        out->f = nbody__atan2((cx * hx + cy * hy + cz * hz) / h, nx * pos[0] + ny * pos[1]);
+    }
+    if (e < 1) {
+        nbody_real E = nbody__atan2(NBODY__SQRT((1 - e) * (1 + e)) * nbody__sin(out->f), e + nbody__cos(out->f));
+        out->M = E - e * nbody__sin(E);
+    } else if (e > 1) {
+        nbody_real H = (nbody_real)asinh((double)(NBODY__SQRT((e - 1) * (e + 1)) * nbody__sin(out->f) / (1 + e * nbody__cos(out->f))));
+        out->M = e * (nbody_real)sinh((double)H) - H;
+    } else {
+        nbody_real D = (nbody_real)tan((double)(out->f / 2));
+        out->a = (nbody_real)HUGE_VAL;
+        out->M = D + D * D * D / 3;
+    }
+    return NBODY_OK;
+}
+
+/* mass, position and velocity of body `primary`, or of the centre of mass of bodies [0, upto) */
+static int nbody__primary(const nbody_system *s, size_t primary, size_t upto, nbody_real *m, nbody_real c[6]) {
+    size_t i, i0 = primary == NBODY_JACOBI ? 0 : primary, i1 = primary == NBODY_JACOBI ? upto : primary + 1;
+    int k;
+    if (i1 > s->n || i0 >= i1) return 0;
+    *m = 0;
+    for (k = 0; k < 6; ++k) c[k] = 0;
+    for (i = i0; i < i1; ++i) {
+        *m += s->m[i];
+        c[0] += s->m[i] * s->x[i]; c[1] += s->m[i] * s->y[i]; c[2] += s->m[i] * s->z[i];
+        c[3] += s->m[i] * s->vx[i]; c[4] += s->m[i] * s->vy[i]; c[5] += s->m[i] * s->vz[i];
+    }
+    if (i1 - i0 == 1) {                        /* one body: its own values, exactly */
+        c[0] = s->x[i0]; c[1] = s->y[i0]; c[2] = s->z[i0]; c[3] = s->vx[i0]; c[4] = s->vy[i0]; c[5] = s->vz[i0];
+        return 1;
+    }
+    if (!(*m > 0)) return 0;
+    for (k = 0; k < 6; ++k) c[k] /= *m;
+    return 1;
+}
+
+NBODY__DEF nbody_result nbody_add_orbit(nbody_system *s, nbody_real G, nbody_real m, const nbody_orbit *o,
+                                        nbody_anomaly anomaly, size_t primary) {
+    nbody_system t;
+    nbody_real mp, c[6], pos[3], vel[3], **fs[7], **ft[7];
+    nbody_result r;
+    size_t n;
+    int k;
+    if (!nbody__system_valid(s) || !nbody__isfinite(G) || !(G > 0) || !nbody__isfinite(m) || m < 0 || !o)
+        return NBODY_ERR_INVALID_ARGUMENT;
+    n = s->n;
+    if (!nbody__primary(s, primary, n, &mp, c) || !(mp + m > 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody_orbit_to_state(G * (mp + m), o, anomaly, pos, vel)) != NBODY_OK) return r;
+    memset(&t, 0, sizeof t);
+    if ((r = nbody_system_alloc(&t, n + 1)) != NBODY_OK) return r;
+    nbody__fields(s, fs); nbody__fields(&t, ft);
+    for (k = 0; k < 7; ++k) memcpy(*ft[k], *fs[k], n * sizeof(nbody_real));
+    t.x[n] = c[0] + pos[0]; t.y[n] = c[1] + pos[1]; t.z[n] = c[2] + pos[2];
+    t.vx[n] = c[3] + vel[0]; t.vy[n] = c[4] + vel[1]; t.vz[n] = c[5] + vel[2];
+    t.m[n] = m;
+    t.t = s->t;
+    nbody_system_free(s);
+    *s = t;
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_get_orbit(const nbody_system *s, nbody_real G, size_t i, size_t primary, nbody_orbit *out) {
+    nbody_real mp, c[6], pos[3], vel[3];
+    if (!nbody__system_valid(s) || !nbody__isfinite(G) || !(G > 0) || !out || i >= s->n || i == primary) return NBODY_ERR_INVALID_ARGUMENT;
+    if (primary == NBODY_JACOBI && i == 0) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__primary(s, primary, i, &mp, c)) return NBODY_ERR_INVALID_ARGUMENT;
+    pos[0] = s->x[i] - c[0]; pos[1] = s->y[i] - c[1]; pos[2] = s->z[i] - c[2];
+    vel[0] = s->vx[i] - c[3]; vel[1] = s->vy[i] - c[4]; vel[2] = s->vz[i] - c[5];
+    return nbody_orbit_from_state(G * (mp + s->m[i]), pos, vel, out);
+}
+
+NBODY__DEF nbody_result nbody_move_to_com(nbody_system *s) {
+    if (!nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
+    nbody__to_com_frame(s, 0, s->n);
+    return NBODY_OK;
+}
+/* ---- end section: ORBITAL ELEMENTS ---- */
+
 /* ======================================================================================
    FILES
    Snapshot layout (native byte order, marked): "NBODYSNP" | u32 version | u32 byte-order mark
@@ -4519,19 +4749,23 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
 /* ---- section: CHECKPOINTS -------------------------------------------------------------
    Layout (native byte order, marked like a snapshot):
      "NBODYCKP" | u32 version | u32 byte-order mark 0x01020304 | u32 sizeof(nbody_real) |
-     u32 sizeof(int) | u64 n | int ints[21] | real reals[18] | u64 steps, rejected, force_evals |
+     u32 sizeof(int) | u64 n | int ints[25] | real reals[19] | u64 steps, rejected, force_evals |
      n reals masses | nbuf blocks of 6n reals: y, k[0..nk), work[0..nwork), comp, comp_new
      (the last two when compensated) | u64 FNV-1a 64 checksum of everything before it.
-   ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size (the desc
-          fields that change the numbers) | nk nwork f_valid history | mint[8]
-   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8]
+   ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size
+          radau_control whfast_coordinates whfast_corrector (the desc fields that change the
+          numbers) | nk nwork f_valid history | mint[8] | whfast.live
+   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8] | whfast.h
    y_new and ytmp are not saved: every method writes them before reading them in a step. */
 #define NBODY__CKP_MAGIC "NBODYCKP"
-#define NBODY__CKP_VERSION 2u         /* 2: leaf_size added to the desc ints */
-#define NBODY__CKP_DESC_INTS 9
+#define NBODY__CKP_VERSION 3u         /* 2: leaf_size added to the desc ints; 3: radau_control,
+                                         whfast_coordinates, whfast_corrector and NBODY_WHFAST's state */
+#define NBODY__CKP_DESC_INTS 12
 #define NBODY__CKP_DESC_REALS 7
-#define NBODY__CKP_INTS (NBODY__CKP_DESC_INTS + 4 + 8)
-#define NBODY__CKP_REALS (NBODY__CKP_DESC_REALS + 3 + 8)
+#define NBODY__CKP_WHFAST_INT (NBODY__CKP_DESC_INTS + 4 + 8)
+#define NBODY__CKP_WHFAST_REAL (NBODY__CKP_DESC_REALS + 3 + 8)
+#define NBODY__CKP_INTS (NBODY__CKP_WHFAST_INT + 1)
+#define NBODY__CKP_REALS (NBODY__CKP_WHFAST_REAL + 1)
 #define NBODY__CKP_MAX_BUFS (3 + NBODY__MAX_TERMS + NBODY__MAX_WORK)
 
 typedef struct nbody__ckp_head {
@@ -4546,7 +4780,8 @@ typedef struct nbody__ckp_head {
 static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv) {
     iv[0] = (int)d->engine; iv[1] = (int)d->method; iv[2] = d->order; iv[3] = (int)d->traversal;
     iv[4] = (int)d->visit_order; iv[5] = d->block_size; iv[6] = d->compensated; iv[7] = d->quadrupole;
-    iv[8] = d->leaf_size;
+    iv[8] = d->leaf_size; iv[9] = (int)d->radau_control; iv[10] = (int)d->whfast_coordinates;
+    iv[11] = d->whfast_corrector;
     rv[0] = d->G; rv[1] = d->softening; rv[2] = d->dt; rv[3] = d->tolerance;
     rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta;
 }
@@ -4604,6 +4839,7 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
     h.reals[NBODY__CKP_DESC_REALS] = s->t; h.reals[NBODY__CKP_DESC_REALS + 1] = s->dt_next;
     h.reals[NBODY__CKP_DESC_REALS + 2] = s->stats.dt;
     for (i = 0; i < 8; ++i) h.reals[NBODY__CKP_DESC_REALS + 3 + i] = s->mreal[i];
+    h.ints[NBODY__CKP_WHFAST_INT] = s->whfast.live; h.reals[NBODY__CKP_WHFAST_REAL] = s->whfast.h;
     h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
     w.f = fopen(tmp, "wb");
     if (!w.f) { nbody__free(&s->desc, host); return NBODY_ERR_IO; }
@@ -4653,7 +4889,8 @@ static nbody_result nbody__ckp_verify(FILE *f, unsigned long long size) {
    "nbody: checkpoint field NAME: written with A, the desc has B" (engine, method by name) */
 static void nbody__ckp_log_mismatch(const nbody_desc *d, int i, int real, double saved, double asked) {
     static const char *const ints[NBODY__CKP_DESC_INTS] = {"engine", "method", "order", "traversal", "visit_order",
-                                                           "block_size", "compensated", "quadrupole", "leaf_size"};
+                                                           "block_size", "compensated", "quadrupole", "leaf_size",
+                                                           "radau_control", "whfast_coordinates", "whfast_corrector"};
     static const char *const reals[NBODY__CKP_DESC_REALS] = {"G", "softening", "dt", "tolerance", "dt_min", "dt_max", "theta"};
     if (!real && i == 0)
         nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field engine: written with %s, the desc has %s",
@@ -4731,6 +4968,7 @@ static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nb
     s->dt_next = h->reals[NBODY__CKP_DESC_REALS + 1];
     s->stats.dt = h->reals[NBODY__CKP_DESC_REALS + 2];
     for (i = 0; i < 8; ++i) s->mreal[i] = h->reals[NBODY__CKP_DESC_REALS + 3 + i];
+    s->whfast.live = h->ints[NBODY__CKP_WHFAST_INT] != 0; s->whfast.h = h->reals[NBODY__CKP_WHFAST_REAL];
     s->stats.t = s->t;
     s->stats.steps = h->counts[0]; s->stats.rejected = h->counts[1]; s->stats.force_evals = h->counts[2];
     *out = s;
