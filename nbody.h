@@ -176,6 +176,9 @@ typedef enum nbody_method {        /* how the ODE is integrated */
     NBODY_BS,                      /* Bulirsch-Stoer extrapolation */
     NBODY_RADAU,                   /* 15, Gauss-Radau predictor-corrector (IAS15), adaptive by
                                       default: desc.radau_control; docs/orbital.md */
+    NBODY_WHFAST,                  /* 2, Wisdom-Holman (WHFast): Kepler drifts about body 0 and
+                                      interaction kicks, fixed step desc.dt, symplectic correctors
+                                      desc.whfast_corrector; CPU engines; docs/orbital.md */
     NBODY_METHOD_COUNT_
 } nbody_method;
 
@@ -207,6 +210,14 @@ typedef enum nbody_simd {         /* the CPU kernels' instruction set (BLOCK and
     NBODY_SIMD_AVX512,             /* x86-64 AVX-512F */
     NBODY_SIMD_COUNT_
 } nbody_simd;
+
+/* NBODY_WHFAST's canonical coordinates (body 0 is the central body) */
+typedef enum nbody_whfast_coordinates {
+    NBODY_WHFAST_JACOBI = 0,       /* Jacobi: body i about the centre of mass of bodies 0..i-1 */
+    NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC,  /* heliocentric positions, barycentric velocities
+                                      (Duncan, Levison & Lee 1998); no correctors */
+    NBODY_WHFAST_COORDINATES_COUNT_
+} nbody_whfast_coordinates;
 
 typedef enum nbody_log_level {
     NBODY_LOG_ERROR = 0,
@@ -325,6 +336,9 @@ typedef struct nbody_desc {        /* all zero = defaults */
                                       the bodies, each computing the forces on its slice; NULL =
                                       this process alone. Without NBODY_WITH_MPI it must be NULL
                                       (else NBODY_ERR_UNAVAILABLE). docs/scaling.md */
+    nbody_whfast_coordinates whfast_coordinates; /* NBODY_WHFAST: 0 = Jacobi */
+    int             whfast_corrector;  /* NBODY_WHFAST: symplectic corrector order 0 (none), 3, 5,
+                                      7, 11 or 17 (Wisdom, Holman & Touma 1996); Jacobi only */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -420,6 +434,45 @@ NBODY_API nbody_result nbody_ic_pythagorean(nbody_system *s);
    constant: one year is about 2 pi). Moved to the centre-of-mass frame. */
 NBODY_API nbody_result nbody_ic_outer_solar_system(nbody_system *s);
 
+/* ---- orbital elements (docs/orbital.md) ----
+   Angles in radians. mu = G (M + m) of the pair. Bound orbits have 0 <= e < 1 and a > 0,
+   hyperbolic ones e > 1 and a < 0 (a parabola, e = 1, has no finite a: only
+   nbody_orbit_from_state gives it, with a = +Inf and M = tan(f/2) + tan(f/2)^3 / 3).
+   Degenerate angles follow REBOUND's conventions: inc = 0 gives Omega = 0 (omega measured from
+   the x axis), e = 0 gives omega = 0 (f measured from the node). */
+typedef struct nbody_orbit {
+    nbody_real a;                  /* semi-major axis (< 0 hyperbolic) */
+    nbody_real e;                  /* eccentricity */
+    nbody_real inc;                /* inclination, 0..pi */
+    nbody_real Omega;              /* longitude of the ascending node, -pi..pi */
+    nbody_real omega;              /* argument of pericentre, -pi..pi */
+    nbody_real f;                  /* true anomaly, -pi..pi */
+    nbody_real M;                  /* mean anomaly (hyperbolic: e sinh H - H) */
+} nbody_orbit;
+
+typedef enum nbody_anomaly {       /* which anomaly of an nbody_orbit places the body */
+    NBODY_ANOMALY_TRUE = 0,        /* f */
+    NBODY_ANOMALY_MEAN             /* M (Kepler's equation solved to round-off) */
+} nbody_anomaly;
+
+#define NBODY_JACOBI ((size_t)-1)  /* as primary: the centre of mass of the bodies before */
+
+/* relative position and velocity of an orbit about mu */
+NBODY_API nbody_result nbody_orbit_to_state(nbody_real mu, const nbody_orbit *o, nbody_anomaly anomaly,
+                                            nbody_real pos[3], nbody_real vel[3]);
+NBODY_API nbody_result nbody_orbit_from_state(nbody_real mu, const nbody_real pos[3], const nbody_real vel[3],
+                                              nbody_orbit *out);
+/* appends a body of mass m on orbit o about body `primary`, or with NBODY_JACOBI about the
+   centre of mass of all bodies already in s (mu = G (M + m) with M their mass); s has n >= 1
+   and is reallocated (its arrays move) */
+NBODY_API nbody_result nbody_add_orbit(nbody_system *s, nbody_real G, nbody_real m, const nbody_orbit *o,
+                                       nbody_anomaly anomaly, size_t primary);
+/* the orbit of body i about body `primary`, or with NBODY_JACOBI about the centre of mass of
+   bodies 0..i-1 (i >= 1) */
+NBODY_API nbody_result nbody_get_orbit(const nbody_system *s, nbody_real G, size_t i, size_t primary, nbody_orbit *out);
+/* shifts positions and velocities so that the centre of mass is at rest at the origin */
+NBODY_API nbody_result nbody_move_to_com(nbody_system *s);
+
 /* ---- files ---- */
 NBODY_API nbody_result nbody_save(const char *path, const nbody_system *s);  /* binary + checksum */
 NBODY_API nbody_result nbody_load(const char *path, nbody_system *s);  /* allocates s: pass it zeroed */
@@ -428,7 +481,8 @@ NBODY_API nbody_result nbody_write_csv(const char *path, const nbody_system *s);
    method uses), so save at t, load, continue to T is bitwise the same as running straight to T.
    Written to path.tmp then renamed over path, so a failed save leaves the old file intact.
    load refuses a desc whose numerics (engine, method, order, G, softening, dt, tolerance,
-   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole, leaf_size) differ
+   dt_min, dt_max, theta, traversal, visit_order, block_size, compensated, quadrupole, leaf_size,
+   radau_control, whfast_coordinates, whfast_corrector) differ
    from the saved one with NBODY_ERR_INVALID_ARGUMENT; threads, device, allocator, log may differ.
    A corrupted or truncated file gives NBODY_ERR_FORMAT, a missing one NBODY_ERR_IO. */
 NBODY_API nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path);
@@ -677,7 +731,7 @@ NBODY__DEF const char *nbody_engine_name(nbody_engine e) {
 NBODY__DEF const char *nbody_method_name(nbody_method m) {
     static const char *names[NBODY_METHOD_COUNT_] = {
         "default", "euler", "midpoint", "leapfrog", "trapeze", "rk4", "rkck", "rkdp",
-        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs", "radau"};
+        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs", "radau", "whfast"};
     return ((int)m >= 0 && m < NBODY_METHOD_COUNT_) ? names[m] : "unknown";
 }
 
@@ -752,6 +806,9 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (d->leaf_size < 0) return 0;
     if ((int)d->radau_control < 0 || d->radau_control >= NBODY_RADAU_CONTROL_COUNT_) return 0;
     if (d->devices < 0) return 0;
+    if ((int)d->whfast_coordinates < 0 || d->whfast_coordinates >= NBODY_WHFAST_COORDINATES_COUNT_) return 0;
+    if (d->whfast_corrector != 0 && d->whfast_corrector != 3 && d->whfast_corrector != 5 && d->whfast_corrector != 7 &&
+        d->whfast_corrector != 11 && d->whfast_corrector != 17) return 0;
     if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
     if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
     if ((int)d->collision < 0 || d->collision >= NBODY_COLLISION_COUNT_) return 0;
@@ -3012,6 +3069,11 @@ typedef struct nbody__steer {      /* host-side steering state, carried across a
     nbody__archiver *archive;
 } nbody__steer;
 
+typedef struct nbody__whfast_state {   /* NBODY_WHFAST, beside its Jacobi state in work[0] */
+    int live;                      /* work[0] holds the canonical state of y (corrector applied) */
+    nbody_real h;                  /* the step work[0] was opened with (the corrector's) */
+} nbody__whfast_state;
+
 struct nbody_sim {
     nbody__engine eng;
     nbody_desc desc;               /* defaults resolved */
@@ -3036,6 +3098,7 @@ struct nbody_sim {
     nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
     nbody__steer steer;            /* radii, events, archive: host side, between steps */
     nbody_real *hostwork;          /* method-private host scratch (NBODY_RADAU: 24n), NULL if none */
+    nbody__whfast_state whfast;    /* NBODY_WHFAST */
 };
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
@@ -3712,7 +3775,7 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
     nbody__buf *CS = s->work + NBODY__RADAU_CSB, *BACC = s->work + NBODY__RADAU_BACC, *EACC = s->work + NBODY__RADAU_EACC;
     nbody__buf D = W[NBODY__RADAU_TMP], at = s->k[1];
     nbody_real q = s->mreal[0] > 0 ? h / s->mreal[0] : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
-    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal;
+    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
     int predict = s->history && q > 0 && q <= 20, j, k, sweep;
     nbody_result r = nbody__first_stage(s);
     nbody__lincomb op;
@@ -3869,6 +3932,351 @@ static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
 static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->mreal[1]; }
 /* ---- end section: GAUSS-RADAU ---- */
 
+/* ---- section: WHFAST (NBODY_WHFAST) ----------------------------------------------------
+   Wisdom & Holman (1991) in the form of WHFast (Rein & Tamayo 2015, MNRAS 452, 376): the
+   Hamiltonian is split into Kepler motions about body 0 and an interaction part, and a step
+   is drift(h/2) kick(h) drift(h/2). Canonical coordinates (desc.whfast_coordinates):
+     Jacobi: r'_i = x_i - X_{i-1} (X_k the centre of mass of bodies 0..k), each a Kepler orbit
+       of mu = G eta_i (eta_i = m_0 + .. + m_i); the kick adds to v'_i the Jacobi transform of
+       the engine's accelerations plus G eta_i r'_i / |r'_i|^3 (that is, minus the Kepler part).
+     democratic heliocentric (Duncan, Levison & Lee 1998): Q_i = x_i - x_0 with barycentric
+       velocities u_i, Kepler orbits of mu = G m_0, a jump Q_i += h sum_j m_j u_j / m_0 (half
+       on each side of the Kepler drift), kicks by the engine's accelerations plus G m_0 Q_i / |Q_i|^3.
+   The interaction comes from the engine's forces (softening, extra forces and test particles
+   included) less the Kepler term, so it carries the round-off of that difference (about
+   eps times the ratio of the central pull to the perturbation). Index 0 of the canonical
+   state holds the centre of mass and its velocity. Test particles (beyond n_active) count
+   as massless. The Kepler drift solves the universal Kepler equation in Stumpff functions
+   (elliptic, parabolic, hyperbolic) by Halley steps kept inside a bracket, with bisection
+   where a step leaves it. Symplectic correctors (Wisdom, Holman & Touma 1996; the
+   coefficients of REBOUND's WHFast) are applied to the canonical state once, when it is
+   opened from y; after every step y is the state with the inverse corrector applied to a
+   copy, so every step's output is synchronized (corrector order k costs about k extra force
+   evaluations a step). A step of another size (the last one of nbody_advance) reopens the
+   canonical state from y. Buffers: work[0] the canonical state, work[1] the copy; k[0] forces. */
+#define NBODY__WHFAST_DOMINANCE 10    /* body 0 must outweigh every other body this many times */
+
+/* Stumpff functions c_0..c_3 (Danby 1988, Fundamentals of Celestial Mechanics, 6.9):
+   c_k(z) = sum_j (-z)^j / (k + 2j)!, the series for |z| <= 0.1, then brought back up with
+   c_0(4z) = 2 c_0^2 - 1, c_1(4z) = c_0 c_1, c_2(4z) = c_1^2 / 2, c_3(4z) = (c_2 + c_0 c_3) / 4 */
+static void nbody__stumpff(nbody_real z, nbody_real c[4]) {
+    static const double inv_fact[18] = {1., 1., 1. / 2, 1. / 6, 1. / 24, 1. / 120, 1. / 720, 1. / 5040, 1. / 40320,
+                                        1. / 362880, 1. / 3628800, 1. / 39916800, 1. / 479001600, 1. / 6227020800.,
+                                        1. / 87178291200., 1. / 1307674368000., 1. / 20922789888000.,
+                                        1. / 355687428096000.};
+    int quarter = 0, j;
+    nbody_real c2, c3;
+    while (NBODY__FABS(z) > (nbody_real)0.1) { z /= 4; ++quarter; }
+    c2 = (nbody_real)inv_fact[16]; c3 = (nbody_real)inv_fact[17];
+    for (j = 14; j >= 2; j -= 2) { c2 = (nbody_real)inv_fact[j] - z * c2; c3 = (nbody_real)inv_fact[j + 1] - z * c3; }
+    c[2] = c2; c[3] = c3; c[1] = 1 - z * c3; c[0] = 1 - z * c2;
+    for (; quarter > 0; --quarter) {
+        c[3] = (c[2] + c[0] * c[3]) / 4;
+        c[2] = c[1] * c[1] / 2;
+        c[1] = c[0] * c[1];
+        c[0] = 2 * c[0] * c[0] - 1;
+    }
+}
+
+/* G_n(X) = X^n c_n(beta X^2) (Stiefel & Scheifele) */
+static void nbody__stiefel(nbody_real beta, nbody_real X, nbody_real G[4]) {
+    nbody_real c[4];
+    nbody__stumpff(beta * X * X, c);
+    G[0] = c[0]; G[1] = X * c[1]; G[2] = X * X * c[2]; G[3] = X * X * X * c[3];
+}
+
+/* Moves (x, v) along its Kepler orbit about a mass of G M = mu for a time dt, in universal
+   variables: with r0 = |x|, eta0 = x.v, beta = 2 mu / r0 - v^2 and zeta0 = mu - beta r0,
+   X solves F(X) = r0 X + eta0 G2 + zeta0 G3 = dt, F'(X) = r(X) = r0 + eta0 G1 + zeta0 G2 > 0,
+   and x(dt) = x + f x + g v, v(dt) = v + fd x + gd v with the f and g functions less their
+   identity part (f = -mu G2 / r0, g = dt - mu G3, fd = -mu G1 / (r0 r), gd = -mu G2 / r).
+   Bound orbits take dt modulo the period (X modulo 2 pi / sqrt(beta)). Returns the
+   iterations used, -1 when the orbit is degenerate (x = 0). */
+static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbody_real *y, nbody_real *z,
+                               nbody_real *vx, nbody_real *vy, nbody_real *vz) {
+    const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
+    nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
+    nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
+    int it;
+    if (!(r0 > 0)) return -1;
+    if (dt == 0 || mu == 0) {
+        *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
+        return 0;
+    }
+    beta = 2 * mu / r0 - v2;
+    zeta0 = mu - beta * r0;
+    if (beta > 0) {                                   /* bound: one period at most */
+        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb, period = xp * mu / beta;
+        nbody_real turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
+        dt -= turns * period;
+        lo = -xp; hi = xp;
+    } else {                   /* unbound: double X from a small start until F crosses dt */
+        nbody_real s = dt > 0 ? 1 : -1, step = NBODY__FABS(dt) / r0;
+        if (beta < 0 && step * NBODY__SQRT(-beta) > 1) step = 1 / NBODY__SQRT(-beta);
+        lo = 0; hi = 0;
+        for (it = 0; it < 2000; ++it) {
+            nbody__stiefel(beta, s * step, G);
+            if (s * (r0 * s * step + eta0 * G[2] + zeta0 * G[3] - dt) >= 0) break;
+            step *= 2;
+        }
+        if (s > 0) hi = step; else lo = -step;
+    }
+    X = dt / r0 * (1 - dt * eta0 / (2 * r0 * r0));    /* second-order start */
+    if (!(X > lo && X < hi)) X = (lo + hi) / 2;
+    width = hi - lo;
+    for (it = 1; it <= 200; ++it) {
+        nbody_real F, Fp, Fpp, Xn;
+        nbody__stiefel(beta, X, G);
+        F = r0 * X + eta0 * G[2] + zeta0 * G[3] - dt;
+        Fp = r0 + eta0 * G[1] + zeta0 * G[2];
+        Fpp = eta0 * G[0] + zeta0 * G[1];
+        if (F == 0) break;
+        if (F < 0) lo = X; else hi = X;
+        Xn = X - 2 * F * Fp / (2 * Fp * Fp - F * Fpp);                 /* Halley */
+        if (!(Xn > lo && Xn < hi)) Xn = lo + (hi - lo) / 2;           /* outside the bracket: bisect */
+        if (it % 4 == 0) {                                             /* slow (far out on an exponential) */
+            if (hi - lo > width / 2) Xn = lo + (hi - lo) / 2;
+            width = hi - lo;
+        }
+        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X))) {
+            X = Xn;
+            nbody__stiefel(beta, X, G);
+            break;
+        }
+        X = Xn;
+    }
+    r = r0 + eta0 * G[1] + zeta0 * G[2];
+    f = -mu * G[2] / r0; g = dt - mu * G[3];
+    fd = -mu * G[1] / (r0 * r); gd = -mu * G[2] / r;
+    x0 = *x; y0 = *y; z0 = *z;
+    *x += f * x0 + g * *vx; *y += f * y0 + g * *vy; *z += f * z0 + g * *vz;
+    *vx += fd * x0 + gd * *vx; *vy += fd * y0 + gd * *vy; *vz += fd * z0 + gd * *vz;
+    return it;
+}
+
+/* the mass WHFast gives body i: test particles count as massless */
+static nbody_real nbody__whfast_mass(const nbody_sim *s, size_t i) {
+    size_t na = s->desc.n_active ? s->desc.n_active : s->n;
+    return i < na ? s->m[i] : 0;
+}
+
+/* inertial state Y (6n, the state layout) -> canonical state C */
+static void nbody__whfast_from_inertial(const nbody_sim *s, const nbody_real *Y, nbody_real *C) {
+    size_t n = s->n, i;
+    int c;
+    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *u = Y + (size_t)c * n;
+            nbody_real *w = C + (size_t)c * n, msum = nbody__whfast_mass(s, 0), wsum = msum * u[0];
+            for (i = 1; i < n; ++i) {
+                nbody_real mi = nbody__whfast_mass(s, i);
+                w[i] = u[i] - wsum / msum;
+                wsum += mi * u[i];
+                msum += mi;
+            }
+            w[0] = wsum / msum;
+        }
+    } else {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *u = Y + (size_t)c * n;
+            nbody_real *w = C + (size_t)c * n, msum = 0, wsum = 0;
+            for (i = 0; i < n; ++i) { wsum += nbody__whfast_mass(s, i) * u[i]; msum += nbody__whfast_mass(s, i); }
+            w[0] = wsum / msum;
+            for (i = 1; i < n; ++i) w[i] = c < 3 ? u[i] - u[0] : u[i] - w[0];
+        }
+    }
+}
+
+/* canonical state C -> inertial state Y */
+static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, nbody_real *Y) {
+    size_t n = s->n, i;
+    int c;
+    nbody_real mtot = 0;
+    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
+    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *w = C + (size_t)c * n;
+            nbody_real *u = Y + (size_t)c * n, eta = mtot, com = w[0];
+            for (i = n - 1; i >= 1; --i) {               /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
+                nbody_real mi = nbody__whfast_mass(s, i);
+                com -= mi / eta * w[i];
+                u[i] = w[i] + com;
+                eta -= mi;
+            }
+            u[0] = com;
+        }
+    } else {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *w = C + (size_t)c * n;
+            nbody_real *u = Y + (size_t)c * n, sum = 0;
+            for (i = 1; i < n; ++i) sum += nbody__whfast_mass(s, i) * w[i];
+            if (c < 3) {                                 /* M X = M x_0 + sum m_i Q_i */
+                u[0] = w[0] - sum / mtot;
+                for (i = 1; i < n; ++i) u[i] = u[0] + w[i];
+            } else {                                     /* m_0 (v_0 - V) + sum m_i u_i = 0 */
+                u[0] = w[0] - sum / s->m[0];
+                for (i = 1; i < n; ++i) u[i] = w[i] + w[0];
+            }
+        }
+    }
+}
+
+/* the Kepler part over a time h: every body's Kepler drift, the centre of mass's straight line,
+   and for democratic heliocentric coordinates the jump around it */
+static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) {
+    size_t n = s->n, i;
+    int c;
+    for (c = 0; c < 3; ++c) {
+        nbody_real p = 0, *q = C + (size_t)c * n;
+        const nbody_real *u = C + (size_t)(c + 3) * n;
+        for (i = 1; i < n; ++i) p += nbody__whfast_mass(s, i) * u[i];
+        for (i = 1; i < n; ++i) q[i] += h * p / s->m[0];
+    }
+}
+
+static void nbody__whfast_drift(const nbody_sim *s, nbody_real *C, nbody_real h) {
+    size_t n = s->n, i;
+    nbody_real G = s->desc.G, eta = nbody__whfast_mass(s, 0);
+    int dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    if (dh) nbody__whfast_jump(s, C, h / 2);
+    for (i = 1; i < n; ++i) {
+        eta += nbody__whfast_mass(s, i);
+        nbody__kepler_drift(G * (dh ? s->m[0] : eta), h, C + i, C + n + i, C + 2 * n + i, C + 3 * n + i, C + 4 * n + i,
+                            C + 5 * n + i);
+    }
+    if (dh) nbody__whfast_jump(s, C, h / 2);
+    C[0] += h * C[3 * n]; C[n] += h * C[4 * n]; C[2 * n] += h * C[5 * n];
+}
+
+/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t */
+static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
+    size_t n = s->n, i;
+    nbody_real *Y = (nbody_real *)s->ytmp, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
+    nbody_result r;
+    int c, dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    nbody__whfast_to_inertial(s, C, Y);
+    s->t_stage = t;
+    if ((r = nbody__derivative(s, s->ytmp, s->k[0])) != NBODY_OK) return r;
+    s->f_valid = 0;
+    A = (nbody_real *)s->k[0] + 3 * n;
+    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
+    for (c = 0; c < 3; ++c) {                            /* the centre of mass: external forces only */
+        nbody_real sum = 0;
+        for (i = 0; i < n; ++i) sum += nbody__whfast_mass(s, i) * A[(size_t)c * n + i];
+        C[(size_t)(c + 3) * n] += h * sum / mtot;
+    }
+    eta = nbody__whfast_mass(s, 0);
+    sx = eta * A[0]; sy = eta * A[n]; sz = eta * A[2 * n];   /* sum_{j<i} m_j a_j */
+    for (i = 1; i < n; ++i) {
+        nbody_real x = C[i], y = C[n + i], z = C[2 * n + i], r2 = x * x + y * y + z * z, mi = nbody__whfast_mass(s, i);
+        nbody_real k = G * (dh ? s->m[0] : eta + mi) / (r2 * NBODY__SQRT(r2));
+        nbody_real ax = A[i] + k * x, ay = A[n + i] + k * y, az = A[2 * n + i] + k * z;
+        if (!dh) {                                       /* a'_i = a_i - (sum_{j<i} m_j a_j) / eta_{i-1} */
+            ax -= sx / eta; ay -= sy / eta; az -= sz / eta;
+            sx += mi * A[i]; sy += mi * A[n + i]; sz += mi * A[2 * n + i];
+            eta += mi;
+        }
+        C[3 * n + i] += h * ax; C[4 * n + i] += h * ay; C[5 * n + i] += h * az;
+    }
+    return NBODY_OK;
+}
+
+/* Wisdom, Holman & Touma (1996) corrector stages Z(a, b) = D(a) K(-b) D(-2a) K(b) D(a), applied
+   for k = 1..m as Z(-a_k h, -inv b_k h), then for k = m..1 as Z(a_k h, inv b_k h); inv = 1 applies
+   the corrector, -1 its inverse. a_k = j sqrt(7/40) for stage j (order 3 turns the sign of a). */
+static nbody_result nbody__whfast_corrector(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real inv) {
+    static const double a1 = 0.41833001326703777398908601289259374469640768464934;
+    static const double b3[1] = {-0.024900596027799867499350357910273437184309981229127};
+    static const double b5[2] = {-0.0083001986759332891664501193034244790614366604097090,
+                                 0.041500993379666445832250596517122395307183302048545};
+    static const double b7[3] = {0.0024926811426922105779030593952776964450539008582219,
+                                 -0.018270923246702131478062356884535264841652263842597,
+                                 0.053964399093127498721765893493510877532452806339655};
+    static const double b11[5] = {0.00020361579647854651301632818774633716473696537436847,
+                                  -0.0023487215292295354188307328851055489876255097419754,
+                                  0.012309078592019946317544564763237909911330686448336,
+                                  -0.038121613681288650508647613260247372125243616270670,
+                                  0.072593394748842738674253180742744961827622366521517};
+    static const double b17[8] = {-0.0000043347415473373580190650223498124944896789841432241,
+                                  0.000076436355227935738363241846979413475106795392377415,
+                                  -0.00063599983075817658983166881625078545864140848560259,
+                                  0.0033132577069380655655490196833451994080066801611459,
+                                  -0.012071760822342291062449751726959664253913904872527,
+                                  0.032422198864713580293681523029577130832258806467604,
+                                  -0.065192863576377893658290760803725762027864651086787,
+                                  0.093056103771425958591541059067553547100903397724386};
+    const double *b;
+    int m, k, pass;
+    nbody_result r = NBODY_OK;
+    double sign = 1;
+    switch (s->desc.whfast_corrector) {
+    case 3: b = b3; m = 1; sign = -1; break;
+    case 5: b = b5; m = 2; break;
+    case 7: b = b7; m = 3; break;
+    case 11: b = b11; m = 5; break;
+    case 17: b = b17; m = 8; break;
+    default: return NBODY_OK;
+    }
+    for (pass = 0; pass < 2; ++pass)
+        for (k = 0; k < m && r == NBODY_OK; ++k) {
+            int j = pass ? m - 1 - k : k;                    /* stage j uses a_{m-j} */
+            nbody_real q = pass ? 1 : -1;
+            nbody_real a = q * (nbody_real)(sign * (m - j) * a1) * h, bb = q * inv * (nbody_real)b[j] * h;
+            nbody__whfast_drift(s, C, a);
+            r = nbody__whfast_kick(s, C, -bb, s->t);
+            if (r != NBODY_OK) break;
+            nbody__whfast_drift(s, C, -2 * a);
+            r = nbody__whfast_kick(s, C, bb, s->t);
+            nbody__whfast_drift(s, C, a);
+        }
+    return r;
+}
+
+/* body 0 outweighs every other body NBODY__WHFAST_DOMINANCE times: 0 and a log line when not */
+static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n) {
+    size_t i;
+    for (i = 1; i < n; ++i)
+        if (!(m[0] > NBODY__WHFAST_DOMINANCE * m[i])) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: whfast needs body 0 to be the central body, more than %d times as "
+                       "massive as any other; body %lu has %g against m0 = %g (use radau for such systems)",
+                       NBODY__WHFAST_DOMINANCE, (unsigned long)i, (double)m[i], (double)m[0]);
+            return 0;
+        }
+    return 1;
+}
+
+static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody_real *C = (nbody_real *)s->work[0], *T = (nbody_real *)s->work[1];
+    nbody_result r = NBODY_OK;
+    *err = 0;
+    if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
+        if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
+        nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
+        s->whfast.h = h;
+        r = nbody__whfast_corrector(s, C, h, 1);
+    }
+    s->whfast.live = 0;                                  /* until the step is accepted */
+    if (r != NBODY_OK) return r;
+    nbody__whfast_drift(s, C, h / 2);
+    if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
+    nbody__whfast_drift(s, C, h / 2);
+    if (s->desc.whfast_corrector) {
+        memcpy(T, C, s->len * sizeof(nbody_real));
+        if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
+        nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
+    } else {
+        nbody__whfast_to_inertial(s, C, (nbody_real *)s->y_new);
+    }
+    return NBODY_OK;
+}
+
+static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
+    (void)h;
+    s->whfast.live = 1;
+    s->f_valid = 0;
+}
+/* ---- end section: WHFAST ---- */
+
 /* one row per nbody_method, in enum order; attempt NULL = not built yet */
 static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_METHOD_DEFAULT, 0, 0, 0, 0, NULL, NULL, NULL},
@@ -3885,7 +4293,8 @@ static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_RKLC, 4, 1, 4, 1, &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
     {NBODY_ADAMS, 5, 0, 6, 4, NULL, nbody__attempt_adams, nbody__commit_adams},
     {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__BS_KMAX + 3, NULL, nbody__attempt_bs, nbody__commit_invalidate},
-    {NBODY_RADAU, 15, 1, 2, NBODY__RADAU_NWORK, NULL, nbody__attempt_radau, nbody__commit_radau}};
+    {NBODY_RADAU, 15, 1, 2, NBODY__RADAU_NWORK, NULL, nbody__attempt_radau, nbody__commit_radau},
+    {NBODY_WHFAST, 2, 0, 1, 2, NULL, nbody__attempt_whfast, nbody__commit_whfast}};
 
 NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
@@ -4095,10 +4504,23 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: n_active %lu > n %lu", (unsigned long)d.n_active, (unsigned long)initial->n);
         return NBODY_ERR_INVALID_ARGUMENT;
     }
-    if (d.extra_force && !d.extra_force_velocity_free && d.method == NBODY_LEAPFROG) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: leapfrog needs velocity-free forces: set extra_force_velocity_free "
-                   "when extra_force ignores velocities, or choose another method");
+    if (d.extra_force && !d.extra_force_velocity_free && (d.method == NBODY_LEAPFROG || d.method == NBODY_WHFAST)) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: %s needs velocity-free forces: set extra_force_velocity_free "
+                   "when extra_force ignores velocities, or choose another method", nbody_method_name(d.method));
         return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (d.method == NBODY_WHFAST) {
+        if (d.engine != NBODY_ENGINE_SIMPLE && d.engine != NBODY_ENGINE_OPENMP && d.engine != NBODY_ENGINE_BLOCK &&
+            d.engine != NBODY_ENGINE_TREE) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast runs on the CPU engines (simple, openmp, block, tree), not on %s",
+                       nbody_engine_name(d.engine));
+            return NBODY_ERR_UNAVAILABLE;
+        }
+        if (d.whfast_corrector && d.whfast_coordinates != NBODY_WHFAST_JACOBI) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast correctors need Jacobi coordinates");
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+        if (!nbody__whfast_dominant(&d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
     }
     if (!nbody__methods[d.method].attempt) {
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
@@ -4194,6 +4616,7 @@ NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) 
     sim->t = in->t;
     sim->f_valid = 0;
     sim->history = 0;
+    sim->whfast.live = 0;
     return NBODY_OK;
 }
 
@@ -4833,6 +5256,190 @@ NBODY__DEF nbody_result nbody_ic_outer_solar_system(nbody_system *s) {
     return NBODY_OK;
 }
 
+/* ---- section: ORBITAL ELEMENTS ----------------------------------------------------------
+   Angles from atan2 of two projections (never acos: no loss near 0 and pi). Kepler's equation
+   by Newton steps kept inside a bracket on which it is monotonic. */
+static nbody_real nbody__atan2(nbody_real y, nbody_real x) { return (nbody_real)atan2((double)y, (double)x); }
+static nbody_real nbody__sin(nbody_real x) { return sizeof(nbody_real) > sizeof(double) ? (nbody_real)sinl((long double)x) : (nbody_real)sin((double)x); }
+static nbody_real nbody__cos(nbody_real x) { return sizeof(nbody_real) > sizeof(double) ? (nbody_real)cosl((long double)x) : (nbody_real)cos((double)x); }
+
+/* eccentric (e < 1) or hyperbolic (e > 1) anomaly of mean anomaly M */
+static nbody_real nbody__kepler_anomaly(nbody_real e, nbody_real M) {
+    const nbody_real pi = (nbody_real)3.14159265358979323846264338327950288L;
+    nbody_real lo, hi, x;
+    int it;
+    if (e < 1) {
+        M = M - 2 * pi * (nbody_real)floor((double)((M + pi) / (2 * pi)));   /* -pi..pi */
+        lo = -pi; hi = pi; x = M + (nbody_real)0.85 * e * (M < 0 ? -1 : 1);
+    } else {
+        lo = M < 0 ? M / (e - 1) : 0; hi = M < 0 ? 0 : M / (e - 1);      /* |e sinh H - H| >= (e - 1) |H| */
+        x = (nbody_real)asinh((double)(M / e));
+    }
+    if (!(x > lo && x < hi)) x = (lo + hi) / 2;
+    for (it = 0; it < 200; ++it) {
+        nbody_real g = e < 1 ? x - e * nbody__sin(x) - M : e * (nbody_real)sinh((double)x) - x - M;
+        nbody_real gp = e < 1 ? 1 - e * nbody__cos(x) : e * (nbody_real)cosh((double)x) - 1, xn;
+        if (g == 0) break;
+        if (g < 0) lo = x; else hi = x;
+        xn = x - g / gp;
+        if (!(xn > lo && xn < hi)) xn = lo + (hi - lo) / 2;
+        if (xn == x || NBODY__FABS(xn - x) <= nbody__eps() * NBODY__FABS(x) / 2) { x = xn; break; }
+        x = xn;
+    }
+    return x;
+}
+
+NBODY__DEF nbody_result nbody_orbit_to_state(nbody_real mu, const nbody_orbit *o, nbody_anomaly anomaly,
+                                             nbody_real pos[3], nbody_real vel[3]) {
+    nbody_real e, p, f, r, v, cO, sO, ci, si, cu, su, cw, sw, cf, sf, vr, vt;
+    if (!o || !pos || !vel || !nbody__isfinite(mu) || !(mu > 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((int)anomaly < 0 || anomaly > NBODY_ANOMALY_MEAN) return NBODY_ERR_INVALID_ARGUMENT;
+    e = o->e;
+    if (!nbody__isfinite(o->a) || !nbody__isfinite(e) || !nbody__isfinite(o->inc) || !nbody__isfinite(o->Omega) ||
+        !nbody__isfinite(o->omega) || !nbody__isfinite(anomaly == NBODY_ANOMALY_MEAN ? o->M : o->f))
+        return NBODY_ERR_INVALID_ARGUMENT;
+    if (!(e >= 0) || e == 1 || (e < 1 && !(o->a > 0)) || (e > 1 && !(o->a < 0))) return NBODY_ERR_INVALID_ARGUMENT;
+    if (anomaly == NBODY_ANOMALY_MEAN) {
+        nbody_real x = nbody__kepler_anomaly(e, o->M);
+        f = e < 1 ? 2 * nbody__atan2(NBODY__SQRT(1 + e) * nbody__sin(x / 2), NBODY__SQRT(1 - e) * nbody__cos(x / 2))
+                  : 2 * (nbody_real)atan((double)(NBODY__SQRT((e + 1) / (e - 1)) * (nbody_real)tanh((double)(x / 2))));
+    } else {
+        f = o->f;
+    }
+    cf = nbody__cos(f); sf = nbody__sin(f);
+    if (!(1 + e * cf > 0)) return NBODY_ERR_INVALID_ARGUMENT;     /* beyond a hyperbola's asymptotes */
+    p = o->a * (1 - e) * (1 + e);
+    r = p / (1 + e * cf);
+    v = NBODY__SQRT(mu / p);
+    vr = v * e * sf; vt = v * (1 + e * cf);                     /* radial and transverse speeds */
+    cO = nbody__cos(o->Omega); sO = nbody__sin(o->Omega); ci = nbody__cos(o->inc); si = nbody__sin(o->inc);
+    cw = nbody__cos(o->omega); sw = nbody__sin(o->omega);
+    cu = cw * cf - sw * sf; su = sw * cf + cw * sf;             /* u = omega + f */
+    {
+        nbody_real ux = cO * cu - sO * su * ci, uy = sO * cu + cO * su * ci, uz = su * si;     /* along r */
+        nbody_real tx = -cO * su - sO * cu * ci, ty = -sO * su + cO * cu * ci, tz = cu * si;   /* along the motion */
+        pos[0] = r * ux; pos[1] = r * uy; pos[2] = r * uz;
+        vel[0] = vr * ux + vt * tx; vel[1] = vr * uy + vt * ty; vel[2] = vr * uz + vt * tz;
+    }
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_orbit_from_state(nbody_real mu, const nbody_real pos[3], const nbody_real vel[3],
+                                               nbody_orbit *out) {
+    nbody_real hx, hy, hz, h, nx, ny, nn, r, v2, rv, ex, ey, ez, e, inv, hxy;
+    int i;
+    if (!pos || !vel || !out || !nbody__isfinite(mu) || !(mu > 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < 3; ++i) if (!nbody__isfinite(pos[i]) || !nbody__isfinite(vel[i])) return NBODY_ERR_INVALID_ARGUMENT;
+    r = NBODY__SQRT(pos[0] * pos[0] + pos[1] * pos[1] + pos[2] * pos[2]);
+    hx = pos[1] * vel[2] - pos[2] * vel[1]; hy = pos[2] * vel[0] - pos[0] * vel[2]; hz = pos[0] * vel[1] - pos[1] * vel[0];
+    hxy = NBODY__SQRT(hx * hx + hy * hy);
+    h = NBODY__SQRT(hxy * hxy + hz * hz);
+    if (!(r > 0) || !(h > 0)) return NBODY_ERR_INVALID_ARGUMENT;   /* radial or at the origin */
+    v2 = vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2];
+    rv = pos[0] * vel[0] + pos[1] * vel[1] + pos[2] * vel[2];
+    /* e = ((v^2 - mu / r) r - (r.v) v) / mu */
+    ex = ((v2 - mu / r) * pos[0] - rv * vel[0]) / mu; ey = ((v2 - mu / r) * pos[1] - rv * vel[1]) / mu;
+    ez = ((v2 - mu / r) * pos[2] - rv * vel[2]) / mu;
+    e = NBODY__SQRT(ex * ex + ey * ey + ez * ez);
+    inv = 2 / r - v2 / mu;
+    out->a = inv != 0 ? 1 / inv : (nbody_real)HUGE_VAL;
+    out->e = e;
+    out->inc = nbody__atan2(hxy, hz);
+    nx = -hy; ny = hx; nn = hxy;                                    /* the node line z x h */
+    if (nn > 0) {
+        out->Omega = nbody__atan2(ny, nx);
+        /* omega: from the node to e; f: from e (or the node when e = 0) to r; sines along h */
+        out->omega = e > 0 ? nbody__atan2((nx * (ey * hz - ez * hy) + ny * (ez * hx - ex * hz)) / h, (nx * ex + ny * ey))
+                           : 0;
+    } else {
+        out->Omega = 0;
+        out->omega = e > 0 ? nbody__atan2(hz > 0 ? ey : -ey, ex) : 0;
+        nx = 1; ny = 0;
+    }
+    if (e > 0) {
+        nbody_real cx = ey * pos[2] - ez * pos[1], cy = ez * pos[0] - ex * pos[2], cz = ex * pos[1] - ey * pos[0];
+        out->f = nbody__atan2((cx * hx + cy * hy + cz * hz) / h, ex * pos[0] + ey * pos[1] + ez * pos[2]);
+    } else {
+        nbody_real cx = ny * pos[2], cy = -nx * pos[2], cz = nx * pos[1] - ny * pos[0];
+        out->f = nbody__atan2((cx * hx + cy * hy + cz * hz) / h, nx * pos[0] + ny * pos[1]);
+    }
+    if (e < 1) {
+        nbody_real E = nbody__atan2(NBODY__SQRT((1 - e) * (1 + e)) * nbody__sin(out->f), e + nbody__cos(out->f));
+        out->M = E - e * nbody__sin(E);
+    } else if (e > 1) {
+        nbody_real H = (nbody_real)asinh((double)(NBODY__SQRT((e - 1) * (e + 1)) * nbody__sin(out->f) / (1 + e * nbody__cos(out->f))));
+        out->M = e * (nbody_real)sinh((double)H) - H;
+    } else {
+        nbody_real D = (nbody_real)tan((double)(out->f / 2));
+        out->a = (nbody_real)HUGE_VAL;
+        out->M = D + D * D * D / 3;
+    }
+    return NBODY_OK;
+}
+
+/* mass, position and velocity of body `primary`, or of the centre of mass of bodies [0, upto) */
+static int nbody__primary(const nbody_system *s, size_t primary, size_t upto, nbody_real *m, nbody_real c[6]) {
+    size_t i, i0 = primary == NBODY_JACOBI ? 0 : primary, i1 = primary == NBODY_JACOBI ? upto : primary + 1;
+    int k;
+    if (i1 > s->n || i0 >= i1) return 0;
+    *m = 0;
+    for (k = 0; k < 6; ++k) c[k] = 0;
+    for (i = i0; i < i1; ++i) {
+        *m += s->m[i];
+        c[0] += s->m[i] * s->x[i]; c[1] += s->m[i] * s->y[i]; c[2] += s->m[i] * s->z[i];
+        c[3] += s->m[i] * s->vx[i]; c[4] += s->m[i] * s->vy[i]; c[5] += s->m[i] * s->vz[i];
+    }
+    if (i1 - i0 == 1) {                        /* one body: its own values, exactly */
+        c[0] = s->x[i0]; c[1] = s->y[i0]; c[2] = s->z[i0]; c[3] = s->vx[i0]; c[4] = s->vy[i0]; c[5] = s->vz[i0];
+        return 1;
+    }
+    if (!(*m > 0)) return 0;
+    for (k = 0; k < 6; ++k) c[k] /= *m;
+    return 1;
+}
+
+NBODY__DEF nbody_result nbody_add_orbit(nbody_system *s, nbody_real G, nbody_real m, const nbody_orbit *o,
+                                        nbody_anomaly anomaly, size_t primary) {
+    nbody_system t;
+    nbody_real mp, c[6], pos[3], vel[3], **fs[7], **ft[7];
+    nbody_result r;
+    size_t n;
+    int k;
+    if (!nbody__system_valid(s) || !nbody__isfinite(G) || !(G > 0) || !nbody__isfinite(m) || m < 0 || !o)
+        return NBODY_ERR_INVALID_ARGUMENT;
+    n = s->n;
+    if (!nbody__primary(s, primary, n, &mp, c) || !(mp + m > 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody_orbit_to_state(G * (mp + m), o, anomaly, pos, vel)) != NBODY_OK) return r;
+    memset(&t, 0, sizeof t);
+    if ((r = nbody_system_alloc(&t, n + 1)) != NBODY_OK) return r;
+    nbody__fields(s, fs); nbody__fields(&t, ft);
+    for (k = 0; k < 7; ++k) memcpy(*ft[k], *fs[k], n * sizeof(nbody_real));
+    t.x[n] = c[0] + pos[0]; t.y[n] = c[1] + pos[1]; t.z[n] = c[2] + pos[2];
+    t.vx[n] = c[3] + vel[0]; t.vy[n] = c[4] + vel[1]; t.vz[n] = c[5] + vel[2];
+    t.m[n] = m;
+    t.t = s->t;
+    nbody_system_free(s);
+    *s = t;
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_get_orbit(const nbody_system *s, nbody_real G, size_t i, size_t primary, nbody_orbit *out) {
+    nbody_real mp, c[6], pos[3], vel[3];
+    if (!nbody__system_valid(s) || !nbody__isfinite(G) || !(G > 0) || !out || i >= s->n || i == primary) return NBODY_ERR_INVALID_ARGUMENT;
+    if (primary == NBODY_JACOBI && i == 0) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__primary(s, primary, i, &mp, c)) return NBODY_ERR_INVALID_ARGUMENT;
+    pos[0] = s->x[i] - c[0]; pos[1] = s->y[i] - c[1]; pos[2] = s->z[i] - c[2];
+    vel[0] = s->vx[i] - c[3]; vel[1] = s->vy[i] - c[4]; vel[2] = s->vz[i] - c[5];
+    return nbody_orbit_from_state(G * (mp + s->m[i]), pos, vel, out);
+}
+
+NBODY__DEF nbody_result nbody_move_to_com(nbody_system *s) {
+    if (!nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
+    nbody__to_com_frame(s, 0, s->n);
+    return NBODY_OK;
+}
+/* ---- end section: ORBITAL ELEMENTS ---- */
+
 /* ======================================================================================
    FILES
    Snapshot layout (native byte order, marked): "NBODYSNP" | u32 version | u32 byte-order mark
@@ -4947,19 +5554,23 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
 /* ---- section: CHECKPOINTS -------------------------------------------------------------
    Layout (native byte order, marked like a snapshot):
      "NBODYCKP" | u32 version | u32 byte-order mark 0x01020304 | u32 sizeof(nbody_real) |
-     u32 sizeof(int) | u64 n | int ints[21] | real reals[18] | u64 steps, rejected, force_evals |
+     u32 sizeof(int) | u64 n | int ints[25] | real reals[19] | u64 steps, rejected, force_evals |
      n reals masses | nbuf blocks of 6n reals: y, k[0..nk), work[0..nwork), comp, comp_new
      (the last two when compensated) | u64 FNV-1a 64 checksum of everything before it.
-   ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size (the desc
-          fields that change the numbers) | nk nwork f_valid history | mint[8]
-   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8]
+   ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size
+          radau_control whfast_coordinates whfast_corrector (the desc fields that change the
+          numbers) | nk nwork f_valid history | mint[8] | whfast.live
+   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8] | whfast.h
    y_new and ytmp are not saved: every method writes them before reading them in a step. */
 #define NBODY__CKP_MAGIC "NBODYCKP"
-#define NBODY__CKP_VERSION 2u         /* 2: leaf_size added to the desc ints */
-#define NBODY__CKP_DESC_INTS 9
+#define NBODY__CKP_VERSION 3u         /* 2: leaf_size added to the desc ints; 3: radau_control,
+                                         whfast_coordinates, whfast_corrector and NBODY_WHFAST's state */
+#define NBODY__CKP_DESC_INTS 12
 #define NBODY__CKP_DESC_REALS 7
-#define NBODY__CKP_INTS (NBODY__CKP_DESC_INTS + 4 + 8)
-#define NBODY__CKP_REALS (NBODY__CKP_DESC_REALS + 3 + 8)
+#define NBODY__CKP_WHFAST_INT (NBODY__CKP_DESC_INTS + 4 + 8)
+#define NBODY__CKP_WHFAST_REAL (NBODY__CKP_DESC_REALS + 3 + 8)
+#define NBODY__CKP_INTS (NBODY__CKP_WHFAST_INT + 1)
+#define NBODY__CKP_REALS (NBODY__CKP_WHFAST_REAL + 1)
 #define NBODY__CKP_MAX_BUFS (3 + NBODY__MAX_TERMS + NBODY__MAX_WORK)
 
 typedef struct nbody__ckp_head {
@@ -4974,7 +5585,8 @@ typedef struct nbody__ckp_head {
 static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv) {
     iv[0] = (int)d->engine; iv[1] = (int)d->method; iv[2] = d->order; iv[3] = (int)d->traversal;
     iv[4] = (int)d->visit_order; iv[5] = d->block_size; iv[6] = d->compensated; iv[7] = d->quadrupole;
-    iv[8] = d->leaf_size;
+    iv[8] = d->leaf_size; iv[9] = (int)d->radau_control; iv[10] = (int)d->whfast_coordinates;
+    iv[11] = d->whfast_corrector;
     rv[0] = d->G; rv[1] = d->softening; rv[2] = d->dt; rv[3] = d->tolerance;
     rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta;
 }
@@ -5032,6 +5644,7 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
     h.reals[NBODY__CKP_DESC_REALS] = s->t; h.reals[NBODY__CKP_DESC_REALS + 1] = s->dt_next;
     h.reals[NBODY__CKP_DESC_REALS + 2] = s->stats.dt;
     for (i = 0; i < 8; ++i) h.reals[NBODY__CKP_DESC_REALS + 3 + i] = s->mreal[i];
+    h.ints[NBODY__CKP_WHFAST_INT] = s->whfast.live; h.reals[NBODY__CKP_WHFAST_REAL] = s->whfast.h;
     h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
     /* with several ranks every rank gathers each buffer (collective), rank 0 writes */
     w.f = nbody__engine_writer(&s->eng) ? fopen(tmp, "wb") : NULL;
@@ -5085,7 +5698,8 @@ static nbody_result nbody__ckp_verify(FILE *f, unsigned long long size) {
    "nbody: checkpoint field NAME: written with A, the desc has B" (engine, method by name) */
 static void nbody__ckp_log_mismatch(const nbody_desc *d, int i, int real, double saved, double asked) {
     static const char *const ints[NBODY__CKP_DESC_INTS] = {"engine", "method", "order", "traversal", "visit_order",
-                                                           "block_size", "compensated", "quadrupole", "leaf_size"};
+                                                           "block_size", "compensated", "quadrupole", "leaf_size",
+                                                           "radau_control", "whfast_coordinates", "whfast_corrector"};
     static const char *const reals[NBODY__CKP_DESC_REALS] = {"G", "softening", "dt", "tolerance", "dt_min", "dt_max", "theta"};
     if (!real && i == 0)
         nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field engine: written with %s, the desc has %s",
@@ -5164,6 +5778,7 @@ static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nb
     s->dt_next = h->reals[NBODY__CKP_DESC_REALS + 1];
     s->stats.dt = h->reals[NBODY__CKP_DESC_REALS + 2];
     for (i = 0; i < 8; ++i) s->mreal[i] = h->reals[NBODY__CKP_DESC_REALS + 3 + i];
+    s->whfast.live = h->ints[NBODY__CKP_WHFAST_INT] != 0; s->whfast.h = h->reals[NBODY__CKP_WHFAST_REAL];
     s->stats.t = s->t;
     s->stats.steps = h->counts[0]; s->stats.rejected = h->counts[1]; s->stats.force_evals = h->counts[2];
     *out = s;

@@ -61,7 +61,7 @@ static const ex_scenario ex_scenarios[] = {
     {"collision", "two disc galaxies with central bodies colliding", 1000, 0.02, 2e-3, 6.0, 2.5},
     {"figure8", "three equal masses on the figure-eight orbit", 3, 0, 1e-3, 6.32591398, 1.3},
     {"pythagorean", "Burrau's problem: masses 3, 4, 5 at rest", 3, 0, 1e-4, 10.0, 4.5},
-    {"outer", "Sun and giant planets, 1969 (yr = 2 pi; try --method radau)", 5, 0, 0.5, 6283.18530718, 35}};
+    {"outer", "Sun and giant planets, 1969 (yr = 2 pi; try --method radau or whfast)", 5, 0, 0.5, 6283.18530718, 35}};
 #define EX_NSCENARIOS (sizeof ex_scenarios / sizeof ex_scenarios[0])
 
 EX_FN const ex_scenario *ex_find_scenario(const char *name) {

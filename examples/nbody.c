@@ -60,7 +60,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "  --n N                 number of bodies (not for figure8, pythagorean, outer)\n"
             "  --engine NAME         simple, openmp, block, tree, cuda, ... (--list; default block)\n"
-            "  --method NAME         euler, midpoint, leapfrog, rk4, rkdp, ..., radau (--list; default leapfrog)\n"
+            "  --method NAME         euler, midpoint, leapfrog, rk4, rkdp, ..., radau, whfast (--list; default leapfrog)\n"
             "  --order K             Adams-Bashforth order 1..5 (--method adams; default 5)\n"
             "  --dt DT               fixed step, or the first step with --tolerance (default: per scenario)\n"
             "  --tolerance TOL       adaptive step control; only for the embedded methods rkck, rkdp,\n"
@@ -246,6 +246,8 @@ static void list_available(void) {
         printf(" %s", nbody_engine_name(d.engine));
     }
     printf("\nmethods:");
+    nbody_system_free(&s);
+    nbody_ic_outer_solar_system(&s);   /* a central body: whfast accepts it too */
     for (i = 1; i < NBODY_METHOD_COUNT_; ++i) {
         nbody_desc d = NBODY_ZERO;
         d.method = (nbody_method)i;

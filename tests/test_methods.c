@@ -368,6 +368,7 @@ static void test_engines(void) {
     nbody_ic_plummer(&s0, 7, 11);
     for (m = 1; m < NBODY_METHOD_COUNT_; ++m) {
         int adaptive = nbody__methods[m].adaptive;
+        if (m == NBODY_WHFAST) continue;   /* whfast needs a dominant central body: tests/test_whfast.c */
         nbody_system ref = {0}, s = {0};
         nbody_stats st0;
         nbody_system_alloc(&ref, 7); nbody_system_alloc(&s, 7);

@@ -89,7 +89,8 @@ int main(void) {
     printf("stall tests in %s (t0 = %g, dt = 1e-4)\n",
            sizeof(nbody_real) == sizeof(float) ? "float" : sizeof(nbody_real) == sizeof(double) ? "double" : "long double",
            (double)stall_time());
-    for (m = 1; m < NBODY_METHOD_COUNT_; ++m) stall((nbody_method)m, 0);
+    for (m = 1; m < NBODY_METHOD_COUNT_; ++m)
+        if (m != NBODY_WHFAST) stall((nbody_method)m, 0);   /* whfast needs a dominant central body: tests/test_whfast.c */
     stall(NBODY_RKDP, (nbody_real)1e-8);
     stall(NBODY_RKF, (nbody_real)1e-8);
     stall(NBODY_BS, (nbody_real)1e-8);

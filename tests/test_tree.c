@@ -461,7 +461,9 @@ static void test_simulation(void) {
     CHECK(fabs(big_tree - big_direct) < 0.25 * fabs(big_direct), "dt 2e-2: tree %.3e vs direct %.3e", big_tree, big_direct);
     for (m = 1; m < NBODY_METHOD_COUNT_; ++m) {
         nbody_result r;
-        double e = fabs(energy_drift(NBODY_ENGINE_TREE, 0.5, (nbody_method)m, 300, 20, (nbody_real)1e-3, &r));
+        double e;
+        if (m == NBODY_WHFAST) continue;   /* whfast needs a dominant central body: tests/test_whfast.c */
+        e = fabs(energy_drift(NBODY_ENGINE_TREE, 0.5, (nbody_method)m, 300, 20, (nbody_real)1e-3, &r));
         if (r == NBODY_ERR_UNAVAILABLE) continue;     /* method not built in this tree */
         CHECK(r == NBODY_OK && e < 1e-3, "method %s on the tree engine: %s, |dE/E| %.3e", nbody_method_name((nbody_method)m), nbody_result_string(r), e);
     }

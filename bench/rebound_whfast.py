@@ -1,0 +1,32 @@
+# rebound_whfast.py - REBOUND's WHFast on nbody.h's outer solar system, the runs of
+# bench/bench_orbital.c's whfast table (REBOUND from pip, a benchmark tool only).
+# Usage: build/ic_dump > /tmp/outer.txt is not needed: the start is written by
+#   python3 bench/rebound_whfast.py FILE   with FILE lines "m x y z vx vy vz" (nbody.h's
+#   nbody_ic_outer_solar_system, printed with %.17g).
+import math, sys, time
+import rebound
+
+def run(path, dt_pj, corrector, coords="jacobi"):
+    sim = rebound.Simulation()
+    for line in open(path):
+        m, x, y, z, vx, vy, vz = map(float, line.split())
+        sim.add(m=m, x=x, y=y, z=z, vx=vx, vy=vy, vz=vz)
+    sim.integrator = "whfast"
+    sim.integrator.coordinates = coords
+    pj = 2 * math.pi * 5.2 ** 1.5
+    sim.dt = dt_pj * pj
+    if corrector:
+        sim.integrator.corrector = corrector
+        sim.integrator.safe_mode = 0
+    e0, mx, t0 = sim.energy(), 0.0, time.time()
+    for k in range(1, 11):
+        sim.integrate(100 * k * pj, exact_finish_time=0)
+        de = abs((sim.energy() - e0) / e0)
+        mx = max(mx, de)
+    print("| rebound %s | %g P_J | %d | %.3e | %.3e | %.3f |" % (coords, dt_pj, corrector, de, mx, time.time() - t0))
+
+if __name__ == "__main__":
+    print("| REBOUND %s: coordinates | dt | corrector | abs(dE/E) end | max | wall s |\n| --- | --- | --- | --- | --- | --- |" % rebound.__version__)
+    for dt, c, co in [(1 / 200, 0, "jacobi"), (0.0123, 0, "jacobi"), (0.0123, 3, "jacobi"), (0.0123, 11, "jacobi"),
+                      (1 / 200, 0, "democraticheliocentric")]:
+        run(sys.argv[1], dt, c, co)
