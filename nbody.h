@@ -1587,9 +1587,8 @@ static NBODY__UNUSED void nbody__simd_tile_out(const nbody__simd_kernels *k, con
                 f->az + (i0 - o));
         return;
     }
-    for (q = 0; q < tw; ++q) {
-        p[0][q] = q < nk ? f->x[i0 + q] : 0; p[1][q] = q < nk ? f->y[i0 + q] : 0; p[2][q] = q < nk ? f->z[i0 + q] : 0;
-    }
+    memset(p, 0, sizeof p);            /* the partial tile only; every optimisation level sees it set */
+    for (q = 0; q < nk; ++q) { p[0][q] = f->x[i0 + q]; p[1][q] = f->y[i0 + q]; p[2][q] = f->z[i0 + q]; }
     k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);
     for (q = 0; q < nk; ++q) { f->ax[i0 - o + q] = p[3][q]; f->ay[i0 - o + q] = p[4][q]; f->az[i0 - o + q] = p[5][q]; }
 }
@@ -5954,8 +5953,11 @@ NBODY__DEF void nbody_archive_close(nbody_archive *a) {
 static int nbody__arc_push(nbody_archive *a, long off, nbody_real t) {
     if (a->count == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 16;
-        long *no = (long *)NBODY_MALLOC(nbody__bytes(cap, sizeof(long)));
-        nbody_real *nt = (nbody_real *)NBODY_MALLOC(nbody__bytes(cap, sizeof(nbody_real)));
+        long *no;
+        nbody_real *nt;
+        if (cap > ((size_t)1 << 40)) return 0;   /* records of one file: far below; bounds the sizes */
+        no = (long *)NBODY_MALLOC(cap * sizeof(long));
+        nt = (nbody_real *)NBODY_MALLOC(cap * sizeof(nbody_real));
         if (!no || !nt) { NBODY_FREE(no); NBODY_FREE(nt); return 0; }
         if (a->count) { memcpy(no, a->offset, a->count * sizeof *no); memcpy(nt, a->t, a->count * sizeof *nt); }
         NBODY_FREE(a->offset); NBODY_FREE(a->t);

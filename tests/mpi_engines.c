@@ -228,6 +228,9 @@ static void check_cuda(const nbody_system *s) {
         nbody_result ra, rb;
         double worst = 0;
         nbody_system_alloc(&x, n); nbody_system_alloc(&y, n);
+        if (m == NBODY_RADAU || m == NBODY_WHFAST) { nbody_system_free(&x); nbody_system_free(&y); continue; }   /* RADAU: the tree's force discontinuities
+                                                                  stop it at machine precision, on one rank as on two;
+                                                                  WHFast needs a dominant body 0 */
         d.engine = NBODY_ENGINE_CUDA_TREE; d.method = (nbody_method)m; d.softening = (nbody_real)0.05;
         d.dt = (nbody_real)4e-3; d.tolerance = m % 2 ? (nbody_real)(dbl ? 1e-8 : 1e-4) : 0;
         rb = run(d, NULL, s, (nbody_real)0.1, &y, NULL);
