@@ -1315,6 +1315,16 @@ typedef struct nbody__simd_kernels {
 #ifndef NBODY__AVX512_SYM_ROWS
 #define NBODY__AVX512_SYM_ROWS 4       /* symmetric kernel: broadcast rows per column vector (7 vectors each; 4 measured best on Zen 4) */
 #endif
+#ifndef NBODY__AVX512_SYM_STAGE
+#define NBODY__AVX512_SYM_STAGE 2       /* rows staged together: their r^2, then r^-3, then sums (2: no spilled sums) */
+#endif
+#if defined(__clang__)
+#define NBODY__UNROLL8 _Pragma("unroll")
+#elif defined(__GNUC__)
+#define NBODY__UNROLL8 _Pragma("GCC unroll 8")
+#else
+#define NBODY__UNROLL8
+#endif
 /* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
 NBODY__I512 void nbody__v512_interact(nbody__v512 xj, nbody__v512 yj, nbody__v512 zj, nbody__v512 mj, nbody__v512 e2, nbody__v512 xi,
                                       nbody__v512 yi, nbody__v512 zi, nbody__v512 *sx, nbody__v512 *sy, nbody__v512 *sz) {
@@ -1370,25 +1380,33 @@ NBODY__I512 void nbody__avx512_sym_rows(const nbody_real *x, const nbody_real *y
     nbody__v512 xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];
     size_t j;
     int u;
-    for (u = 0; u < cnt; ++u) {
+    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {
         xi[u] = nbody__v512_set1(x[i + u]); yi[u] = nbody__v512_set1(y[i + u]); zi[u] = nbody__v512_set1(z[i + u]);
         mi[u] = nbody__v512_set1((nbody_real)NBODY__V512_K * m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v512_set1(0);
     }
     for (j = v0; j < v1; j += W) {
         nbody__v512 xj = nbody__v512_load(x + j), yj = nbody__v512_load(y + j), zj = nbody__v512_load(z + j), mj = nbody__v512_kmass(nbody__v512_load(m + j));
         nbody__v512 tx = nbody__v512_set1(0), ty = tx, tz = tx;
-        NBODY__UNROLL for (u = 0; u < cnt; ++u) {
-            nbody__v512 dx = nbody__v512_sub(xj, xi[u]), dy = nbody__v512_sub(yj, yi[u]), dz = nbody__v512_sub(zj, zi[u]);
-            nbody__v512 w = nbody__v512_rsqrt3k(nbody__v512_fma(dx, dx, nbody__v512_fma(dy, dy, nbody__v512_fma(dz, dz, e2))));
-            nbody__v512 wj = nbody__v512_mul(w, mj), wi = nbody__v512_mul(w, mi[u]);
-            sx[u] = nbody__v512_fma(wj, dx, sx[u]); sy[u] = nbody__v512_fma(wj, dy, sy[u]); sz[u] = nbody__v512_fma(wj, dz, sz[u]);
-            tx = nbody__v512_fnma(wi, dx, tx); ty = nbody__v512_fnma(wi, dy, ty); tz = nbody__v512_fnma(wi, dz, tz);
+        nbody__v512 dx[R], dy[R], dz[R], w[R];
+        int g, ge;
+        NBODY__UNROLL8 for (g = 0; g < cnt; g += NBODY__AVX512_SYM_STAGE) {
+            ge = g + NBODY__AVX512_SYM_STAGE < cnt ? g + NBODY__AVX512_SYM_STAGE : cnt;
+            NBODY__UNROLL8 for (u = g; u < ge; ++u) {
+                dx[u] = nbody__v512_sub(xj, xi[u]); dy[u] = nbody__v512_sub(yj, yi[u]); dz[u] = nbody__v512_sub(zj, zi[u]);
+                w[u] = nbody__v512_fma(dx[u], dx[u], nbody__v512_fma(dy[u], dy[u], nbody__v512_fma(dz[u], dz[u], e2)));
+            }
+            NBODY__UNROLL8 for (u = g; u < ge; ++u) w[u] = nbody__v512_rsqrt3k(w[u]);
+            NBODY__UNROLL8 for (u = g; u < ge; ++u) {
+                nbody__v512 wj = nbody__v512_mul(w[u], mj), wi = nbody__v512_mul(w[u], mi[u]);
+                sx[u] = nbody__v512_fma(wj, dx[u], sx[u]); sy[u] = nbody__v512_fma(wj, dy[u], sy[u]); sz[u] = nbody__v512_fma(wj, dz[u], sz[u]);
+                tx = nbody__v512_fnma(wi, dx[u], tx); ty = nbody__v512_fnma(wi, dy[u], ty); tz = nbody__v512_fnma(wi, dz[u], tz);
+            }
         }
         nbody__v512_store(ax + j, nbody__v512_add(nbody__v512_load(ax + j), tx));
         nbody__v512_store(ay + j, nbody__v512_add(nbody__v512_load(ay + j), ty));
         nbody__v512_store(az + j, nbody__v512_add(nbody__v512_load(az + j), tz));
     }
-    for (u = 0; u < cnt; ++u) {
+    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {
         ax[i + u] += nbody__v512_hsum(sx[u]); ay[i + u] += nbody__v512_hsum(sy[u]); az[i + u] += nbody__v512_hsum(sz[u]);
     }
 }
@@ -1505,11 +1523,14 @@ static const nbody__simd_kernels nbody__avx2_kernels = {
 /* symmetric kernel: block of bodies, a multiple of the tile tw, about n/8 (at least 4 pairs
    per round to share among threads) and at most NBODY__SYM_VECS vectors of w (a pair's
    column block, 7 arrays, stays in L1); a function of n only, so the sums are too */
+#ifndef NBODY__SYM_SPLIT
+#define NBODY__SYM_SPLIT 8
+#endif
 #ifndef NBODY__SYM_VECS
 #define NBODY__SYM_VECS 64
 #endif
 static NBODY__UNUSED size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
-    size_t b = (n / 8 + tw - 1) / tw * tw, cap = (size_t)NBODY__SYM_VECS * w / tw * tw;
+    size_t b = (n / NBODY__SYM_SPLIT + tw - 1) / tw * tw, cap = (size_t)NBODY__SYM_VECS * w / tw * tw;
     if (b > cap) b = cap;
     return b < tw ? tw : b;
 }
