@@ -1139,8 +1139,12 @@ static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int thread
    below 2^-14; rsqrtps: 1.5 * 2^-12) corrected in one go: with e = 1 - r^2 y^2,
    r^-3 = y^3 (1 - e)^(-3/2) = y^3 (1 + 3/2 e + 15/8 e^2 + 35/16 e^3 + ...), the series cut
    where the next term is below the working precision's rounding (|e| <= 2^-13 with rsqrt14:
-   1 term in float, 4 in double). That is 5 + terms vector operations, fewer than Newton
-   steps on y followed by cubing, and no less accurate (cubing triples y's error).
+   1 term in float, 3 in double with the 4th folded in by minimax). That is 5 + terms vector
+   operations, fewer than Newton steps on y followed by cubing, and no less accurate (cubing
+   triples y's error). AVX-512 float takes one more off: y^3 (5/2 - 3/2 x y^2) is computed as
+   K y^3 (A - x y^2) with K ~ 3/2 folded into the masses (nbody__v512_rsqrt3k). The symmetric
+   kernel thus costs 16 (float) and 19 (double) 512-bit multiply/FMA-pipe operations per pair
+   vector (bench/results/cpu-kernel-tuning-*.md).
    Exception, by measurement: 256-bit double divides, 1 / (r^2 sqrt(r^2)), see below.
    The levels (AVX-512F, AVX2 + FMA, portable) are all built in and chosen at nbody_create
    (SIMD levels below, docs/cpu.md); long double, other targets and NBODY_NO_SIMD have the
