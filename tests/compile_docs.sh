@@ -1,5 +1,7 @@
 #!/bin/sh
 # Every piece of C a user may copy compiles as C99 and as C++11 with -Wall -Wextra -pedantic
+# (a block opened with ```c mpi needs mpicc and MPI_Init's argc/argv: tests/mpi_engines.c
+# compiles the same calls under mpicc)
 # -Werror, with gcc and clang: each ```c block of README.md and docs/*.md, the complete
 # program in nbody.h's manual, and every example program (examples/*.c; the viewer where
 # GLFW and OpenGL are installed). Prints one PASS/FAIL line each and a RESULT line.
