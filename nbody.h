@@ -305,7 +305,9 @@ typedef struct nbody_desc {        /* all zero = defaults */
                                       (docs/README-tree.md); 0 = 0.5 */
     nbody_traversal traversal;
     nbody_order     visit_order;
-    int             block_size;    /* CPU/GPU tile size; 0 = automatic */
+    int             block_size;    /* 0 = automatic. CUDA: threads per block; OpenCL: work-group
+                                      size; BLOCK: scheduling chunk (the symmetric kernel's blocks
+                                      follow N alone: results never depend on it); docs/engines.md */
     int             threads;       /* CPU threads; 0 = OpenMP default */
     int             device;        /* GPU / OpenCL device index */
     int             compensated;   /* 1 = Kahan-compensated state update (long runs) */
@@ -1081,6 +1083,10 @@ static nbody_result nbody__cpu_init(nbody__engine *e) {
     if (!c->m) { nbody__free(&e->desc, c); return NBODY_ERR_OUT_OF_MEMORY; }
     memset(c->m, 0, e->n * sizeof(nbody_real));
     e->impl = c;
+    if (e->desc.block_size > 0 && strcmp(e->ops->name, "block") == 0)   /* what the field does here, said once */
+        nbody__log(&e->desc, NBODY_LOG_INFO, "nbody: block: block_size %d is the one-sided kernel's scheduling chunk and the "
+                   "portable loop's block; the symmetric kernel's blocks follow N alone, so results do not depend on it",
+                   e->desc.block_size);
     return NBODY_OK;
 }
 
