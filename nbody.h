@@ -3359,14 +3359,18 @@ NBODY__DEF void nbody_destroy(nbody_sim *sim) {
     nbody__free(&d, sim);
 }
 
-/* upload a host system into the simulation's state (n already checked) */
-static nbody_result nbody__upload_state(nbody_sim *s, const nbody_system *in) {
+/* upload a host system into a 6n state buffer y of engine e (n already checked) */
+static nbody_result nbody__upload_system(nbody__engine *e, nbody__buf y, const nbody_system *in) {
     const nbody_real *f[6];
     nbody_result r = NBODY_OK;
     int i;
     f[0] = in->x; f[1] = in->y; f[2] = in->z; f[3] = in->vx; f[4] = in->vy; f[5] = in->vz;
-    for (i = 0; i < 6 && r == NBODY_OK; ++i) r = s->eng.ops->upload(&s->eng, s->y, (size_t)i * s->n, f[i], s->n);
+    for (i = 0; i < 6 && r == NBODY_OK; ++i) r = e->ops->upload(e, y, (size_t)i * in->n, f[i], in->n);
     return r;
+}
+
+static nbody_result nbody__upload_state(nbody_sim *s, const nbody_system *in) {
+    return nbody__upload_system(&s->eng, s->y, in);
 }
 
 static nbody_result nbody__alloc_buffers(nbody_sim *s) {
@@ -3533,20 +3537,16 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     nbody_desc d;
     nbody__engine e;
     nbody__buf y = NULL, f = NULL;
-    nbody_sim tmp;
     nbody_result r;
     if (!desc || !ax || !ay || !az || !nbody__desc_valid(desc) || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
     if (s->n > ((size_t)-1) / (6 * sizeof(nbody_real))) return NBODY_ERR_INVALID_ARGUMENT;
     d = nbody__desc_defaults(desc);
     r = nbody__engine_start(&e, &d, s->n, s->m);
     if (r != NBODY_OK) return r;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.eng = e; tmp.n = s->n; tmp.len = 6 * s->n;
-    r = e.ops->alloc(&e, tmp.len, &y);
-    if (r == NBODY_OK) r = e.ops->alloc(&e, tmp.len, &f);
-    tmp.y = y;
-    if (r == NBODY_OK) r = nbody__upload_state(&tmp, s);
-    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);
+    r = e.ops->alloc(&e, 6 * s->n, &y);
+    if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * s->n, &f);
+    if (r == NBODY_OK) r = nbody__upload_system(&e, y, s);
+    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);   /* f = (v, a) */
     if (r == NBODY_OK) r = e.ops->download(&e, ax, f, 3 * s->n, s->n);
     if (r == NBODY_OK) r = e.ops->download(&e, ay, f, 4 * s->n, s->n);
     if (r == NBODY_OK) r = e.ops->download(&e, az, f, 5 * s->n, s->n);
