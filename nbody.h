@@ -2294,7 +2294,7 @@ struct nbody_sim {
     nbody__buf y, y_new, ytmp;     /* state, candidate, stage argument */
     nbody__buf k[NBODY__MAX_TERMS];/* stage derivatives; k[0] = f(y) when f_valid */
     nbody__buf comp, comp_new;     /* Kahan compensation (desc.compensated) */
-    int nk;
+    int nk;                        /* k[0..nk) allocated (the method's stages) */
     int f_valid;                   /* k[0] holds f(y) */
     /* Method state. Every piece of it lives in the buffers above or in these structs' listed
        fields, so a checkpoint that saves them restarts any method bitwise exactly. */
@@ -2706,17 +2706,17 @@ static nbody_result nbody__attempt_gauss(nbody_sim *s, nbody_real h, nbody_real 
 
 /* ---- Adams-Bashforth of order p (HNW I, III.1, Table 1.1):
    y_{n+1} = y_n + h sum_{j<p} beta_j f_{n-j}. f_n is k[0]; f_{n-1} .. f_{n-p+1} are the ring
-   adams.past[0 .. p-2]; adams.history counts how many of them are valid AND spaced by adams.spacing. Until
-   p-1 are, a Runge-Kutta step of order p is taken instead (a new dt, a clipped last step or
-   nbody_set_state restart the history). */
+   adams.past[0 .. p-2]; adams.history counts how many of them are valid AND spaced by
+   adams.spacing. Until p-1 are, a Runge-Kutta step of order p is taken instead (a new dt, a
+   clipped last step or nbody_set_state restart the history). */
 static const nbody_real nbody__adams_beta[NBODY__ADAMS_MAX_ORDER][NBODY__ADAMS_MAX_ORDER] = {
     {1, 0, 0, 0, 0},
     {NBODY__Q(3, 2), NBODY__Q(-1, 2), 0, 0, 0},
     {NBODY__Q(23, 12), NBODY__Q(-16, 12), NBODY__Q(5, 12), 0, 0},
     {NBODY__Q(55, 24), NBODY__Q(-59, 24), NBODY__Q(37, 24), NBODY__Q(-9, 24), 0},
     {NBODY__Q(1901, 720), NBODY__Q(-2774, 720), NBODY__Q(2616, 720), NBODY__Q(-1274, 720), NBODY__Q(251, 720)}};
-static const nbody__tableau *const nbody__adams_start[NBODY__ADAMS_MAX_ORDER] = {&nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab,
-                                                            &nbody__rk4_tab, &nbody__rkck5_tab};
+static const nbody__tableau *const nbody__adams_start[NBODY__ADAMS_MAX_ORDER] = {
+    &nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab, &nbody__rk4_tab, &nbody__rkck5_tab};
 
 /* The history is usable for a step h: equal spacing up to 1e-10 relative (a last step clipped
    by accumulated round-off in t keeps it; the constant-step formula then errs by O(1e-10 h^2 f'),
