@@ -90,7 +90,9 @@ typedef struct nbody__cuda {
     nbody__r *partial;             /* dense: slices x 3n partial sums */
     size_t partial_len;
     void *red;                     /* reduction scratch */
-    int block, rb, tuned;          /* chosen threads per block; bodies per thread (dense) or walk (tree, 1 or 2) */
+    int block, tuned;              /* threads per block, chosen (tuned = 1) or given */
+    int bodies_per_thread;         /* dense: targets a thread holds (1, 2, 4, 8) */
+    int walk;                      /* tree: NBODY__CU_WALK_THREAD or NBODY__CU_WALK_WARP */
     int uni;                       /* every mass equals mass1: the dense kernel's UNI form */
     nbody__r mass1;
     int variant;                   /* 0 the engine's kernel, 1 the plain tile kernel (benchmarks) */
@@ -579,6 +581,16 @@ template <class P> static nbody_result nbody__cu_reserve(nbody__engine *e, P **p
     return r;
 }
 
+/* The slice model's rates, from H100 figures (docs/benchmarks.md): the dense kernel's
+   interactions per second in float and double (the one-sided kernel measures 2.2e12 and
+   0.96e12, the symmetric one 3.1e12 and 1.3e12), the memory bandwidth a streaming kernel sees
+   (3.35e12 bytes/s peak), and a kernel launch. Only their ratios matter, so the model chooses
+   sensibly on other GPUs too. */
+#define NBODY__CU_PAIRS_PER_S_FLOAT 2.4e12
+#define NBODY__CU_PAIRS_PER_S_DOUBLE 0.9e12
+#define NBODY__CU_BYTES_PER_S 2.5e12
+#define NBODY__CU_LAUNCH_S 5e-6
+
 /* How many source slices. Blocks of equal work run in waves of G = SMs x resident blocks, so
    the time is about ceil(blocks / G) x (tiles per block) x (time of one tile) plus, with
    slices, writing and adding the partial sums: the count minimising that model (a tail wave
@@ -588,17 +600,19 @@ static size_t nbody__cu_slices(nbody__engine *e, const void *fn, int B, int R, s
     int occ = 0;
     size_t n = e->n, iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R), ntiles = (nbody__cu_nsrc(e) + B - 1) / B, G, s, best_s = 1;
     size_t smax = ((size_t)1 << 24) / (3 * n) > 16 ? ((size_t)1 << 24) / (3 * n) : 16;   /* partial sums' memory */
-    double rate = sizeof(nbody__r) == sizeof(float) ? 2.4e12 : 0.9e12, tile_s, sum_s, best = -1;
+    double rate = sizeof(nbody__r) == sizeof(float) ? NBODY__CU_PAIRS_PER_S_FLOAT : NBODY__CU_PAIRS_PER_S_DOUBLE;
+    double tile_s, sum_s, best = -1;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, B * sizeof(nbody__rec)) != cudaSuccess)
         (void)cudaGetLastError();
     G = (size_t)c->sms * (size_t)(occ > 0 ? occ : 1);
     tile_s = (double)B * B * R * (double)G / rate;
-    sum_s = 6.0 * (double)n * sizeof(nbody__r) / 2.5e12;
+    sum_s = 6.0 * (double)n * sizeof(nbody__r) / NBODY__CU_BYTES_PER_S;
     if (smax > ntiles) smax = ntiles;
     if (smax > 65535) smax = 65535;
     for (s = 1; s <= smax; ++s) {
         size_t tps = (ntiles + s - 1) / s, sl = (ntiles + tps - 1) / tps;
-        double t = (double)((iblocks * sl + G - 1) / G) * (double)tps * tile_s + (sl > 1 ? (double)sl * sum_s + 5e-6 : 0);
+        double t = (double)((iblocks * sl + G - 1) / G) * (double)tps * tile_s +
+                   (sl > 1 ? (double)sl * sum_s + NBODY__CU_LAUNCH_S : 0);
         if (best < 0 || t < best * (1 - 1e-9)) { best = t; best_s = sl; }
     }
     *tiles_per_slice = (ntiles + best_s - 1) / best_s;
@@ -902,13 +916,17 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     return NBODY_OK;
 }
 
-/* walk 1: a thread per leaf alone, 2: warps walk together; every bstride-th block only */
+/* the tree walks: a thread per leaf alone, or the warps' threads together */
+#define NBODY__CU_WALK_THREAD 1
+#define NBODY__CU_WALK_WARP 2
+
+/* every bstride-th block only */
 static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_t bstride, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     size_t nt = nbody__cu_nsrc(e);
     unsigned int blocks = nbody__cu_blocks(nt, B), sb = (unsigned int)((blocks + bstride - 1) / bstride);
-    if (walk == 2)
+    if (walk == NBODY__CU_WALK_WARP)
         nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
     else
         nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
@@ -924,82 +942,130 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
    block size: given, or tuned once on the first derivative
    ====================================================================================== */
 /* sample = 0 for the real thing; in tuning, the dense kernel's tiles per block or the walk's
-   block stride; mid: see nbody__cu_dense_launch */
-static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
-    if (nbody__cu(e)->tree) return nbody__cu_tree_walk(e, B, R, sample ? sample : 1, f);
-    return nbody__cu_dense_forces(e, B, R, sample, f, mid);
+   block stride; mid: see nbody__cu_dense_launch. bodies_per_thread: dense; walk: tree. */
+static nbody_result nbody__cu_forces(nbody__engine *e, int B, int bodies_per_thread, int walk, size_t sample, nbody__r *f,
+                                     cudaEvent_t mid) {
+    if (nbody__cu(e)->tree) return nbody__cu_tree_walk(e, B, walk, sample ? sample : 1, f);
+    return nbody__cu_dense_forces(e, B, bodies_per_thread, sample, f, mid);
 }
 
-/* Time each candidate (threads per block x bodies per thread, or x walk; dense: one-sided or
-   symmetric) on the real data, keep the fastest; the caller then computes the real result.
-   A candidate is timed on a sample of about 2^34 interactions (dense) or 2^20 leaves (tree)
-   spread over the whole problem, and its time scaled to the whole: dense one-sided, the real
-   grid with every block stopping after its share of tiles (the slices' sum timed apart,
+/* Tuning: each candidate (threads per block x bodies per thread, or x walk; dense: one-sided or
+   symmetric) is timed on the real data, the fastest kept; the caller then computes the real
+   result. A candidate is timed on a sample of about 2^34 interactions (dense) or 2^20 leaves
+   (tree) spread over the whole problem, and its time scaled to the whole: dense one-sided, the
+   real grid with every block stopping after its share of tiles (the slices' sum timed apart,
    unscaled); symmetric, the self tiles and the first rounds of the tournament, waits and all;
    tree, every bstride-th block of leaves, so the sample covers the centre and the outskirts
    alike. */
-static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
+#define NBODY__CU_SAMPLE_PAIRS 17179869184.0        /* 2^34 */
+#define NBODY__CU_SAMPLE_LEAVES ((size_t)1 << 20)
+#define NBODY__CU_SYM_SMEM_MAX (160 * 1024)         /* the symmetric kernel's shared memory, at most */
+#define NBODY__CU_MAX_CANDIDATES 40
+
+typedef struct nbody__cu_candidate {
+    int block, bodies_per_thread, walk, sym;
+    size_t sample;                 /* nbody__cu_forces' sample: 0 = the whole problem */
+    double scale;                  /* the sample's time x scale = the whole problem's */
+} nbody__cu_candidate;
+
+/* every candidate that fits, in the order they are timed; returns how many */
+static int nbody__cu_candidates(nbody__engine *e, nbody__cu_candidate *out) {
     static const int blocks[] = {64, 128, 256, 512, 1024}, sym_blocks[] = {64, 96, 128, 192, 256};
-    static const int rs[] = {1, 2, 4, 8};
+    static const int bodies[] = {1, 2, 4, 8}, walks[] = {NBODY__CU_WALK_THREAD, NBODY__CU_WALK_WARP};
     nbody__cuda *c = nbody__cu(e);
-    cudaEvent_t ev[3] = {NULL, NULL, NULL};
-    double best = -1, n = (double)e->n;
-    nbody_result r = NBODY_OK;
-    int nr = c->tree ? 2 : 4, best_sym = 0;
-    for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(e, cudaEventCreate(&ev[k]), "cudaEventCreate");
-    for (int sym = 0; sym < (c->tree ? 1 : 2) && r == NBODY_OK; ++sym)
-    for (int bi = 0; bi < 5 && r == NBODY_OK; ++bi) {
-        for (int ri = 0; ri < nr && r == NBODY_OK; ++ri) {
-            int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? ri + 1 : rs[ri];
-            size_t sample = 0;
-            double scale = 1, est = -1;
-            if (c->tree) {
-                size_t nb = nbody__cu_blocks(e->n, B), want = ((size_t)1 << 20) / (size_t)B;
-                sample = nb > want ? nb / want : 1;
-                scale = (double)nb / (double)((nb + sample - 1) / sample);
-            } else if (sym) {
-                size_t items, smem, m = nbody__cu_sym_tiles(e->n, B, R, &items, &smem);
-                if (m < 8 || smem > 160 * 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 1)) continue;
-                sample = (size_t)(17179869184.0 / (2.0 * B * R * B * R)) + 1;   /* 2^34 interactions */
-                if (sample < 16 * (size_t)c->sms) sample = 16 * (size_t)c->sms;
-                if (m + sample >= items) sample = 0;
-                else scale = (double)items / (double)(m + sample);
-            } else {
-                size_t tps;
-                if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 0)) continue;
-                (void)nbody__cu_slices(e, nbody__cu_dense_fn(R, c->uni, 0), B, R, &tps);
-                sample = (size_t)((double)tps * 17179869184.0 / (n * n)) + 1;   /* 2^34 interactions */
-                if (sample < 4) sample = 4;
-                if (sample >= tps) sample = 0;
-                else scale = (double)tps / (double)sample;
+    double n = (double)e->n;
+    int count = 0, nv = c->tree ? 2 : 4;
+    for (int sym = 0; sym < (c->tree ? 1 : 2); ++sym)
+        for (int bi = 0; bi < 5; ++bi)
+            for (int vi = 0; vi < nv; ++vi) {
+                nbody__cu_candidate k;
+                int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? 0 : bodies[vi];
+                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? walks[vi] : 0; k.sym = sym;
+                k.sample = 0; k.scale = 1;
+                if (c->tree) {
+                    size_t nb = nbody__cu_blocks(e->n, B), want = NBODY__CU_SAMPLE_LEAVES / (size_t)B;
+                    k.sample = nb > want ? nb / want : 1;
+                    k.scale = (double)nb / (double)((nb + k.sample - 1) / k.sample);
+                } else if (sym) {
+                    size_t items, smem, m = nbody__cu_sym_tiles(e->n, B, R, &items, &smem);
+                    if (m < 8 || smem > NBODY__CU_SYM_SMEM_MAX || B > nbody__cu_dense_max_threads(R, c->uni, 1)) continue;
+                    k.sample = (size_t)(NBODY__CU_SAMPLE_PAIRS / (2.0 * B * R * B * R)) + 1;
+                    if (k.sample < 16 * (size_t)c->sms) k.sample = 16 * (size_t)c->sms;
+                    if (m + k.sample >= items) k.sample = 0;
+                    else k.scale = (double)items / (double)(m + k.sample);
+                } else {
+                    size_t tps;
+                    if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 0)) continue;
+                    (void)nbody__cu_slices(e, nbody__cu_dense_fn(R, c->uni, 0), B, R, &tps);
+                    k.sample = (size_t)((double)tps * NBODY__CU_SAMPLE_PAIRS / (n * n)) + 1;
+                    if (k.sample < 4) k.sample = 4;
+                    if (k.sample >= tps) k.sample = 0;
+                    else k.scale = (double)tps / (double)k.sample;
+                }
+                out[count++] = k;
             }
-            c->sym = sym;
-            r = nbody__cu_forces(e, B, R, sample, f, NULL);              /* warm-up */
-            for (int k = 0; k < 2 && r == NBODY_OK; ++k) {
-                float ms_force = 0, ms_sum = 0;
-                r = nbody__cu_check(e, cudaEventRecord(ev[0]), "cudaEventRecord");
-                if (r == NBODY_OK) r = nbody__cu_forces(e, B, R, sample, f, ev[1]);
-                if (r == NBODY_OK && c->tree) r = nbody__cu_check(e, cudaEventRecord(ev[1]), "cudaEventRecord");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(ev[2]), "cudaEventRecord");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(ev[2]), "tuning run");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_force, ev[0], ev[1]), "cudaEventElapsedTime");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_sum, ev[1], ev[2]), "cudaEventElapsedTime");
-                if (r == NBODY_OK && (est < 0 || ms_force * scale + ms_sum < est)) est = ms_force * scale + ms_sum;
-            }
-            if (r == NBODY_OK && (best < 0 || est < best)) { best = est; c->block = B; c->rb = R; best_sym = sym; }
-        }
+    return count;
+}
+
+/* a candidate's estimated time for the whole problem in ms: a warm-up, then the best of two
+   timed runs (ev: three events) */
+static nbody_result nbody__cu_time_one(nbody__engine *e, const nbody__cu_candidate *k, cudaEvent_t *ev, nbody__r *f,
+                                       double *ms) {
+    nbody__cuda *c = nbody__cu(e);
+    double est = -1;
+    nbody_result r;
+    c->sym = k->sym;
+    r = nbody__cu_forces(e, k->block, k->bodies_per_thread, k->walk, k->sample, f, NULL);   /* warm-up */
+    for (int rep = 0; rep < 2 && r == NBODY_OK; ++rep) {
+        float ms_force = 0, ms_sum = 0;
+        r = nbody__cu_check(e, cudaEventRecord(ev[0]), "cudaEventRecord");
+        if (r == NBODY_OK) r = nbody__cu_forces(e, k->block, k->bodies_per_thread, k->walk, k->sample, f, ev[1]);
+        if (r == NBODY_OK && c->tree) r = nbody__cu_check(e, cudaEventRecord(ev[1]), "cudaEventRecord");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(ev[2]), "cudaEventRecord");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(ev[2]), "tuning run");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_force, ev[0], ev[1]), "cudaEventElapsedTime");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_sum, ev[1], ev[2]), "cudaEventElapsedTime");
+        if (r == NBODY_OK && (est < 0 || ms_force * k->scale + ms_sum < est)) est = ms_force * k->scale + ms_sum;
     }
-    c->sym = best_sym;
+    *ms = est;
+    return r;
+}
+
+static void nbody__cu_report_tuning(nbody__engine *e, double ms) {
+    nbody__cuda *c = nbody__cu(e);
+    if (c->tree)
+        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)",
+                      c->block, c->walk == NBODY__CU_WALK_WARP ? "warp" : "thread", ms);
+    else
+        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
+                      c->sym ? "symmetric" : "one-sided", c->block, c->bodies_per_thread, ms);
+}
+
+/* candidates, time each, keep the fastest, report it */
+static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_candidate cand[NBODY__CU_MAX_CANDIDATES];
+    cudaEvent_t ev[3] = {NULL, NULL, NULL};
+    double best = -1;
+    nbody_result r = NBODY_OK;
+    int count = nbody__cu_candidates(e, cand), chosen = -1;
+    for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(e, cudaEventCreate(&ev[k]), "cudaEventCreate");
+    for (int i = 0; i < count && r == NBODY_OK; ++i) {
+        double est = -1;
+        r = nbody__cu_time_one(e, &cand[i], ev, f, &est);
+        if (r == NBODY_OK && (best < 0 || est < best)) { best = est; chosen = i; }
+    }
     for (int k = 0; k < 3; ++k)
         if (ev[k]) cudaEventDestroy(ev[k]);
+    c->sym = chosen >= 0 ? cand[chosen].sym : 0;
+    if (chosen >= 0) {
+        c->block = cand[chosen].block;
+        if (c->tree) c->walk = cand[chosen].walk;
+        else c->bodies_per_thread = cand[chosen].bodies_per_thread;
+    }
     if (r == NBODY_OK) {
         c->tuned = 1;
-        if (c->tree)
-            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)",
-                          c->block, c->rb == 2 ? "warp" : "thread", best);
-        else
-            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
-                          c->sym ? "symmetric" : "one-sided", c->block, c->rb, best);
+        nbody__cu_report_tuning(e, best);
     }
     return r;
 }
@@ -1114,7 +1180,8 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
-        c->rb = tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;   /* tree: the warps' walk */
+        c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->walk = NBODY__CU_WALK_WARP;
         c->tuned = 1;
     }
     if (r != NBODY_OK) nbody__cu_shutdown(e);
@@ -1185,7 +1252,7 @@ static nbody_result nbody__cu_derivative(nbody__engine *e, nbody__buf yb, nbody_
         NBODY__CU(cudaGetLastError());
     }
     if (!c->tuned && (r = nbody__cu_tune(e, f)) != NBODY_OK) return r;
-    return nbody__cu_forces(e, c->block, c->rb, 0, f, NULL);
+    return nbody__cu_forces(e, c->block, c->bodies_per_thread, c->walk, 0, f, NULL);
 }
 
 static nbody_result nbody__cu_lincomb(nbody__engine *e, const nbody__lincomb *op) {
@@ -1242,21 +1309,23 @@ extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
 }
 
 /* Benchmarks and tests only: choose the kernel (dense: 0 the one-sided, 1 the plain tile
-   kernel, 2 the symmetric), the threads per block and the bodies per thread (0 = keep), which
-   also ends tuning. */
-extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread) {
+   kernel, 2 the symmetric), the threads per block and per_thread (0 = keep): the bodies per
+   thread of the dense engine, the walk of the tree (NBODY__CU_WALK_*); a block ends tuning. */
+extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread) {
     nbody__cuda *c = nbody__cu(e);
     c->variant = variant == 1;
     c->sym = variant == 2;
     if (block > 0) { c->block = block; c->tuned = 1; }
-    if (bodies_per_thread > 0) c->rb = bodies_per_thread;
+    if (per_thread > 0 && c->tree) c->walk = per_thread;
+    else if (per_thread > 0) c->bodies_per_thread = per_thread;
 }
-/* Benchmarks only: the tuned choice (0 before the first derivative); *symmetric: 1 when
-   the dense engine chose the symmetric kernel. */
-extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric) {
-    *block = nbody__cu(e)->block;
-    *bodies_per_thread = nbody__cu(e)->rb;
-    *symmetric = nbody__cu(e)->sym;
+/* Benchmarks only: the tuned choice (0 before the first derivative); *per_thread as in
+   nbody__cuda_bench_config; *symmetric: 1 when the dense engine chose the symmetric kernel. */
+extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *per_thread, int *symmetric) {
+    nbody__cuda *c = nbody__cu(e);
+    *block = c->block;
+    *per_thread = c->tree ? c->walk : c->bodies_per_thread;
+    *symmetric = c->sym;
 }
 
 /* ======================================================================================
