@@ -112,6 +112,7 @@ typedef struct nbody__cuda {
     nbody__rec *nquad;             /* 2 per internal node: (xx xy xz yy), (yz zz trace 0); NULL: monopole */
     int bucket, depth;             /* leaf bucket size; depth of the heap (its stack bound) */
     int smem_max;                  /* shared memory a block may opt in to */
+    int gw_maxthreads[2];          /* the group walk's threads per block (registers), monopole, quadrupole */
     int timing;                    /* benchmarks: events around build and walk */
     cudaEvent_t tev[3];
 } nbody__cuda;
@@ -1105,7 +1106,8 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
 static unsigned int nbody__cu_gw_scap(const nbody__cuda *c) { return 64u * (unsigned int)(c->depth + 1); }
 static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
     size_t per = nbody__cu_gw_bytes<nbody__r>(c->nquad != NULL, nbody__cu_gw_scap(c), (unsigned int)c->bucket);
-    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per);
+    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL] / 32;
+    if (wmax > wreg) wmax = wreg;
     if (w > wmax) w = wmax;
     if (w < 1) w = 1;
     *smem = per * (size_t)w;
@@ -1256,9 +1258,9 @@ static nbody_result nbody__cu_check_block(nbody__engine *e, int tree) {
     int B = e->desc.block_size, limit = 1024;
     cudaFuncAttributes a;
     if (tree) {
-        const void *fns[] = {(const void *)nbody__cu_walk<nbody__r, true>, (const void *)nbody__cu_walk<nbody__r, false>,
-                             (const void *)nbody__cu_walk_group<nbody__r, false>, (const void *)nbody__cu_walk_group<nbody__r, true>};
-        for (int k = 0; k < 4; ++k) {
+        /* the group walk caps its threads per block itself (whole warps, registers, shared memory) */
+        const void *fns[] = {(const void *)nbody__cu_walk<nbody__r, true>, (const void *)nbody__cu_walk<nbody__r, false>};
+        for (int k = 0; k < 2; ++k) {
             if (cudaFuncGetAttributes(&a, fns[k]) != cudaSuccess) { (void)cudaGetLastError(); return NBODY_ERR_DEVICE; }
             if (a.maxThreadsPerBlock < limit) limit = a.maxThreadsPerBlock;
         }
@@ -1348,6 +1350,12 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
         if (r == NBODY_OK)
             r = nbody__cu_check(e, cudaFuncSetAttribute(nbody__cu_walk_group<nbody__r, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         c->smem_max), "cudaFuncSetAttribute");
+        for (int k = 0; k < 2 && r == NBODY_OK; ++k) {   /* registers cap the threads per block */
+            cudaFuncAttributes a;
+            r = nbody__cu_check(e, cudaFuncGetAttributes(&a, k ? (const void *)nbody__cu_walk_group<nbody__r, true>
+                                                               : (const void *)nbody__cu_walk_group<nbody__r, false>), "cudaFuncGetAttributes");
+            c->gw_maxthreads[k] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;
+        }
     }
     if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);
     if (r == NBODY_OK && e->desc.block_size > 0) {
