@@ -24,12 +24,12 @@ set -e
 nvcc -O3 -arch=sm_90 -c nbody_cuda.cu -o $B/nbody_cuda.o &
 nvcc -O3 -arch=sm_90 -DNBODY_REAL=float -c nbody_cuda.cu -o $B/nbody_cuda_float.o &
 wait
-cc $CFLAGS tests/cuda_engines.c $B/nbody_cuda.o -o $B/cuda_engines $LIBS &
-cc $CFLAGS -DNBODY_REAL=float tests/cuda_engines.c $B/nbody_cuda_float.o -o $B/cuda_engines_float $LIBS &
-cc $CFLAGS tests/test_steer.c $B/nbody_cuda.o -o $B/test_steer $LIBS &
-cc $CFLAGS -DNBODY_REAL=float bench/bench_tree_accuracy.c $B/nbody_cuda_float.o -o $B/bench_tree_accuracy_float $LIBS &
+cc $CFLAGS tests/cuda_engines.c $B/nbody_cuda.o -o $B/cuda_engines $LIBS 2> $B/cc1.log &
+cc $CFLAGS -DNBODY_REAL=float tests/cuda_engines.c $B/nbody_cuda_float.o -o $B/cuda_engines_float $LIBS 2> $B/cc2.log &
+cc $CFLAGS tests/test_steer.c $B/nbody_cuda.o -o $B/test_steer $LIBS 2> $B/cc3.log &
+cc $CFLAGS -DNBODY_REAL=float bench/bench_tree_accuracy.c $B/nbody_cuda_float.o -o $B/bench_tree_accuracy_float $LIBS 2> $B/cc4.log &
 wait
-[ -x $B/cuda_engines ] && [ -x $B/cuda_engines_float ] && [ -x $B/test_steer ] && [ -x $B/bench_tree_accuracy_float ]
+[ -x $B/cuda_engines ] && [ -x $B/cuda_engines_float ] && [ -x $B/test_steer ] && [ -x $B/bench_tree_accuracy_float ] || { cat $B/cc*.log; exit 1; }
 set +e
 status=0
 for st in $stages; do
