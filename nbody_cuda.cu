@@ -1173,12 +1173,13 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
     double best = -1, n = (double)e->n;
     nbody_result r = NBODY_OK;
-    int nr = c->tree ? 1 : 4, best_sym = 0;
+    int quad = c->nquad != NULL, nr = c->tree ? (quad ? 1 : 2) : 4, best_sym = 0;
     for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(e, cudaEventCreate(&ev[k]), "cudaEventCreate");
     for (int sym = 0; sym < (c->tree ? 1 : 2) && r == NBODY_OK; ++sym)
     for (int bi = 0; bi < 5 && r == NBODY_OK; ++bi) {
         for (int ri = 0; ri < nr && r == NBODY_OK; ++ri) {
-            int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? 3 : rs[ri];   /* tree: the group walk */
+            /* tree: monopole the thread and warp walks (the same bits), quadrupole the group walk */
+            int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? (quad ? 3 : ri + 1) : rs[ri];
             size_t sample = 0;
             double scale = 1, est = -1;
             if (c->tree) {
@@ -1223,8 +1224,8 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
     if (r == NBODY_OK) {
         c->tuned = 1;
         if (c->tree)
-            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, group walk (%.3g ms estimated)",
-                          c->block, best);
+            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)",
+                          c->block, c->rb == 3 ? "group" : c->rb == 2 ? "warp" : "thread", best);
         else
             nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
                           c->sym ? "symmetric" : "one-sided", c->block, c->rb, best);
@@ -1360,7 +1361,7 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
-        c->rb = tree ? 3 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;   /* tree: the group walk */
+        c->rb = tree ? (e->desc.quadrupole ? 3 : 2) : sizeof(nbody__r) == sizeof(float) ? 4 : 2;   /* tree: warp or group walk */
         c->tuned = 1;
     }
     if (r != NBODY_OK) nbody__cu_shutdown(e);

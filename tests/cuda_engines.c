@@ -177,9 +177,9 @@ static void test_tree_walks_agree(void) {
     nbody_system_free(&s);
 }
 
-/* the group walk with quadrupoles and leaf buckets: theta -> 0 is the direct sum for every
-   bucket size (bodies on top of each other included), and at theta 0.5 the per-body bounds
-   of tree_accuracy.h hold for each combination */
+/* the group walk (quadrupoles; leaf buckets) and the monopole walks with every leaf size:
+   theta -> 0 is the direct sum (bodies on top of each other included), and at theta 0.5 the
+   per-body bounds of tree_accuracy.h hold for each combination */
 static void test_tree_group_options(void) {
     static const int leaves[] = {1, 4, 16, 32};
     nbody_system s = {0};
@@ -220,6 +220,25 @@ static void test_tree_group_options(void) {
                 /* quadrupoles: well inside the monopole's bounds */
                 if (s.n == TREE_ACC_N && q) CHECK(st.p99 <= TREE_ACC_P99 / 4, "%s: p99 %.3e", what, st.p99);
             }
+        if (ref && s.n == TREE_ACC_N) {   /* the group walk forced on the monopole tree */
+            nbody_real *a = (nbody_real *)malloc(3 * s.n * sizeof(nbody_real));
+            double *e = (double *)malloc(s.n * sizeof(double));
+            size_t i, n = s.n;
+            int ok = a && e && forced(&s, NBODY_ENGINE_CUDA_TREE, TREE_ACC_EPS, 0, 128, 3, a);
+            CHECK(ok, "group walk, monopole: engine failed");
+            for (i = 0; ok && i < n; ++i) {
+                double dx = (double)a[i] - ref[i], dy = (double)a[n + i] - ref[n + i], dz = (double)a[2 * n + i] - ref[2 * n + i];
+                e[i] = sqrt((dx * dx + dy * dy + dz * dz) / (ref[i] * ref[i] + ref[n + i] * ref[n + i] + ref[2 * n + i] * ref[2 * n + i]));
+            }
+            if (ok) {
+                qsort(e, n, sizeof(double), cmp_double);
+                CHECK(e[(n - 1) * 99 / 100] <= TREE_ACC_P99 && e[n - 1] <= TREE_ACC_MAX, "group walk monopole: p99 %.3e worst %.3e",
+                      e[(n - 1) * 99 / 100], e[n - 1]);
+                printf("  cuda-tree group walk, monopole theta 0.5: median %.3e, p99 %.3e, worst %.3e\n", e[n / 2], e[(n - 1) * 99 / 100],
+                       e[n - 1]);
+            }
+            free(a); free(e);
+        }
         free(ref);
         nbody_system_free(&s);
     }
