@@ -4607,7 +4607,7 @@ static double nbody__tree_error_power(int quad) { return quad ? 3.5 : 2.5; }
    at least NBODY__TREE_TOL_RATIO times the force error. */
 #define NBODY__TREE_TOL_RATIO 1e-3
 static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info *m) {
-    int quad = d->engine == NBODY_ENGINE_TREE && d->quadrupole;
+    int quad = (d->engine == NBODY_ENGINE_TREE || d->engine == NBODY_ENGINE_CUDA_TREE) && d->quadrupole;
     double e_half = nbody__tree_error_at_half(quad), p = nbody__tree_error_power(quad);
     double err = e_half * pow((double)d->theta / 0.5, p), least = NBODY__TREE_TOL_RATIO * err;
     if (!m->adaptive || d->tolerance <= 0 || (double)d->tolerance >= least) return;

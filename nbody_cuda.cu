@@ -110,6 +110,15 @@ typedef struct nbody__cuda {
     nbody__r *yact;                /* 3 n_active, allocated on first use */
     const nbody__r *ycur;          /* the state of this derivative (test particles' positions) */
     struct nbody__cu_slice_work *slice;   /* slices (nbody__cuda_derivative_slice): scratch */
+    /* group walk: bodies in depth-first (Morton) order, each node's range of them, quadrupoles */
+    nbody__rec *sb;                /* n: (x, y, z, m) at depth-first position p */
+    uint2 *nrange;                 /* 2n: (first position, count) of each node's bodies */
+    nbody__rec *nquad;             /* 2 per internal node: (xx xy xz yy), (yz zz trace 0); NULL: monopole */
+    int bucket, depth;             /* leaf bucket size; depth of the heap (its stack bound) */
+    int smem_max;                  /* shared memory a block may opt in to */
+    int gw_maxthreads[2];          /* the group walk's threads per block (registers), monopole, quadrupole */
+    int timing;                    /* benchmarks: events around build and walk */
+    cudaEvent_t tev[3];
 } nbody__cuda;
 struct nbody__cu_slice_work;
 static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
@@ -750,14 +759,16 @@ template <class T> __global__ void nbody__cu_morton(const T *x, size_t n, const 
    level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1))) */
 template <class T> __global__ void nbody__cu_leaves(const T *x, const T *m, size_t n, size_t P, const unsigned int *sorted,
                                                     nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
-                                                    T *rad, unsigned int *leafbody) {
+                                                    T *rad, unsigned int *leafbody, nbody__v4<T> *sb, uint2 *nrange) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
         size_t j = n + k, p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
-        nbody__v4<T> v = {x[b], x[n + b], x[2 * n + b], (T)0};
+        nbody__v4<T> v = {x[b], x[n + b], x[2 * n + b], (T)0}, w = {v.x, v.y, v.z, m[b]};
         node[j] = v; lo[j] = v; hi[j] = v;
         nmass[j] = m[b]; rad[j] = 0;
         leafbody[k] = b;
+        sb[p] = w;                                   /* the bodies in depth-first order */
+        nrange[j] = make_uint2((unsigned int)p, 1u);
     }
 }
 
@@ -771,7 +782,7 @@ template <class T> __device__ __forceinline__ T nbody__cu_dist(T ax, T ay, T az,
    centre of mass (parallel-axis theorem from the children's); node[i].w the squared critical
    distance of NBODY__TREE_CRIT, the CPU tree's formula. */
 template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
-                                                      nbody__v4<T> *hi, T *rad, T inv_theta) {
+                                                      nbody__v4<T> *hi, T *rad, T inv_theta, uint2 *nrange, nbody__v4<T> *quad) {
     for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
         size_t l = 2 * i, r = l + 1;
         nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
@@ -799,6 +810,26 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
         crit = NBODY__TREE_CRIT(radius, m > 0 ? b2 / m : (T)0, inv_theta, 2 * i >= n, sqrt);
         c.w = crit * crit;
         node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
+        {   /* a subtree's bodies are contiguous in depth-first order, the left child's first */
+            uint2 gl = nrange[l], gr = nrange[r];
+            nrange[i] = make_uint2(gl.x, gl.y + gr.y);
+        }
+        if (quad) {   /* second moments about c, parallel-axis theorem (leaves have none) */
+            T s[6] = {0, 0, 0, 0, 0, 0};
+            for (int h = 0; h < 2; ++h) {
+                size_t ch = l + h;
+                nbody__v4<T> cc = h ? cr : cl;
+                T mc = h ? mr : ml, sx = cc.x - c.x, sy = cc.y - c.y, sz = cc.z - c.z;
+                if (ch < n) {
+                    nbody__v4<T> qa = quad[2 * ch], qb = quad[2 * ch + 1];
+                    s[0] += qa.x; s[1] += qa.y; s[2] += qa.z; s[3] += qa.w; s[4] += qb.x; s[5] += qb.y;
+                }
+                s[0] += mc * sx * sx; s[1] += mc * sx * sy; s[2] += mc * sx * sz;
+                s[3] += mc * sy * sy; s[4] += mc * sy * sz; s[5] += mc * sz * sz;
+            }
+            nbody__v4<T> qa = {s[0], s[1], s[2], s[3]}, qb = {s[4], s[5], s[0] + s[3] + s[5], (T)0};
+            quad[2 * i] = qa; quad[2 * i + 1] = qb;
+        }
     }
 }
 
@@ -855,11 +886,177 @@ __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *_
     }
 }
 
+/* r2^(-1/2): float the hardware estimate (as nbody__weight), double the library's */
+__device__ __forceinline__ float nbody__cu_rsqrt(float r2) {
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(r2));
+    return y;
+}
+__device__ __forceinline__ double nbody__cu_rsqrt(double r2) { return rsqrt(r2); }
+
+/* the pull of an accepted node of mass M with second moments S = (qa: xx xy xz yy,
+   qb: yz zz trace) about its centre of mass at d = c - x, r2 = d^2 + eps^2: the softened
+   quadrupole expansion of the CPU tree (nbody__tree_visit in nbody.h),
+     a = (M h3 + 7.5 h7 d.S.d - 1.5 h5 tr S) d - 3 h5 S d,   hk = r2^(-k/2) */
+template <class T>
+__device__ __forceinline__ void nbody__cu_quad_add(nbody__v4<T> qa, nbody__v4<T> qb, T M, T dx, T dy, T dz, T r2, T &ax, T &ay,
+                                                   T &az) {
+    T y = nbody__cu_rsqrt(r2), y2 = y * y, h3 = y * y2, h5 = h3 * y2, h7 = h5 * y2;
+    T sx = qa.x * dx + qa.y * dy + qa.z * dz, sy = qa.y * dx + qa.w * dy + qb.x * dz, sz = qa.z * dx + qb.x * dy + qb.y * dz;
+    T w = M * h3 + (T)7.5 * h7 * (dx * sx + dy * sy + dz * sz) - (T)1.5 * h5 * qb.z, t = 3 * h5;
+    ax = fma(w, dx, fma(-t, sx, ax)); ay = fma(w, dy, fma(-t, sy, ay)); az = fma(w, dz, fma(-t, sz, az));
+}
+
+/* Group walk (Bedorf, Gaburov & Portegies Zwart 2012, Bonsai): warp g walks once for the 32
+   consecutive leaves [32g, 32g + 32), neighbours on the Z-order curve, with the group's
+   bounding box in place of a body: a node is accepted for the whole group when its centre
+   of mass lies farther than its critical distance from the box (then it is also for each
+   body: a body's distance is at least the box's), a node of at most `bucket` bodies that is
+   not is summed directly, its bodies (contiguous in depth-first order) appended, any other
+   node is opened. The 32 lanes test 32 nodes at a time, taken from the top of a stack in
+   shared memory; accepted nodes and direct bodies go to two lists in shared memory, and
+   each full 32 entries of a list are gathered into a tile that every lane sums for its own
+   body (one broadcast load per interaction). Direct bodies at distance 0 (the body itself,
+   coincident ones) add nothing, as in the other walks.
+   Stack bound: the chunk is the stack's top and children are pushed in reverse lane order,
+   so the stack stays sorted by depth and a chunk that takes a node of depth d takes every
+   deeper one: at most 64 entries per depth, 64 (depth + 1) in all. */
+template <class T> struct nbody__cu_gw {    /* one warp's shared memory */
+    nbody__v4<T> *tile, *qtile;
+    unsigned int *stack, *nlist, *blist;
+};
+template <class T> __host__ __device__ __forceinline__ size_t nbody__cu_gw_bytes(bool quad, unsigned int scap, unsigned int bucket) {
+    size_t b = (quad ? 96 : 32) * sizeof(nbody__v4<T>) + 4 * ((size_t)scap + 64 + 31 + 32 * (size_t)bucket);
+    return (b + 15) & ~(size_t)15;
+}
+template <class T, bool QUAD>
+__device__ __forceinline__ void nbody__cu_gw_nodes(const nbody__cu_gw<T> &s, const unsigned int *list, unsigned int cnt, unsigned int lane,
+                                                   const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                                                   const nbody__v4<T> *__restrict__ nquad, nbody__v4<T> me, T eps2,
+                                                   T &ax, T &ay, T &az) {
+    if (lane < cnt) {
+        unsigned int i = list[lane];
+        nbody__v4<T> q = nbody__ldg4(node + i);
+        q.w = __ldg(nmass + i);
+        s.tile[lane] = q;
+        if (QUAD) { s.qtile[2 * lane] = nbody__ldg4(nquad + 2 * i); s.qtile[2 * lane + 1] = nbody__ldg4(nquad + 2 * i + 1); }
+    }
+    __syncwarp();
+#pragma unroll 4
+    for (unsigned int j = 0; j < cnt; ++j) {
+        nbody__v4<T> q = s.tile[j];
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
+        if (QUAD) {
+            nbody__cu_quad_add(s.qtile[2 * j], s.qtile[2 * j + 1], q.w, dx, dy, dz, r2, ax, ay, az);
+        } else {
+            T w = nbody__weight(q.w, r2);
+            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+        }
+    }
+    __syncwarp();
+}
+template <class T>
+__device__ __forceinline__ void nbody__cu_gw_bodies(const nbody__cu_gw<T> &s, const unsigned int *list, unsigned int cnt, unsigned int lane,
+                                                    const nbody__v4<T> *__restrict__ sb, nbody__v4<T> me, T eps2, T &ax, T &ay, T &az) {
+    if (lane < cnt) s.tile[lane] = nbody__ldg4(sb + list[lane]);
+    __syncwarp();
+#pragma unroll 4
+    for (unsigned int j = 0; j < cnt; ++j) {
+        nbody__v4<T> q = s.tile[j];
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        T w = d2 > 0 ? nbody__weight(q.w, d2 + eps2) : (T)0;
+        ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+    }
+    __syncwarp();
+}
+template <class T, bool QUAD>
+__global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                                     const nbody__v4<T> *__restrict__ nquad, const uint2 *__restrict__ nrange,
+                                     const nbody__v4<T> *__restrict__ sb, const unsigned int *__restrict__ leafbody, T *f,
+                                     unsigned int n, unsigned int bstride, T eps2, T G, size_t nf, unsigned int bucket,
+                                     unsigned int scap) {
+    extern __shared__ unsigned char nbody__smem[];
+    const unsigned int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    const unsigned int lt = (1u << lane) - 1, gt = ~((2u << lane) - 1);
+    const size_t ngroups = ((size_t)n + 31) / 32;
+    nbody__cu_gw<T> s;
+    {
+        unsigned char *base = nbody__smem + (threadIdx.x >> 5) * nbody__cu_gw_bytes<T>(QUAD, scap, bucket);
+        s.tile = (nbody__v4<T> *)base;
+        s.qtile = s.tile + 32;
+        s.stack = (unsigned int *)(base + (QUAD ? 96 : 32) * sizeof(nbody__v4<T>));
+        s.nlist = s.stack + scap;
+        s.blist = s.nlist + 64;
+    }
+    for (size_t g = (size_t)blockIdx.x * bstride * wpb + (threadIdx.x >> 5); g < ngroups; g += (size_t)gridDim.x * bstride * wpb) {
+        size_t k = 32 * g + lane;
+        bool valid = k < n;
+        nbody__v4<T> me = nbody__ldg4(node + n + (valid ? k : 32 * g));
+        T lx = me.x, ly = me.y, lz = me.z, hx = me.x, hy = me.y, hz = me.z, ax = 0, ay = 0, az = 0;
+        unsigned int sp = 1, nn = 0, nbd = 0;
+        for (int o = 16; o > 0; o >>= 1) {
+            lx = fmin(lx, __shfl_xor_sync(~0u, lx, o)); ly = fmin(ly, __shfl_xor_sync(~0u, ly, o)); lz = fmin(lz, __shfl_xor_sync(~0u, lz, o));
+            hx = fmax(hx, __shfl_xor_sync(~0u, hx, o)); hy = fmax(hy, __shfl_xor_sync(~0u, hy, o)); hz = fmax(hz, __shfl_xor_sync(~0u, hz, o));
+        }
+        if (lane == 0) s.stack[0] = 1;
+        __syncwarp();
+        while (sp > 0) {
+            unsigned int take = sp < 32 ? sp : 32, i = 0, cnt = 0, first = 0, macc, mopen;
+            bool acc = false, open = false;
+            if (lane < take) i = s.stack[sp - 1 - lane];
+            __syncwarp();
+            sp -= take;
+            if (lane < take) {
+                nbody__v4<T> q = nbody__ldg4(node + i);
+                T ex = fmax(fmax(q.x - hx, lx - q.x), (T)0), ey = fmax(fmax(q.y - hy, ly - q.y), (T)0);
+                T ez = fmax(fmax(q.z - hz, lz - q.z), (T)0);
+                acc = i < n && fma(ex, ex, fma(ey, ey, ez * ez)) > q.w;   /* leaves: direct bodies */
+                if (!acc) {
+                    uint2 rg = __ldg(nrange + i);
+                    if (rg.y <= bucket) { cnt = rg.y; first = rg.x; }
+                    else open = true;
+                }
+            }
+            macc = __ballot_sync(~0u, acc);
+            mopen = __ballot_sync(~0u, open);
+            if (acc) s.nlist[nn + __popc(macc & lt)] = i;
+            nn += __popc(macc);
+            if (open) {   /* the shallower (higher) lanes' children lower: the stack stays sorted by depth */
+                unsigned int pos = sp + 2 * __popc(mopen & gt);
+                s.stack[pos] = 2 * i + 1; s.stack[pos + 1] = 2 * i;
+            }
+            sp += 2 * __popc(mopen);
+            if (__ballot_sync(~0u, cnt > 0)) {
+                unsigned int incl = cnt, tot;
+                for (int o = 1; o < 32; o <<= 1) {
+                    unsigned int v = __shfl_up_sync(~0u, incl, o);
+                    if (lane >= (unsigned int)o) incl += v;
+                }
+                tot = __shfl_sync(~0u, incl, 31);
+                for (unsigned int t = 0; t < cnt; ++t) s.blist[nbd + incl - cnt + t] = first + t;
+                nbd += tot;
+            }
+            __syncwarp();
+            while (nn >= 32) { nn -= 32; nbody__cu_gw_nodes<T, QUAD>(s, s.nlist + nn, 32, lane, node, nmass, nquad, me, eps2, ax, ay, az); }
+            while (nbd >= 32) { nbd -= 32; nbody__cu_gw_bodies<T>(s, s.blist + nbd, 32, lane, sb, me, eps2, ax, ay, az); }
+        }
+        if (nn) nbody__cu_gw_nodes<T, QUAD>(s, s.nlist, nn, lane, node, nmass, nquad, me, eps2, ax, ay, az);
+        if (nbd) nbody__cu_gw_bodies<T>(s, s.blist, nbd, lane, sb, me, eps2, ax, ay, az);
+        if (valid) {
+            size_t b = leafbody[k];
+            f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
+        }
+        __syncwarp();
+    }
+}
+
 /* test particles [nt, n) walk the tree of the active bodies [0, nt), a thread each, alone:
    the same accept/open rule as nbody__cu_walk; a leaf at distance 0 is skipped as there */
 template <class T>
 __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const T *y,
-                                    T *f, size_t nt, size_t n, T eps2, T G) {
+                                    T *f, size_t nt, size_t n, T eps2, T G, const nbody__v4<T> *__restrict__ nquad) {
     for (size_t k = nt + blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {   /* grid-stride */
         T px = y[k], py = y[n + k], pz = y[2 * n + k], ax = 0, ay = 0, az = 0;
         unsigned int cur = 1;
@@ -869,7 +1066,10 @@ __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const
             T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
             unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
             bool acc = d2 > q.w;
-            if (acc) {
+            if (acc && nquad && cur < nt) {
+                nbody__cu_quad_add(nbody__ldg4(nquad + 2 * cur), nbody__ldg4(nquad + 2 * cur + 1), __ldg(nmass + cur), dx, dy, dz,
+                                   d2 + eps2, ax, ay, az);
+            } else if (acc) {
                 T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
                 ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
             }
@@ -902,37 +1102,70 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
         size_t bytes = c->cubbytes;
         NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)n, 0, 63));
     }
-    nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody);
+    c->depth = depth;
+    nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody,
+                                                        c->sb, c->nrange);
     NBODY__CU(cudaGetLastError());
     {
         nbody__r it = 1 / e->desc.theta;
         for (int L = depth - 1; L >= 0; --L) {
             size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
             if (i0 >= i1) continue;
-            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it);
+            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it,
+                                                                        c->nrange, c->nquad);
             NBODY__CU(cudaGetLastError());
         }
     }
     return NBODY_OK;
 }
 
-/* the tree walks: a thread per leaf alone, or the warps' threads together */
+/* the tree walks: a thread per leaf alone, the warps' threads together, or the group walk
+   (the only one with quadrupoles and buckets) */
 #define NBODY__CU_WALK_THREAD 1
 #define NBODY__CU_WALK_WARP 2
+#define NBODY__CU_WALK_GROUP 3
 
-/* every bstride-th block only */
+/* the group walk's stack entries, and its threads per block for a given B: whole warps, as
+   many as its shared memory allows */
+static unsigned int nbody__cu_gw_scap(const nbody__cuda *c) { return 64u * (unsigned int)(c->depth + 1); }
+static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
+    size_t per = nbody__cu_gw_bytes<nbody__r>(c->nquad != NULL, nbody__cu_gw_scap(c), (unsigned int)c->bucket);
+    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL] / 32;
+    if (wmax > wreg) wmax = wreg;
+    if (w > wmax) w = wmax;
+    if (w < 1) w = 1;
+    *smem = per * (size_t)w;
+    return 32 * w;
+}
+
+/* every bstride-th block only; quadrupoles always take the group walk */
 static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_t bstride, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     size_t nt = nbody__cu_nsrc(e);
-    unsigned int blocks = nbody__cu_blocks(nt, B), sb = (unsigned int)((blocks + bstride - 1) / bstride);
-    if (walk == NBODY__CU_WALK_WARP)
+    unsigned int blocks, sb;
+    if (walk == NBODY__CU_WALK_GROUP || c->nquad) {
+        size_t smem;
+        int T = nbody__cu_gw_threads(c, B, &smem);
+        blocks = nbody__cu_blocks(nt, T); sb = (unsigned int)((blocks + bstride - 1) / bstride);
+        if (c->nquad)
+            nbody__cu_walk_group<nbody__r, true><<<sb, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f,
+                (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c));
+        else
+            nbody__cu_walk_group<nbody__r, false><<<sb, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f,
+                (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c));
+        walk = 0;
+    }
+    blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
+    if (walk == 0) {
+    } else if (walk == NBODY__CU_WALK_WARP)
         nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
     else
         nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
     NBODY__CU(cudaGetLastError());
     if (nt < e->n) {
-        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, f, nt, e->n, eps2, e->desc.G);
+        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, f, nt, e->n, eps2, e->desc.G,
+                                                                              c->nquad);
         NBODY__CU(cudaGetLastError());
     }
     return NBODY_OK;
@@ -974,13 +1207,13 @@ static int nbody__cu_candidates(nbody__engine *e, nbody__cu_candidate *out) {
     static const int bodies[] = {1, 2, 4, 8}, walks[] = {NBODY__CU_WALK_THREAD, NBODY__CU_WALK_WARP};
     nbody__cuda *c = nbody__cu(e);
     double n = (double)e->n;
-    int count = 0, nv = c->tree ? 2 : 4;
+    int count = 0, quad = c->nquad != NULL, nv = c->tree ? (quad ? 1 : 2) : 4;
     for (int sym = 0; sym < (c->tree ? 1 : 2); ++sym)
         for (int bi = 0; bi < 5; ++bi)
             for (int vi = 0; vi < nv; ++vi) {
                 nbody__cu_candidate k;
                 int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? 0 : bodies[vi];
-                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? walks[vi] : 0; k.sym = sym;
+                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? (quad ? NBODY__CU_WALK_GROUP : walks[vi]) : 0; k.sym = sym;
                 k.sample = 0; k.scale = 1;
                 if (c->tree) {
                     size_t nb = nbody__cu_blocks(e->n, B), want = NBODY__CU_SAMPLE_LEAVES / (size_t)B;
@@ -1082,6 +1315,9 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
     nbody__cu_slice_free(c->slice, &e->desc);
+    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
+    for (int k = 0; k < 3; ++k)
+        if (c->tev[k]) cudaEventDestroy(c->tev[k]);
     (void)cudaGetLastError();
     e->desc.allocator.free(c, e->desc.allocator.user_data);
     e->impl = NULL;
@@ -1094,6 +1330,7 @@ static nbody_result nbody__cu_check_block(nbody__engine *e, int tree) {
     int B = e->desc.block_size, limit = 1024;
     cudaFuncAttributes a;
     if (tree) {
+        /* the group walk caps its threads per block itself (whole warps, registers, shared memory) */
         const void *fns[] = {(const void *)nbody__cu_walk<nbody__r, true>, (const void *)nbody__cu_walk<nbody__r, false>};
         for (int k = 0; k < 2; ++k) {
             if (cudaFuncGetAttributes(&a, fns[k]) != cudaSuccess) { (void)cudaGetLastError(); return NBODY_ERR_DEVICE; }
@@ -1118,8 +1355,8 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     cudaError_t err;
     /* the tree walks single-body leaves, stackless, in leaf order, with monopoles: any other
        choice of the desc is refused rather than ignored */
-    if (tree && e->desc.quadrupole) {
-        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: no quadrupole moments (monopole only); NBODY_ENGINE_TREE has them");
+    if (tree && e->desc.leaf_size > 32) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: leaf_size %d above the GPU walk's 32", e->desc.leaf_size);
         return NBODY_ERR_UNAVAILABLE;
     }
     if (tree && e->desc.traversal == NBODY_TRAVERSAL_STACK) {
@@ -1176,12 +1413,30 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
             r = nbody__cu_check(e, cub::DeviceRadixSort::SortPairs(NULL, c->cubbytes, c->key[0], c->key[1], c->val[0],
                                                                     c->val[1], (int)e->n, 0, 63), "sort size");
         if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->cubtmp, c->cubbytes);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->sb, e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->nrange, nn);
+        if (r == NBODY_OK && e->desc.quadrupole) r = nbody__cu_malloc(e, &c->nquad, 2 * e->n);
+        c->bucket = e->desc.leaf_size > 0 ? e->desc.leaf_size : 1;
+        if (r == NBODY_OK)
+            r = nbody__cu_check(e, cudaDeviceGetAttribute(&c->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->dev), "device attributes");
+        if (r == NBODY_OK)   /* the group walk's blocks may take more than the default 48 KB of shared memory */
+            r = nbody__cu_check(e, cudaFuncSetAttribute(nbody__cu_walk_group<nbody__r, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        c->smem_max), "cudaFuncSetAttribute");
+        if (r == NBODY_OK)
+            r = nbody__cu_check(e, cudaFuncSetAttribute(nbody__cu_walk_group<nbody__r, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        c->smem_max), "cudaFuncSetAttribute");
+        for (int k = 0; k < 2 && r == NBODY_OK; ++k) {   /* registers cap the threads per block */
+            cudaFuncAttributes a;
+            r = nbody__cu_check(e, cudaFuncGetAttributes(&a, k ? (const void *)nbody__cu_walk_group<nbody__r, true>
+                                                               : (const void *)nbody__cu_walk_group<nbody__r, false>), "cudaFuncGetAttributes");
+            c->gw_maxthreads[k] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;
+        }
     }
     if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
         c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
-        c->walk = NBODY__CU_WALK_WARP;
+        c->walk = e->desc.quadrupole ? NBODY__CU_WALK_GROUP : NBODY__CU_WALK_WARP;   /* tree: warp or group walk */
         c->tuned = 1;
     }
     if (r != NBODY_OK) nbody__cu_shutdown(e);
@@ -1246,13 +1501,17 @@ static nbody_result nbody__cu_derivative(nbody__engine *e, nbody__buf yb, nbody_
         copy.out = f; copy.y = y + 3 * n; copy.len = 3 * n;
         nbody__cu_lincomb_kernel<<<nbody__cu_blocks(3 * n, 256), 256>>>(copy);
         NBODY__CU(cudaGetLastError());
+        if (c->timing) NBODY__CU(cudaEventRecord(c->tev[0]));
         if ((r = nbody__cu_tree_build(e, y)) != NBODY_OK) return r;
+        if (c->timing) NBODY__CU(cudaEventRecord(c->tev[1]));
     } else {
         nbody__cu_pack<<<nbody__cu_blocks(3 * n, 256), 256>>>(y, c->m, c->bodies, f, n);
         NBODY__CU(cudaGetLastError());
     }
     if (!c->tuned && (r = nbody__cu_tune(e, f)) != NBODY_OK) return r;
-    return nbody__cu_forces(e, c->block, c->bodies_per_thread, c->walk, 0, f, NULL);
+    r = nbody__cu_forces(e, c->block, c->bodies_per_thread, c->walk, 0, f, NULL);
+    if (r == NBODY_OK && c->tree && c->timing) NBODY__CU(cudaEventRecord(c->tev[2]));
+    return r;
 }
 
 static nbody_result nbody__cu_lincomb(nbody__engine *e, const nbody__lincomb *op) {
@@ -1318,6 +1577,23 @@ extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int bloc
     if (block > 0) { c->block = block; c->tuned = 1; }
     if (per_thread > 0 && c->tree) c->walk = per_thread;
     else if (per_thread > 0) c->bodies_per_thread = per_thread;
+}
+/* Benchmarks only (tree): from the next derivative on, time the build and the walk with
+   events; *build_ms and *walk_ms: those of the last derivative (-1 before one). */
+extern "C" void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms, double *walk_ms) {
+    nbody__cuda *c = nbody__cu(e);
+    float a = -1, b = -1;
+    if (!c->timing) {
+        int ok = 1;
+        for (int k = 0; k < 3; ++k) ok = ok && cudaEventCreate(&c->tev[k]) == cudaSuccess;
+        c->timing = ok;
+    } else if (cudaEventSynchronize(c->tev[2]) == cudaSuccess && cudaEventElapsedTime(&a, c->tev[0], c->tev[1]) == cudaSuccess &&
+               cudaEventElapsedTime(&b, c->tev[1], c->tev[2]) == cudaSuccess) {
+    } else {
+        a = b = -1;
+    }
+    (void)cudaGetLastError();
+    *build_ms = a; *walk_ms = b;
 }
 /* Benchmarks only: the tuned choice (0 before the first derivative); *per_thread as in
    nbody__cuda_bench_config; *symmetric: 1 when the dense engine chose the symmetric kernel. */
@@ -1504,7 +1780,7 @@ static nbody_result nbody__cu_slice_tree(nbody__engine *e, const nbody__r *p, nb
         int B = c->block > 0 ? c->block : 128;
         nbody__r eps2 = e->desc.softening * e->desc.softening;
         unsigned int blocks = (unsigned int)((m + (size_t)B - 1) / (size_t)B);
-        if (c->rb == 1)
+        if (c->walk == NBODY__CU_WALK_THREAD)
             nbody__cu_walk_list<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
                                                                (unsigned int)n, i0, m, eps2, e->desc.G);
         else
@@ -1560,9 +1836,14 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK || m == 0) return r;
     NBODY__CU(cudaMemcpyAsync(f, y + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));   /* dx/dt = v */
+    if (c->tree && c->nquad) {     /* the slices' walk over a leaf list has monopoles only */
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: quadrupole moments need one GPU in one process (not devices > 1 or MPI)");
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
     if (!c->tuned) {               /* no tuning on slices: the measured good defaults */
         c->block = c->tree ? 128 : 256;
-        c->rb = c->tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->walk = NBODY__CU_WALK_WARP;
         c->tuned = 1;
     }
     if (c->tree) return nbody__cu_slice_tree(e, p, f, i0, m);
