@@ -3101,7 +3101,66 @@ typedef struct nbody__tableau {    /* explicit or implicit Runge-Kutta */
 
 typedef struct nbody__method_info nbody__method_info;
 
-#define NBODY__MAX_WORK 40
+/* ---- typed solver state: what a method keeps between steps, and its named scratch vectors.
+   Each method that has any owns one struct, a member of nbody_sim (separate members, not a
+   union: every method's state is zero unless it is the one running, and nothing is shared).
+   Its field list (nbody__*_fields, after nbody_sim) is the one description every generic
+   piece works from: buffers are allocated, released and checkpointed through it, scalars
+   are checkpointed and carried over a change of n through it. */
+typedef struct nbody__leapfrog_state {
+    nbody__buf rate;               /* [v + h/2 a(x), (a(x) + a(x'))/2]: the step's one update direction */
+} nbody__leapfrog_state;
+
+typedef struct nbody__irk_state {  /* NBODY_TRAPEZE, NBODY_RKGL, NBODY_RKLC */
+    nbody__buf stage;              /* f at the stage just evaluated, before it replaces K_i */
+} nbody__irk_state;
+
+#define NBODY__ADAMS_MAX_ORDER 5
+typedef struct nbody__adams_state {
+    nbody_real spacing;            /* the step the past derivatives are spaced by */
+    int history;                   /* how many of past[] are valid and spaced by `spacing` */
+    nbody__buf past[NBODY__ADAMS_MAX_ORDER - 1]; /* f_{n-1}, f_{n-2}, ...: a ring rotated by pointer */
+} nbody__adams_state;
+
+#define NBODY__BS_KMAX 8
+typedef struct nbody__bs_state {
+    int column;                    /* target column (order) of the next step; < 2: none yet */
+    nbody_real proposal;           /* next step, chosen together with the column */
+    nbody__buf table[NBODY__BS_KMAX]; /* the latest extrapolation row T_j1 .. T_jj */
+    nbody__buf entry;              /* the new entry T_j,k+1 */
+    nbody__buf scratch;
+    nbody__buf other;              /* the modified midpoint's other increment */
+} nbody__bs_state;
+
+#define NBODY__RADAU_NB 7          /* B_1 .. B_7 */
+typedef struct nbody__radau_state {
+    nbody_real last_step;          /* h of the last accepted step */
+    nbody_real proposal;           /* next step */
+    nbody_real ratio;              /* h / last_step of the attempt in progress */
+    int predicted;                 /* the attempt started from a prediction of B */
+    int have_b;                    /* b_accepted holds the B of an accepted step */
+    nbody__buf b_accepted[NBODY__RADAU_NB]; /* B of the last accepted step */
+    nbody__buf prediction[NBODY__RADAU_NB]; /* the prediction E that step started from */
+    nbody__buf b[NBODY__RADAU_NB];          /* B of the attempt */
+    nbody__buf g[NBODY__RADAU_NB];          /* G of the attempt (Newton form) */
+    nbody__buf b_comp[NBODY__RADAU_NB];     /* B's compensation */
+    nbody__buf change;             /* D = G_k(new) - G_k(old) */
+    nbody__buf x_comp;             /* the state's position compensation, in the acceleration half */
+    nbody__buf divided;            /* the divided difference being built */
+    nbody_real *host;              /* 24n host scratch (PRS23): written before read, not saved */
+} nbody__radau_state;
+
+/* One entry of a method's field list. Checkpoints write each field under its name, and a
+   load matches the names, so adding a field cannot shift another. */
+typedef enum nbody__field_kind { NBODY__FIELD_INT, NBODY__FIELD_REAL, NBODY__FIELD_BUF } nbody__field_kind;
+typedef struct nbody__field {
+    const char *name;              /* as written in checkpoints: at most 15 characters */
+    nbody__field_kind kind;
+    size_t offset;                 /* in nbody_sim */
+    int count;                     /* array length, 1 for one value */
+    int lo, hi;                    /* NBODY__FIELD_INT: the values a checkpoint may hold */
+    int history;                   /* 1: counts valid past buffers; 0 when the state is replaced */
+} nbody__field;
 
 typedef struct nbody__archiver {   /* nbody_archive_attach */
     char *path;
@@ -3118,9 +3177,11 @@ typedef struct nbody__steer {      /* host-side steering state, carried across a
     nbody__archiver *archive;
 } nbody__steer;
 
-typedef struct nbody__whfast_state {   /* NBODY_WHFAST, beside its Jacobi state in work[0] */
-    int live;                      /* work[0] holds the canonical state of y (corrector applied) */
-    nbody_real h;                  /* the step work[0] was opened with (the corrector's) */
+typedef struct nbody__whfast_state {   /* NBODY_WHFAST */
+    int live;                      /* canonical holds the canonical state of y (corrector applied) */
+    nbody_real h;                  /* the step canonical was opened with (the corrector's) */
+    nbody__buf canonical;          /* the canonical (Jacobi or democratic heliocentric) state */
+    nbody__buf copy;               /* canonical with the inverse corrector applied */
 } nbody__whfast_state;
 
 struct nbody_sim {
@@ -3131,14 +3192,16 @@ struct nbody_sim {
     nbody__buf y, y_new, ytmp;     /* state, candidate, stage argument */
     nbody__buf k[NBODY__MAX_TERMS];/* stage derivatives; k[0] = f(y) when f_valid */
     nbody__buf comp, comp_new;     /* Kahan compensation (desc.compensated) */
-    nbody__buf work[NBODY__MAX_WORK]; /* method-private vectors */
-    int nk, nwork;
+    int nk;                        /* k[0..nk) allocated (the method's stages) */
     int f_valid;                   /* k[0] holds f(y) */
-    int history;                   /* multistep methods: how many past derivatives are valid */
-    /* Method-private scalars. Every piece of a method's state lives in the buffers above or
-       in these fields, so a checkpoint that saves them restarts any method bitwise exactly. */
-    int        mint[8];
-    nbody_real mreal[8];
+    /* Method state. Every piece of it lives in the buffers above or in these structs' listed
+       fields, so a checkpoint that saves them restarts any method bitwise exactly. */
+    nbody__leapfrog_state leapfrog;
+    nbody__irk_state irk;
+    nbody__adams_state adams;
+    nbody__bs_state bs;
+    nbody__radau_state radau;
+    nbody__whfast_state whfast;
     nbody_real t, dt_next;
     nbody_real *m;                 /* host copy of the masses */
     nbody_stats stats;
@@ -3146,9 +3209,55 @@ struct nbody_sim {
     struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
     nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
     nbody__steer steer;            /* radii, events, archive: host side, between steps */
-    nbody_real *hostwork;          /* method-private host scratch (NBODY_RADAU: 24n), NULL if none */
-    nbody__whfast_state whfast;    /* NBODY_WHFAST */
 };
+
+/* The field lists. To give a new method state: a struct above, a member of nbody_sim, a list
+   here from NBODY__FIELD rows (every buffer, and every scalar that outlives a step), and
+   NBODY__FIELDS(list) in its nbody__methods row; checkpoints, a change of n, nbody_set_state
+   and the buffers' allocation then handle it. Bump NBODY__CKP_VERSION when a list changes
+   (a load also refuses a file whose names differ from the list). For example:
+       static const nbody__field nbody__irk_fields[] = {
+           NBODY__FIELD(irk, nbody__irk_state, stage, NBODY__FIELD_BUF, 1, 0, 0, 0)};  */
+#define NBODY__FIELD(member, type, field, kind, count, lo, hi, history) \
+    {#field, kind, offsetof(nbody_sim, member) + offsetof(type, field), count, lo, hi, history}
+#define NBODY__FIELDS(list) list, (int)(sizeof list / sizeof list[0])
+
+static const nbody__field nbody__leapfrog_fields[] = {
+    NBODY__FIELD(leapfrog, nbody__leapfrog_state, rate, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__irk_fields[] = {
+    NBODY__FIELD(irk, nbody__irk_state, stage, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__adams_fields[] = {
+    NBODY__FIELD(adams, nbody__adams_state, spacing, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(adams, nbody__adams_state, history, NBODY__FIELD_INT, 1, 0, NBODY__ADAMS_MAX_ORDER - 1, 1),
+    NBODY__FIELD(adams, nbody__adams_state, past, NBODY__FIELD_BUF, NBODY__ADAMS_MAX_ORDER - 1, 0, 0, 0)};
+static const nbody__field nbody__bs_fields[] = {
+    NBODY__FIELD(bs, nbody__bs_state, column, NBODY__FIELD_INT, 1, 0, NBODY__BS_KMAX - 1, 0),
+    NBODY__FIELD(bs, nbody__bs_state, proposal, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, table, NBODY__FIELD_BUF, NBODY__BS_KMAX, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, entry, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, scratch, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, other, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__radau_fields[] = {
+    NBODY__FIELD(radau, nbody__radau_state, last_step, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, proposal, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, ratio, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, predicted, NBODY__FIELD_INT, 1, 0, 1, 0),
+    NBODY__FIELD(radau, nbody__radau_state, have_b, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(radau, nbody__radau_state, b_accepted, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, prediction, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, b, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, g, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, b_comp, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, change, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, x_comp, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, divided, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__whfast_fields[] = {
+    NBODY__FIELD(whfast, nbody__whfast_state, live, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(whfast, nbody__whfast_state, h, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(whfast, nbody__whfast_state, canonical, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(whfast, nbody__whfast_state, copy, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+
+static void *nbody__field_at(nbody_sim *s, const nbody__field *f) { return (char *)s + f->offset; }
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
    (<= 1 accepts) for adaptive methods, 0 otherwise */
@@ -3160,7 +3269,9 @@ struct nbody__method_info {
     nbody_method id;
     int order;                     /* nominal order (Adams: from desc.order) */
     int adaptive;                  /* has an error estimate: tolerance > 0 turns control on */
-    int nk, nwork;                 /* buffers it needs */
+    int nk;                        /* stage derivatives it needs */
+    const nbody__field *fields;    /* its state (NULL: none) */
+    int nfields;
     const nbody__tableau *tableau;
     nbody__attempt_fn attempt;
     nbody__commit_fn commit;       /* NULL: nothing to do */
@@ -3209,8 +3320,7 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
 }
 
 /* ---- explicit Runge-Kutta from a Butcher tableau (with an embedded row when present) ---- */
-static nbody_result nbody__attempt_erk(nbody_sim *s, nbody_real h, nbody_real *err) {
-    const nbody__tableau *T = s->method->tableau;
+static nbody_result nbody__erk_step(nbody_sim *s, const nbody__tableau *T, nbody_real h, nbody_real *err) {
     nbody_result r = nbody__first_stage(s);
     int i, j;
     for (i = 1; i < T->stages && r == NBODY_OK; ++i) {
@@ -3234,6 +3344,10 @@ static nbody_result nbody__attempt_erk(nbody_sim *s, nbody_real h, nbody_real *e
     return r;
 }
 
+static nbody_result nbody__attempt_erk(nbody_sim *s, nbody_real h, nbody_real *err) {
+    return nbody__erk_step(s, s->method->tableau, h, err);
+}
+
 static void nbody__swap(nbody__buf *a, nbody__buf *b) { nbody__buf t = *a; *a = *b; *b = t; }
 
 static void nbody__commit_erk(nbody_sim *s, nbody_real h) {
@@ -3247,22 +3361,22 @@ static void nbody__commit_erk(nbody_sim *s, nbody_real h) {
    Written as one update y' = y + h [v+, (a(x) + a(x'))/2] so the compensated path is shared;
    a(x') is reused as a(x) of the next step (one force evaluation per step). */
 static nbody_result nbody__attempt_leapfrog(nbody_sim *s, nbody_real h, nbody_real *err) {
-    size_t h3 = s->len / 2;
-    nbody__buf rate = s->work[0];
+    size_t half = s->len / 2;      /* positions [0, half), velocities [half, len) */
+    nbody__buf rate = s->leapfrog.rate;
     nbody__lincomb op;
     nbody_result r = nbody__first_stage(s);
     *err = 0;
     if (r != NBODY_OK) return r;
-    op = nbody__op(rate, s->y, h / 2, h3);                     /* rate_x = v + h/2 a(x) */
-    op.y_off = h3; op.nk = 1; op.c[0] = 1; op.k[0] = s->k[0]; op.k_off = h3;
+    op = nbody__op(rate, s->y, h / 2, half);                   /* rate_x = v + h/2 a(x) */
+    op.y_off = half; op.nk = 1; op.c[0] = 1; op.k[0] = s->k[0]; op.k_off = half;
     if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
-    op = nbody__op(s->ytmp, s->y, h, h3);                      /* x' = x + h rate_x */
+    op = nbody__op(s->ytmp, s->y, h, half);                    /* x' = x + h rate_x */
     op.nk = 1; op.c[0] = 1; op.k[0] = rate;
     if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
     s->t_stage = s->t + h;
     if ((r = nbody__derivative(s, s->ytmp, s->k[1])) != NBODY_OK) return r;
-    op = nbody__op(rate, NULL, 1, h3);                         /* rate_v = (a + a')/2 */
-    op.out_off = h3; op.k_off = h3; op.nk = 2; op.c[0] = op.c[1] = (nbody_real)0.5;
+    op = nbody__op(rate, NULL, 1, half);                       /* rate_v = (a + a')/2 */
+    op.out_off = half; op.k_off = half; op.nk = 2; op.c[0] = op.c[1] = (nbody_real)0.5;
     op.k[0] = s->k[0]; op.k[1] = s->k[1];
     if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
     {
@@ -3297,8 +3411,7 @@ static const nbody__tableau nbody__rk4_tab = {4, 4, 0, 0, nbody__rk4_a, nbody__r
 
 /* ---- section: INTEGRATORS (tableaux, implicit, Adams, Bulirsch-Stoer) ---- */
 /* Every method below propagates its higher-order solution; the embedded row only estimates
-   the error. Method-private scalars: NBODY_ADAMS mreal[0] = spacing of its history;
-   NBODY_BS mint[0] = target column, mreal[0] = proposed next step. */
+   the error. Method state: nbody__adams_state, nbody__bs_state (with nbody_sim). */
 
 static nbody_real nbody__eps(void) {
     if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)FLT_EPSILON;
@@ -3467,9 +3580,9 @@ static nbody_result nbody__solve_irk(nbody_sim *s, const nbody__tableau *T, nbod
             if (op.nk == 0) continue;
             r = s->eng.ops->lincomb(&s->eng, &op);
             s->t_stage = s->t + T->c[i] * h;
-            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->work[0]);
-            if (r == NBODY_OK) r = nbody__scaled_change(s, h, s->work[0], s->k[1 + i], tol, &ci);
-            nbody__swap(&s->work[0], &s->k[1 + i]);
+            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->irk.stage);
+            if (r == NBODY_OK) r = nbody__scaled_change(s, h, s->irk.stage, s->k[1 + i], tol, &ci);
+            nbody__swap(&s->irk.stage, &s->k[1 + i]);
             if (!(ci <= change)) change = ci;          /* NaN sticks: it ends the sweeps below */
         }
         if (!(change > 1)) break;
@@ -3497,58 +3610,50 @@ static nbody_result nbody__attempt_gauss(nbody_sim *s, nbody_real h, nbody_real 
 
 /* ---- Adams-Bashforth of order p (HNW I, III.1, Table 1.1):
    y_{n+1} = y_n + h sum_{j<p} beta_j f_{n-j}. f_n is k[0]; f_{n-1} .. f_{n-p+1} are the ring
-   work[0] .. work[p-2]; history counts how many of them are valid AND spaced by mreal[0]. Until
-   p-1 are, a Runge-Kutta step of order p is taken instead (a new dt, a clipped last step or
-   nbody_set_state restart the history). */
-static const nbody_real nbody__adams_beta[5][5] = {
+   adams.past[0 .. p-2]; adams.history counts how many of them are valid AND spaced by
+   adams.spacing. Until p-1 are, a Runge-Kutta step of order p is taken instead (a new dt, a
+   clipped last step or nbody_set_state restart the history). */
+static const nbody_real nbody__adams_beta[NBODY__ADAMS_MAX_ORDER][NBODY__ADAMS_MAX_ORDER] = {
     {1, 0, 0, 0, 0},
     {NBODY__Q(3, 2), NBODY__Q(-1, 2), 0, 0, 0},
     {NBODY__Q(23, 12), NBODY__Q(-16, 12), NBODY__Q(5, 12), 0, 0},
     {NBODY__Q(55, 24), NBODY__Q(-59, 24), NBODY__Q(37, 24), NBODY__Q(-9, 24), 0},
     {NBODY__Q(1901, 720), NBODY__Q(-2774, 720), NBODY__Q(2616, 720), NBODY__Q(-1274, 720), NBODY__Q(251, 720)}};
-static const nbody__tableau *const nbody__adams_start[5] = {&nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab,
-                                                            &nbody__rk4_tab, &nbody__rkck5_tab};
+static const nbody__tableau *const nbody__adams_start[NBODY__ADAMS_MAX_ORDER] = {
+    &nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab, &nbody__rk4_tab, &nbody__rkck5_tab};
 
 /* The history is usable for a step h: equal spacing up to 1e-10 relative (a last step clipped
    by accumulated round-off in t keeps it; the constant-step formula then errs by O(1e-10 h^2 f'),
    far below the method's own error). */
 static int nbody__adams_spaced(const nbody_sim *s, nbody_real h) {
     nbody_real rel = 64 * nbody__eps() > (nbody_real)1e-10 ? 64 * nbody__eps() : (nbody_real)1e-10;
-    return s->history > 0 && NBODY__FABS(h - s->mreal[0]) <= rel * NBODY__FABS(h);
+    return s->adams.history > 0 && NBODY__FABS(h - s->adams.spacing) <= rel * NBODY__FABS(h);
 }
 
 static nbody_result nbody__attempt_adams(nbody_sim *s, nbody_real h, nbody_real *err) {
-    int p = s->desc.order, j, usable = nbody__adams_spaced(s, h) ? s->history : 0;
-    nbody_real beta[5];
-    nbody__buf f[5];
+    int p = s->desc.order, j, usable = nbody__adams_spaced(s, h) ? s->adams.history : 0;
+    nbody_real beta[NBODY__ADAMS_MAX_ORDER];
+    nbody__buf f[NBODY__ADAMS_MAX_ORDER];
     nbody_result r;
-    if (usable < p - 1) {
-        /* the generic explicit driver reads the tableau from s->method: lend it the starter */
-        const nbody__method_info *self = s->method;
-        nbody__method_info start = *self;
-        start.tableau = nbody__adams_start[p - 1];
-        s->method = &start;
-        r = nbody__attempt_erk(s, h, err);
-        s->method = self;
-        return r;
-    }
+    if (usable < p - 1) return nbody__erk_step(s, nbody__adams_start[p - 1], h, err);   /* a Runge-Kutta starter */
     *err = 0;
     if ((r = nbody__first_stage(s)) != NBODY_OK) return r;
-    for (j = 0; j < p; ++j) { beta[j] = nbody__adams_beta[p - 1][j]; f[j] = j ? s->work[j - 1] : s->k[0]; }
+    for (j = 0; j < p; ++j) { beta[j] = nbody__adams_beta[p - 1][j]; f[j] = j ? s->adams.past[j - 1] : s->k[0]; }
     return nbody__update(s, h, p, beta, f);
 }
 
 /* f_n joins the ring (buffers rotate by pointer: nothing is copied) */
 static void nbody__commit_adams(nbody_sim *s, nbody_real h) {
     int p = s->desc.order, j;
-    if (!nbody__adams_spaced(s, h)) s->history = 0;
-    s->mreal[0] = h;
+    nbody__adams_state *A = &s->adams;
+    if (!nbody__adams_spaced(s, h)) A->history = 0;
+    A->spacing = h;
     if (p > 1) {
-        nbody__buf oldest = s->work[p - 2];
-        for (j = p - 2; j > 0; --j) s->work[j] = s->work[j - 1];
-        s->work[0] = s->k[0];
+        nbody__buf oldest = A->past[p - 2];
+        for (j = p - 2; j > 0; --j) A->past[j] = A->past[j - 1];
+        A->past[0] = s->k[0];
         s->k[0] = oldest;
-        if (s->history < p - 1) s->history++;
+        if (A->history < p - 1) A->history++;
     }
     s->f_valid = 0;
 }
@@ -3556,22 +3661,18 @@ static void nbody__commit_adams(nbody_sim *s, nbody_real h) {
 /* ---- Bulirsch-Stoer (Deuflhard 1983; HNW I, II.9, as in ODEX): modified midpoint with
    n_j = 2j substeps, Aitken-Neville extrapolation in (H/n_j)^2, T_jk of order 2k.
    Everything is an increment d = z - y (smaller numbers, and the final update is y + d
-   through nbody__update). work[0..KMAX-1]: the latest row T_j1..T_jj; work[KMAX]: the new
-   entry; work[KMAX+1]: scratch; work[KMAX+2]: the midpoint's other increment.
+   through nbody__update). bs.table: the latest row T_j1..T_jj; bs.entry: the new entry;
+   bs.other: the midpoint's other increment.
    Fixed step (tolerance 0): NBODY__BS_FIXED columns, order 8. Adaptive: the ODEX
    convergence tests in columns kopt-1, kopt, kopt+1, then order and step chosen by the work
    per unit step A_k / H_k; the controller uses the step proposed here. */
-#define NBODY__BS_KMAX 8
 #define NBODY__BS_FIXED 4
-#define NBODY__BS_NEW NBODY__BS_KMAX
-#define NBODY__BS_SCRATCH (NBODY__BS_KMAX + 1)
-#define NBODY__BS_OTHER (NBODY__BS_KMAX + 2)
 
-/* work[out] = z_n - y for n midpoint substeps over H (Gragg 1965), no final smoothing: for
+/* *out = z_n - y for n midpoint substeps over H (Gragg 1965), no final smoothing: for
    even n its error has an expansion in even powers of H/n. k[0] = f(y) already. */
-static nbody_result nbody__bs_midpoint(nbody_sim *s, nbody_real H, int n, int out) {
+static nbody_result nbody__bs_midpoint(nbody_sim *s, nbody_real H, int n, nbody__buf *out) {
     nbody_real h = H / (nbody_real)n;
-    nbody__buf a = s->work[NBODY__BS_OTHER], b = s->work[out], t;
+    nbody__buf a = s->bs.other, b = *out, t;
     nbody__lincomb op = nbody__op(a, NULL, 0, s->len);            /* d_0 = 0 */
     nbody_result r = s->eng.ops->lincomb(&s->eng, &op);
     int m;
@@ -3588,25 +3689,26 @@ static nbody_result nbody__bs_midpoint(nbody_sim *s, nbody_real H, int n, int ou
         if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
         t = a; a = b; b = t;
     }
-    s->work[out] = b;
-    s->work[NBODY__BS_OTHER] = a;
+    *out = b;
+    s->bs.other = a;
     return r;
 }
 
 /* row j (1-based) of the extrapolation table: T_j1 from the midpoint rule, then
    T_{j,k+1} = T_jk + (T_jk - T_{j-1,k}) / ((n_j / n_{j-k})^2 - 1); the row replaces the old one */
 static nbody_result nbody__bs_row(nbody_sim *s, nbody_real H, int j) {
-    nbody_result r = nbody__bs_midpoint(s, H, 2 * j, NBODY__BS_NEW);
+    nbody__bs_state *S = &s->bs;
+    nbody_result r = nbody__bs_midpoint(s, H, 2 * j, &S->entry);
     int k;
     for (k = 1; k < j && r == NBODY_OK; ++k) {
         nbody_real q = (nbody_real)j / (nbody_real)(j - k), inv = 1 / (q * q - 1);
-        nbody__lincomb op = nbody__op(s->work[NBODY__BS_SCRATCH], s->work[NBODY__BS_NEW], 1, s->len);
-        op.nk = 2; op.c[0] = inv; op.c[1] = -inv; op.k[0] = s->work[NBODY__BS_NEW]; op.k[1] = s->work[k - 1];
+        nbody__lincomb op = nbody__op(S->scratch, S->entry, 1, s->len);
+        op.nk = 2; op.c[0] = inv; op.c[1] = -inv; op.k[0] = S->entry; op.k[1] = S->table[k - 1];
         r = s->eng.ops->lincomb(&s->eng, &op);
-        nbody__swap(&s->work[k - 1], &s->work[NBODY__BS_NEW]);      /* T_jk kept for row j+1 */
-        nbody__swap(&s->work[NBODY__BS_NEW], &s->work[NBODY__BS_SCRATCH]);
+        nbody__swap(&S->table[k - 1], &S->entry);                   /* T_jk kept for row j+1 */
+        nbody__swap(&S->entry, &S->scratch);
     }
-    nbody__swap(&s->work[j - 1], &s->work[NBODY__BS_NEW]);          /* T_jj */
+    nbody__swap(&S->table[j - 1], &S->entry);                       /* T_jj */
     return r;
 }
 
@@ -3636,7 +3738,7 @@ static int nbody__bs_next_column(const nbody_real *w, int kc, int kopt) {
 }
 
 static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *err) {
-    int adaptive = s->desc.tolerance > 0, kopt = s->mint[0], last, j, kc = 0, knew;
+    int adaptive = s->desc.tolerance > 0, kopt = s->bs.column, last, j, kc = 0, knew;
     nbody_real work_k[NBODY__BS_KMAX + 2], hk[NBODY__BS_KMAX + 2], cost[NBODY__BS_KMAX + 2], e = 0, one = 1;
     nbody_result r = nbody__first_stage(s);
     *err = 0;
@@ -3651,7 +3753,7 @@ static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *er
     for (j = 1; j <= last && r == NBODY_OK; ++j) {
         r = nbody__bs_row(s, H, j);
         if (r != NBODY_OK || !adaptive || j < 2) continue;
-        r = nbody__scaled_change(s, 1, s->work[j - 1], s->work[j - 2], s->desc.tolerance, &e);
+        r = nbody__scaled_change(s, 1, s->bs.table[j - 1], s->bs.table[j - 2], s->desc.tolerance, &e);
         hk[j] = H * nbody__bs_factor(e, j);
         work_k[j] = cost[j] / hk[j];
         if (j >= kopt - 1 && e <= 1) { kc = j; break; }
@@ -3660,26 +3762,26 @@ static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *er
         if (j == kopt && e > (nbody_real)((kopt + 1) * (kopt + 1))) break;
     }
     if (r != NBODY_OK) return r;
-    if (!adaptive) return nbody__update(s, 1, 1, &one, &s->work[NBODY__BS_FIXED - 1]);
+    if (!adaptive) return nbody__update(s, 1, 1, &one, &s->bs.table[NBODY__BS_FIXED - 1]);
     if (j > last) j = last;
     if (kc) {                                                      /* accepted in column kc */
         knew = nbody__bs_next_column(work_k, kc, kopt);
-        s->mreal[0] = knew > kc ? hk[kc] * (cost[knew] / cost[kc]) : hk[knew];
-        s->mint[0] = knew;
+        s->bs.proposal = knew > kc ? hk[kc] * (cost[knew] / cost[kc]) : hk[knew];
+        s->bs.column = knew;
         *err = e;
-        return nbody__update(s, 1, 1, &one, &s->work[kc - 1]);
+        return nbody__update(s, 1, 1, &one, &s->bs.table[kc - 1]);
     }
     knew = j < kopt ? j : kopt;                                    /* rejected after column j */
     if (knew >= 3 && work_k[knew - 1] < (nbody_real)0.8 * work_k[knew]) knew--;
     if (knew < 2) knew = 2;
-    s->mreal[0] = hk[knew];
-    s->mint[0] = knew;
+    s->bs.proposal = hk[knew];
+    s->bs.column = knew;
     *err = e > 1 ? e : (nbody_real)HUGE_VAL;
     return NBODY_OK;
 }
 
 /* BS chooses its next step together with its order in the attempt */
-static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->mreal[0]; }
+static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->bs.proposal; }
 /* ---- end section: INTEGRATORS ---- */
 
 /* ---- section: GAUSS-RADAU (NBODY_RADAU) ------------------------------------------------
@@ -3701,20 +3803,8 @@ static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->mreal[0]; }
      GLOBAL (Rein & Spiegel 2015): err = max |B7| / max |a|, dt = h (eps / err)^(1/7)
    with eps = desc.tolerance (0 = 1e-9). A proposed step below h/4 rejects the step; growth is
    at most 4x a step. Written against the engine operations: every engine runs it.
-   Vectors live in the acceleration half [3n, 6n) of 6n buffers (the k layout). Buffers:
-   work[0..6] B of the last accepted step, [7..13] the prediction E it started from,
-   [14..20] B, [21..27] G, [28..34] B's compensation, [35] scratch; k[0] = f(y), k[1] = f at a node.
-   Scalars: mreal[0] last accepted step, [1] proposed next step, [2] ratio h / mreal[0] of the
-   attempt, mint[0] = 1 when the attempt started from a prediction; history = 1 once B is valid. */
-#define NBODY__RADAU_BACC 0
-#define NBODY__RADAU_EACC 7
-#define NBODY__RADAU_B 14
-#define NBODY__RADAU_G 21
-#define NBODY__RADAU_CSB 28
-#define NBODY__RADAU_TMP 35
-#define NBODY__RADAU_CX 36
-#define NBODY__RADAU_DA 37
-#define NBODY__RADAU_NWORK 38
+   Vectors live in the acceleration half [3n, 6n) of 6n buffers (the k layout); k[0] = f(y),
+   k[1] = f at a node. The rest of the state is nbody__radau_state (with nbody_sim). */
 #define NBODY__RADAU_EPS ((nbody_real)1e-9)
 
 typedef struct nbody__radau_consts {
@@ -3773,12 +3863,12 @@ static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *
 /* out = q^j sum_{m >= j} binom(m, j) src_m (+ extra when given): the Taylor shift of B */
 static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody__buf *src, int j, nbody_real q,
                                        nbody__buf plus, nbody__buf minus) {
-    size_t h3 = s->len / 2;
-    nbody__lincomb op = nbody__op(out, plus, 1, h3);
+    size_t half = s->len / 2;
+    nbody__lincomb op = nbody__op(out, plus, 1, half);
     nbody_real qj = 1, binom;
     int m, i;
     for (i = 0; i < j; ++i) qj *= q;
-    op.out_off = op.y_off = op.k_off = h3;
+    op.out_off = op.y_off = op.k_off = half;
     for (m = j; m <= 7; ++m) {
         binom = 1;
         for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
@@ -3791,12 +3881,12 @@ static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody
 /* PRS23: the smallest tau_i^2 (in units of h^2), from a0 and B downloaded to the host;
    0 when no body has a normal acceleration */
 static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
-    size_t n = s->n, h3 = s->len / 2, i;
-    nbody_real *a = s->hostwork, best = (nbody_real)HUGE_VAL;
-    nbody_result r = s->eng.ops->download(&s->eng, a, s->k[0], h3, h3);
+    size_t n = s->n, half = s->len / 2, i;
+    nbody_real *a = s->radau.host, best = (nbody_real)HUGE_VAL;
+    nbody_result r = s->eng.ops->download(&s->eng, a, s->k[0], half, half);
     int j, c;
     for (j = 0; j < 7 && r == NBODY_OK; ++j)
-        r = s->eng.ops->download(&s->eng, a + (size_t)(j + 1) * h3, s->work[NBODY__RADAU_B + j], h3, h3);
+        r = s->eng.ops->download(&s->eng, a + (size_t)(j + 1) * half, s->radau.b[j], half, half);
     if (r != NBODY_OK) return r;
     for (i = 0; i < n; ++i) {
         nbody_real y2 = 0, y3 = 0, y4 = 0, t2;
@@ -3804,7 +3894,7 @@ static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
             size_t k = (size_t)c * n + i;
             nbody_real v = a[k], d1 = 0, d2 = 0;
             for (j = 1; j <= 7; ++j) {
-                nbody_real b = a[(size_t)j * h3 + k];
+                nbody_real b = a[(size_t)j * half + k];
                 v += b; d1 += (nbody_real)j * b; d2 += (nbody_real)(j * (j - 1)) * b;
             }
             y2 += v * v; y3 += d1 * d1; y4 += d2 * d2;
@@ -3819,13 +3909,13 @@ static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
 
 static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody__radau_consts K;
-    size_t h3 = s->len / 2;
-    nbody__buf *W = s->work, *B = s->work + NBODY__RADAU_B, *G = s->work + NBODY__RADAU_G;
-    nbody__buf *CS = s->work + NBODY__RADAU_CSB, *BACC = s->work + NBODY__RADAU_BACC, *EACC = s->work + NBODY__RADAU_EACC;
-    nbody__buf D = W[NBODY__RADAU_TMP], at = s->k[1];
-    nbody_real q = s->mreal[0] > 0 ? h / s->mreal[0] : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
+    size_t half = s->len / 2;
+    nbody__radau_state *R = &s->radau;
+    nbody__buf *B = R->b, *G = R->g, *CS = R->b_comp, *BACC = R->b_accepted, *EACC = R->prediction;
+    nbody__buf D = R->change, at = s->k[1];
+    nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
     nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
-    int predict = s->history && q > 0 && q <= 20, j, k, sweep;
+    int predict = R->have_b && q > 0 && q <= 20, j, k, sweep;
     nbody_result r = nbody__first_stage(s);
     nbody__lincomb op;
     *err = 0;
@@ -3834,21 +3924,21 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
     /* B from the prediction (or 0), G from B, compensations 0 */
     for (j = 1; j <= 7 && r == NBODY_OK; ++j) {
         if (predict) r = nbody__radau_shift(s, B[j - 1], BACC, j, q, BACC[j - 1], EACC[j - 1]);
-        else { op = nbody__op(B[j - 1], NULL, 0, h3); op.out_off = h3; r = s->eng.ops->lincomb(&s->eng, &op); }
-        if (r == NBODY_OK) { op = nbody__op(CS[j - 1], NULL, 0, h3); op.out_off = h3; r = s->eng.ops->lincomb(&s->eng, &op); }
+        else { op = nbody__op(B[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
+        if (r == NBODY_OK) { op = nbody__op(CS[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
     }
     for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
-        op = nbody__op(G[k - 1], NULL, 1, h3);
-        op.out_off = op.k_off = h3;
+        op = nbody__op(G[k - 1], NULL, 1, half);
+        op.out_off = op.k_off = half;
         for (j = k; j <= 7; ++j) { op.c[op.nk] = K.d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
         r = s->eng.ops->lincomb(&s->eng, &op);
     }
     /* the position half of the state's compensation, moved to the acceleration half */
-    op = nbody__op(W[NBODY__RADAU_CX], s->comp, 1, h3);
-    op.out_off = h3;
+    op = nbody__op(R->x_comp, s->comp, 1, half);
+    op.out_off = half;
     if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-    s->mint[0] = predict;
-    s->mreal[2] = q;
+    R->predicted = predict;
+    R->ratio = q;
     for (sweep = 0; r == NBODY_OK; ++sweep) {
         if (pc < thresh) break;
         if (sweep > 2 && pc_last <= pc) break;
@@ -3857,15 +3947,15 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
             nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
             /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
-            op = nbody__op(s->ytmp, s->y, 1, h3);
-            op.k_off = h3;
+            op = nbody__op(s->ytmp, s->y, 1, half);
+            op.k_off = half;
             op.nk = 10; op.c[0] = t; op.k[0] = s->y; op.c[1] = t * t / 2; op.k[1] = s->k[0];
             for (j = 1; j <= 7; ++j) { p *= sk; op.c[1 + j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[1 + j] = B[j - 1]; }
-            op.c[9] = -1; op.k[9] = W[NBODY__RADAU_CX];
+            op.c[9] = -1; op.k[9] = R->x_comp;
             r = s->eng.ops->lincomb(&s->eng, &op);
             /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
-            op = nbody__op(s->ytmp, s->y, 1, h3);
-            op.out_off = op.y_off = op.k_off = h3;
+            op = nbody__op(s->ytmp, s->y, 1, half);
+            op.out_off = op.y_off = op.k_off = half;
             op.nk = 9; op.c[0] = t; op.k[0] = s->k[0]; p = 1;
             for (j = 1; j <= 7; ++j) { p *= sk; op.c[j] = t * p / (nbody_real)(j + 1); op.k[j] = B[j - 1]; }
             op.c[8] = -1; op.k[8] = s->comp;
@@ -3877,28 +3967,28 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
                D = G_k(new) - G_k(old) */
             /* G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1], nested
                as written (a - a0 first: nearly equal numbers); then D = G_k(new) - G_k(old) */
-            op = nbody__op(W[NBODY__RADAU_DA], at, 1, h3);
-            op.out_off = op.y_off = op.k_off = h3;
+            op = nbody__op(R->divided, at, 1, half);
+            op.out_off = op.y_off = op.k_off = half;
             op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
             r = s->eng.ops->lincomb(&s->eng, &op);
             for (j = 0; j < k && r == NBODY_OK; ++j) {
-                op = nbody__op(W[NBODY__RADAU_DA], NULL, j ? K.r[k][j] : 1 / K.h[k], h3);
-                op.out_off = op.k_off = h3;
-                op.nk = 1; op.c[0] = 1; op.k[0] = W[NBODY__RADAU_DA];
+                op = nbody__op(R->divided, NULL, j ? K.r[k][j] : 1 / K.h[k], half);
+                op.out_off = op.k_off = half;
+                op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
                 if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
                 r = s->eng.ops->lincomb(&s->eng, &op);
             }
-            op = nbody__op(D, NULL, 1, h3);
-            op.out_off = op.k_off = h3;
-            op.nk = 2; op.c[0] = 1; op.k[0] = W[NBODY__RADAU_DA]; op.c[1] = -1; op.k[1] = G[k - 1];
+            op = nbody__op(D, NULL, 1, half);
+            op.out_off = op.k_off = half;
+            op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
             if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            op = nbody__op(G[k - 1], G[k - 1], 1, h3);
-            op.out_off = op.y_off = op.k_off = h3;
+            op = nbody__op(G[k - 1], G[k - 1], 1, half);
+            op.out_off = op.y_off = op.k_off = half;
             op.nk = 1; op.c[0] = 1; op.k[0] = D;
             if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
             for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
-                op = nbody__op(B[j - 1], B[j - 1], 1, h3);
-                op.out_off = op.y_off = op.k_off = h3;
+                op = nbody__op(B[j - 1], B[j - 1], 1, half);
+                op.out_off = op.y_off = op.k_off = half;
                 op.nk = 1; op.c[0] = K.c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
                 r = s->eng.ops->lincomb(&s->eng, &op);
             }
@@ -3920,19 +4010,19 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         for (j = 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
             nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
             nbody_real cx = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, h3);
-            op.k_off = h3; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx; op.k[0] = term;
+            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+            op.k_off = half; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx; op.k[0] = term;
             r = s->eng.ops->lincomb(&s->eng, &op);
             if (r != NBODY_OK || j == 0) break;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, h3);
-            op.out_off = op.y_off = op.k_off = h3; op.comp = s->comp_new;
+            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+            op.out_off = op.y_off = op.k_off = half; op.comp = s->comp_new;
             op.nk = 1; op.c[0] = j >= 2 ? h / (nbody_real)j : h; op.k[0] = term;
             r = s->eng.ops->lincomb(&s->eng, &op);
         }
     }
     if (r != NBODY_OK) return r;
     /* the next step */
-    if (s->desc.radau_control == NBODY_RADAU_FIXED) { s->mreal[1] = h; return NBODY_OK; }
+    if (s->desc.radau_control == NBODY_RADAU_FIXED) { R->proposal = h; return NBODY_OK; }
     if (s->desc.radau_control != NBODY_RADAU_GLOBAL) {
         nbody_real tau2 = 0;
         r = nbody__radau_prs23(s, &tau2);
@@ -3954,31 +4044,32 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
     }
     if (!(proposal == proposal)) proposal = h / 4;
     if (proposal > 4 * h) proposal = 4 * h;
-    s->mreal[1] = proposal;
+    R->proposal = proposal;
     *err = proposal < h / 4 ? 2 : 0;                     /* much smaller: redo with the proposal */
     return NBODY_OK;
 }
 
 /* the accepted B becomes the next step's source; its prediction E is kept beside it */
 static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
-    nbody__buf *B = s->work + NBODY__RADAU_B, *BACC = s->work + NBODY__RADAU_BACC, *EACC = s->work + NBODY__RADAU_EACC;
-    size_t h3 = s->len / 2;
+    nbody__radau_state *R = &s->radau;
+    nbody__buf *B = R->b, *BACC = R->b_accepted, *EACC = R->prediction;
+    size_t half = s->len / 2;
     int j;
     for (j = 1; j <= 7; ++j) {
-        if (s->mint[0]) nbody__radau_shift(s, EACC[j - 1], BACC, j, s->mreal[2], NULL, NULL);
+        if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
         else {
-            nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, h3);
-            op.out_off = h3;
+            nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, half);
+            op.out_off = half;
             s->eng.ops->lincomb(&s->eng, &op);
         }
     }
     for (j = 0; j < 7; ++j) nbody__swap(&BACC[j], &B[j]);
-    s->mreal[0] = h;
-    s->history = 1;
+    R->last_step = h;
+    R->have_b = 1;
     s->f_valid = 0;
 }
 
-static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->mreal[1]; }
+static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->radau.proposal; }
 /* ---- end section: GAUSS-RADAU ---- */
 
 /* ---- section: WHFAST (NBODY_WHFAST) ----------------------------------------------------
@@ -4002,7 +4093,7 @@ static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->mreal[1]
    opened from y; after every step y is the state with the inverse corrector applied to a
    copy, so every step's output is synchronized (corrector order k costs about k extra force
    evaluations a step). A step of another size (the last one of nbody_advance) reopens the
-   canonical state from y. Buffers: work[0] the canonical state, work[1] the copy; k[0] forces. */
+   canonical state from y. State: nbody__whfast_state (canonical, copy); k[0] forces. */
 #define NBODY__WHFAST_DOMINANCE 10    /* body 0 must outweigh every other body this many times */
 
 /* Stumpff functions c_0..c_3 (Danby 1988, Fundamentals of Celestial Mechanics, 6.9):
@@ -4295,7 +4386,7 @@ static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size
 }
 
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody_real *C = (nbody_real *)s->work[0], *T = (nbody_real *)s->work[1];
+    nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
     nbody_result r = NBODY_OK;
     *err = 0;
     if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
@@ -4328,22 +4419,22 @@ static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
 
 /* one row per nbody_method, in enum order; attempt NULL = not built yet */
 static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
-    {NBODY_METHOD_DEFAULT, 0, 0, 0, 0, NULL, NULL, NULL},
-    {NBODY_EULER, 1, 0, 1, 0, &nbody__euler_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_MIDPOINT, 2, 0, 2, 0, &nbody__midpoint_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_LEAPFROG, 2, 0, 2, 1, NULL, nbody__attempt_leapfrog, nbody__commit_leapfrog},
-    {NBODY_TRAPEZE, 2, 0, 3, 1, &nbody__trapeze_tab, nbody__attempt_irk, nbody__commit_invalidate},
-    {NBODY_RK4, 4, 0, 4, 0, &nbody__rk4_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKCK, 5, 1, 6, 0, &nbody__rkck_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKDP, 5, 1, 7, 0, &nbody__rkdp_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKDVERK, 6, 1, 8, 0, &nbody__dverk_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKF, 8, 1, 13, 0, &nbody__rkf_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKGL, 6, 0, 4, 1, NULL, nbody__attempt_gauss, nbody__commit_invalidate},
-    {NBODY_RKLC, 4, 1, 4, 1, &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
-    {NBODY_ADAMS, 5, 0, 6, 4, NULL, nbody__attempt_adams, nbody__commit_adams},
-    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__BS_KMAX + 3, NULL, nbody__attempt_bs, nbody__commit_invalidate},
-    {NBODY_RADAU, 15, 1, 2, NBODY__RADAU_NWORK, NULL, nbody__attempt_radau, nbody__commit_radau},
-    {NBODY_WHFAST, 2, 0, 1, 2, NULL, nbody__attempt_whfast, nbody__commit_whfast}};
+    {NBODY_METHOD_DEFAULT, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
+    {NBODY_EULER, 1, 0, 1, NULL, 0, &nbody__euler_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_MIDPOINT, 2, 0, 2, NULL, 0, &nbody__midpoint_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_LEAPFROG, 2, 0, 2, NBODY__FIELDS(nbody__leapfrog_fields), NULL, nbody__attempt_leapfrog, nbody__commit_leapfrog},
+    {NBODY_TRAPEZE, 2, 0, 3, NBODY__FIELDS(nbody__irk_fields), &nbody__trapeze_tab, nbody__attempt_irk, nbody__commit_invalidate},
+    {NBODY_RK4, 4, 0, 4, NULL, 0, &nbody__rk4_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKCK, 5, 1, 6, NULL, 0, &nbody__rkck_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKDP, 5, 1, 7, NULL, 0, &nbody__rkdp_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKDVERK, 6, 1, 8, NULL, 0, &nbody__dverk_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKF, 8, 1, 13, NULL, 0, &nbody__rkf_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKGL, 6, 0, 4, NBODY__FIELDS(nbody__irk_fields), NULL, nbody__attempt_gauss, nbody__commit_invalidate},
+    {NBODY_RKLC, 4, 1, 4, NBODY__FIELDS(nbody__irk_fields), &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
+    {NBODY_ADAMS, 5, 0, 6, NBODY__FIELDS(nbody__adams_fields), NULL, nbody__attempt_adams, nbody__commit_adams},
+    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__FIELDS(nbody__bs_fields), NULL, nbody__attempt_bs, nbody__commit_invalidate},
+    {NBODY_RADAU, 15, 1, 2, NBODY__FIELDS(nbody__radau_fields), NULL, nbody__attempt_radau, nbody__commit_radau},
+    {NBODY_WHFAST, 2, 0, 1, NBODY__FIELDS(nbody__whfast_fields), NULL, nbody__attempt_whfast, nbody__commit_whfast}};
 
 NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
@@ -4465,6 +4556,41 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
 }
 
 /* ---- simulation object ---- */
+/* the method state's buffers, through its field list: alloc = 1 allocates them, 0 releases them */
+static nbody_result nbody__state_buffers(nbody_sim *s, int alloc) {
+    nbody_result r = NBODY_OK;
+    int i, j;
+    for (i = 0; i < s->method->nfields; ++i) {
+        const nbody__field *f = &s->method->fields[i];
+        nbody__buf *b = (nbody__buf *)nbody__field_at(s, f);
+        if (f->kind != NBODY__FIELD_BUF) continue;
+        for (j = 0; j < f->count && r == NBODY_OK; ++j) {
+            if (alloc) r = s->eng.ops->alloc(&s->eng, s->len, &b[j]);
+            else s->eng.ops->release(&s->eng, b[j]);
+        }
+    }
+    return r;
+}
+
+/* the state was replaced (nbody_set_state): the method's past buffers no longer belong to it */
+static void nbody__state_forget_history(nbody_sim *s) {
+    int i;
+    for (i = 0; i < s->method->nfields; ++i)
+        if (s->method->fields[i].history) *(int *)nbody__field_at(s, &s->method->fields[i]) = 0;
+}
+
+/* the method's scalars from another simulation of the same method, but its history counts
+   (to's buffers are new) */
+static void nbody__state_copy_scalars(nbody_sim *to, nbody_sim *from) {
+    int i;
+    for (i = 0; i < to->method->nfields; ++i) {
+        const nbody__field *f = &to->method->fields[i];
+        size_t size = f->kind == NBODY__FIELD_INT ? sizeof(int) : sizeof(nbody_real);
+        if (f->kind == NBODY__FIELD_BUF || f->history) continue;
+        memcpy(nbody__field_at(to, f), nbody__field_at(from, f), (size_t)f->count * size);
+    }
+}
+
 static void nbody__release_buffers(nbody_sim *s) {
     int i;
     if (!s->eng.ops) return;
@@ -4472,7 +4598,7 @@ static void nbody__release_buffers(nbody_sim *s) {
     s->eng.ops->release(&s->eng, s->ytmp);
     s->eng.ops->release(&s->eng, s->comp); s->eng.ops->release(&s->eng, s->comp_new);
     for (i = 0; i < NBODY__MAX_TERMS; ++i) s->eng.ops->release(&s->eng, s->k[i]);
-    for (i = 0; i < NBODY__MAX_WORK; ++i) s->eng.ops->release(&s->eng, s->work[i]);
+    (void)nbody__state_buffers(s, 0);
 }
 
 static void nbody__steer_free(nbody_sim *s);
@@ -4485,18 +4611,22 @@ NBODY__DEF void nbody_destroy(nbody_sim *sim) {
     nbody__release_buffers(sim);
     nbody__engine_stop(&sim->eng);
     nbody__free(&d, sim->m);
-    nbody__free(&d, sim->hostwork);
+    nbody__free(&d, sim->radau.host);
     nbody__free(&d, sim);
 }
 
-/* upload a host system into the simulation's state (n already checked) */
-static nbody_result nbody__upload_state(nbody_sim *s, const nbody_system *in) {
+/* upload a host system into a 6n state buffer y of engine e (n already checked) */
+static nbody_result nbody__upload_system(nbody__engine *e, nbody__buf y, const nbody_system *in) {
     const nbody_real *f[6];
     nbody_result r = NBODY_OK;
     int i;
     f[0] = in->x; f[1] = in->y; f[2] = in->z; f[3] = in->vx; f[4] = in->vy; f[5] = in->vz;
-    for (i = 0; i < 6 && r == NBODY_OK; ++i) r = s->eng.ops->upload(&s->eng, s->y, (size_t)i * s->n, f[i], s->n);
+    for (i = 0; i < 6 && r == NBODY_OK; ++i) r = e->ops->upload(e, y, (size_t)i * in->n, f[i], in->n);
     return r;
+}
+
+static nbody_result nbody__upload_state(nbody_sim *s, const nbody_system *in) {
+    return nbody__upload_system(&s->eng, s->y, in);
 }
 
 static nbody_result nbody__alloc_buffers(nbody_sim *s) {
@@ -4510,7 +4640,7 @@ static nbody_result nbody__alloc_buffers(nbody_sim *s) {
         if (r == NBODY_OK) r = s->eng.ops->alloc(&s->eng, s->len, &s->comp_new);
     }
     for (i = 0; i < s->nk && r == NBODY_OK; ++i) r = s->eng.ops->alloc(&s->eng, s->len, &s->k[i]);
-    for (i = 0; i < s->nwork && r == NBODY_OK; ++i) r = s->eng.ops->alloc(&s->eng, s->len, &s->work[i]);
+    if (r == NBODY_OK) r = nbody__state_buffers(s, 1);
     return r;
 }
 
@@ -4526,7 +4656,7 @@ static double nbody__tree_error_power(int quad) { return quad ? 3.5 : 2.5; }
    at least NBODY__TREE_TOL_RATIO times the force error. */
 #define NBODY__TREE_TOL_RATIO 1e-3
 static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info *m) {
-    int quad = d->engine == NBODY_ENGINE_TREE && d->quadrupole;
+    int quad = (d->engine == NBODY_ENGINE_TREE || d->engine == NBODY_ENGINE_CUDA_TREE) && d->quadrupole;
     double e_half = nbody__tree_error_at_half(quad), p = nbody__tree_error_power(quad);
     double err = e_half * pow((double)d->theta / 0.5, p), least = NBODY__TREE_TOL_RATIO * err;
     if (!m->adaptive || d->tolerance <= 0 || (double)d->tolerance >= least) return;
@@ -4584,7 +4714,6 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     s->n = initial->n;
     s->len = 6 * initial->n;
     s->nk = s->method->nk;
-    s->nwork = s->method->nwork;
     s->t = initial->t;
     s->dt_next = d.dt;
     s->m = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->n, sizeof(nbody_real)));
@@ -4592,8 +4721,8 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     memcpy(s->m, initial->m, s->n * sizeof(nbody_real));
     r = nbody__engine_start(&s->eng, &d, s->n, s->m);
     if (r == NBODY_OK && d.method == NBODY_RADAU) {
-        s->hostwork = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->len, 4 * sizeof(nbody_real)));
-        if (!s->hostwork) r = NBODY_ERR_OUT_OF_MEMORY;
+        s->radau.host = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->len, 4 * sizeof(nbody_real)));
+        if (!s->radau.host) r = NBODY_ERR_OUT_OF_MEMORY;
     }
     if (r == NBODY_OK) r = nbody__alloc_buffers(s);
     if (r == NBODY_OK) r = nbody__upload_state(s, initial);
@@ -4664,8 +4793,7 @@ NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) 
     memcpy(sim->m, in->m, sim->n * sizeof(nbody_real));
     sim->t = in->t;
     sim->f_valid = 0;
-    sim->history = 0;
-    sim->whfast.live = 0;
+    nbody__state_forget_history(sim);
     return NBODY_OK;
 }
 
@@ -4688,7 +4816,6 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     nbody_desc d;
     nbody__engine e;
     nbody__buf y = NULL, f = NULL;
-    nbody_sim tmp;
     nbody_result r;
     if (!desc) return NBODY_ERR_INVALID_ARGUMENT;
     r = ax && ay && az && nbody__desc_valid(desc) && nbody__system_valid(s) && s->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
@@ -4697,14 +4824,11 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     d = nbody__desc_defaults(desc);
     r = nbody__engine_start(&e, &d, s->n, s->m);
     if (r != NBODY_OK) return r;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.eng = e; tmp.n = s->n; tmp.len = 6 * s->n;
-    r = e.ops->alloc(&e, tmp.len, &y);
-    if (r == NBODY_OK) r = e.ops->alloc(&e, tmp.len, &f);
-    tmp.y = y;
-    if (r == NBODY_OK) r = nbody__upload_state(&tmp, s);
+    r = e.ops->alloc(&e, 6 * s->n, &y);
+    if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * s->n, &f);
+    if (r == NBODY_OK) r = nbody__upload_system(&e, y, s);
     r = nbody__engine_agree(&e, r);
-    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);
+    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);   /* f = (v, a) */
     if (r == NBODY_OK) r = e.ops->download(&e, ax, f, 3 * s->n, s->n);
     if (r == NBODY_OK) r = e.ops->download(&e, ay, f, 4 * s->n, s->n);
     if (r == NBODY_OK) r = e.ops->download(&e, az, f, 5 * s->n, s->n);
@@ -5006,8 +5130,7 @@ static nbody_result nbody__resize_to(nbody_sim *sim, const nbody_system *in, siz
     ns->stats = sim->stats;
     ns->stats.t = in->t;
     ns->dt_next = sim->dt_next;
-    memcpy(ns->mint, sim->mint, sizeof ns->mint);
-    memcpy(ns->mreal, sim->mreal, sizeof ns->mreal);
+    nbody__state_copy_scalars(ns, sim);
     ns->steer = sim->steer;                        /* event, archive, hook flag */
     ns->progress = sim->progress;                  /* a running nbody_advance keeps reporting */
     ns->steer.radii = NULL; ns->steer.host = NULL; /* n changed: radii back to 0 */
@@ -5603,24 +5726,36 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
 /* ---- section: CHECKPOINTS -------------------------------------------------------------
    Layout (native byte order, marked like a snapshot):
      "NBODYCKP" | u32 version | u32 byte-order mark 0x01020304 | u32 sizeof(nbody_real) |
-     u32 sizeof(int) | u64 n | int ints[25] | real reals[19] | u64 steps, rejected, force_evals |
-     n reals masses | nbuf blocks of 6n reals: y, k[0..nk), work[0..nwork), comp, comp_new
-     (the last two when compensated) | u64 FNV-1a 64 checksum of everything before it.
+     u32 sizeof(int) | u64 n | int ints[15] | real reals[10] | u64 steps, rejected, force_evals |
+     n reals masses | blocks of 6n reals: y, k[0..nk), comp, comp_new (the last two when
+     compensated) | the method's state: one record per entry of its field list
+     (nbody__*_fields), in the list's order:
+         char name[16] (NUL-padded) | u32 kind (0 int, 1 real, 2 buffer) | u32 count |
+         count ints, count reals, or count blocks of 6n reals
+     | u64 FNV-1a 64 checksum of everything before it.
    ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size
           radau_control whfast_coordinates whfast_corrector (the desc fields that change the
-          numbers) | nk nwork f_valid history | mint[8] | whfast.live
-   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt | mreal[8] | whfast.h
+          numbers) | nk f_valid nfields
+   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt
+   A load finds each record's field by its name, and refuses a file whose records are not
+   exactly the method's fields with their kinds and counts (or hold an int out of its range).
    y_new and ytmp are not saved: every method writes them before reading them in a step. */
 #define NBODY__CKP_MAGIC "NBODYCKP"
 #define NBODY__CKP_VERSION 3u         /* 2: leaf_size added to the desc ints; 3: radau_control,
-                                         whfast_coordinates, whfast_corrector and NBODY_WHFAST's state */
+                                         whfast_coordinates, whfast_corrector added, method state by named fields */
 #define NBODY__CKP_DESC_INTS 12
 #define NBODY__CKP_DESC_REALS 7
-#define NBODY__CKP_WHFAST_INT (NBODY__CKP_DESC_INTS + 4 + 8)
-#define NBODY__CKP_WHFAST_REAL (NBODY__CKP_DESC_REALS + 3 + 8)
-#define NBODY__CKP_INTS (NBODY__CKP_WHFAST_INT + 1)
-#define NBODY__CKP_REALS (NBODY__CKP_WHFAST_REAL + 1)
-#define NBODY__CKP_MAX_BUFS (3 + NBODY__MAX_TERMS + NBODY__MAX_WORK)
+#define NBODY__CKP_NK NBODY__CKP_DESC_INTS              /* ints after the desc's */
+#define NBODY__CKP_F_VALID (NBODY__CKP_DESC_INTS + 1)
+#define NBODY__CKP_NFIELDS (NBODY__CKP_DESC_INTS + 2)
+#define NBODY__CKP_INTS (NBODY__CKP_DESC_INTS + 3)
+#define NBODY__CKP_T NBODY__CKP_DESC_REALS              /* reals after the desc's */
+#define NBODY__CKP_DT_NEXT (NBODY__CKP_DESC_REALS + 1)
+#define NBODY__CKP_STATS_DT (NBODY__CKP_DESC_REALS + 2)
+#define NBODY__CKP_REALS (NBODY__CKP_DESC_REALS + 3)
+#define NBODY__CKP_MAX_BUFS (3 + NBODY__MAX_TERMS)
+#define NBODY__CKP_NAME 16
+#define NBODY__CKP_MAX_FIELDS 64
 
 typedef struct nbody__ckp_head {
     unsigned int head[4];          /* version, byte-order mark, sizeof(nbody_real), sizeof(int) */
@@ -5640,26 +5775,66 @@ static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv) {
     rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta;
 }
 
-/* every buffer a checkpoint carries, in file order; returns how many */
+/* the simulation's own buffers a checkpoint carries, in file order (the method's follow as
+   fields); returns how many */
 static int nbody__ckp_buffers(nbody_sim *s, nbody__buf **b) {
     int i, nb = 0;
     b[nb++] = &s->y;
     for (i = 0; i < s->nk; ++i) b[nb++] = &s->k[i];
-    for (i = 0; i < s->nwork; ++i) b[nb++] = &s->work[i];
     if (s->comp) { b[nb++] = &s->comp; b[nb++] = &s->comp_new; }
     return nb;
 }
 
-/* file size for a header, 0 when it cannot be (overflow or out-of-range counts) */
+/* a field's record name: its name, NUL-padded */
+static void nbody__ckp_field_name(const nbody__field *f, char name[NBODY__CKP_NAME]) {
+    size_t len = strlen(f->name);
+    memset(name, 0, NBODY__CKP_NAME);
+    memcpy(name, f->name, len < NBODY__CKP_NAME - 1 ? len : NBODY__CKP_NAME - 1);
+}
+
+static size_t nbody__ckp_scalar_size(const nbody__field *f) {
+    return f->kind == NBODY__FIELD_INT ? sizeof(int) : f->kind == NBODY__FIELD_REAL ? sizeof(nbody_real) : 0;
+}
+
+/* file size for a header, 0 when it cannot be (overflow or counts that are not the method's) */
 static unsigned long long nbody__ckp_size(const nbody__ckp_head *h) {
     const unsigned long long fixed = 8 + sizeof h->head + 8 + sizeof h->ints + sizeof h->reals + sizeof h->counts + 8;
-    unsigned long long nbuf, per;
-    int nk = h->ints[NBODY__CKP_DESC_INTS], nwork = h->ints[NBODY__CKP_DESC_INTS + 1], comp = h->ints[6];
-    if (nk < 0 || nk > NBODY__MAX_TERMS || nwork < 0 || nwork > NBODY__MAX_WORK || comp < 0 || comp > 1) return 0;
-    nbuf = 1 + (unsigned long long)nk + (unsigned long long)nwork + 2 * (unsigned long long)comp;
+    unsigned long long nbuf, per, records = 0;
+    int nk = h->ints[NBODY__CKP_NK], comp = h->ints[6], method = h->ints[1], i;
+    const nbody__method_info *m;
+    if (method < 0 || method >= NBODY_METHOD_COUNT_ || comp < 0 || comp > 1) return 0;
+    m = &nbody__methods[method];
+    if (nk != m->nk || h->ints[NBODY__CKP_NFIELDS] != m->nfields || m->nfields > NBODY__CKP_MAX_FIELDS) return 0;
+    nbuf = 1 + (unsigned long long)nk + 2 * (unsigned long long)comp;
+    for (i = 0; i < m->nfields; ++i) {
+        const nbody__field *f = &m->fields[i];
+        records += NBODY__CKP_NAME + 8 + (unsigned long long)f->count * nbody__ckp_scalar_size(f);
+        if (f->kind == NBODY__FIELD_BUF) nbuf += (unsigned long long)f->count;
+    }
     per = (1 + 6 * nbuf) * sizeof(nbody_real);       /* bytes per body */
-    if (h->n == 0 || h->n > (0xFFFFFFFFFFFFFFFFULL - fixed) / per) return 0;
-    return fixed + h->n * per;
+    if (h->n == 0 || h->n > (0xFFFFFFFFFFFFFFFFULL - fixed - records) / per) return 0;
+    return fixed + records + h->n * per;
+}
+
+/* one record of the method's state; host: 6n reals of scratch */
+static nbody_result nbody__ckp_put_field(nbody__writer *w, nbody_sim *s, const nbody__field *f, nbody_real *host) {
+    char name[NBODY__CKP_NAME];
+    unsigned int kc[2];
+    nbody_result r = NBODY_OK;
+    int j;
+    nbody__ckp_field_name(f, name);
+    kc[0] = (unsigned int)f->kind; kc[1] = (unsigned int)f->count;
+    nbody__put(w, name, sizeof name);
+    nbody__put(w, kc, sizeof kc);
+    if (f->kind != NBODY__FIELD_BUF) {
+        nbody__put(w, nbody__field_at(s, f), (size_t)f->count * nbody__ckp_scalar_size(f));
+        return NBODY_OK;
+    }
+    for (j = 0; j < f->count && r == NBODY_OK; ++j) {
+        r = s->eng.ops->download(&s->eng, host, ((nbody__buf *)nbody__field_at(s, f))[j], 0, s->len);
+        if (r == NBODY_OK) nbody__put(w, host, s->len * sizeof(nbody_real));
+    }
+    return r;
 }
 
 NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path) {
@@ -5687,13 +5862,9 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
     h.head[2] = (unsigned int)sizeof(nbody_real); h.head[3] = (unsigned int)sizeof(int);
     h.n = (unsigned long long)s->n;
     nbody__ckp_desc(&s->desc, h.ints, h.reals);
-    h.ints[NBODY__CKP_DESC_INTS] = s->nk; h.ints[NBODY__CKP_DESC_INTS + 1] = s->nwork;
-    h.ints[NBODY__CKP_DESC_INTS + 2] = s->f_valid; h.ints[NBODY__CKP_DESC_INTS + 3] = s->history;
-    memcpy(h.ints + NBODY__CKP_DESC_INTS + 4, s->mint, sizeof s->mint);
-    h.reals[NBODY__CKP_DESC_REALS] = s->t; h.reals[NBODY__CKP_DESC_REALS + 1] = s->dt_next;
-    h.reals[NBODY__CKP_DESC_REALS + 2] = s->stats.dt;
-    for (i = 0; i < 8; ++i) h.reals[NBODY__CKP_DESC_REALS + 3 + i] = s->mreal[i];
-    h.ints[NBODY__CKP_WHFAST_INT] = s->whfast.live; h.reals[NBODY__CKP_WHFAST_REAL] = s->whfast.h;
+    h.ints[NBODY__CKP_NK] = s->nk; h.ints[NBODY__CKP_F_VALID] = s->f_valid;
+    h.ints[NBODY__CKP_NFIELDS] = s->method->nfields;
+    h.reals[NBODY__CKP_T] = s->t; h.reals[NBODY__CKP_DT_NEXT] = s->dt_next; h.reals[NBODY__CKP_STATS_DT] = s->stats.dt;
     h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
     /* with several ranks every rank gathers each buffer (collective), rank 0 writes */
     w.f = nbody__engine_writer(&s->eng) ? fopen(tmp, "wb") : NULL;
@@ -5712,6 +5883,7 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
         r = s->eng.ops->download(&s->eng, host, *bufs[i], 0, s->len);
         if (r == NBODY_OK) nbody__put(&w, host, hostb);
     }
+    for (i = 0; i < s->method->nfields && r == NBODY_OK; ++i) r = nbody__ckp_put_field(&w, s, &s->method->fields[i], host);
     if (w.f) {
         if (w.ok && fwrite(&w.sum, 1, sizeof w.sum, w.f) != sizeof w.sum) w.ok = 0;
         if (fclose(w.f) != 0) w.ok = 0;
@@ -5775,8 +5947,7 @@ static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const
         h->head[3] != sizeof(int) || nbody__ckp_size(h) != size)
         return NBODY_ERR_FORMAT;
     for (i = 0; i < NBODY__CKP_REALS; ++i) if (!nbody__isfinite(h->reals[i])) return NBODY_ERR_FORMAT;
-    if (!(h->reals[NBODY__CKP_DESC_REALS + 1] > 0) || h->ints[NBODY__CKP_DESC_INTS + 2] < 0 ||
-        h->ints[NBODY__CKP_DESC_INTS + 2] > 1 || h->ints[NBODY__CKP_DESC_INTS + 3] < 0)
+    if (!(h->reals[NBODY__CKP_DT_NEXT] > 0) || h->ints[NBODY__CKP_F_VALID] < 0 || h->ints[NBODY__CKP_F_VALID] > 1)
         return NBODY_ERR_FORMAT;
     nbody__ckp_desc(d, iv, rv);
     for (i = 0; i < NBODY__CKP_DESC_INTS; ++i)
@@ -5793,8 +5964,42 @@ static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const
     fields[0] = sys->m; fields[1] = sys->x; fields[2] = sys->y; fields[3] = sys->z;
     fields[4] = sys->vx; fields[5] = sys->vy; fields[6] = sys->vz;
     for (i = 0; i < 7; ++i) if (!nbody__ckp_get(f, fields[i], sys->n * sizeof(nbody_real))) return NBODY_ERR_FORMAT;
-    sys->t = h->reals[NBODY__CKP_DESC_REALS];
+    sys->t = h->reals[NBODY__CKP_T];
     return nbody__system_valid(sys) ? NBODY_OK : NBODY_ERR_FORMAT;
+}
+
+/* one record of the method's state, into the field its name gives (seen: the fields read so
+   far); host: 6n reals of scratch */
+static nbody_result nbody__ckp_get_field(FILE *f, nbody_sim *s, unsigned char *seen, nbody_real *host) {
+    char name[NBODY__CKP_NAME], want[NBODY__CKP_NAME];
+    unsigned int kc[2];
+    const nbody__field *fd = NULL;
+    nbody_result r = NBODY_OK;
+    int i, j;
+    if (!nbody__ckp_get(f, name, sizeof name) || !nbody__ckp_get(f, kc, sizeof kc)) return NBODY_ERR_FORMAT;
+    for (i = 0; i < s->method->nfields && !fd; ++i) {
+        nbody__ckp_field_name(&s->method->fields[i], want);
+        if (memcmp(name, want, sizeof name) == 0) fd = &s->method->fields[i];
+    }
+    if (!fd || seen[fd - s->method->fields] || kc[0] != (unsigned int)fd->kind || kc[1] != (unsigned int)fd->count)
+        return NBODY_ERR_FORMAT;
+    seen[fd - s->method->fields] = 1;
+    if (fd->kind == NBODY__FIELD_INT) {
+        int *v = (int *)nbody__field_at(s, fd);
+        if (!nbody__ckp_get(f, v, (size_t)fd->count * sizeof(int))) return NBODY_ERR_FORMAT;
+        for (j = 0; j < fd->count; ++j) if (v[j] < fd->lo || v[j] > fd->hi) return NBODY_ERR_FORMAT;
+    } else if (fd->kind == NBODY__FIELD_REAL) {
+        nbody_real *v = (nbody_real *)nbody__field_at(s, fd);
+        if (!nbody__ckp_get(f, v, (size_t)fd->count * sizeof(nbody_real))) return NBODY_ERR_FORMAT;
+        for (j = 0; j < fd->count; ++j) if (!nbody__isfinite(v[j])) return NBODY_ERR_FORMAT;
+    } else {
+        nbody__buf *b = (nbody__buf *)nbody__field_at(s, fd);
+        for (j = 0; j < fd->count && r == NBODY_OK; ++j) {
+            r = nbody__ckp_get(f, host, s->len * sizeof(nbody_real)) ? NBODY_OK : NBODY_ERR_FORMAT;
+            if (r == NBODY_OK) r = s->eng.ops->upload(&s->eng, b[j], 0, host, s->len);
+        }
+    }
+    return r;
 }
 
 /* pass 2 continued: a simulation from the bodies, then every other buffer and scalar */
@@ -5804,9 +6009,10 @@ static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nb
     nbody_sim *s;
     nbody_real *host;
     int i, nb;
+    unsigned char seen[NBODY__CKP_MAX_FIELDS];
     nbody_result r = nbody_create(&s, desc, sys);
     if (r != NBODY_OK) return r;
-    if (s->nk != h->ints[NBODY__CKP_DESC_INTS] || s->nwork != h->ints[NBODY__CKP_DESC_INTS + 1]) {
+    if (s->nk != h->ints[NBODY__CKP_NK] || s->method->nfields != h->ints[NBODY__CKP_NFIELDS]) {
         nbody_destroy(s);
         return NBODY_ERR_FORMAT;     /* written by a build whose method keeps other buffers */
     }
@@ -5817,17 +6023,15 @@ static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nb
         r = nbody__ckp_get(f, host, s->len * sizeof(nbody_real)) ? NBODY_OK : NBODY_ERR_FORMAT;
         if (r == NBODY_OK) r = s->eng.ops->upload(&s->eng, *bufs[i], 0, host, s->len);
     }
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < s->method->nfields && r == NBODY_OK; ++i) r = nbody__ckp_get_field(f, s, seen, host);
     nbody__free(&s->desc, host);
     r = nbody__engine_agree(&s->eng, r);
     if (r != NBODY_OK) { nbody_destroy(s); return r; }
-    s->f_valid = h->ints[NBODY__CKP_DESC_INTS + 2];
-    s->history = h->ints[NBODY__CKP_DESC_INTS + 3];
-    memcpy(s->mint, h->ints + NBODY__CKP_DESC_INTS + 4, sizeof s->mint);
-    s->t = h->reals[NBODY__CKP_DESC_REALS];
-    s->dt_next = h->reals[NBODY__CKP_DESC_REALS + 1];
-    s->stats.dt = h->reals[NBODY__CKP_DESC_REALS + 2];
-    for (i = 0; i < 8; ++i) s->mreal[i] = h->reals[NBODY__CKP_DESC_REALS + 3 + i];
-    s->whfast.live = h->ints[NBODY__CKP_WHFAST_INT] != 0; s->whfast.h = h->reals[NBODY__CKP_WHFAST_REAL];
+    s->f_valid = h->ints[NBODY__CKP_F_VALID];
+    s->t = h->reals[NBODY__CKP_T];
+    s->dt_next = h->reals[NBODY__CKP_DT_NEXT];
+    s->stats.dt = h->reals[NBODY__CKP_STATS_DT];
     s->stats.t = s->t;
     s->stats.steps = h->counts[0]; s->stats.rejected = h->counts[1]; s->stats.force_evals = h->counts[2];
     *out = s;

@@ -90,7 +90,9 @@ typedef struct nbody__cuda {
     nbody__r *partial;             /* dense: slices x 3n partial sums */
     size_t partial_len;
     void *red;                     /* reduction scratch */
-    int block, rb, tuned;          /* chosen threads per block; bodies per thread (dense) or walk (tree, 1 or 2) */
+    int block, tuned;              /* threads per block, chosen (tuned = 1) or given */
+    int bodies_per_thread;         /* dense: targets a thread holds (1, 2, 4, 8) */
+    int walk;                      /* tree: NBODY__CU_WALK_THREAD or NBODY__CU_WALK_WARP */
     int uni;                       /* every mass equals mass1: the dense kernel's UNI form */
     nbody__r mass1;
     int variant;                   /* 0 the engine's kernel, 1 the plain tile kernel (benchmarks) */
@@ -108,6 +110,15 @@ typedef struct nbody__cuda {
     nbody__r *yact;                /* 3 n_active, allocated on first use */
     const nbody__r *ycur;          /* the state of this derivative (test particles' positions) */
     struct nbody__cu_slice_work *slice;   /* slices (nbody__cuda_derivative_slice): scratch */
+    /* group walk: bodies in depth-first (Morton) order, each node's range of them, quadrupoles */
+    nbody__rec *sb;                /* n: (x, y, z, m) at depth-first position p */
+    uint2 *nrange;                 /* 2n: (first position, count) of each node's bodies */
+    nbody__rec *nquad;             /* 2 per internal node: (xx xy xz yy), (yz zz trace 0); NULL: monopole */
+    int bucket, depth;             /* leaf bucket size; depth of the heap (its stack bound) */
+    int smem_max;                  /* shared memory a block may opt in to */
+    int gw_maxthreads[2];          /* the group walk's threads per block (registers), monopole, quadrupole */
+    int timing;                    /* benchmarks: events around build and walk */
+    cudaEvent_t tev[3];
 } nbody__cuda;
 struct nbody__cu_slice_work;
 static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
@@ -579,6 +590,16 @@ template <class P> static nbody_result nbody__cu_reserve(nbody__engine *e, P **p
     return r;
 }
 
+/* The slice model's rates, from H100 figures (docs/benchmarks.md): the dense kernel's
+   interactions per second in float and double (the one-sided kernel measures 2.2e12 and
+   0.96e12, the symmetric one 3.1e12 and 1.3e12), the memory bandwidth a streaming kernel sees
+   (3.35e12 bytes/s peak), and a kernel launch. Only their ratios matter, so the model chooses
+   sensibly on other GPUs too. */
+#define NBODY__CU_PAIRS_PER_S_FLOAT 2.4e12
+#define NBODY__CU_PAIRS_PER_S_DOUBLE 0.9e12
+#define NBODY__CU_BYTES_PER_S 2.5e12
+#define NBODY__CU_LAUNCH_S 5e-6
+
 /* How many source slices. Blocks of equal work run in waves of G = SMs x resident blocks, so
    the time is about ceil(blocks / G) x (tiles per block) x (time of one tile) plus, with
    slices, writing and adding the partial sums: the count minimising that model (a tail wave
@@ -588,17 +609,19 @@ static size_t nbody__cu_slices(nbody__engine *e, const void *fn, int B, int R, s
     int occ = 0;
     size_t n = e->n, iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R), ntiles = (nbody__cu_nsrc(e) + B - 1) / B, G, s, best_s = 1;
     size_t smax = ((size_t)1 << 24) / (3 * n) > 16 ? ((size_t)1 << 24) / (3 * n) : 16;   /* partial sums' memory */
-    double rate = sizeof(nbody__r) == sizeof(float) ? 2.4e12 : 0.9e12, tile_s, sum_s, best = -1;
+    double rate = sizeof(nbody__r) == sizeof(float) ? NBODY__CU_PAIRS_PER_S_FLOAT : NBODY__CU_PAIRS_PER_S_DOUBLE;
+    double tile_s, sum_s, best = -1;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, B * sizeof(nbody__rec)) != cudaSuccess)
         (void)cudaGetLastError();
     G = (size_t)c->sms * (size_t)(occ > 0 ? occ : 1);
     tile_s = (double)B * B * R * (double)G / rate;
-    sum_s = 6.0 * (double)n * sizeof(nbody__r) / 2.5e12;
+    sum_s = 6.0 * (double)n * sizeof(nbody__r) / NBODY__CU_BYTES_PER_S;
     if (smax > ntiles) smax = ntiles;
     if (smax > 65535) smax = 65535;
     for (s = 1; s <= smax; ++s) {
         size_t tps = (ntiles + s - 1) / s, sl = (ntiles + tps - 1) / tps;
-        double t = (double)((iblocks * sl + G - 1) / G) * (double)tps * tile_s + (sl > 1 ? (double)sl * sum_s + 5e-6 : 0);
+        double t = (double)((iblocks * sl + G - 1) / G) * (double)tps * tile_s +
+                   (sl > 1 ? (double)sl * sum_s + NBODY__CU_LAUNCH_S : 0);
         if (best < 0 || t < best * (1 - 1e-9)) { best = t; best_s = sl; }
     }
     *tiles_per_slice = (ntiles + best_s - 1) / best_s;
@@ -736,14 +759,16 @@ template <class T> __global__ void nbody__cu_morton(const T *x, size_t n, const 
    level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1))) */
 template <class T> __global__ void nbody__cu_leaves(const T *x, const T *m, size_t n, size_t P, const unsigned int *sorted,
                                                     nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
-                                                    T *rad, unsigned int *leafbody) {
+                                                    T *rad, unsigned int *leafbody, nbody__v4<T> *sb, uint2 *nrange) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
         size_t j = n + k, p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
-        nbody__v4<T> v = {x[b], x[n + b], x[2 * n + b], (T)0};
+        nbody__v4<T> v = {x[b], x[n + b], x[2 * n + b], (T)0}, w = {v.x, v.y, v.z, m[b]};
         node[j] = v; lo[j] = v; hi[j] = v;
         nmass[j] = m[b]; rad[j] = 0;
         leafbody[k] = b;
+        sb[p] = w;                                   /* the bodies in depth-first order */
+        nrange[j] = make_uint2((unsigned int)p, 1u);
     }
 }
 
@@ -757,7 +782,7 @@ template <class T> __device__ __forceinline__ T nbody__cu_dist(T ax, T ay, T az,
    centre of mass (parallel-axis theorem from the children's); node[i].w the squared critical
    distance of NBODY__TREE_CRIT, the CPU tree's formula. */
 template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
-                                                      nbody__v4<T> *hi, T *rad, T inv_theta) {
+                                                      nbody__v4<T> *hi, T *rad, T inv_theta, uint2 *nrange, nbody__v4<T> *quad) {
     for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
         size_t l = 2 * i, r = l + 1;
         nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
@@ -785,6 +810,26 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
         crit = NBODY__TREE_CRIT(radius, m > 0 ? b2 / m : (T)0, inv_theta, 2 * i >= n, sqrt);
         c.w = crit * crit;
         node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
+        {   /* a subtree's bodies are contiguous in depth-first order, the left child's first */
+            uint2 gl = nrange[l], gr = nrange[r];
+            nrange[i] = make_uint2(gl.x, gl.y + gr.y);
+        }
+        if (quad) {   /* second moments about c, parallel-axis theorem (leaves have none) */
+            T s[6] = {0, 0, 0, 0, 0, 0};
+            for (int h = 0; h < 2; ++h) {
+                size_t ch = l + h;
+                nbody__v4<T> cc = h ? cr : cl;
+                T mc = h ? mr : ml, sx = cc.x - c.x, sy = cc.y - c.y, sz = cc.z - c.z;
+                if (ch < n) {
+                    nbody__v4<T> qa = quad[2 * ch], qb = quad[2 * ch + 1];
+                    s[0] += qa.x; s[1] += qa.y; s[2] += qa.z; s[3] += qa.w; s[4] += qb.x; s[5] += qb.y;
+                }
+                s[0] += mc * sx * sx; s[1] += mc * sx * sy; s[2] += mc * sx * sz;
+                s[3] += mc * sy * sy; s[4] += mc * sy * sz; s[5] += mc * sz * sz;
+            }
+            nbody__v4<T> qa = {s[0], s[1], s[2], s[3]}, qb = {s[4], s[5], s[0] + s[3] + s[5], (T)0};
+            quad[2 * i] = qa; quad[2 * i + 1] = qb;
+        }
     }
 }
 
@@ -841,11 +886,177 @@ __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *_
     }
 }
 
+/* r2^(-1/2): float the hardware estimate (as nbody__weight), double the library's */
+__device__ __forceinline__ float nbody__cu_rsqrt(float r2) {
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(r2));
+    return y;
+}
+__device__ __forceinline__ double nbody__cu_rsqrt(double r2) { return rsqrt(r2); }
+
+/* the pull of an accepted node of mass M with second moments S = (qa: xx xy xz yy,
+   qb: yz zz trace) about its centre of mass at d = c - x, r2 = d^2 + eps^2: the softened
+   quadrupole expansion of the CPU tree (nbody__tree_visit in nbody.h),
+     a = (M h3 + 7.5 h7 d.S.d - 1.5 h5 tr S) d - 3 h5 S d,   hk = r2^(-k/2) */
+template <class T>
+__device__ __forceinline__ void nbody__cu_quad_add(nbody__v4<T> qa, nbody__v4<T> qb, T M, T dx, T dy, T dz, T r2, T &ax, T &ay,
+                                                   T &az) {
+    T y = nbody__cu_rsqrt(r2), y2 = y * y, h3 = y * y2, h5 = h3 * y2, h7 = h5 * y2;
+    T sx = qa.x * dx + qa.y * dy + qa.z * dz, sy = qa.y * dx + qa.w * dy + qb.x * dz, sz = qa.z * dx + qb.x * dy + qb.y * dz;
+    T w = M * h3 + (T)7.5 * h7 * (dx * sx + dy * sy + dz * sz) - (T)1.5 * h5 * qb.z, t = 3 * h5;
+    ax = fma(w, dx, fma(-t, sx, ax)); ay = fma(w, dy, fma(-t, sy, ay)); az = fma(w, dz, fma(-t, sz, az));
+}
+
+/* Group walk (Bedorf, Gaburov & Portegies Zwart 2012, Bonsai): warp g walks once for the 32
+   consecutive leaves [32g, 32g + 32), neighbours on the Z-order curve, with the group's
+   bounding box in place of a body: a node is accepted for the whole group when its centre
+   of mass lies farther than its critical distance from the box (then it is also for each
+   body: a body's distance is at least the box's), a node of at most `bucket` bodies that is
+   not is summed directly, its bodies (contiguous in depth-first order) appended, any other
+   node is opened. The 32 lanes test 32 nodes at a time, taken from the top of a stack in
+   shared memory; accepted nodes and direct bodies go to two lists in shared memory, and
+   each full 32 entries of a list are gathered into a tile that every lane sums for its own
+   body (one broadcast load per interaction). Direct bodies at distance 0 (the body itself,
+   coincident ones) add nothing, as in the other walks.
+   Stack bound: the chunk is the stack's top and children are pushed in reverse lane order,
+   so the stack stays sorted by depth and a chunk that takes a node of depth d takes every
+   deeper one: at most 64 entries per depth, 64 (depth + 1) in all. */
+template <class T> struct nbody__cu_gw {    /* one warp's shared memory */
+    nbody__v4<T> *tile, *qtile;
+    unsigned int *stack, *nlist, *blist;
+};
+template <class T> __host__ __device__ __forceinline__ size_t nbody__cu_gw_bytes(bool quad, unsigned int scap, unsigned int bucket) {
+    size_t b = (quad ? 96 : 32) * sizeof(nbody__v4<T>) + 4 * ((size_t)scap + 64 + 31 + 32 * (size_t)bucket);
+    return (b + 15) & ~(size_t)15;
+}
+template <class T, bool QUAD>
+__device__ __forceinline__ void nbody__cu_gw_nodes(const nbody__cu_gw<T> &s, const unsigned int *list, unsigned int cnt, unsigned int lane,
+                                                   const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                                                   const nbody__v4<T> *__restrict__ nquad, nbody__v4<T> me, T eps2,
+                                                   T &ax, T &ay, T &az) {
+    if (lane < cnt) {
+        unsigned int i = list[lane];
+        nbody__v4<T> q = nbody__ldg4(node + i);
+        q.w = __ldg(nmass + i);
+        s.tile[lane] = q;
+        if (QUAD) { s.qtile[2 * lane] = nbody__ldg4(nquad + 2 * i); s.qtile[2 * lane + 1] = nbody__ldg4(nquad + 2 * i + 1); }
+    }
+    __syncwarp();
+#pragma unroll 4
+    for (unsigned int j = 0; j < cnt; ++j) {
+        nbody__v4<T> q = s.tile[j];
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
+        if (QUAD) {
+            nbody__cu_quad_add(s.qtile[2 * j], s.qtile[2 * j + 1], q.w, dx, dy, dz, r2, ax, ay, az);
+        } else {
+            T w = nbody__weight(q.w, r2);
+            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+        }
+    }
+    __syncwarp();
+}
+template <class T>
+__device__ __forceinline__ void nbody__cu_gw_bodies(const nbody__cu_gw<T> &s, const unsigned int *list, unsigned int cnt, unsigned int lane,
+                                                    const nbody__v4<T> *__restrict__ sb, nbody__v4<T> me, T eps2, T &ax, T &ay, T &az) {
+    if (lane < cnt) s.tile[lane] = nbody__ldg4(sb + list[lane]);
+    __syncwarp();
+#pragma unroll 4
+    for (unsigned int j = 0; j < cnt; ++j) {
+        nbody__v4<T> q = s.tile[j];
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        T w = d2 > 0 ? nbody__weight(q.w, d2 + eps2) : (T)0;
+        ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+    }
+    __syncwarp();
+}
+template <class T, bool QUAD>
+__global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
+                                     const nbody__v4<T> *__restrict__ nquad, const uint2 *__restrict__ nrange,
+                                     const nbody__v4<T> *__restrict__ sb, const unsigned int *__restrict__ leafbody, T *f,
+                                     unsigned int n, unsigned int bstride, T eps2, T G, size_t nf, unsigned int bucket,
+                                     unsigned int scap) {
+    extern __shared__ unsigned char nbody__smem[];
+    const unsigned int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    const unsigned int lt = (1u << lane) - 1, gt = ~((2u << lane) - 1);
+    const size_t ngroups = ((size_t)n + 31) / 32;
+    nbody__cu_gw<T> s;
+    {
+        unsigned char *base = nbody__smem + (threadIdx.x >> 5) * nbody__cu_gw_bytes<T>(QUAD, scap, bucket);
+        s.tile = (nbody__v4<T> *)base;
+        s.qtile = s.tile + 32;
+        s.stack = (unsigned int *)(base + (QUAD ? 96 : 32) * sizeof(nbody__v4<T>));
+        s.nlist = s.stack + scap;
+        s.blist = s.nlist + 64;
+    }
+    for (size_t g = (size_t)blockIdx.x * bstride * wpb + (threadIdx.x >> 5); g < ngroups; g += (size_t)gridDim.x * bstride * wpb) {
+        size_t k = 32 * g + lane;
+        bool valid = k < n;
+        nbody__v4<T> me = nbody__ldg4(node + n + (valid ? k : 32 * g));
+        T lx = me.x, ly = me.y, lz = me.z, hx = me.x, hy = me.y, hz = me.z, ax = 0, ay = 0, az = 0;
+        unsigned int sp = 1, nn = 0, nbd = 0;
+        for (int o = 16; o > 0; o >>= 1) {
+            lx = fmin(lx, __shfl_xor_sync(~0u, lx, o)); ly = fmin(ly, __shfl_xor_sync(~0u, ly, o)); lz = fmin(lz, __shfl_xor_sync(~0u, lz, o));
+            hx = fmax(hx, __shfl_xor_sync(~0u, hx, o)); hy = fmax(hy, __shfl_xor_sync(~0u, hy, o)); hz = fmax(hz, __shfl_xor_sync(~0u, hz, o));
+        }
+        if (lane == 0) s.stack[0] = 1;
+        __syncwarp();
+        while (sp > 0) {
+            unsigned int take = sp < 32 ? sp : 32, i = 0, cnt = 0, first = 0, macc, mopen;
+            bool acc = false, open = false;
+            if (lane < take) i = s.stack[sp - 1 - lane];
+            __syncwarp();
+            sp -= take;
+            if (lane < take) {
+                nbody__v4<T> q = nbody__ldg4(node + i);
+                T ex = fmax(fmax(q.x - hx, lx - q.x), (T)0), ey = fmax(fmax(q.y - hy, ly - q.y), (T)0);
+                T ez = fmax(fmax(q.z - hz, lz - q.z), (T)0);
+                acc = i < n && fma(ex, ex, fma(ey, ey, ez * ez)) > q.w;   /* leaves: direct bodies */
+                if (!acc) {
+                    uint2 rg = __ldg(nrange + i);
+                    if (rg.y <= bucket) { cnt = rg.y; first = rg.x; }
+                    else open = true;
+                }
+            }
+            macc = __ballot_sync(~0u, acc);
+            mopen = __ballot_sync(~0u, open);
+            if (acc) s.nlist[nn + __popc(macc & lt)] = i;
+            nn += __popc(macc);
+            if (open) {   /* the shallower (higher) lanes' children lower: the stack stays sorted by depth */
+                unsigned int pos = sp + 2 * __popc(mopen & gt);
+                s.stack[pos] = 2 * i + 1; s.stack[pos + 1] = 2 * i;
+            }
+            sp += 2 * __popc(mopen);
+            if (__ballot_sync(~0u, cnt > 0)) {
+                unsigned int incl = cnt, tot;
+                for (int o = 1; o < 32; o <<= 1) {
+                    unsigned int v = __shfl_up_sync(~0u, incl, o);
+                    if (lane >= (unsigned int)o) incl += v;
+                }
+                tot = __shfl_sync(~0u, incl, 31);
+                for (unsigned int t = 0; t < cnt; ++t) s.blist[nbd + incl - cnt + t] = first + t;
+                nbd += tot;
+            }
+            __syncwarp();
+            while (nn >= 32) { nn -= 32; nbody__cu_gw_nodes<T, QUAD>(s, s.nlist + nn, 32, lane, node, nmass, nquad, me, eps2, ax, ay, az); }
+            while (nbd >= 32) { nbd -= 32; nbody__cu_gw_bodies<T>(s, s.blist + nbd, 32, lane, sb, me, eps2, ax, ay, az); }
+        }
+        if (nn) nbody__cu_gw_nodes<T, QUAD>(s, s.nlist, nn, lane, node, nmass, nquad, me, eps2, ax, ay, az);
+        if (nbd) nbody__cu_gw_bodies<T>(s, s.blist, nbd, lane, sb, me, eps2, ax, ay, az);
+        if (valid) {
+            size_t b = leafbody[k];
+            f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
+        }
+        __syncwarp();
+    }
+}
+
 /* test particles [nt, n) walk the tree of the active bodies [0, nt), a thread each, alone:
    the same accept/open rule as nbody__cu_walk; a leaf at distance 0 is skipped as there */
 template <class T>
 __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const T *y,
-                                    T *f, size_t nt, size_t n, T eps2, T G) {
+                                    T *f, size_t nt, size_t n, T eps2, T G, const nbody__v4<T> *__restrict__ nquad) {
     for (size_t k = nt + blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {   /* grid-stride */
         T px = y[k], py = y[n + k], pz = y[2 * n + k], ax = 0, ay = 0, az = 0;
         unsigned int cur = 1;
@@ -855,7 +1066,10 @@ __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const
             T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
             unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
             bool acc = d2 > q.w;
-            if (acc) {
+            if (acc && nquad && cur < nt) {
+                nbody__cu_quad_add(nbody__ldg4(nquad + 2 * cur), nbody__ldg4(nquad + 2 * cur + 1), __ldg(nmass + cur), dx, dy, dz,
+                                   d2 + eps2, ax, ay, az);
+            } else if (acc) {
                 T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
                 ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
             }
@@ -888,33 +1102,70 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
         size_t bytes = c->cubbytes;
         NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)n, 0, 63));
     }
-    nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody);
+    c->depth = depth;
+    nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody,
+                                                        c->sb, c->nrange);
     NBODY__CU(cudaGetLastError());
     {
         nbody__r it = 1 / e->desc.theta;
         for (int L = depth - 1; L >= 0; --L) {
             size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
             if (i0 >= i1) continue;
-            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it);
+            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it,
+                                                                        c->nrange, c->nquad);
             NBODY__CU(cudaGetLastError());
         }
     }
     return NBODY_OK;
 }
 
-/* walk 1: a thread per leaf alone, 2: warps walk together; every bstride-th block only */
+/* the tree walks: a thread per leaf alone, the warps' threads together, or the group walk
+   (the only one with quadrupoles and buckets) */
+#define NBODY__CU_WALK_THREAD 1
+#define NBODY__CU_WALK_WARP 2
+#define NBODY__CU_WALK_GROUP 3
+
+/* the group walk's stack entries, and its threads per block for a given B: whole warps, as
+   many as its shared memory allows */
+static unsigned int nbody__cu_gw_scap(const nbody__cuda *c) { return 64u * (unsigned int)(c->depth + 1); }
+static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
+    size_t per = nbody__cu_gw_bytes<nbody__r>(c->nquad != NULL, nbody__cu_gw_scap(c), (unsigned int)c->bucket);
+    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL] / 32;
+    if (wmax > wreg) wmax = wreg;
+    if (w > wmax) w = wmax;
+    if (w < 1) w = 1;
+    *smem = per * (size_t)w;
+    return 32 * w;
+}
+
+/* every bstride-th block only; quadrupoles always take the group walk */
 static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_t bstride, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     size_t nt = nbody__cu_nsrc(e);
-    unsigned int blocks = nbody__cu_blocks(nt, B), sb = (unsigned int)((blocks + bstride - 1) / bstride);
-    if (walk == 2)
+    unsigned int blocks, sb;
+    if (walk == NBODY__CU_WALK_GROUP || c->nquad) {
+        size_t smem;
+        int T = nbody__cu_gw_threads(c, B, &smem);
+        blocks = nbody__cu_blocks(nt, T); sb = (unsigned int)((blocks + bstride - 1) / bstride);
+        if (c->nquad)
+            nbody__cu_walk_group<nbody__r, true><<<sb, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f,
+                (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c));
+        else
+            nbody__cu_walk_group<nbody__r, false><<<sb, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f,
+                (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c));
+        walk = 0;
+    }
+    blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
+    if (walk == 0) {
+    } else if (walk == NBODY__CU_WALK_WARP)
         nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
     else
         nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
     NBODY__CU(cudaGetLastError());
     if (nt < e->n) {
-        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, f, nt, e->n, eps2, e->desc.G);
+        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, f, nt, e->n, eps2, e->desc.G,
+                                                                              c->nquad);
         NBODY__CU(cudaGetLastError());
     }
     return NBODY_OK;
@@ -924,82 +1175,130 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
    block size: given, or tuned once on the first derivative
    ====================================================================================== */
 /* sample = 0 for the real thing; in tuning, the dense kernel's tiles per block or the walk's
-   block stride; mid: see nbody__cu_dense_launch */
-static nbody_result nbody__cu_forces(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
-    if (nbody__cu(e)->tree) return nbody__cu_tree_walk(e, B, R, sample ? sample : 1, f);
-    return nbody__cu_dense_forces(e, B, R, sample, f, mid);
+   block stride; mid: see nbody__cu_dense_launch. bodies_per_thread: dense; walk: tree. */
+static nbody_result nbody__cu_forces(nbody__engine *e, int B, int bodies_per_thread, int walk, size_t sample, nbody__r *f,
+                                     cudaEvent_t mid) {
+    if (nbody__cu(e)->tree) return nbody__cu_tree_walk(e, B, walk, sample ? sample : 1, f);
+    return nbody__cu_dense_forces(e, B, bodies_per_thread, sample, f, mid);
 }
 
-/* Time each candidate (threads per block x bodies per thread, or x walk; dense: one-sided or
-   symmetric) on the real data, keep the fastest; the caller then computes the real result.
-   A candidate is timed on a sample of about 2^34 interactions (dense) or 2^20 leaves (tree)
-   spread over the whole problem, and its time scaled to the whole: dense one-sided, the real
-   grid with every block stopping after its share of tiles (the slices' sum timed apart,
+/* Tuning: each candidate (threads per block x bodies per thread, or x walk; dense: one-sided or
+   symmetric) is timed on the real data, the fastest kept; the caller then computes the real
+   result. A candidate is timed on a sample of about 2^34 interactions (dense) or 2^20 leaves
+   (tree) spread over the whole problem, and its time scaled to the whole: dense one-sided, the
+   real grid with every block stopping after its share of tiles (the slices' sum timed apart,
    unscaled); symmetric, the self tiles and the first rounds of the tournament, waits and all;
    tree, every bstride-th block of leaves, so the sample covers the centre and the outskirts
    alike. */
-static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
+#define NBODY__CU_SAMPLE_PAIRS 17179869184.0        /* 2^34 */
+#define NBODY__CU_SAMPLE_LEAVES ((size_t)1 << 20)
+#define NBODY__CU_SYM_SMEM_MAX (160 * 1024)         /* the symmetric kernel's shared memory, at most */
+#define NBODY__CU_MAX_CANDIDATES 40
+
+typedef struct nbody__cu_candidate {
+    int block, bodies_per_thread, walk, sym;
+    size_t sample;                 /* nbody__cu_forces' sample: 0 = the whole problem */
+    double scale;                  /* the sample's time x scale = the whole problem's */
+} nbody__cu_candidate;
+
+/* every candidate that fits, in the order they are timed; returns how many */
+static int nbody__cu_candidates(nbody__engine *e, nbody__cu_candidate *out) {
     static const int blocks[] = {64, 128, 256, 512, 1024}, sym_blocks[] = {64, 96, 128, 192, 256};
-    static const int rs[] = {1, 2, 4, 8};
+    static const int bodies[] = {1, 2, 4, 8}, walks[] = {NBODY__CU_WALK_THREAD, NBODY__CU_WALK_WARP};
     nbody__cuda *c = nbody__cu(e);
-    cudaEvent_t ev[3] = {NULL, NULL, NULL};
-    double best = -1, n = (double)e->n;
-    nbody_result r = NBODY_OK;
-    int nr = c->tree ? 2 : 4, best_sym = 0;
-    for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(e, cudaEventCreate(&ev[k]), "cudaEventCreate");
-    for (int sym = 0; sym < (c->tree ? 1 : 2) && r == NBODY_OK; ++sym)
-    for (int bi = 0; bi < 5 && r == NBODY_OK; ++bi) {
-        for (int ri = 0; ri < nr && r == NBODY_OK; ++ri) {
-            int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? ri + 1 : rs[ri];
-            size_t sample = 0;
-            double scale = 1, est = -1;
-            if (c->tree) {
-                size_t nb = nbody__cu_blocks(e->n, B), want = ((size_t)1 << 20) / (size_t)B;
-                sample = nb > want ? nb / want : 1;
-                scale = (double)nb / (double)((nb + sample - 1) / sample);
-            } else if (sym) {
-                size_t items, smem, m = nbody__cu_sym_tiles(e->n, B, R, &items, &smem);
-                if (m < 8 || smem > 160 * 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 1)) continue;
-                sample = (size_t)(17179869184.0 / (2.0 * B * R * B * R)) + 1;   /* 2^34 interactions */
-                if (sample < 16 * (size_t)c->sms) sample = 16 * (size_t)c->sms;
-                if (m + sample >= items) sample = 0;
-                else scale = (double)items / (double)(m + sample);
-            } else {
-                size_t tps;
-                if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 0)) continue;
-                (void)nbody__cu_slices(e, nbody__cu_dense_fn(R, c->uni, 0), B, R, &tps);
-                sample = (size_t)((double)tps * 17179869184.0 / (n * n)) + 1;   /* 2^34 interactions */
-                if (sample < 4) sample = 4;
-                if (sample >= tps) sample = 0;
-                else scale = (double)tps / (double)sample;
+    double n = (double)e->n;
+    int count = 0, quad = c->nquad != NULL, nv = c->tree ? (quad ? 1 : 2) : 4;
+    for (int sym = 0; sym < (c->tree ? 1 : 2); ++sym)
+        for (int bi = 0; bi < 5; ++bi)
+            for (int vi = 0; vi < nv; ++vi) {
+                nbody__cu_candidate k;
+                int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? 0 : bodies[vi];
+                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? (quad ? NBODY__CU_WALK_GROUP : walks[vi]) : 0; k.sym = sym;
+                k.sample = 0; k.scale = 1;
+                if (c->tree) {
+                    size_t nb = nbody__cu_blocks(e->n, B), want = NBODY__CU_SAMPLE_LEAVES / (size_t)B;
+                    k.sample = nb > want ? nb / want : 1;
+                    k.scale = (double)nb / (double)((nb + k.sample - 1) / k.sample);
+                } else if (sym) {
+                    size_t items, smem, m = nbody__cu_sym_tiles(e->n, B, R, &items, &smem);
+                    if (m < 8 || smem > NBODY__CU_SYM_SMEM_MAX || B > nbody__cu_dense_max_threads(R, c->uni, 1)) continue;
+                    k.sample = (size_t)(NBODY__CU_SAMPLE_PAIRS / (2.0 * B * R * B * R)) + 1;
+                    if (k.sample < 16 * (size_t)c->sms) k.sample = 16 * (size_t)c->sms;
+                    if (m + k.sample >= items) k.sample = 0;
+                    else k.scale = (double)items / (double)(m + k.sample);
+                } else {
+                    size_t tps;
+                    if (B * (size_t)R > 4 * e->n + 1024 || B > nbody__cu_dense_max_threads(R, c->uni, 0)) continue;
+                    (void)nbody__cu_slices(e, nbody__cu_dense_fn(R, c->uni, 0), B, R, &tps);
+                    k.sample = (size_t)((double)tps * NBODY__CU_SAMPLE_PAIRS / (n * n)) + 1;
+                    if (k.sample < 4) k.sample = 4;
+                    if (k.sample >= tps) k.sample = 0;
+                    else k.scale = (double)tps / (double)k.sample;
+                }
+                out[count++] = k;
             }
-            c->sym = sym;
-            r = nbody__cu_forces(e, B, R, sample, f, NULL);              /* warm-up */
-            for (int k = 0; k < 2 && r == NBODY_OK; ++k) {
-                float ms_force = 0, ms_sum = 0;
-                r = nbody__cu_check(e, cudaEventRecord(ev[0]), "cudaEventRecord");
-                if (r == NBODY_OK) r = nbody__cu_forces(e, B, R, sample, f, ev[1]);
-                if (r == NBODY_OK && c->tree) r = nbody__cu_check(e, cudaEventRecord(ev[1]), "cudaEventRecord");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(ev[2]), "cudaEventRecord");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(ev[2]), "tuning run");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_force, ev[0], ev[1]), "cudaEventElapsedTime");
-                if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_sum, ev[1], ev[2]), "cudaEventElapsedTime");
-                if (r == NBODY_OK && (est < 0 || ms_force * scale + ms_sum < est)) est = ms_force * scale + ms_sum;
-            }
-            if (r == NBODY_OK && (best < 0 || est < best)) { best = est; c->block = B; c->rb = R; best_sym = sym; }
-        }
+    return count;
+}
+
+/* a candidate's estimated time for the whole problem in ms: a warm-up, then the best of two
+   timed runs (ev: three events) */
+static nbody_result nbody__cu_time_one(nbody__engine *e, const nbody__cu_candidate *k, cudaEvent_t *ev, nbody__r *f,
+                                       double *ms) {
+    nbody__cuda *c = nbody__cu(e);
+    double est = -1;
+    nbody_result r;
+    c->sym = k->sym;
+    r = nbody__cu_forces(e, k->block, k->bodies_per_thread, k->walk, k->sample, f, NULL);   /* warm-up */
+    for (int rep = 0; rep < 2 && r == NBODY_OK; ++rep) {
+        float ms_force = 0, ms_sum = 0;
+        r = nbody__cu_check(e, cudaEventRecord(ev[0]), "cudaEventRecord");
+        if (r == NBODY_OK) r = nbody__cu_forces(e, k->block, k->bodies_per_thread, k->walk, k->sample, f, ev[1]);
+        if (r == NBODY_OK && c->tree) r = nbody__cu_check(e, cudaEventRecord(ev[1]), "cudaEventRecord");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventRecord(ev[2]), "cudaEventRecord");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventSynchronize(ev[2]), "tuning run");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_force, ev[0], ev[1]), "cudaEventElapsedTime");
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaEventElapsedTime(&ms_sum, ev[1], ev[2]), "cudaEventElapsedTime");
+        if (r == NBODY_OK && (est < 0 || ms_force * k->scale + ms_sum < est)) est = ms_force * k->scale + ms_sum;
     }
-    c->sym = best_sym;
+    *ms = est;
+    return r;
+}
+
+static void nbody__cu_report_tuning(nbody__engine *e, double ms) {
+    nbody__cuda *c = nbody__cu(e);
+    if (c->tree)
+        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)",
+                      c->block, c->walk == NBODY__CU_WALK_WARP ? "warp" : "thread", ms);
+    else
+        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
+                      c->sym ? "symmetric" : "one-sided", c->block, c->bodies_per_thread, ms);
+}
+
+/* candidates, time each, keep the fastest, report it */
+static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_candidate cand[NBODY__CU_MAX_CANDIDATES];
+    cudaEvent_t ev[3] = {NULL, NULL, NULL};
+    double best = -1;
+    nbody_result r = NBODY_OK;
+    int count = nbody__cu_candidates(e, cand), chosen = -1;
+    for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(e, cudaEventCreate(&ev[k]), "cudaEventCreate");
+    for (int i = 0; i < count && r == NBODY_OK; ++i) {
+        double est = -1;
+        r = nbody__cu_time_one(e, &cand[i], ev, f, &est);
+        if (r == NBODY_OK && (best < 0 || est < best)) { best = est; chosen = i; }
+    }
     for (int k = 0; k < 3; ++k)
         if (ev[k]) cudaEventDestroy(ev[k]);
+    c->sym = chosen >= 0 ? cand[chosen].sym : 0;
+    if (chosen >= 0) {
+        c->block = cand[chosen].block;
+        if (c->tree) c->walk = cand[chosen].walk;
+        else c->bodies_per_thread = cand[chosen].bodies_per_thread;
+    }
     if (r == NBODY_OK) {
         c->tuned = 1;
-        if (c->tree)
-            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)",
-                          c->block, c->rb == 2 ? "warp" : "thread", best);
-        else
-            nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
-                          c->sym ? "symmetric" : "one-sided", c->block, c->rb, best);
+        nbody__cu_report_tuning(e, best);
     }
     return r;
 }
@@ -1016,6 +1315,9 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
     nbody__cu_slice_free(c->slice, &e->desc);
+    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
+    for (int k = 0; k < 3; ++k)
+        if (c->tev[k]) cudaEventDestroy(c->tev[k]);
     (void)cudaGetLastError();
     e->desc.allocator.free(c, e->desc.allocator.user_data);
     e->impl = NULL;
@@ -1028,6 +1330,7 @@ static nbody_result nbody__cu_check_block(nbody__engine *e, int tree) {
     int B = e->desc.block_size, limit = 1024;
     cudaFuncAttributes a;
     if (tree) {
+        /* the group walk caps its threads per block itself (whole warps, registers, shared memory) */
         const void *fns[] = {(const void *)nbody__cu_walk<nbody__r, true>, (const void *)nbody__cu_walk<nbody__r, false>};
         for (int k = 0; k < 2; ++k) {
             if (cudaFuncGetAttributes(&a, fns[k]) != cudaSuccess) { (void)cudaGetLastError(); return NBODY_ERR_DEVICE; }
@@ -1052,8 +1355,8 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     cudaError_t err;
     /* the tree walks single-body leaves, stackless, in leaf order, with monopoles: any other
        choice of the desc is refused rather than ignored */
-    if (tree && e->desc.quadrupole) {
-        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: no quadrupole moments (monopole only); NBODY_ENGINE_TREE has them");
+    if (tree && e->desc.leaf_size > 32) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: leaf_size %d above the GPU walk's 32", e->desc.leaf_size);
         return NBODY_ERR_UNAVAILABLE;
     }
     if (tree && e->desc.traversal == NBODY_TRAVERSAL_STACK) {
@@ -1110,11 +1413,30 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
             r = nbody__cu_check(e, cub::DeviceRadixSort::SortPairs(NULL, c->cubbytes, c->key[0], c->key[1], c->val[0],
                                                                     c->val[1], (int)e->n, 0, 63), "sort size");
         if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->cubtmp, c->cubbytes);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->sb, e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->nrange, nn);
+        if (r == NBODY_OK && e->desc.quadrupole) r = nbody__cu_malloc(e, &c->nquad, 2 * e->n);
+        c->bucket = e->desc.leaf_size > 0 ? e->desc.leaf_size : 1;
+        if (r == NBODY_OK)
+            r = nbody__cu_check(e, cudaDeviceGetAttribute(&c->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->dev), "device attributes");
+        if (r == NBODY_OK)   /* the group walk's blocks may take more than the default 48 KB of shared memory */
+            r = nbody__cu_check(e, cudaFuncSetAttribute(nbody__cu_walk_group<nbody__r, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        c->smem_max), "cudaFuncSetAttribute");
+        if (r == NBODY_OK)
+            r = nbody__cu_check(e, cudaFuncSetAttribute(nbody__cu_walk_group<nbody__r, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        c->smem_max), "cudaFuncSetAttribute");
+        for (int k = 0; k < 2 && r == NBODY_OK; ++k) {   /* registers cap the threads per block */
+            cudaFuncAttributes a;
+            r = nbody__cu_check(e, cudaFuncGetAttributes(&a, k ? (const void *)nbody__cu_walk_group<nbody__r, true>
+                                                               : (const void *)nbody__cu_walk_group<nbody__r, false>), "cudaFuncGetAttributes");
+            c->gw_maxthreads[k] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;
+        }
     }
     if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
-        c->rb = tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;   /* tree: the warps' walk */
+        c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->walk = e->desc.quadrupole ? NBODY__CU_WALK_GROUP : NBODY__CU_WALK_WARP;   /* tree: warp or group walk */
         c->tuned = 1;
     }
     if (r != NBODY_OK) nbody__cu_shutdown(e);
@@ -1179,13 +1501,17 @@ static nbody_result nbody__cu_derivative(nbody__engine *e, nbody__buf yb, nbody_
         copy.out = f; copy.y = y + 3 * n; copy.len = 3 * n;
         nbody__cu_lincomb_kernel<<<nbody__cu_blocks(3 * n, 256), 256>>>(copy);
         NBODY__CU(cudaGetLastError());
+        if (c->timing) NBODY__CU(cudaEventRecord(c->tev[0]));
         if ((r = nbody__cu_tree_build(e, y)) != NBODY_OK) return r;
+        if (c->timing) NBODY__CU(cudaEventRecord(c->tev[1]));
     } else {
         nbody__cu_pack<<<nbody__cu_blocks(3 * n, 256), 256>>>(y, c->m, c->bodies, f, n);
         NBODY__CU(cudaGetLastError());
     }
     if (!c->tuned && (r = nbody__cu_tune(e, f)) != NBODY_OK) return r;
-    return nbody__cu_forces(e, c->block, c->rb, 0, f, NULL);
+    r = nbody__cu_forces(e, c->block, c->bodies_per_thread, c->walk, 0, f, NULL);
+    if (r == NBODY_OK && c->tree && c->timing) NBODY__CU(cudaEventRecord(c->tev[2]));
+    return r;
 }
 
 static nbody_result nbody__cu_lincomb(nbody__engine *e, const nbody__lincomb *op) {
@@ -1242,21 +1568,40 @@ extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
 }
 
 /* Benchmarks and tests only: choose the kernel (dense: 0 the one-sided, 1 the plain tile
-   kernel, 2 the symmetric), the threads per block and the bodies per thread (0 = keep), which
-   also ends tuning. */
-extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread) {
+   kernel, 2 the symmetric), the threads per block and per_thread (0 = keep): the bodies per
+   thread of the dense engine, the walk of the tree (NBODY__CU_WALK_*); a block ends tuning. */
+extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread) {
     nbody__cuda *c = nbody__cu(e);
     c->variant = variant == 1;
     c->sym = variant == 2;
     if (block > 0) { c->block = block; c->tuned = 1; }
-    if (bodies_per_thread > 0) c->rb = bodies_per_thread;
+    if (per_thread > 0 && c->tree) c->walk = per_thread;
+    else if (per_thread > 0) c->bodies_per_thread = per_thread;
 }
-/* Benchmarks only: the tuned choice (0 before the first derivative); *symmetric: 1 when
-   the dense engine chose the symmetric kernel. */
-extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric) {
-    *block = nbody__cu(e)->block;
-    *bodies_per_thread = nbody__cu(e)->rb;
-    *symmetric = nbody__cu(e)->sym;
+/* Benchmarks only (tree): from the next derivative on, time the build and the walk with
+   events; *build_ms and *walk_ms: those of the last derivative (-1 before one). */
+extern "C" void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms, double *walk_ms) {
+    nbody__cuda *c = nbody__cu(e);
+    float a = -1, b = -1;
+    if (!c->timing) {
+        int ok = 1;
+        for (int k = 0; k < 3; ++k) ok = ok && cudaEventCreate(&c->tev[k]) == cudaSuccess;
+        c->timing = ok;
+    } else if (cudaEventSynchronize(c->tev[2]) == cudaSuccess && cudaEventElapsedTime(&a, c->tev[0], c->tev[1]) == cudaSuccess &&
+               cudaEventElapsedTime(&b, c->tev[1], c->tev[2]) == cudaSuccess) {
+    } else {
+        a = b = -1;
+    }
+    (void)cudaGetLastError();
+    *build_ms = a; *walk_ms = b;
+}
+/* Benchmarks only: the tuned choice (0 before the first derivative); *per_thread as in
+   nbody__cuda_bench_config; *symmetric: 1 when the dense engine chose the symmetric kernel. */
+extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *per_thread, int *symmetric) {
+    nbody__cuda *c = nbody__cu(e);
+    *block = c->block;
+    *per_thread = c->tree ? c->walk : c->bodies_per_thread;
+    *symmetric = c->sym;
 }
 
 /* ======================================================================================
@@ -1435,7 +1780,7 @@ static nbody_result nbody__cu_slice_tree(nbody__engine *e, const nbody__r *p, nb
         int B = c->block > 0 ? c->block : 128;
         nbody__r eps2 = e->desc.softening * e->desc.softening;
         unsigned int blocks = (unsigned int)((m + (size_t)B - 1) / (size_t)B);
-        if (c->rb == 1)
+        if (c->walk == NBODY__CU_WALK_THREAD)
             nbody__cu_walk_list<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
                                                                (unsigned int)n, i0, m, eps2, e->desc.G);
         else
@@ -1491,9 +1836,14 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK || m == 0) return r;
     NBODY__CU(cudaMemcpyAsync(f, y + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));   /* dx/dt = v */
+    if (c->tree && c->nquad) {     /* the slices' walk over a leaf list has monopoles only */
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: quadrupole moments need one GPU in one process (not devices > 1 or MPI)");
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
     if (!c->tuned) {               /* no tuning on slices: the measured good defaults */
         c->block = c->tree ? 128 : 256;
-        c->rb = c->tree ? 2 : sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+        c->walk = NBODY__CU_WALK_WARP;
         c->tuned = 1;
     }
     if (c->tree) return nbody__cu_slice_tree(e, p, f, i0, m);

@@ -4,7 +4,11 @@
    and the median wall time of one force evaluation (tree build included, the accelerations
    downloaded for the GPU engines) after one untimed evaluation (tuning, kernel loading).
    Usage: bench_tree_accuracy [tree|cuda-tree|opencl-tree] [N (12347)] [repetitions (5)]
-   Plummer sphere, seed 2026, softening 1e-3. A configuration the engine refuses prints so. */
+                              [theta from, to in tenths (3 8)] [leaf_size (0: the default)]
+   Plummer sphere, seed 2026, softening 1e-3. A configuration the engine refuses prints so.
+   The time is that of the derivative and a download of one value (which waits for the
+   device); the accelerations are downloaded once afterwards for the errors. With the CUDA
+   engine built in, the CUDA tree's build and walk are also timed apart (device events). */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -17,6 +21,9 @@ static double now(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+#ifdef NBODY_WITH_CUDA
+void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms, double *walk_ms);
+#endif
 static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 /* direct sums in double for the sampled bodies idx[0..k) */
@@ -41,6 +48,7 @@ int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "tree";
     size_t n = argc > 2 ? (size_t)atol(argv[2]) : 12347, k, i;
     int reps = argc > 3 ? atoi(argv[3]) : 5, quad, t;
+    int t0 = argc > 5 ? atoi(argv[4]) : 3, t1 = argc > 5 ? atoi(argv[5]) : 8, leaf = argc > 6 ? atoi(argv[6]) : 0;
     nbody_engine eng = strcmp(name, "cuda-tree") == 0 ? NBODY_ENGINE_CUDA_TREE
                      : strcmp(name, "opencl-tree") == 0 ? NBODY_ENGINE_OPENCL_TREE : NBODY_ENGINE_TREE;
     const double eps = 1e-3;
@@ -62,28 +70,41 @@ int main(int argc, char **argv) {
     direct(&s, idx, k, eps, ref);
     printf("## %s, %s, Plummer N = %lu, softening 1e-3: relative force error over %lu bodies, ms per evaluation\n\n",
            name, sizeof(nbody_real) == sizeof(float) ? "float" : "double", (unsigned long)n, (unsigned long)k);
-    printf("| moments | theta | median | p99 | worst | ms |\n|---|---|---|---|---|---|\n");
+    printf("| moments | theta | median | p99 | worst | ms | build ms | walk ms |\n|---|---|---|---|---|---|---|---|\n");
     for (quad = 0; quad <= 1; ++quad)
-        for (t = 3; t <= 8; ++t) {
+        for (t = t0; t <= t1; ++t) {
+            double bms = -1, wms = -1, bsum = 0, wsum = 0;
+            nbody_real one;
+            (void)wms;
             nbody_desc d;
             nbody__engine e;
             nbody__buf yb = NULL, fb = NULL;
             nbody_result r;
             int rep;
             memset(&d, 0, sizeof d);
-            d.engine = eng; d.theta = (nbody_real)(0.1 * t); d.quadrupole = quad; d.softening = (nbody_real)eps;
+            d.engine = eng; d.theta = (nbody_real)(0.1 * t); d.quadrupole = quad; d.softening = (nbody_real)eps; d.leaf_size = leaf;
             d = nbody__desc_defaults(&d);
             r = nbody__engine_start(&e, &d, n, s.m);
             if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &yb);
             if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &fb);
             if (r == NBODY_OK) r = e.ops->upload(&e, yb, 0, y, 6 * n);
             if (r == NBODY_OK) r = e.ops->derivative(&e, yb, fb);          /* untimed: tuning, loading */
+#ifdef NBODY_WITH_CUDA
+            if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE) nbody__cuda_bench_tree_times(&e, &bms, &wms);
+#endif
             for (rep = 0; r == NBODY_OK && rep < reps; ++rep) {
-                double t0 = now();
+                double ts = now();
                 r = e.ops->derivative(&e, yb, fb);
-                if (r == NBODY_OK) r = e.ops->download(&e, f, fb, 3 * n, 3 * n);
-                times[rep] = now() - t0;
+                if (r == NBODY_OK) r = e.ops->download(&e, &one, fb, 3 * n, 1);
+                times[rep] = now() - ts;
+#ifdef NBODY_WITH_CUDA
+                if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE) {
+                    nbody__cuda_bench_tree_times(&e, &bms, &wms);
+                    bsum += bms; wsum += wms;
+                }
+#endif
             }
+            if (r == NBODY_OK) r = e.ops->download(&e, f, fb, 3 * n, 3 * n);
             if (r != NBODY_OK) {
                 printf("| %s | %.1f | %s | | | |\n", quad ? "quadrupole" : "monopole", 0.1 * t, nbody_result_string(r));
             } else {
@@ -95,8 +116,10 @@ int main(int argc, char **argv) {
                 }
                 qsort(err, k, sizeof(double), cmp_double);
                 qsort(times, (size_t)reps, sizeof(double), cmp_double);
-                printf("| %s | %.1f | %.2e | %.2e | %.2e | %.3g |\n", quad ? "quadrupole" : "monopole", 0.1 * t, err[k / 2],
+                printf("| %s | %.1f | %.2e | %.2e | %.2e | %.3g |", quad ? "quadrupole" : "monopole", 0.1 * t, err[k / 2],
                        err[(k - 1) * 99 / 100], err[k - 1], 1e3 * times[reps / 2]);
+                if (bms >= 0) printf(" %.3g | %.3g |\n", bsum / reps, wsum / reps);
+                else printf(" | |\n");
             }
             fflush(stdout);
             if (e.ops) { e.ops->release(&e, fb); e.ops->release(&e, yb); }

@@ -1,7 +1,5 @@
 #!/bin/sh
 # Every piece of C a user may copy compiles as C99 and as C++11 with -Wall -Wextra -pedantic
-# (a block opened with ```c mpi needs mpicc and MPI_Init's argc/argv: tests/mpi_engines.c
-# compiles the same calls under mpicc)
 # -Werror, with gcc and clang: each ```c block of README.md and docs/*.md, the complete
 # program in nbody.h's manual, and every example program (examples/*.c; the viewer where
 # GLFW and OpenGL are installed). Prints one PASS/FAIL line each and a RESULT line.
@@ -14,8 +12,9 @@
 #     then #include "nbody.h", <stdio.h>, <string.h>, and the rest goes inside main(). A line
 #     that is only "..." stands for elided code: the parts around it go into separate
 #     blocks { } (each may declare its own names). main() declares, zeroed, the names that
-#     snippets use without declaring them: sim, s, sys, system, desc, t_end and a log
-#     function my_log. Snippets stop before using what they compute, so they are compiled
+#     snippets use without declaring them: sim, s, sys, system, desc, t_end, argc, argv and
+#     a log function my_log. A block that defines NBODY_WITH_MPI is compiled by mpicc as C99
+#     (skipped where there is no mpicc). Snippets stop before using what they compute, so they are compiled
 #     with -Wno-unused-variable (and -Wno-unused-but-set-variable).
 # Examples: clang as C99, g++ and clang++ as C++11, at -O0 (the Makefile's own build of
 # examples/ is gcc as C99 with the same warnings at -O2).
@@ -30,6 +29,11 @@ printf 'int main(void){return 0;}' | gcc -fopenmp -x c - -o "$tmp/o" 2>/dev/null
 compile() { # what, file, extra flags...: every compiler there is, C99 and C++11
     what=$1; file=$2; shift 2
     for c in "gcc -std=c99" "clang -std=c99" "g++ -std=c++11 -x c++" "clang++ -std=c++11 -x c++"; do
+        if [ -n "$MPI_BLOCK" ]; then   # a block for NBODY_WITH_MPI: mpicc (C99) alone
+            [ "$c" = "gcc -std=c99" ] || continue
+            c="mpicc -std=c99"
+            if ! have mpicc; then skip=$((skip + 1)); echo "SKIP $what: no mpicc"; continue; fi
+        fi
         have "${c%% *}" || continue
         if $c $W "$@" -c "$file" -o "$tmp/o.o" >"$tmp/log" 2>&1; then pass=$((pass + 1))
         else fail=$((fail + 1)); echo "FAIL $what: ${c%% -x*}"; head -n 8 "$tmp/log"; fi
@@ -56,12 +60,14 @@ for blk in "$tmp"/*.blk; do
     name=$(basename "$blk" .blk)
     what="$(echo "$name" | sed 's/_\([0-9]*\)$/ block \1/') (line $(cat "$blk.line"))"
     src="$tmp/$name.c"
+    MPI_BLOCK=$(grep -l 'define NBODY_WITH_MPI' "$blk")
     if grep -q 'int main(' "$blk"; then
         cp "$blk" "$src"
         compile "$what" "$src" $OMP
     else
         {
-            grep '^[ \t]*#' "$blk" | grep -v 'define NBODY_IMPLEMENTATION'
+            # (an MPI block keeps it: <mpi.h> comes in with the implementation)
+            if [ -n "$MPI_BLOCK" ]; then grep '^[ \t]*#' "$blk"; else grep '^[ \t]*#' "$blk" | grep -v 'define NBODY_IMPLEMENTATION'; fi
             cat <<'HEAD'
 #include "nbody.h"
 #include <stdio.h>
@@ -69,7 +75,7 @@ for blk in "$tmp"/*.blk; do
 static void my_log(nbody_log_level level, const char *message, void *user_data) {
     (void)level; (void)message; (void)user_data;
 }
-int main(void) {
+int main(int argc, char **argv) {
     nbody_sim *sim = NULL;
     nbody_system s = NBODY_ZERO, sys = NBODY_ZERO, system = NBODY_ZERO;
     nbody_desc desc = NBODY_ZERO;
@@ -79,7 +85,7 @@ HEAD
             grep -v '^[ \t]*#' "$blk" | sed 's/^[ \t]*\.\.\.[ \t]*$/    }\n    {/'
             cat <<'TAIL'
     }
-    (void)sim; (void)s; (void)sys; (void)system; (void)desc; (void)t_end; (void)my_log;
+    (void)argc; (void)argv; (void)sim; (void)s; (void)sys; (void)system; (void)desc; (void)t_end; (void)my_log;
     return 0;
 }
 TAIL

@@ -163,7 +163,85 @@ static void test_tree_walks_agree(void) {
         CHECK(!ok || memcmp(a1, a2, n3 * sizeof(nbody_real)) == 0, "tree walks differ, block %d", blocks[b]);
         free(a1);
     }
+    /* the group walk: each warp's group is the same 32 leaves whatever the block size, so its
+       result does not depend on it (blocks of 33 threads run as 64) */
+    {
+        nbody_real *g1 = (nbody_real *)malloc(n3 * sizeof(nbody_real)), *g2 = (nbody_real *)malloc(n3 * sizeof(nbody_real));
+        for (b = 0; b < 3; ++b) {
+            int ok = tree_walk(&s, blocks[b], 3, b ? g2 : g1);
+            CHECK(ok, "group walk, block %d: engine failed", blocks[b]);
+            if (b) CHECK(ok && memcmp(g1, g2, n3 * sizeof(nbody_real)) == 0, "group walk differs between blocks 33 and %d", blocks[b]);
+        }
+        free(g1); free(g2);
+    }
     nbody_system_free(&s);
+}
+
+/* the group walk (quadrupoles; leaf buckets) and the monopole walks with every leaf size:
+   theta -> 0 is the direct sum (bodies on top of each other included), and at theta 0.5 the
+   per-body bounds of tree_accuracy.h hold for each combination */
+static void test_tree_group_options(void) {
+    static const int leaves[] = {1, 4, 16, 32};
+    nbody_system s = {0};
+    nbody_desc dt = {0}, dr = {0};
+    int q, l;
+    nbody_ic_uniform_cube(&s, scaled(3001), 5);
+    s.x[4] = s.x[3]; s.y[4] = s.y[3]; s.z[4] = s.z[3];
+    dr.engine = NBODY_ENGINE_BLOCK; dr.softening = (nbody_real)0.01;
+    for (q = 0; q < 2; ++q)
+        for (l = 0; l < 4; ++l) {
+            double worst, median;
+            nbody_result rt, rr;
+            dt.engine = NBODY_ENGINE_CUDA_TREE; dt.softening = dr.softening; dt.theta = (nbody_real)1e-6;
+            dt.quadrupole = q; dt.leaf_size = leaves[l];
+            accel_error(&s, &dt, &dr, &worst, &median, &rt, &rr);
+            CHECK(rt == NBODY_OK && worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-5),
+                  "group walk quadrupole %d leaf %d theta->0: max rel err %g (%s)", q, leaves[l], worst, nbody_result_string(rt));
+        }
+    nbody_system_free(&s);
+    {
+        double *ref;
+        nbody_ic_plummer(&s, scaled(TREE_ACC_N), TREE_ACC_SEED);
+        ref = tree_acc_direct(&s, TREE_ACC_EPS);
+        CHECK(ref != NULL, "no memory");
+        for (q = 0; ref && q < 2; ++q)
+            for (l = 0; l < 4; ++l) {
+                nbody_desc d = {0};
+                tree_acc_stats st;
+                char what[128];
+                nbody_result r;
+                d.engine = NBODY_ENGINE_CUDA_TREE; d.theta = (nbody_real)0.5; d.softening = (nbody_real)TREE_ACC_EPS;
+                d.quadrupole = q; d.leaf_size = leaves[l];
+                snprintf(what, sizeof what, "cuda-tree, Plummer %lu theta 0.5 %s leaf %d", (unsigned long)s.n,
+                         q ? "quadrupole" : "monopole", leaves[l]);
+                r = tree_acc_stats_of(&d, &s, ref, &st);
+                if (s.n == TREE_ACC_N) tree_acc_check_bounds(what, r, &st);
+                else CHECK(r == NBODY_OK, "%s: %s", what, nbody_result_string(r));
+                /* quadrupoles: well inside the monopole's bounds */
+                if (s.n == TREE_ACC_N && q) CHECK(st.p99 <= TREE_ACC_P99 / 4, "%s: p99 %.3e", what, st.p99);
+            }
+        if (ref && s.n == TREE_ACC_N) {   /* the group walk forced on the monopole tree */
+            nbody_real *a = (nbody_real *)malloc(3 * s.n * sizeof(nbody_real));
+            double *e = (double *)malloc(s.n * sizeof(double));
+            size_t i, n = s.n;
+            int ok = a && e && forced(&s, NBODY_ENGINE_CUDA_TREE, TREE_ACC_EPS, 0, 128, 3, a);
+            CHECK(ok, "group walk, monopole: engine failed");
+            for (i = 0; ok && i < n; ++i) {
+                double dx = (double)a[i] - ref[i], dy = (double)a[n + i] - ref[n + i], dz = (double)a[2 * n + i] - ref[2 * n + i];
+                e[i] = sqrt((dx * dx + dy * dy + dz * dz) / (ref[i] * ref[i] + ref[n + i] * ref[n + i] + ref[2 * n + i] * ref[2 * n + i]));
+            }
+            if (ok) {
+                qsort(e, n, sizeof(double), cmp_double);
+                CHECK(e[(n - 1) * 99 / 100] <= TREE_ACC_P99 && e[n - 1] <= TREE_ACC_MAX, "group walk monopole: p99 %.3e worst %.3e",
+                      e[(n - 1) * 99 / 100], e[n - 1]);
+                printf("  cuda-tree group walk, monopole theta 0.5: median %.3e, p99 %.3e, worst %.3e\n", e[n / 2], e[(n - 1) * 99 / 100],
+                       e[n - 1]);
+            }
+            free(a); free(e);
+        }
+        free(ref);
+        nbody_system_free(&s);
+    }
 }
 
 static void test_tree_accuracy(void) {
@@ -246,7 +324,7 @@ static void test_tree_accuracy_per_body(void) {
    vector operations of a leapfrog run still give every body its force: theta -> 0 equals
    the direct sum, and runs equal those with the normal cap bitwise. */
 static void test_grid_cap(void) {
-    static const int walks[2] = {1, 2};
+    static const int walks[3] = {1, 2, 3};
     nbody_system s = {0}, a = {0}, b = {0};
     nbody_desc dt = {0}, dr = {0};
     double worst, median;
@@ -260,7 +338,7 @@ static void test_grid_cap(void) {
     accel_error(&s, &dt, &dr, &worst, &median, &rt, &rr);
     CHECK(rt == NBODY_OK && worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-5),
           "grid cap 3: tree theta->0 max rel err %g (%s)", worst, nbody_result_string(rt));
-    for (w = 0; w < 2; ++w) {      /* both walks, a given block size (no tuning) */
+    for (w = 0; w < 3; ++w) {      /* every walk, a given block size (no tuning) */
         nbody__engine e;
         nbody_desc d = dt;
         nbody_real *y = (nbody_real *)calloc(6 * n, sizeof(nbody_real)), *f = (nbody_real *)calloc(6 * n, sizeof(nbody_real));
@@ -348,13 +426,15 @@ static void test_tree_refusals(void) {
     nbody_system s = {0};
     int k;
     nbody_ic_plummer(&s, 100, 3);
-    for (k = 0; k < 5; ++k) {
+    for (k = 0; k < 7; ++k) {
         nbody_desc d = {0};
         nbody_sim *sim = NULL;
         nbody_result r;
         int refuse = k < 3;
         d.engine = NBODY_ENGINE_CUDA_TREE; d.log.func = count_errors;
-        if (k == 0) d.quadrupole = 1;
+        if (k == 0) d.leaf_size = 33;                 /* the group walk's buckets hold at most 32 */
+        if (k == 5) d.quadrupole = 1;
+        if (k == 6) d.leaf_size = 32;
         if (k == 1) d.traversal = NBODY_TRAVERSAL_STACK;
         if (k == 2) d.visit_order = NBODY_ORDER_BODY;
         if (k == 3) d.traversal = NBODY_TRAVERSAL_STACKLESS;
@@ -569,6 +649,7 @@ int main(void) {
     test_grid_cap();
     test_tree_refusals();
     test_tree_walks_agree();
+    test_tree_group_options();
     test_whole_runs();
     if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */
         check_every_method(NBODY_ENGINE_CUDA);

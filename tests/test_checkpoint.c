@@ -177,12 +177,94 @@ static void refusals(void) {
     nbody_system_free(&fig);
 }
 
+/* the method state is written from its field list under the fields' names */
+static long find_record(const unsigned char *data, long size, const char *name) {
+    long i;
+    for (i = 0; i + 16 <= size; ++i)
+        if (memcmp(data + i, name, strlen(name) + 1) == 0) return i;
+    return -1;
+}
+static void fix_sum(unsigned char *data, long size) {
+    unsigned long long sum = nbody__fnv1a(NBODY__FNV_SEED, data, (size_t)size - 8);
+    memcpy(data + size - 8, &sum, 8);
+}
+
+static void named_fields(void) {
+    nbody_desc d;
+    nbody_sim *sim = NULL, *back = NULL;
+    nbody_system a, b;
+    const char *good = rel_path("fields"), *moved = rel_path("fields_moved");
+    unsigned char *data = NULL, *swapped;
+    long size = 0, at_s, at_h;
+    int m, i, j, clash = 0, names = 0;
+    /* every list: short distinct names; fields that do not overlap, inside nbody_sim */
+    for (m = 1; m < NBODY_METHOD_COUNT_; ++m) {
+        const nbody__method_info *mi = &nbody__methods[m];
+        for (i = 0; i < mi->nfields; ++i) {
+            const nbody__field *f = &mi->fields[i];
+            size_t size_i = (size_t)f->count * (f->kind == NBODY__FIELD_INT ? sizeof(int) : f->kind == NBODY__FIELD_REAL ?
+                                                sizeof(nbody_real) : sizeof(nbody__buf));
+            if (strlen(f->name) >= NBODY__CKP_NAME || f->count < 1 || f->offset + size_i > sizeof(nbody_sim)) names++;
+            for (j = 0; j < mi->nfields; ++j) {
+                const nbody__field *g = &mi->fields[j];
+                if (j != i && (strcmp(f->name, g->name) == 0 || (g->offset >= f->offset && g->offset < f->offset + size_i))) clash++;
+            }
+        }
+    }
+    CHECK(names == 0, "%d fields with a bad name, count or offset", names);
+    CHECK(clash == 0, "%d fields share a name or overlap", clash);
+    /* records found by name: swapped records load, and continue bitwise like the file as written */
+    memset(&d, 0, sizeof d);
+    memset(&a, 0, sizeof a); memset(&b, 0, sizeof b);
+    d.method = NBODY_ADAMS; d.order = 5; d.softening = (nbody_real)0.05; d.dt = (nbody_real)0.01;
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_OK && nbody_advance(sim, (nbody_real)0.1) == NBODY_OK &&
+          nbody_checkpoint_save(sim, good) == NBODY_OK && file_bytes(good, &data, &size), "adams: save");
+    nbody_destroy(sim); sim = NULL;
+    if (!data) return;
+    at_s = find_record(data, size, "spacing");
+    at_h = find_record(data, size, "history");
+    CHECK(at_s > 0 && at_h == at_s + 16 + 8 + (long)sizeof(nbody_real), "adams: records spacing, history not found in order");
+    swapped = (unsigned char *)malloc((size_t)size);
+    if (swapped && at_s > 0 && at_h == at_s + 16 + 8 + (long)sizeof(nbody_real)) {
+        long ls = at_h - at_s, lh = 16 + 8 + (long)sizeof(int);
+        memcpy(swapped, data, (size_t)size);
+        memcpy(swapped + at_s, data + at_h, (size_t)lh);
+        memcpy(swapped + at_s + lh, data + at_s, (size_t)ls);
+        fix_sum(swapped, size);
+        write_bytes(moved, swapped, size);
+        CHECK(nbody_checkpoint_load(&sim, &d, good) == NBODY_OK && nbody_checkpoint_load(&back, &d, moved) == NBODY_OK,
+              "adams: records in another order refused");
+        if (sim && back) {
+            CHECK(nbody_advance(sim, (nbody_real)0.3) == NBODY_OK && nbody_advance(back, (nbody_real)0.3) == NBODY_OK &&
+                  rel_state(sim, s0.n, &a) && rel_state(back, s0.n, &b) && rel_same(&a, &b),
+                  "adams: reordered records continue differently");
+        }
+        nbody_destroy(sim); nbody_destroy(back); sim = back = NULL;
+        /* a name the list does not have, and an int out of its range, are refused */
+        memcpy(swapped, data, (size_t)size);
+        swapped[at_h] = 'H';
+        fix_sum(swapped, size);
+        write_bytes(moved, swapped, size);
+        CHECK(nbody_checkpoint_load(&back, &d, moved) == NBODY_ERR_FORMAT, "adams: unknown field name accepted");
+        memcpy(swapped, data, (size_t)size);
+        i = NBODY__ADAMS_MAX_ORDER;
+        memcpy(swapped + at_h + 24, &i, sizeof i);
+        fix_sum(swapped, size);
+        write_bytes(moved, swapped, size);
+        CHECK(nbody_checkpoint_load(&back, &d, moved) == NBODY_ERR_FORMAT, "adams: history out of range accepted");
+    }
+    free(swapped); free(data);
+    remove(moved);
+    nbody_system_free(&a); nbody_system_free(&b);
+}
+
 int main(void) {
     (void)check_skip;
     nbody_ic_plummer(&s0, 16, 7);
     every_method();
     engines_and_threads();
     refusals();
+    named_fields();
     nbody_system_free(&s0);
     return check_finish();
 }

@@ -247,7 +247,7 @@ static void test_adams_restart(void) {
     CHECK(chunked < 4 * whole + 1e-10, "adams 5 restarted after clipped steps: error %.3g vs %.3g", chunked, whole);
     /* set_state resets the history: the same run again gives bitwise the same state */
     nbody_set_state(sim, &s0);
-    CHECK(sim->history == 0, "set_state keeps history %d", sim->history);
+    CHECK(sim->adams.history == 0, "set_state keeps history %d", sim->adams.history);
     for (i = 0; i < 50; ++i) nbody_step(sim);
     nbody_get_state(sim, &a);
     nbody_destroy(sim);
