@@ -14,18 +14,20 @@ echo "== test-cuda"
 for t in cuda_engines cuda_engines_float; do NBODY_REQUIRE_CUDA=1 timeout 150 ./build/$t > "$OUT/$t.log" 2>&1; echo "$t exit $?: $(grep -c '^FAIL' "$OUT/$t.log") FAIL lines, $(grep RESULT "$OUT/$t.log")"; grep '^FAIL' "$OUT/$t.log" | head -5; done
 el tests
 for tool in memcheck racecheck; do
-  NBODY_TEST_SMALL=1 timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 ./build/cuda_engines > "$OUT/san-$tool.log" 2>&1
+  NBODY_TEST_SMALL=1 timeout 75 compute-sanitizer --tool $tool --error-exitcode 9 ./build/cuda_engines > "$OUT/san-$tool.log" 2>&1
   echo "compute-sanitizer $tool: exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|RESULT' "$OUT/san-$tool.log" | tr '\n' ' ')"
 done
 el sanitizers
-echo "== bench_gpu quick (float, double)"
-timeout 90 ./build/bench_gpu_float quick > "$OUT/bench_gpu_float.md" 2>&1; grep -E 'interactions|^\|' "$OUT/bench_gpu_float.md" | head -24
-timeout 60 ./build/bench_gpu quick > "$OUT/bench_gpu.md" 2>&1; grep -E '^\|' "$OUT/bench_gpu.md" | head -12
+echo "== bench_gpu_float quick"
+timeout 60 ./build/bench_gpu_float quick > "$OUT/bench_gpu_float.md" 2>&1; grep -E '^\|' "$OUT/bench_gpu_float.md" | head -30
+echo "== test particles: 1% active against all (CUDA, N = 10^5)"
+make -s -j16 WITH_CUDA=1 build/bench_steer > /dev/null 2>&1; timeout 40 ./build/bench_steer cuda 100000 1 2>&1 | tail -4
 el bench
-echo "== make test on the host CPU (every SIMD level)"
-NBODY_REQUIRE_OPENCL=0 timeout 240 make -s -j16 test > "$OUT/make-test.log" 2>&1; echo "exit $?"
-grep -E 'SIMD levels tested|passed,|^FAIL' "$OUT/make-test.log" | head -12
-el make-test
+echo "== the host CPU: every SIMD level (tests/simd_levels.sh, test_simd, test_block)"
+make -s -j16 build/test_simd build/test_block build/test_numeric_faults build/test_reproducible build/test_tree > /dev/null 2>&1
+timeout 90 sh tests/simd_levels.sh 2>&1 | grep -E 'SIMD levels|RESULT|FAIL' | head -8
+for t in test_simd test_block; do timeout 60 ./build/$t 2>&1 | grep -E '^FAIL|RESULT' | head -4; done
+el cpu-tests
 echo "== dispatched build against -march=native (BLOCK, 2 threads)"
-timeout 60 make -s bench-dispatch > "$OUT/dispatch.log" 2>&1; grep -E 'BLOCK' "$OUT/dispatch.log" | head -8
+timeout 50 sh bench/bench_dispatch.sh 5 2>&1 | grep -E 'BLOCK' | head -8
 el done
