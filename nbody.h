@@ -2508,6 +2508,19 @@ static void nbody__tree_walk_packet(const nbody__kdtree *t, nbody__tree_packet *
     nbody__tree_walk(t, p, stack);
 }
 
+/* a walked packet's sums into the accelerations: lane l's body b goes to ax[b - o] (o: the
+   first body of a slice, else 0); the bucket partial sums are added in one fixed order */
+static void nbody__tree_packet_store(const nbody__tree_packet *p, const size_t *body, const nbody__forces *F, size_t o) {
+    int l, c;
+    for (l = 0; l < NBODY__TREE_LANES; ++l)
+        if (body[l] != NBODY__TREE_NONE) {
+            nbody_real s[3];
+            for (c = 0; c < 3; ++c) s[c] = (p->b[c][l][0] + p->b[c][l][1]) + (p->b[c][l][2] + p->b[c][l][3]);
+            F->ax[body[l] - o] = F->G * (p->ax[l] + s[0]); F->ay[body[l] - o] = F->G * (p->ay[l] + s[1]);
+            F->az[body[l] - o] = F->G * (p->az[l] + s[2]);
+        }
+}
+
 /* accelerations of count bodies from a built tree, body i's going to ax[i - i0]: the bodies
    targets[0 .. count) when targets is not NULL (a slice in leaf order), else all bodies
    (i0 = 0, count = n) in packets of consecutive items (leaf order: neighbours in space), or
@@ -2534,14 +2547,7 @@ static void nbody__tree_forces_of(const nbody__kdtree *t, const nbody_desc *d, c
         }
         memset(p.b, 0, sizeof p.b);
         nbody__tree_walk_packet(t, &p, stack);
-        for (l = 0; l < NBODY__TREE_LANES; ++l)
-            if (body[l] != NBODY__TREE_NONE) {
-                nbody_real s[3];
-                int c;
-                for (c = 0; c < 3; ++c) s[c] = (p.b[c][l][0] + p.b[c][l][1]) + (p.b[c][l][2] + p.b[c][l][3]);
-                F->ax[body[l] - i0] = F->G * (p.ax[l] + s[0]); F->ay[body[l] - i0] = F->G * (p.ay[l] + s[1]);
-                F->az[body[l] - i0] = F->G * (p.az[l] + s[2]);
-            }
+        nbody__tree_packet_store(&p, body, F, i0);
     }
 }
 
@@ -2564,14 +2570,7 @@ static void nbody__tree_forces_test(const nbody__kdtree *t, const nbody_desc *d,
         }
         memset(p.b, 0, sizeof p.b);
         nbody__tree_walk_packet(t, &p, stack);
-        for (l = 0; l < NBODY__TREE_LANES; ++l)
-            if (body[l] != NBODY__TREE_NONE) {
-                nbody_real s[3];
-                int c;
-                for (c = 0; c < 3; ++c) s[c] = (p.b[c][l][0] + p.b[c][l][1]) + (p.b[c][l][2] + p.b[c][l][3]);
-                F->ax[body[l]] = F->G * (p.ax[l] + s[0]); F->ay[body[l]] = F->G * (p.ay[l] + s[1]);
-                F->az[body[l]] = F->G * (p.az[l] + s[2]);
-            }
+        nbody__tree_packet_store(&p, body, F, 0);
     }
 }
 static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F) {
