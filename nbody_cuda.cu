@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
+#include <stdlib.h>
 
 typedef nbody_real nbody__r;
 
@@ -116,7 +117,9 @@ typedef struct nbody__cuda {
     nbody__rec *nquad;             /* 2 per internal node: (xx xy xz yy), (yz zz trace 0); NULL: monopole */
     int bucket, depth;             /* leaf bucket size; depth of the heap (its stack bound) */
     int smem_max;                  /* shared memory a block may opt in to */
-    int gw_maxthreads[2];          /* the group walk's threads per block (registers), monopole, quadrupole */
+    int gw_maxthreads[2][2];       /* the group walk's threads per block (registers): [quadrupole][bodies per lane - 1] */
+    int gw_bpl, gw_dyn;            /* group walk: bodies per lane (1, 2); take groups from a work counter */
+    unsigned int *gw_next;         /* that counter */
     int timing;                    /* benchmarks: events around build and walk */
     cudaEvent_t tev[3];
 } nbody__cuda;
@@ -929,11 +932,21 @@ template <class T> __host__ __device__ __forceinline__ size_t nbody__cu_gw_bytes
     size_t b = (quad ? 96 : 32) * sizeof(nbody__v4<T>) + 4 * ((size_t)scap + 64 + 31 + 32 * (size_t)bucket);
     return (b + 15) & ~(size_t)15;
 }
-template <class T, bool QUAD>
+/* a lane's bodies in the group walk: BPL of them, lanes 32 apart */
+template <class T, int BPL> struct nbody__cu_gw_acc {
+    nbody__v4<T> me[BPL];
+    T ax[BPL], ay[BPL], az[BPL];
+};
+#ifdef NBODY_CU_GW_STATS   /* benchmarks: what a group walk does (tested nodes, accepted nodes, direct bodies, clocks) */
+__device__ unsigned long long nbody__cu_gw_stat[8];
+#define NBODY__CU_GW_STAT(k, v) atomicAdd(&nbody__cu_gw_stat[k], (unsigned long long)(v))
+#else
+#define NBODY__CU_GW_STAT(k, v) ((void)0)
+#endif
+template <class T, bool QUAD, int BPL>
 __device__ __forceinline__ void nbody__cu_gw_nodes(const nbody__cu_gw<T> &s, const unsigned int *list, unsigned int cnt, unsigned int lane,
                                                    const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
-                                                   const nbody__v4<T> *__restrict__ nquad, nbody__v4<T> me, T eps2,
-                                                   T &ax, T &ay, T &az) {
+                                                   const nbody__v4<T> *__restrict__ nquad, T eps2, nbody__cu_gw_acc<T, BPL> &a) {
     if (lane < cnt) {
         unsigned int i = list[lane];
         nbody__v4<T> q = nbody__ldg4(node + i);
@@ -945,42 +958,52 @@ __device__ __forceinline__ void nbody__cu_gw_nodes(const nbody__cu_gw<T> &s, con
 #pragma unroll 4
     for (unsigned int j = 0; j < cnt; ++j) {
         nbody__v4<T> q = s.tile[j];
-        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
-        T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
-        if (QUAD) {
-            nbody__cu_quad_add(s.qtile[2 * j], s.qtile[2 * j + 1], q.w, dx, dy, dz, r2, ax, ay, az);
-        } else {
-            T w = nbody__weight(q.w, r2);
-            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+#pragma unroll
+        for (int b = 0; b < BPL; ++b) {
+            T dx = q.x - a.me[b].x, dy = q.y - a.me[b].y, dz = q.z - a.me[b].z;
+            T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
+            if (QUAD) {
+                nbody__cu_quad_add(s.qtile[2 * j], s.qtile[2 * j + 1], q.w, dx, dy, dz, r2, a.ax[b], a.ay[b], a.az[b]);
+            } else {
+                T w = nbody__weight(q.w, r2);
+                a.ax[b] = fma(w, dx, a.ax[b]); a.ay[b] = fma(w, dy, a.ay[b]); a.az[b] = fma(w, dz, a.az[b]);
+            }
         }
     }
     __syncwarp();
 }
-template <class T>
+template <class T, int BPL>
 __device__ __forceinline__ void nbody__cu_gw_bodies(const nbody__cu_gw<T> &s, const unsigned int *list, unsigned int cnt, unsigned int lane,
-                                                    const nbody__v4<T> *__restrict__ sb, nbody__v4<T> me, T eps2, T &ax, T &ay, T &az) {
+                                                    const nbody__v4<T> *__restrict__ sb, T eps2, nbody__cu_gw_acc<T, BPL> &a) {
     if (lane < cnt) s.tile[lane] = nbody__ldg4(sb + list[lane]);
     __syncwarp();
 #pragma unroll 4
     for (unsigned int j = 0; j < cnt; ++j) {
         nbody__v4<T> q = s.tile[j];
-        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
-        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-        T w = d2 > 0 ? nbody__weight(q.w, d2 + eps2) : (T)0;
-        ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+#pragma unroll
+        for (int b = 0; b < BPL; ++b) {
+            T dx = q.x - a.me[b].x, dy = q.y - a.me[b].y, dz = q.z - a.me[b].z;
+            T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+            T w = d2 > 0 ? nbody__weight(q.w, d2 + eps2) : (T)0;
+            a.ax[b] = fma(w, dx, a.ax[b]); a.ay[b] = fma(w, dy, a.ay[b]); a.az[b] = fma(w, dz, a.az[b]);
+        }
     }
     __syncwarp();
 }
-template <class T, bool QUAD>
+/* next: NULL, warp w of the grid takes groups w, w + W, ... (W warps in the grid); else a
+   work counter (zero at launch): each warp takes the next group when it is done, so a
+   block's warps never wait for its slowest group (groups in a sparse halo cost many times
+   those of the core) and the grid is only as large as what is resident. */
+template <class T, bool QUAD, int BPL>
 __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
                                      const nbody__v4<T> *__restrict__ nquad, const uint2 *__restrict__ nrange,
                                      const nbody__v4<T> *__restrict__ sb, const unsigned int *__restrict__ leafbody, T *f,
                                      unsigned int n, unsigned int bstride, T eps2, T G, size_t nf, unsigned int bucket,
-                                     unsigned int scap) {
+                                     unsigned int scap, unsigned int *next) {
     extern __shared__ unsigned char nbody__smem[];
     const unsigned int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
     const unsigned int lt = (1u << lane) - 1, gt = ~((2u << lane) - 1);
-    const size_t ngroups = ((size_t)n + 31) / 32;
+    const size_t GS = 32 * BPL, ngroups = ((size_t)n + GS - 1) / GS;
     nbody__cu_gw<T> s;
     {
         unsigned char *base = nbody__smem + (threadIdx.x >> 5) * nbody__cu_gw_bytes<T>(QUAD, scap, bucket);
@@ -990,12 +1013,29 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
         s.nlist = s.stack + scap;
         s.blist = s.nlist + 64;
     }
-    for (size_t g = (size_t)blockIdx.x * bstride * wpb + (threadIdx.x >> 5); g < ngroups; g += (size_t)gridDim.x * bstride * wpb) {
-        size_t k = 32 * g + lane;
-        bool valid = k < n;
-        nbody__v4<T> me = nbody__ldg4(node + n + (valid ? k : 32 * g));
-        T lx = me.x, ly = me.y, lz = me.z, hx = me.x, hy = me.y, hz = me.z, ax = 0, ay = 0, az = 0;
+    size_t g = (size_t)blockIdx.x * bstride * wpb + (threadIdx.x >> 5);
+    if (next) {
+        unsigned int t = 0;
+        if (lane == 0) t = atomicAdd(next, 1u);
+        g = (size_t)__shfl_sync(~0u, t, 0) * bstride;
+    }
+    while (g < ngroups) {
+#ifdef NBODY_CU_GW_STATS
+        long long t0 = clock64();
+        unsigned long long tested = 0;
+#endif
+        nbody__cu_gw_acc<T, BPL> a;
+        T lx, ly, lz, hx, hy, hz;
         unsigned int sp = 1, nn = 0, nbd = 0;
+#pragma unroll
+        for (int b = 0; b < BPL; ++b) {
+            size_t k = GS * g + lane + 32 * b;
+            a.me[b] = nbody__ldg4(node + n + (k < n ? k : GS * g));
+            a.ax[b] = a.ay[b] = a.az[b] = 0;
+            if (b == 0) { lx = hx = a.me[b].x; ly = hy = a.me[b].y; lz = hz = a.me[b].z; }
+            lx = fmin(lx, a.me[b].x); ly = fmin(ly, a.me[b].y); lz = fmin(lz, a.me[b].z);
+            hx = fmax(hx, a.me[b].x); hy = fmax(hy, a.me[b].y); hz = fmax(hz, a.me[b].z);
+        }
         for (int o = 16; o > 0; o >>= 1) {
             lx = fmin(lx, __shfl_xor_sync(~0u, lx, o)); ly = fmin(ly, __shfl_xor_sync(~0u, ly, o)); lz = fmin(lz, __shfl_xor_sync(~0u, lz, o));
             hx = fmax(hx, __shfl_xor_sync(~0u, hx, o)); hy = fmax(hy, __shfl_xor_sync(~0u, hy, o)); hz = fmax(hz, __shfl_xor_sync(~0u, hz, o));
@@ -1008,6 +1048,9 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
             if (lane < take) i = s.stack[sp - 1 - lane];
             __syncwarp();
             sp -= take;
+#ifdef NBODY_CU_GW_STATS
+            tested += take;
+#endif
             if (lane < take) {
                 nbody__v4<T> q = nbody__ldg4(node + i);
                 T ex = fmax(fmax(q.x - hx, lx - q.x), (T)0), ey = fmax(fmax(q.y - hy, ly - q.y), (T)0);
@@ -1037,20 +1080,51 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
                 tot = __shfl_sync(~0u, incl, 31);
                 for (unsigned int t = 0; t < cnt; ++t) s.blist[nbd + incl - cnt + t] = first + t;
                 nbd += tot;
+#ifdef NBODY_CU_GW_STATS
+                if (lane == 0) NBODY__CU_GW_STAT(2, tot);
+#endif
             }
+#ifdef NBODY_CU_GW_STATS
+            if (lane == 0) NBODY__CU_GW_STAT(1, __popc(macc));
+#endif
             __syncwarp();
-            while (nn >= 32) { nn -= 32; nbody__cu_gw_nodes<T, QUAD>(s, s.nlist + nn, 32, lane, node, nmass, nquad, me, eps2, ax, ay, az); }
-            while (nbd >= 32) { nbd -= 32; nbody__cu_gw_bodies<T>(s, s.blist + nbd, 32, lane, sb, me, eps2, ax, ay, az); }
+            while (nn >= 32) { nn -= 32; nbody__cu_gw_nodes<T, QUAD, BPL>(s, s.nlist + nn, 32, lane, node, nmass, nquad, eps2, a); }
+            while (nbd >= 32) { nbd -= 32; nbody__cu_gw_bodies<T, BPL>(s, s.blist + nbd, 32, lane, sb, eps2, a); }
         }
-        if (nn) nbody__cu_gw_nodes<T, QUAD>(s, s.nlist, nn, lane, node, nmass, nquad, me, eps2, ax, ay, az);
-        if (nbd) nbody__cu_gw_bodies<T>(s, s.blist, nbd, lane, sb, me, eps2, ax, ay, az);
-        if (valid) {
-            size_t b = leafbody[k];
-            f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
+        if (nn) nbody__cu_gw_nodes<T, QUAD, BPL>(s, s.nlist, nn, lane, node, nmass, nquad, eps2, a);
+        if (nbd) nbody__cu_gw_bodies<T, BPL>(s, s.blist, nbd, lane, sb, eps2, a);
+#pragma unroll
+        for (int b = 0; b < BPL; ++b) {
+            size_t k = GS * g + lane + 32 * b;
+            if (k < n) {
+                size_t bi = leafbody[k];
+                f[3 * nf + bi] = G * a.ax[b]; f[4 * nf + bi] = G * a.ay[b]; f[5 * nf + bi] = G * a.az[b];
+            }
         }
+#ifdef NBODY_CU_GW_STATS
+        if (lane == 0) {
+            unsigned long long dt = (unsigned long long)(clock64() - t0);
+            NBODY__CU_GW_STAT(0, tested); NBODY__CU_GW_STAT(3, dt); NBODY__CU_GW_STAT(4, 1);
+            atomicMax(&nbody__cu_gw_stat[5], dt);
+        }
+#endif
         __syncwarp();
+        if (next) {
+            unsigned int t = 0;
+            if (lane == 0) t = atomicAdd(next, 1u);
+            g = (size_t)__shfl_sync(~0u, t, 0) * bstride;
+        } else {
+            g += (size_t)gridDim.x * bstride * wpb;
+        }
     }
 }
+#ifdef NBODY_CU_GW_STATS
+extern "C" void nbody__cuda_gw_stats(unsigned long long out[8], int reset) {
+    cudaDeviceSynchronize();
+    cudaMemcpyFromSymbol(out, nbody__cu_gw_stat, 8 * sizeof(unsigned long long));
+    if (reset) { unsigned long long z[8] = {0}; cudaMemcpyToSymbol(nbody__cu_gw_stat, z, sizeof z); }
+}
+#endif
 
 /* test particles [nt, n) walk the tree of the active bodies [0, nt), a thread each, alone:
    the same accept/open rule as nbody__cu_walk; a leaf at distance 0 is skipped as there */
@@ -1130,12 +1204,20 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
 static unsigned int nbody__cu_gw_scap(const nbody__cuda *c) { return 64u * (unsigned int)(c->depth + 1); }
 static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
     size_t per = nbody__cu_gw_bytes<nbody__r>(c->nquad != NULL, nbody__cu_gw_scap(c), (unsigned int)c->bucket);
-    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL] / 32;
+    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL][c->gw_bpl - 1] / 32;
     if (wmax > wreg) wmax = wreg;
     if (w > wmax) w = wmax;
     if (w < 1) w = 1;
     *smem = per * (size_t)w;
     return 32 * w;
+}
+
+typedef void (*nbody__cu_gw_fn)(const nbody__rec *, const nbody__r *, const nbody__rec *, const uint2 *, const nbody__rec *,
+                                const unsigned int *, nbody__r *, unsigned int, unsigned int, nbody__r, nbody__r, size_t,
+                                unsigned int, unsigned int, unsigned int *);
+static nbody__cu_gw_fn nbody__cu_gw_kernel(int quad, int bpl) {
+    if (quad) return bpl == 2 ? nbody__cu_walk_group<nbody__r, true, 2> : nbody__cu_walk_group<nbody__r, true, 1>;
+    return bpl == 2 ? nbody__cu_walk_group<nbody__r, false, 2> : nbody__cu_walk_group<nbody__r, false, 1>;
 }
 
 /* every bstride-th block only; quadrupoles always take the group walk */
@@ -1145,15 +1227,20 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
     size_t nt = nbody__cu_nsrc(e);
     unsigned int blocks, sb;
     if (walk == NBODY__CU_WALK_GROUP || c->nquad) {
-        size_t smem;
-        int T = nbody__cu_gw_threads(c, B, &smem);
-        blocks = nbody__cu_blocks(nt, T); sb = (unsigned int)((blocks + bstride - 1) / bstride);
-        if (c->nquad)
-            nbody__cu_walk_group<nbody__r, true><<<sb, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f,
-                (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c));
-        else
-            nbody__cu_walk_group<nbody__r, false><<<sb, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f,
-                (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c));
+        size_t smem, groups = (nt + 32 * c->gw_bpl - 1) / (32 * c->gw_bpl);
+        int T = nbody__cu_gw_threads(c, B, &smem), per = 0;
+        nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL, c->gw_bpl);
+        size_t warps = (groups + bstride - 1) / bstride;
+        blocks = (unsigned int)((warps + T / 32 - 1) / (T / 32));
+        if (c->gw_dyn) {
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, T, smem) == cudaSuccess && per > 0 &&
+                (size_t)per * c->sms < blocks)
+                blocks = (unsigned int)(per * c->sms);
+            NBODY__CU(cudaMemsetAsync(c->gw_next, 0, sizeof(unsigned int)));
+        }
+        if (blocks > nbody__cu_grid_cap) blocks = nbody__cu_grid_cap;
+        fn<<<blocks, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride,
+                                eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c), c->gw_dyn ? c->gw_next : NULL);
         walk = 0;
     }
     blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
@@ -1315,7 +1402,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
     nbody__cu_slice_free(c->slice, &e->desc);
-    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
+    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad); cudaFree(c->gw_next);
     for (int k = 0; k < 3; ++k)
         if (c->tev[k]) cudaEventDestroy(c->tev[k]);
     (void)cudaGetLastError();
@@ -1419,17 +1506,19 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
         c->bucket = e->desc.leaf_size > 0 ? e->desc.leaf_size : 1;
         if (r == NBODY_OK)
             r = nbody__cu_check(e, cudaDeviceGetAttribute(&c->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->dev), "device attributes");
-        if (r == NBODY_OK)   /* the group walk's blocks may take more than the default 48 KB of shared memory */
-            r = nbody__cu_check(e, cudaFuncSetAttribute(nbody__cu_walk_group<nbody__r, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                        c->smem_max), "cudaFuncSetAttribute");
-        if (r == NBODY_OK)
-            r = nbody__cu_check(e, cudaFuncSetAttribute(nbody__cu_walk_group<nbody__r, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                        c->smem_max), "cudaFuncSetAttribute");
-        for (int k = 0; k < 2 && r == NBODY_OK; ++k) {   /* registers cap the threads per block */
+        {   /* experiment switches, read once (benchmarks) */
+            const char *v = getenv("NBODY_CU_GW_BPL");
+            c->gw_bpl = v && atoi(v) == 2 ? 2 : 1;
+            v = getenv("NBODY_CU_GW_DYN");
+            c->gw_dyn = v ? atoi(v) != 0 : 1;
+        }
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_next, 1);
+        for (int k = 0; k < 4 && r == NBODY_OK; ++k) {   /* more than the default 48 KB of shared memory; registers cap the threads */
             cudaFuncAttributes a;
-            r = nbody__cu_check(e, cudaFuncGetAttributes(&a, k ? (const void *)nbody__cu_walk_group<nbody__r, true>
-                                                               : (const void *)nbody__cu_walk_group<nbody__r, false>), "cudaFuncGetAttributes");
-            c->gw_maxthreads[k] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;
+            nbody__cu_gw_fn fn = nbody__cu_gw_kernel(k >> 1, 1 + (k & 1));
+            r = nbody__cu_check(e, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, c->smem_max), "cudaFuncSetAttribute");
+            if (r == NBODY_OK) r = nbody__cu_check(e, cudaFuncGetAttributes(&a, (const void *)fn), "cudaFuncGetAttributes");
+            c->gw_maxthreads[k >> 1][k & 1] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;
         }
     }
     if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);

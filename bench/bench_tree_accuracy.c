@@ -23,6 +23,10 @@ static double now(void) {
 }
 #ifdef NBODY_WITH_CUDA
 void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms, double *walk_ms);
+void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread);
+#ifdef NBODY_CU_GW_STATS
+void nbody__cuda_gw_stats(unsigned long long out[8], int reset);
+#endif
 #endif
 static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
@@ -88,7 +92,14 @@ int main(int argc, char **argv) {
             if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &yb);
             if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &fb);
             if (r == NBODY_OK) r = e.ops->upload(&e, yb, 0, y, 6 * n);
+#ifdef NBODY_WITH_CUDA
+            if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE && getenv("BENCH_WALK"))   /* 1 thread, 2 warp, 3 group walk */
+                nbody__cuda_bench_config(&e, 0, getenv("BENCH_BLOCK") ? atoi(getenv("BENCH_BLOCK")) : 1024, atoi(getenv("BENCH_WALK")));
+#endif
             if (r == NBODY_OK) r = e.ops->derivative(&e, yb, fb);          /* untimed: tuning, loading */
+#ifdef NBODY_CU_GW_STATS
+            { unsigned long long z[8]; nbody__cuda_gw_stats(z, 1); }
+#endif
 #ifdef NBODY_WITH_CUDA
             if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE) nbody__cuda_bench_tree_times(&e, &bms, &wms);
 #endif
@@ -120,6 +131,15 @@ int main(int argc, char **argv) {
                        err[(k - 1) * 99 / 100], err[k - 1], 1e3 * times[reps / 2]);
                 if (bms >= 0) printf(" %.3g | %.3g |\n", bsum / reps, wsum / reps);
                 else printf(" | |\n");
+#ifdef NBODY_CU_GW_STATS
+                {
+                    unsigned long long st[8];
+                    nbody__cuda_gw_stats(st, 1);
+                    if (st[4]) printf("  stats: groups %llu, per group: tested %.0f accepted %.0f direct %.0f, clocks mean %.3g max %.3g\n",
+                                      st[4] / reps, (double)st[0] / st[4], (double)st[1] / st[4], (double)st[2] / st[4],
+                                      (double)st[3] / st[4], (double)st[5]);
+                }
+#endif
             }
             fflush(stdout);
             if (e.ops) { e.ops->release(&e, fb); e.ops->release(&e, yb); }
