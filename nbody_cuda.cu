@@ -118,8 +118,12 @@ typedef struct nbody__cuda {
     int bucket, depth;             /* leaf bucket size; depth of the heap (its stack bound) */
     int smem_max;                  /* shared memory a block may opt in to */
     int gw_maxthreads[2][2];       /* the group walk's threads per block (registers): [quadrupole][bodies per lane - 1] */
-    int gw_bpl, gw_dyn;            /* group walk: bodies per lane (1, 2); take groups from a work counter */
-    unsigned int *gw_next;         /* that counter */
+    int gw_bpl;                    /* group walk: bodies per lane (1, 2) */
+    unsigned int *gw_next;         /* that counter, then the number of groups */
+    unsigned int *gw_groups;       /* n: the groups' nodes (nbody__cu_group_flags) */
+    unsigned char *gw_flag;        /* 2n: node i is a group */
+    void *gw_tmp;                  /* scratch of the selection */
+    size_t gw_tmpbytes;
     int timing;                    /* benchmarks: events around build and walk */
     cudaEvent_t tev[3];
 } nbody__cuda;
@@ -836,6 +840,31 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
     }
 }
 
+/* The group walk's groups: nodes of at most GS bodies (their bodies are contiguous in
+   depth-first order), the largest such nodes, except that a node whose two children lie
+   farther apart than the larger child's extent is split into them, down to single bodies.
+   Aligned runs of the Z curve are not compact: a run that crosses a jump of the curve spans
+   a box many times its bodies' spacing, and a group walk with that box opens nearly every
+   node near it (measured: one such group of 32 took as long as all the others together). */
+template <class T> __device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const nbody__v4<T> *lo, const nbody__v4<T> *hi) {
+    if (i >= n) return false;                                  /* a leaf: one body */
+    nbody__v4<T> al = lo[2 * i], ah = hi[2 * i], bl = lo[2 * i + 1], bh = hi[2 * i + 1];
+    T gx = fmax(fmax(bl.x - ah.x, al.x - bh.x), (T)0), gy = fmax(fmax(bl.y - ah.y, al.y - bh.y), (T)0);
+    T gz = fmax(fmax(bl.z - ah.z, al.z - bh.z), (T)0);
+    T ea = fmax(fmax(ah.x - al.x, ah.y - al.y), ah.z - al.z), eb = fmax(fmax(bh.x - bl.x, bh.y - bl.y), bh.z - bl.z);
+    T gap = fmax(fmax(gx, gy), gz);
+    return gap > fmax(ea, eb);
+}
+template <class T> __global__ void nbody__cu_group_flags(size_t n, unsigned int GS, const uint2 *nrange, const nbody__v4<T> *lo,
+                                                         const nbody__v4<T> *hi, unsigned char *flag, unsigned int *ids) {
+    for (size_t i = 1 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < 2 * n; i += (size_t)gridDim.x * blockDim.x) {
+        bool g = nrange[i].y <= GS && !nbody__cu_group_split<T>(i, n, lo, hi);
+        for (size_t j = i; g && j > 1 && nrange[j / 2].y <= GS; j /= 2) g = nbody__cu_group_split<T>(j / 2, n, lo, hi);
+        flag[i] = g;
+        ids[i] = (unsigned int)i;
+    }
+}
+
 /* thread k walks for leaf n + k: accepted nodes (d^2 > crit2) act as one body and are
    skipped, others are opened; leaves are never opened, so the self term falls out.
    Block b of the launch is block b * bstride of the whole walk (tuning samples every
@@ -990,20 +1019,20 @@ __device__ __forceinline__ void nbody__cu_gw_bodies(const nbody__cu_gw<T> &s, co
     }
     __syncwarp();
 }
-/* next: NULL, warp w of the grid takes groups w, w + W, ... (W warps in the grid); else a
-   work counter (zero at launch): each warp takes the next group when it is done, so a
-   block's warps never wait for its slowest group (groups in a sparse halo cost many times
-   those of the core) and the grid is only as large as what is resident. */
+/* Each warp takes the next group from a work counter (zero at launch) when it is done, so a
+   block's warps never wait for its slowest group and the grid is only what is resident.
+   groups[0, *ngroups): the groups' nodes (nbody__cu_group_flags); a lane holds the bodies
+   lane, lane + 32, ... of its group. P: the heap's bottom level (nbody__cu_leaves). */
 template <class T, bool QUAD, int BPL>
 __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
                                      const nbody__v4<T> *__restrict__ nquad, const uint2 *__restrict__ nrange,
                                      const nbody__v4<T> *__restrict__ sb, const unsigned int *__restrict__ leafbody, T *f,
-                                     unsigned int n, unsigned int bstride, T eps2, T G, size_t nf, unsigned int bucket,
-                                     unsigned int scap, unsigned int *next) {
+                                     unsigned int n, unsigned int P, unsigned int bstride, T eps2, T G, size_t nf, unsigned int bucket,
+                                     unsigned int scap, unsigned int *next, const unsigned int *__restrict__ groups) {
     extern __shared__ unsigned char nbody__smem[];
-    const unsigned int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    const unsigned int lane = threadIdx.x & 31;
     const unsigned int lt = (1u << lane) - 1, gt = ~((2u << lane) - 1);
-    const size_t GS = 32 * BPL, ngroups = ((size_t)n + GS - 1) / GS;
+    const unsigned int ngroups = next[1];
     nbody__cu_gw<T> s;
     {
         unsigned char *base = nbody__smem + (threadIdx.x >> 5) * nbody__cu_gw_bytes<T>(QUAD, scap, bucket);
@@ -1013,13 +1042,14 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
         s.nlist = s.stack + scap;
         s.blist = s.nlist + 64;
     }
-    size_t g = (size_t)blockIdx.x * bstride * wpb + (threadIdx.x >> 5);
-    if (next) {
-        unsigned int t = 0;
+    for (;;) {
+        unsigned int t = 0, gnode;
+        uint2 grg;
         if (lane == 0) t = atomicAdd(next, 1u);
-        g = (size_t)__shfl_sync(~0u, t, 0) * bstride;
-    }
-    while (g < ngroups) {
+        t = __shfl_sync(~0u, t, 0);
+        if ((size_t)t * bstride >= ngroups) break;
+        gnode = groups[(size_t)t * bstride];
+        grg = nrange[gnode];
 #ifdef NBODY_CU_GW_STATS
         long long t0 = clock64();
         unsigned long long tested = 0;
@@ -1029,8 +1059,8 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
         unsigned int sp = 1, nn = 0, nbd = 0;
 #pragma unroll
         for (int b = 0; b < BPL; ++b) {
-            size_t k = GS * g + lane + 32 * b;
-            a.me[b] = nbody__ldg4(node + n + (k < n ? k : GS * g));
+            unsigned int q = lane + 32 * b;
+            a.me[b] = nbody__ldg4(sb + grg.x + (q < grg.y ? q : 0));
             a.ax[b] = a.ay[b] = a.az[b] = 0;
             if (b == 0) { lx = hx = a.me[b].x; ly = hy = a.me[b].y; lz = hz = a.me[b].z; }
             lx = fmin(lx, a.me[b].x); ly = fmin(ly, a.me[b].y); lz = fmin(lz, a.me[b].z);
@@ -1095,9 +1125,9 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
         if (nbd) nbody__cu_gw_bodies<T, BPL>(s, s.blist, nbd, lane, sb, eps2, a);
 #pragma unroll
         for (int b = 0; b < BPL; ++b) {
-            size_t k = GS * g + lane + 32 * b;
-            if (k < n) {
-                size_t bi = leafbody[k];
+            unsigned int q = lane + 32 * b, p = grg.x + q;
+            if (q < grg.y) {
+                size_t bi = leafbody[p < 2 * n - P ? P + p - n : p - (2 * n - P)];
                 f[3 * nf + bi] = G * a.ax[b]; f[4 * nf + bi] = G * a.ay[b]; f[5 * nf + bi] = G * a.az[b];
             }
         }
@@ -1109,13 +1139,6 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
         }
 #endif
         __syncwarp();
-        if (next) {
-            unsigned int t = 0;
-            if (lane == 0) t = atomicAdd(next, 1u);
-            g = (size_t)__shfl_sync(~0u, t, 0) * bstride;
-        } else {
-            g += (size_t)gridDim.x * bstride * wpb;
-        }
     }
 }
 #ifdef NBODY_CU_GW_STATS
@@ -1190,6 +1213,13 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
             NBODY__CU(cudaGetLastError());
         }
     }
+    {   /* the group walk's groups, their count in gw_next[1] */
+        size_t bytes = c->gw_tmpbytes;
+        nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * c->gw_bpl, c->nrange, c->lo, c->hi, c->gw_flag,
+                                                                               c->val[0]);
+        NBODY__CU(cudaGetLastError());
+        NBODY__CU(cub::DeviceSelect::Flagged(c->gw_tmp, bytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1, (int)(2 * n - 1)));
+    }
     return NBODY_OK;
 }
 
@@ -1213,8 +1243,8 @@ static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
 }
 
 typedef void (*nbody__cu_gw_fn)(const nbody__rec *, const nbody__r *, const nbody__rec *, const uint2 *, const nbody__rec *,
-                                const unsigned int *, nbody__r *, unsigned int, unsigned int, nbody__r, nbody__r, size_t,
-                                unsigned int, unsigned int, unsigned int *);
+                                const unsigned int *, nbody__r *, unsigned int, unsigned int, unsigned int, nbody__r, nbody__r,
+                                size_t, unsigned int, unsigned int, unsigned int *, const unsigned int *);
 static nbody__cu_gw_fn nbody__cu_gw_kernel(int quad, int bpl) {
     if (quad) return bpl == 2 ? nbody__cu_walk_group<nbody__r, true, 2> : nbody__cu_walk_group<nbody__r, true, 1>;
     return bpl == 2 ? nbody__cu_walk_group<nbody__r, false, 2> : nbody__cu_walk_group<nbody__r, false, 1>;
@@ -1226,21 +1256,20 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     size_t nt = nbody__cu_nsrc(e);
     unsigned int blocks, sb;
-    if (walk == NBODY__CU_WALK_GROUP || c->nquad) {
-        size_t smem, groups = (nt + 32 * c->gw_bpl - 1) / (32 * c->gw_bpl);
+    if (walk == NBODY__CU_WALK_GROUP || c->nquad) {   /* as many blocks as are resident, at most a warp per group */
+        size_t smem, P = 1, warps = (nt + 31) / 32;
         int T = nbody__cu_gw_threads(c, B, &smem), per = 0;
         nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL, c->gw_bpl);
-        size_t warps = (groups + bstride - 1) / bstride;
+        while (P * 2 <= 2 * nt - 1) P *= 2;
+        warps = (warps + bstride - 1) / bstride;
         blocks = (unsigned int)((warps + T / 32 - 1) / (T / 32));
-        if (c->gw_dyn) {
-            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, T, smem) == cudaSuccess && per > 0 &&
-                (size_t)per * c->sms < blocks)
-                blocks = (unsigned int)(per * c->sms);
-            NBODY__CU(cudaMemsetAsync(c->gw_next, 0, sizeof(unsigned int)));
-        }
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, T, smem) == cudaSuccess && per > 0 && (size_t)per * c->sms < blocks)
+            blocks = (unsigned int)(per * c->sms);
         if (blocks > nbody__cu_grid_cap) blocks = nbody__cu_grid_cap;
-        fn<<<blocks, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride,
-                                eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c), c->gw_dyn ? c->gw_next : NULL);
+        NBODY__CU(cudaMemsetAsync(c->gw_next, 0, sizeof(unsigned int)));
+        fn<<<blocks, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f, (unsigned int)nt, (unsigned int)P,
+                                (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c), c->gw_next,
+                                c->gw_groups);
         walk = 0;
     }
     blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
@@ -1402,7 +1431,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
     nbody__cu_slice_free(c->slice, &e->desc);
-    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad); cudaFree(c->gw_next);
+    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad); cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp);
     for (int k = 0; k < 3; ++k)
         if (c->tev[k]) cudaEventDestroy(c->tev[k]);
     (void)cudaGetLastError();
@@ -1493,7 +1522,7 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->rad, nn);
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->key[0], e->n);
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->key[1], e->n);
-        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->val[0], e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->val[0], 2 * e->n);   /* then the node ids of the group selection */
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->val[1], e->n);
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->leafbody, e->n);
         if (r == NBODY_OK)
@@ -1509,10 +1538,14 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
         {   /* experiment switches, read once (benchmarks) */
             const char *v = getenv("NBODY_CU_GW_BPL");
             c->gw_bpl = v && atoi(v) == 2 ? 2 : 1;
-            v = getenv("NBODY_CU_GW_DYN");
-            c->gw_dyn = v ? atoi(v) != 0 : 1;
         }
-        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_next, 1);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_next, 2);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_groups, e->n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_flag, 2 * e->n);
+        if (r == NBODY_OK)
+            r = nbody__cu_check(e, cub::DeviceSelect::Flagged(NULL, c->gw_tmpbytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1,
+                                                              (int)(2 * e->n - 1)), "select size");
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->gw_tmp, c->gw_tmpbytes ? c->gw_tmpbytes : 1);
         for (int k = 0; k < 4 && r == NBODY_OK; ++k) {   /* more than the default 48 KB of shared memory; registers cap the threads */
             cudaFuncAttributes a;
             nbody__cu_gw_fn fn = nbody__cu_gw_kernel(k >> 1, 1 + (k & 1));

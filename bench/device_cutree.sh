@@ -25,16 +25,16 @@ for st in $stages; do case $st in
 bench)
   for n in 1048576 4194304; do
     echo "### N=$n tuned default (warp walk for monopole)"; ./$B/bta cuda-tree $n 3 5 5
-    echo "### group walk static grid, 1 body/lane"; BENCH_WALK=3 NBODY_CU_GW_DYN=0 ./$B/bta cuda-tree $n 3 5 5
-    echo "### group walk work counter, 1 body/lane"; BENCH_WALK=3 NBODY_CU_GW_DYN=1 ./$B/bta cuda-tree $n 3 5 5
-    echo "### group walk work counter, 2 bodies/lane"; BENCH_WALK=3 NBODY_CU_GW_DYN=1 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree $n 3 5 5
+    echo "### group walk, 1 body/lane"; BENCH_WALK=3 ./$B/bta cuda-tree $n 3 5 5
+    echo "### group walk, 2 bodies/lane"; BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree $n 3 5 8
   done
-  echo "### stats 2^20, counter, bpl 1 / 2"
+  echo "### stats 2^20, bpl 1 / 2"
   BENCH_WALK=3 ./$B/btas cuda-tree 1048576 1 5 5
   BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 1048576 1 5 5
-  echo "### 2^24 counter bpl 1 / 2, theta 0.5"
+  echo "### 2^24 bpl 1 / 2, theta 0.5; 2 bodies/lane leaf 8"
   BENCH_WALK=3 ./$B/bta cuda-tree 16777216 2 5 5
-  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree 16777216 2 5 5 ;;
+  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree 16777216 2 5 5
+  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree 16777216 2 5 5 8 ;;
 tests)
   for t in ce cef; do NBODY_REQUIRE_CUDA=1 ./$B/$t > $B/$t.log 2>&1; echo "$t rc=$? $(grep RESULT $B/$t.log)"; grep FAIL $B/$t.log | head; done
   NBODY_CU_GW_BPL=2 ./$B/cef > $B/cef2.log 2>&1; echo "cef bpl2 rc=$? $(grep RESULT $B/cef2.log)"; grep FAIL $B/cef2.log | head ;;
