@@ -841,25 +841,34 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
 }
 
 /* The group walk's groups: nodes of at most GS bodies (their bodies are contiguous in
-   depth-first order), the largest such nodes, except that a node whose two children lie
-   farther apart than the larger child's extent is split into them, down to single bodies.
-   Aligned runs of the Z curve are not compact: a run that crosses a jump of the curve spans
-   a box many times its bodies' spacing, and a group walk with that box opens nearly every
-   node near it (measured: one such group of 32 took as long as all the others together). */
-template <class T> __device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const nbody__v4<T> *lo, const nbody__v4<T> *hi) {
+   depth-first order), the largest such nodes, except that a node is split into its children,
+   down to single bodies, when
+   - its extent exceeds half its distance from the centre of mass of the whole system c: a
+     group in a sparse halo spans a box that reaches the core, and a walk with that box
+     opens every node of the core (measured: one such group of 32 bodies took as long as all
+     the others together);
+   - or its two children lie farther apart than the larger child's extent (a jump of the Z
+     curve: an aligned run of it is not always compact). */
+template <class T> __device__ __forceinline__ T nbody__cu_extent(nbody__v4<T> l, nbody__v4<T> h) {
+    return fmax(fmax(h.x - l.x, h.y - l.y), h.z - l.z);
+}
+template <class T>
+__device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const nbody__v4<T> *lo, const nbody__v4<T> *hi, nbody__v4<T> c) {
     if (i >= n) return false;                                  /* a leaf: one body */
-    nbody__v4<T> al = lo[2 * i], ah = hi[2 * i], bl = lo[2 * i + 1], bh = hi[2 * i + 1];
+    nbody__v4<T> il = lo[i], ih = hi[i], al = lo[2 * i], ah = hi[2 * i], bl = lo[2 * i + 1], bh = hi[2 * i + 1];
+    T dx = fmax(fmax(il.x - c.x, c.x - ih.x), (T)0), dy = fmax(fmax(il.y - c.y, c.y - ih.y), (T)0);
+    T dz = fmax(fmax(il.z - c.z, c.z - ih.z), (T)0), e = nbody__cu_extent(il, ih);
     T gx = fmax(fmax(bl.x - ah.x, al.x - bh.x), (T)0), gy = fmax(fmax(bl.y - ah.y, al.y - bh.y), (T)0);
     T gz = fmax(fmax(bl.z - ah.z, al.z - bh.z), (T)0);
-    T ea = fmax(fmax(ah.x - al.x, ah.y - al.y), ah.z - al.z), eb = fmax(fmax(bh.x - bl.x, bh.y - bl.y), bh.z - bl.z);
-    T gap = fmax(fmax(gx, gy), gz);
-    return gap > fmax(ea, eb);
+    return 4 * e * e > dx * dx + dy * dy + dz * dz || fmax(fmax(gx, gy), gz) > fmax(nbody__cu_extent(al, ah), nbody__cu_extent(bl, bh));
 }
-template <class T> __global__ void nbody__cu_group_flags(size_t n, unsigned int GS, const uint2 *nrange, const nbody__v4<T> *lo,
-                                                         const nbody__v4<T> *hi, unsigned char *flag, unsigned int *ids) {
+template <class T> __global__ void nbody__cu_group_flags(size_t n, unsigned int GS, const uint2 *nrange, const nbody__v4<T> *node,
+                                                         const nbody__v4<T> *lo, const nbody__v4<T> *hi, unsigned char *flag,
+                                                         unsigned int *ids) {
+    nbody__v4<T> c = node[1];
     for (size_t i = 1 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < 2 * n; i += (size_t)gridDim.x * blockDim.x) {
-        bool g = nrange[i].y <= GS && !nbody__cu_group_split<T>(i, n, lo, hi);
-        for (size_t j = i; g && j > 1 && nrange[j / 2].y <= GS; j /= 2) g = nbody__cu_group_split<T>(j / 2, n, lo, hi);
+        bool g = nrange[i].y <= GS && !nbody__cu_group_split<T>(i, n, lo, hi, c);
+        for (size_t j = i; g && j > 1 && nrange[j / 2].y <= GS; j /= 2) g = nbody__cu_group_split<T>(j / 2, n, lo, hi, c);
         flag[i] = g;
         ids[i] = (unsigned int)i;
     }
@@ -1215,7 +1224,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     }
     {   /* the group walk's groups, their count in gw_next[1] */
         size_t bytes = c->gw_tmpbytes;
-        nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * c->gw_bpl, c->nrange, c->lo, c->hi, c->gw_flag,
+        nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * c->gw_bpl, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
                                                                                c->val[0]);
         NBODY__CU(cudaGetLastError());
         NBODY__CU(cub::DeviceSelect::Flagged(c->gw_tmp, bytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1, (int)(2 * n - 1)));

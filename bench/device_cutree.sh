@@ -23,18 +23,15 @@ cc $CFLAGS -DNBODY_REAL=float tests/cuda_engines.c $B/f.o -o $B/cef $LIBS &
 wait
 for st in $stages; do case $st in
 bench)
-  for n in 1048576 4194304; do
-    echo "### N=$n tuned default (warp walk for monopole)"; ./$B/bta cuda-tree $n 3 5 5
-    echo "### group walk, 1 body/lane"; BENCH_WALK=3 ./$B/bta cuda-tree $n 3 5 5
-    echo "### group walk, 2 bodies/lane"; BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree $n 3 5 8
-  done
-  echo "### stats 2^20, bpl 1 / 2"
-  BENCH_WALK=3 ./$B/btas cuda-tree 1048576 1 5 5
-  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 1048576 1 5 5
-  echo "### 2^24 bpl 1 / 2, theta 0.5; 2 bodies/lane leaf 8"
-  BENCH_WALK=3 ./$B/bta cuda-tree 16777216 2 5 5
-  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree 16777216 2 5 5
-  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/bta cuda-tree 16777216 2 5 5 8 ;;
+  echo "### stats 2^20, 1 / 2 bodies per lane"
+  BENCH_WALK=3 ./$B/btas cuda-tree 1048576 3 5 5
+  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 1048576 3 5 5
+  echo "### 2^22, 1 / 2 bodies per lane (stats)"
+  BENCH_WALK=3 ./$B/btas cuda-tree 4194304 3 5 5
+  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 4194304 3 5 5
+  echo "### 2^24: warp walk default; group walk 2 bodies per lane (stats)"
+  ./$B/bta cuda-tree 16777216 3 5 5
+  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 16777216 3 5 5 ;;
 tests)
   for t in ce cef; do NBODY_REQUIRE_CUDA=1 ./$B/$t > $B/$t.log 2>&1; echo "$t rc=$? $(grep RESULT $B/$t.log)"; grep FAIL $B/$t.log | head; done
   NBODY_CU_GW_BPL=2 ./$B/cef > $B/cef2.log 2>&1; echo "cef bpl2 rc=$? $(grep RESULT $B/cef2.log)"; grep FAIL $B/cef2.log | head ;;
