@@ -93,7 +93,7 @@ typedef struct nbody__cuda {
     void *red;                     /* reduction scratch */
     int block, tuned;              /* threads per block, chosen (tuned = 1) or given */
     int bodies_per_thread;         /* dense: targets a thread holds (1, 2, 4, 8) */
-    int walk;                      /* tree: NBODY__CU_WALK_THREAD or NBODY__CU_WALK_WARP */
+    int walk;                      /* tree: NBODY__CU_WALK_GROUP (the engine's), _THREAD or _WARP (comparisons, slices) */
     int uni;                       /* every mass equals mass1: the dense kernel's UNI form */
     nbody__r mass1;
     int variant;                   /* 0 the engine's kernel, 1 the plain tile kernel (benchmarks) */
@@ -117,8 +117,7 @@ typedef struct nbody__cuda {
     nbody__rec *nquad;             /* 2 per internal node: (xx xy xz yy), (yz zz trace 0); NULL: monopole */
     int bucket, depth;             /* leaf bucket size; depth of the heap (its stack bound) */
     int smem_max;                  /* shared memory a block may opt in to */
-    int gw_maxthreads[2][2];       /* the group walk's threads per block (registers): [quadrupole][bodies per lane - 1] */
-    int gw_bpl;                    /* group walk: bodies per lane (1, 2) */
+    int gw_maxthreads[2];          /* the group walk's threads per block (registers): monopole, quadrupole */
     unsigned int *gw_next;         /* that counter, then the number of groups */
     unsigned int *gw_groups;       /* n: the groups' nodes (nbody__cu_group_flags) */
     unsigned char *gw_flag;        /* 2n: node i is a group */
@@ -840,6 +839,8 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
     }
 }
 
+#define NBODY__CU_GW_BPL 2         /* the group walk's bodies per lane: groups of 64 (measured faster than 32) */
+
 /* The group walk's groups: nodes of at most GS bodies (their bodies are contiguous in
    depth-first order), the largest such nodes, except that a node is split into its children,
    down to single bodies, when
@@ -874,6 +875,34 @@ template <class T> __global__ void nbody__cu_group_flags(size_t n, unsigned int 
     }
 }
 
+/* one walk of the whole tree for the body at me, its pull added to (ax, ay, az); walking:
+   false for a thread that only helps its warp (WARP; past the last body) */
+template <class T, bool WARP>
+__device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, unsigned int n,
+                                                    unsigned int mask, bool walking, nbody__v4<T> me, T eps2, T &ax, T &ay, T &az) {
+    unsigned int cur = 1, resume = walking ? 0u : ~0u;     /* resume 0: this thread is walking */
+    do {
+        nbody__v4<T> q = nbody__ldg4(node + cur);
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
+        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+        bool acc = d2 > q.w, open;
+        if (WARP) {
+            if (cur == resume) resume = 0;
+            open = __any_sync(mask, resume == 0 && !acc && cur < n);
+            acc = acc && resume == 0;
+            if (acc && open) resume = skip;
+        } else {
+            open = !acc && cur < n;
+        }
+        if (acc) {
+            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
+            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+        }
+        cur = open ? 2 * cur : skip;
+    } while (cur != 1);
+}
+
 /* thread k walks for leaf n + k: accepted nodes (d^2 > crit2) act as one body and are
    skipped, others are opened; leaves are never opened, so the self term falls out.
    Block b of the launch is block b * bstride of the whole walk (tuning samples every
@@ -896,30 +925,9 @@ __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *_
     const unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
     for (size_t k0 = (size_t)blockIdx.x * bstride * blockDim.x; k0 < n; k0 += (size_t)gridDim.x * bstride * blockDim.x) {
         unsigned int k = k0 + threadIdx.x < n ? (unsigned int)(k0 + threadIdx.x) : n;
-        unsigned int cur = 1, resume = k < n ? 0u : ~0u;     /* resume 0: this thread is walking */
         if (!WARP && k >= n) return;                         /* later rounds lie past n too */
-        nbody__v4<T> me = nbody__ldg4(node + n + (k < n ? k : n - 1));
         T ax = 0, ay = 0, az = 0;
-        do {
-            nbody__v4<T> q = nbody__ldg4(node + cur);
-            T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
-            T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-            unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
-            bool acc = d2 > q.w, open;
-            if (WARP) {
-                if (cur == resume) resume = 0;
-                open = __any_sync(mask, resume == 0 && !acc && cur < n);
-                acc = acc && resume == 0;
-                if (acc && open) resume = skip;
-            } else {
-                open = !acc && cur < n;
-            }
-            if (acc) {
-                T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
-                ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
-            }
-            cur = open ? 2 * cur : skip;
-        } while (cur != 1);
+        nbody__cu_walk_body<T, WARP>(node, nmass, n, mask, k < n, nbody__ldg4(node + n + (k < n ? k : n - 1)), eps2, ax, ay, az);
         if (k < n) {
             size_t b = leafbody[k];
             f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
@@ -1224,7 +1232,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     }
     {   /* the group walk's groups, their count in gw_next[1] */
         size_t bytes = c->gw_tmpbytes;
-        nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * c->gw_bpl, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
+        nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * NBODY__CU_GW_BPL, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
                                                                                c->val[0]);
         NBODY__CU(cudaGetLastError());
         NBODY__CU(cub::DeviceSelect::Flagged(c->gw_tmp, bytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1, (int)(2 * n - 1)));
@@ -1232,8 +1240,9 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     return NBODY_OK;
 }
 
-/* the tree walks: a thread per leaf alone, the warps' threads together, or the group walk
-   (the only one with quadrupoles and buckets) */
+/* the tree walks: the group walk (the engine's: quadrupoles, buckets), or for comparison
+   (benchmarks, tests) and the slices' leaf lists a thread per leaf alone or the warps'
+   threads together */
 #define NBODY__CU_WALK_THREAD 1
 #define NBODY__CU_WALK_WARP 2
 #define NBODY__CU_WALK_GROUP 3
@@ -1243,7 +1252,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
 static unsigned int nbody__cu_gw_scap(const nbody__cuda *c) { return 64u * (unsigned int)(c->depth + 1); }
 static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
     size_t per = nbody__cu_gw_bytes<nbody__r>(c->nquad != NULL, nbody__cu_gw_scap(c), (unsigned int)c->bucket);
-    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL][c->gw_bpl - 1] / 32;
+    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL] / 32;
     if (wmax > wreg) wmax = wreg;
     if (w > wmax) w = wmax;
     if (w < 1) w = 1;
@@ -1254,9 +1263,8 @@ static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
 typedef void (*nbody__cu_gw_fn)(const nbody__rec *, const nbody__r *, const nbody__rec *, const uint2 *, const nbody__rec *,
                                 const unsigned int *, nbody__r *, unsigned int, unsigned int, unsigned int, nbody__r, nbody__r,
                                 size_t, unsigned int, unsigned int, unsigned int *, const unsigned int *);
-static nbody__cu_gw_fn nbody__cu_gw_kernel(int quad, int bpl) {
-    if (quad) return bpl == 2 ? nbody__cu_walk_group<nbody__r, true, 2> : nbody__cu_walk_group<nbody__r, true, 1>;
-    return bpl == 2 ? nbody__cu_walk_group<nbody__r, false, 2> : nbody__cu_walk_group<nbody__r, false, 1>;
+static nbody__cu_gw_fn nbody__cu_gw_kernel(int quad) {
+    return quad ? nbody__cu_walk_group<nbody__r, true, NBODY__CU_GW_BPL> : nbody__cu_walk_group<nbody__r, false, NBODY__CU_GW_BPL>;
 }
 
 /* every bstride-th block only; quadrupoles always take the group walk */
@@ -1268,7 +1276,7 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
     if (walk == NBODY__CU_WALK_GROUP || c->nquad) {   /* as many blocks as are resident, at most a warp per group */
         size_t smem, P = 1, warps = (nt + 31) / 32;
         int T = nbody__cu_gw_threads(c, B, &smem), per = 0;
-        nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL, c->gw_bpl);
+        nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL);
         while (P * 2 <= 2 * nt - 1) P *= 2;
         warps = (warps + bstride - 1) / bstride;
         blocks = (unsigned int)((warps + T / 32 - 1) / (T / 32));
@@ -1329,16 +1337,16 @@ typedef struct nbody__cu_candidate {
 /* every candidate that fits, in the order they are timed; returns how many */
 static int nbody__cu_candidates(nbody__engine *e, nbody__cu_candidate *out) {
     static const int blocks[] = {64, 128, 256, 512, 1024}, sym_blocks[] = {64, 96, 128, 192, 256};
-    static const int bodies[] = {1, 2, 4, 8}, walks[] = {NBODY__CU_WALK_THREAD, NBODY__CU_WALK_WARP};
+    static const int bodies[] = {1, 2, 4, 8};
     nbody__cuda *c = nbody__cu(e);
     double n = (double)e->n;
-    int count = 0, quad = c->nquad != NULL, nv = c->tree ? (quad ? 1 : 2) : 4;
+    int count = 0, nv = c->tree ? 1 : 4;
     for (int sym = 0; sym < (c->tree ? 1 : 2); ++sym)
         for (int bi = 0; bi < 5; ++bi)
             for (int vi = 0; vi < nv; ++vi) {
                 nbody__cu_candidate k;
                 int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? 0 : bodies[vi];
-                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? (quad ? NBODY__CU_WALK_GROUP : walks[vi]) : 0; k.sym = sym;
+                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? NBODY__CU_WALK_GROUP : 0; k.sym = sym;
                 k.sample = 0; k.scale = 1;
                 if (c->tree) {
                     size_t nb = nbody__cu_blocks(e->n, B), want = NBODY__CU_SAMPLE_LEAVES / (size_t)B;
@@ -1392,8 +1400,8 @@ static nbody_result nbody__cu_time_one(nbody__engine *e, const nbody__cu_candida
 static void nbody__cu_report_tuning(nbody__engine *e, double ms) {
     nbody__cuda *c = nbody__cu(e);
     if (c->tree)
-        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)",
-                      c->block, c->walk == NBODY__CU_WALK_WARP ? "warp" : "thread", ms);
+        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)", c->block,
+                      c->walk == NBODY__CU_WALK_GROUP ? "group" : c->walk == NBODY__CU_WALK_WARP ? "warp" : "thread", ms);
     else
         nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
                       c->sym ? "symmetric" : "one-sided", c->block, c->bodies_per_thread, ms);
@@ -1544,10 +1552,6 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
         c->bucket = e->desc.leaf_size > 0 ? e->desc.leaf_size : 1;
         if (r == NBODY_OK)
             r = nbody__cu_check(e, cudaDeviceGetAttribute(&c->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, c->dev), "device attributes");
-        {   /* experiment switches, read once (benchmarks) */
-            const char *v = getenv("NBODY_CU_GW_BPL");
-            c->gw_bpl = v && atoi(v) == 2 ? 2 : 1;
-        }
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_next, 2);
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_groups, e->n);
         if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->gw_flag, 2 * e->n);
@@ -1555,19 +1559,19 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
             r = nbody__cu_check(e, cub::DeviceSelect::Flagged(NULL, c->gw_tmpbytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1,
                                                               (int)(2 * e->n - 1)), "select size");
         if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->gw_tmp, c->gw_tmpbytes ? c->gw_tmpbytes : 1);
-        for (int k = 0; k < 4 && r == NBODY_OK; ++k) {   /* more than the default 48 KB of shared memory; registers cap the threads */
+        for (int k = 0; k < 2 && r == NBODY_OK; ++k) {   /* more than the default 48 KB of shared memory; registers cap the threads */
             cudaFuncAttributes a;
-            nbody__cu_gw_fn fn = nbody__cu_gw_kernel(k >> 1, 1 + (k & 1));
+            nbody__cu_gw_fn fn = nbody__cu_gw_kernel(k);
             r = nbody__cu_check(e, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, c->smem_max), "cudaFuncSetAttribute");
             if (r == NBODY_OK) r = nbody__cu_check(e, cudaFuncGetAttributes(&a, (const void *)fn), "cudaFuncGetAttributes");
-            c->gw_maxthreads[k >> 1][k & 1] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;
+            c->gw_maxthreads[k] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;
         }
     }
     if (r == NBODY_OK && e->desc.block_size > 0) r = nbody__cu_check_block(e, tree);
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
         c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
-        c->walk = e->desc.quadrupole ? NBODY__CU_WALK_GROUP : NBODY__CU_WALK_WARP;   /* tree: warp or group walk */
+        c->walk = NBODY__CU_WALK_GROUP;
         c->tuned = 1;
     }
     if (r != NBODY_OK) nbody__cu_shutdown(e);
@@ -1834,30 +1838,10 @@ __global__ void nbody__cu_walk_list(const nbody__v4<T> *__restrict__ node, const
                                     unsigned int count, T *f, unsigned int n, size_t i0, size_t m, T eps2, T G) {
     unsigned int t = blockIdx.x * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
     unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;
-    unsigned int cur = 1, resume = t < count ? 0u : ~0u, k = list[t < count ? t : count - 1];
-    if (!WARP && t >= count) return;
-    nbody__v4<T> me = nbody__ldg4(node + n + k);
+    unsigned int k = list[t < count ? t : count - 1];
     T ax = 0, ay = 0, az = 0;
-    do {
-        nbody__v4<T> q = nbody__ldg4(node + cur);
-        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
-        T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
-        bool acc = d2 > q.w, open;
-        if (WARP) {
-            if (cur == resume) resume = 0;
-            open = __any_sync(mask, resume == 0 && !acc && cur < n);
-            acc = acc && resume == 0;
-            if (acc && open) resume = skip;
-        } else {
-            open = !acc && cur < n;
-        }
-        if (acc) {
-            T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
-            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
-        }
-        cur = open ? 2 * cur : skip;
-    } while (cur != 1);
+    if (!WARP && t >= count) return;
+    nbody__cu_walk_body<T, WARP>(node, nmass, n, mask, t < count, nbody__ldg4(node + n + k), eps2, ax, ay, az);
     if (t < count) {
         size_t b = (size_t)leafbody[k] - i0;
         f[3 * m + b] = G * ax; f[4 * m + b] = G * ay; f[5 * m + b] = G * az;
