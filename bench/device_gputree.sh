@@ -53,7 +53,7 @@ san)
 bench)
     echo; echo "### error x time (float, build included)"
     for n in 1048576 4194304 16777216; do
-        ./$B/bench_tree_accuracy_float cuda-tree $n 5 5 8
+        ./$B/bench_tree_accuracy_float cuda-tree $n 3 3 8
     done ;;
 leaf)
     for l in 1 8 16; do
