@@ -21,8 +21,10 @@ void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thre
 
 /* the accelerations of the dense engine on `devices` GPUs with a forced design: variant 2 the
    split symmetric kernel of block x rb (one GPU: the symmetric kernel), 0 the all-gather and
-   one-sided slices; *sym (if given): the design the engine ran (1 the split) */
-static int forced(const nbody_system *s, int devices, double softening, int variant, int block, int rb, nbody_real *acc, int *sym) {
+   one-sided slices; *sym (if given): the design the engine ran (1 the split); acc2 (if given):
+   a second evaluation on the same engine (its buffers, flags and exchange reused) */
+static int forced(const nbody_system *s, int devices, double softening, int variant, int block, int rb, nbody_real *acc, int *sym,
+                  nbody_real *acc2) {
     nbody_desc d = NBODY__ZERO_INIT;
     nbody__engine e;
     nbody__buf y = NULL, f = NULL;
@@ -37,6 +39,7 @@ static int forced(const nbody_system *s, int devices, double softening, int vari
     for (i = 0; i < 6 && ok; ++i) ok = e.ops->upload(&e, y, (size_t)i * s->n, src[i], s->n) == NBODY_OK;
     nbody__cuda_bench_config(&e, variant, block, rb);
     ok = ok && e.ops->derivative(&e, y, f) == NBODY_OK && e.ops->download(&e, acc, f, 3 * s->n, 3 * s->n) == NBODY_OK;
+    if (acc2) ok = ok && e.ops->derivative(&e, y, f) == NBODY_OK && e.ops->download(&e, acc2, f, 3 * s->n, 3 * s->n) == NBODY_OK;
     nbody__cuda_bench_choice(&e, &b, &r, &sy);
     if (sym) *sym = sy;
     e.ops->release(&e, y); e.ops->release(&e, f);
@@ -152,7 +155,7 @@ static void check_checkpoint(void) {
    every body, reduce-scatter in GPU order) against SIMPLE: 1e-12 relative per body in double
    (1e-4 in float, the one-GPU kernel's bound); two runs give the same bits; odd and even tile
    counts, a last tile cut short, one tile (the second GPU gets no work), equal and unequal
-   masses, softening 0 and 0.01. */
+   masses, softening 0 and 0.01 (two evaluations on one engine, then on two engines). */
 static void check_split(void) {
     static const size_t sizes[] = {3, 100, 1001, 4099, 20011};
     static const int conf[][2] = {{32, 1}, {128, 4}, {64, 8}, {64, 2}, {96, 4}};   /* tiles: 1, 1, 2, 33, 53 */
@@ -171,8 +174,8 @@ static void check_split(void) {
             int ok, sym = 0;
             dr.engine = NBODY_ENGINE_SIMPLE; dr.softening = (nbody_real)(eps ? 0.01 : 0);
             CHECK(nbody_accelerations(&dr, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "split: reference");
-            ok = forced(&s, devices_, dr.softening, 2, conf[k][0], conf[k][1], a1, &sym) &&
-                 forced(&s, devices_, dr.softening, 2, conf[k][0], conf[k][1], a2, NULL);
+            ok = forced(&s, devices_, dr.softening, 2, conf[k][0], conf[k][1], a1, &sym, eps ? NULL : a2);
+            if (eps) ok = ok && forced(&s, devices_, dr.softening, 2, conf[k][0], conf[k][1], a2, NULL, NULL);
             e = ok ? rel_diff(a1, ref, n3) : -1;
             CHECK(ok && (devices_ < 2 || sym == 1) && e <= (dbl ? 1e-12 : 1e-4),
                   "%d GPUs, split symmetric n = %lu B %d R %d eps %d: ran %d, design %d, largest relative difference %.3g",
@@ -195,8 +198,8 @@ static void check_split_large(size_t n) {
     int ok, sym = 0;
     double e1, e2;
     nbody_ic_plummer(&s, n, 5);
-    ok = forced(&s, devices_, 0.01, 2, 128, 4, a, &sym) && forced(&s, 1, 0.01, 2, 128, 4, b, NULL) &&
-         forced(&s, devices_, 0.01, 0, 256, 0, c, NULL);
+    ok = forced(&s, devices_, 0.01, 2, 128, 4, a, &sym, NULL) && forced(&s, 1, 0.01, 2, 128, 4, b, NULL, NULL) &&
+         forced(&s, devices_, 0.01, 0, 256, 0, c, NULL, NULL);
     e1 = ok ? rel_diff(a, b, 3 * n) : -1;
     e2 = ok ? rel_diff(c, b, 3 * n) : -1;
     CHECK(ok && sym == 1 && e1 <= (dbl ? 1e-12 : 1e-5) && e2 <= (dbl ? 1e-12 : 1e-4),
@@ -267,7 +270,7 @@ int main(void) {
         nbody_system s = {0};
         nbody_real *a = (nbody_real *)malloc(3 * 4099 * sizeof *a);
         nbody_ic_plummer(&s, 4099, 5);
-        CHECK(forced(&s, devices_, 0.01, 2, 64, 2, a, NULL), "split symmetric, n = 4099");
+        CHECK(forced(&s, devices_, 0.01, 2, 64, 2, a, NULL, NULL), "split symmetric, n = 4099");
         free(a);
         nbody_system_free(&s);
         return check_finish();
