@@ -300,6 +300,13 @@ $(BUILD)/multigpu: bench/multigpu.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 $(BUILD)/multigpu_float: bench/multigpu.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
 	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 
+# the dense engine's two multi-GPU designs (all-gather + one-sided, split symmetric + reduce-scatter)
+$(BUILD)/gpusplit: bench/gpusplit.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
+
+$(BUILD)/gpusplit_float: bench/gpusplit.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
+
 # the distributed engine with one GPU a rank (mpirun -np 2 build/mpi_cuda)
 $(BUILD)/mpi_cuda: tests/mpi_engines.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $(BACKEND_DEFS) $< $(BACKEND_OBJS) -o $@ -lm $(BACKEND_LIBS)

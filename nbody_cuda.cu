@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
-#include <stdlib.h>
+#include <chrono>
 
 typedef nbody_real nbody__r;
 
@@ -447,7 +447,9 @@ template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T
    only after round q - 1 has (a flag per tile, waited for after the computation), so every
    body's sum is formed in round order: the same bits on every run. Dependences point only
    to earlier items, which resident blocks hold: no deadlock. Tuning runs the items [0, item1)
-   alone, a prefix of the same work. */
+   alone, a prefix of the same work. Several GPUs run shares [item0, item1) of whole rounds,
+   each into its own buffer (zeroed where the share lacks round 0): a share's flags count its
+   own rounds, so its dependences stay inside it. */
 __device__ __forceinline__ int nbody__cu_flag_get(const int *p) {
     int v;
     asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -499,12 +501,15 @@ __device__ __forceinline__ void nbody__cu_pair_tile(const nbody__v4<T> *sh, T *r
 
 template <class T, int R, bool UNI>
 __global__ void nbody__cu_dense_sym(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ acc, int *__restrict__ flags,
-                                    size_t n, int m, size_t item1, T eps2) {
+                                    size_t n, int m, size_t item0, size_t item1, T eps2) {
     extern __shared__ unsigned char nbody__smem[];
     const int B = blockDim.x, W = B >> 5, tile = B * R, mp = m + (m & 1), slots = mp / 2;
+    /* the items [item0, item1): item0 is 0 or the first item of a round, round0; the flags
+       count the rounds done within this range, so the chain restarts at item0 */
+    const int round0 = item0 < (size_t)m ? 0 : (int)((item0 - m) / slots) + 1;
     nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
     T *reac = (T *)(sh + tile);
-    for (size_t x = blockIdx.x; x < item1; x += gridDim.x) {
+    for (size_t x = item0 + blockIdx.x; x < item1; x += gridDim.x) {
         int I, J, round;
         if (x < (size_t)m) {
             I = J = (int)x; round = 0;
@@ -533,8 +538,8 @@ __global__ void nbody__cu_dense_sym(const nbody__v4<T> *__restrict__ bodies, T *
             __syncthreads();
         }
         if (threadIdx.x == 0) {
-            if (I < m) while (nbody__cu_flag_get(flags + I) < round) {}
-            if (J < m && J != I) while (nbody__cu_flag_get(flags + J) < round) {}
+            if (I < m) while (nbody__cu_flag_get(flags + I) < round - round0) {}
+            if (J < m && J != I) while (nbody__cu_flag_get(flags + J) < round - round0) {}
             __threadfence();
         }
         __syncthreads();
@@ -561,8 +566,8 @@ __global__ void nbody__cu_dense_sym(const nbody__v4<T> *__restrict__ bodies, T *
         __syncthreads();
         if (threadIdx.x == 0) {
             __threadfence();
-            if (I < m) nbody__cu_flag_set(flags + I, round + 1);
-            if (J < m && J != I) nbody__cu_flag_set(flags + J, round + 1);
+            if (I < m) nbody__cu_flag_set(flags + I, round - round0 + 1);
+            if (J < m && J != I) nbody__cu_flag_set(flags + J, round - round0 + 1);
         }
     }
 }
@@ -677,11 +682,11 @@ static size_t nbody__cu_sym_tiles(size_t n, int B, int R, size_t *items, size_t 
 static nbody_result nbody__cu_sym_launch(nbody__engine *e, int B, int R, size_t sample, nbody__r *f, cudaEvent_t mid) {
     nbody__cuda *c = nbody__cu(e);
     const void *fn = nbody__cu_dense_fn(R, c->uni, 1);
-    size_t n = e->n, items, smem, m = nbody__cu_sym_tiles(n, B, R, &items, &smem), item1 = items, G;
+    size_t n = e->n, items, smem, m = nbody__cu_sym_tiles(n, B, R, &items, &smem), item0 = 0, item1 = items, G;
     nbody__r eps2 = e->desc.softening * e->desc.softening, scale = c->uni ? e->desc.G * c->mass1 : e->desc.G;
     int occ = 0, im = (int)m;
     nbody_result r;
-    void *args[] = {&c->bodies, &c->partial, &c->flags, &n, &im, &item1, &eps2};
+    void *args[] = {&c->bodies, &c->partial, &c->flags, &n, &im, &item0, &item1, &eps2};
     NBODY__CU(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     NBODY__CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, smem));
     if (occ < 1) {   /* its shared memory does not fit this device: the one-sided kernel from now on */
@@ -1705,8 +1710,10 @@ extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
 /* Benchmarks and tests only: choose the kernel (dense: 0 the one-sided, 1 the plain tile
    kernel, 2 the symmetric), the threads per block and per_thread (0 = keep): the bodies per
    thread of the dense engine, the walk of the tree (NBODY__CU_WALK_*); a block ends tuning. */
+static void nbody__cu_multi_config(nbody__engine *e, int variant, int block, int per_thread, int *choice);
 extern "C" void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread) {
     nbody__cuda *c = nbody__cu(e);
+    if (nbody__cu_is_multi(e)) { nbody__cu_multi_config(e, variant, block, per_thread, NULL); return; }
     c->variant = variant == 1;
     c->sym = variant == 2;
     if (block > 0) { c->block = block; c->tuned = 1; }
@@ -1734,6 +1741,12 @@ extern "C" void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms,
    nbody__cuda_bench_config; *symmetric: 1 when the dense engine chose the symmetric kernel. */
 extern "C" void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *per_thread, int *symmetric) {
     nbody__cuda *c = nbody__cu(e);
+    if (nbody__cu_is_multi(e)) {
+        int ch[3];
+        nbody__cu_multi_config(e, -1, 0, 0, ch);
+        *block = ch[0]; *per_thread = ch[1]; *symmetric = ch[2];
+        return;
+    }
     *block = c->block;
     *per_thread = c->tree ? c->walk : c->bodies_per_thread;
     *symmetric = c->sym;
@@ -1974,7 +1987,9 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
    [first[k], first[k + 1]) (n split evenly) with a single-GPU engine for them; a buffer is
    one slice a GPU. f(y): every GPU's positions go to every GPU (NCCL broadcasts, one per
    owner and component, in one group: the all-gather of uneven slices), then each GPU
-   computes its slice's forces; linear combinations stay on each GPU; the error norm is the
+   computes its slice's forces (dense: or the split symmetric kernel and a reduce-scatter,
+   whichever measures faster, see nbody__cu_multi_choose); linear combinations stay on each
+   GPU; the error norm is the
    largest of the GPUs' (NaN sticks), finiteness their and. Every solver runs unchanged.
    Built with NBODY_WITH_NCCL (nvcc -DNBODY_WITH_NCCL ... -lnccl); without it devices > 1
    gives NBODY_ERR_UNAVAILABLE.
@@ -1992,7 +2007,14 @@ struct nbody__cu_multi {
 #ifdef NBODY_WITH_NCCL
     ncclComm_t comm[NBODY__CU_MAX_DEVICES];
 #endif
+    /* dense: the design (NBODY__CU_GATHER, NBODY__CU_SPLIT; NBODY__CU_UNDECIDED until the first
+       evaluation times both); the split symmetric kernel's threads per block and bodies per thread */
+    int tree, design, split_block, split_R;
+    nbody__r *recv[NBODY__CU_MAX_DEVICES];         /* split: D x 3 x (GPU k's bodies) partial sums received */
 };
+#define NBODY__CU_UNDECIDED (-1)
+#define NBODY__CU_GATHER 0
+#define NBODY__CU_SPLIT 1
 struct nbody__cu_mbuf { nbody__buf part[NBODY__CU_MAX_DEVICES]; };
 
 static nbody__cu_multi *nbody__cu_mu(nbody__engine *e) { return (nbody__cu_multi *)e->impl; }
@@ -2020,6 +2042,7 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
         if (g->sub[k].impl) {
             (void)cudaSetDevice(nbody__cu(&g->sub[k])->dev);
             cudaFree(g->pos[k]);
+            cudaFree(g->recv[k]);
             nbody__cu_shutdown(&g->sub[k]);
         }
     }
@@ -2133,6 +2156,249 @@ static nbody_result nbody__cu_multi_all_finite(nbody__engine *e, nbody__buf b, s
     return r;
 }
 
+#ifdef NBODY_WITH_NCCL
+/* --------------------------------------------------------------------------------------
+   The split symmetric kernel (dense, design NBODY__CU_SPLIT). The tournament of the
+   symmetric kernel (nbody__cu_dense_sym: round 0 the m self tiles, then mp - 1 rounds of
+   tile pairs) is cut into D shares of whole rounds, balanced by pair count (round 0 holds
+   m T^2 / 2 pairs, every later round floor(m / 2) T^2): GPU k runs the rounds
+   [rounds[k], rounds[k + 1]) against the gathered positions and holds partial sums for all
+   n bodies (3n, its own buffer, its own flags). Then a reduce-scatter: GPU k receives every
+   other GPU's partial sums of its bodies (NCCL send/receive in one group) and adds them in
+   GPU order, p_0 + p_1 + ... + p_(D-1), one addition at a time, times G (and the common
+   mass): a fixed order, so the same bits on every run; one GPU adds every round in one
+   chain, D GPUs add D chains, so the sums differ from one GPU's by rounding (about 1e-16
+   relative in double). The all-gather of positions stays: every GPU needs all of them.
+   Chosen at the first evaluation against the all-gather with one-sided slices (below).
+   -------------------------------------------------------------------------------------- */
+static size_t nbody__cu_round_item(size_t m, size_t q) {   /* the first item of round q */
+    return q == 0 ? 0 : m + (q - 1) * ((m + (m & 1)) / 2);
+}
+static void nbody__cu_split_rounds(size_t m, int D, size_t *rounds) {
+    size_t mp = m + (m & 1);
+    double w0 = 0.5 * (double)m, wq = (double)(m / 2), W = w0 + wq * (double)(mp - 1);
+    rounds[0] = 0; rounds[D] = mp;
+    for (int k = 1; k < D; ++k) {
+        double want = W * k / D;
+        double x = wq > 0 ? (want - w0) / wq + 1.5 : (double)mp;   /* the nearest b >= 1: w0 + (b - 1) wq ~ want */
+        size_t b = want < 0.5 * w0 ? 0 : x < 1 ? 1 : x < (double)mp ? (size_t)x : mp;
+        if (b > mp) b = mp;
+        if (b < rounds[k - 1]) b = rounds[k - 1];
+        rounds[k] = b;
+    }
+}
+
+/* out[i] = scale x (the GPUs' partial sums of body first + i in GPU order): GPU k's own from
+   own (3 x n), the others' from recv (D x 3 x cnt) */
+template <class T> __global__ void nbody__cu_split_sum(const T *own, size_t n, size_t first, const T *recv, size_t cnt, int D,
+                                                       int k, T scale, T *out) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < 3 * cnt; i += (size_t)gridDim.x * blockDim.x) {
+        size_t c = i / cnt, b = i - c * cnt;
+        T s = 0;
+        for (int j = 0; j < D; ++j) {
+            T v = j == k ? own[c * n + first + b] : recv[(size_t)j * 3 * cnt + i];
+            s = j ? s + v : v;
+        }
+        out[i] = scale * s;
+    }
+}
+
+/* the split's B and R as the kernel runs them (bodies per thread lowered where registers
+   cap the block); 0: this block size cannot run the symmetric kernel */
+static int nbody__cu_split_conf(nbody__engine *s, int B, int *R) {
+    int uni = nbody__cu(s)->uni, r = *R >= 8 ? 8 : *R >= 4 ? 4 : *R >= 2 ? 2 : 1;
+    while (r > 1 && B > nbody__cu_dense_max_threads(r, uni, 1)) r /= 2;
+    *R = r;
+    return B >= 32 && B % 32 == 0 && B <= nbody__cu_dense_max_threads(r, uni, 1);
+}
+
+/* GPU e's share, the items [item0, item1), into its c->partial (3n, unscaled sums);
+   NBODY_ERR_UNAVAILABLE: the kernel cannot run here (shared memory, residency) */
+static nbody_result nbody__cu_split_share(nbody__engine *e, int B, int R, size_t item0, size_t item1) {
+    nbody__cuda *c = nbody__cu(e);
+    const void *fn = nbody__cu_dense_fn(R, c->uni, 1);
+    size_t n = e->n, items, smem, m = nbody__cu_sym_tiles(n, B, R, &items, &smem), G;
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    int occ = 0, im = (int)m;
+    nbody_result r;
+    void *args[] = {&c->bodies, &c->partial, &c->flags, &n, &im, &item0, &item1, &eps2};
+    if ((r = nbody__cu_reserve(e, &c->partial, &c->partial_len, 3 * n)) != NBODY_OK) return r;
+    if ((r = nbody__cu_reserve(e, &c->flags, &c->flags_len, m)) != NBODY_OK) return r;
+    NBODY__CU(cudaMemsetAsync(c->flags, 0, m * sizeof(int)));
+    if (item0 > 0 || item1 <= item0) NBODY__CU(cudaMemsetAsync(c->partial, 0, 3 * n * sizeof(nbody__r)));   /* no round 0 here */
+    if (item1 <= item0) return NBODY_OK;
+    if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, smem) != cudaSuccess || occ < 1) {
+        (void)cudaGetLastError();
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    G = (size_t)occ * (size_t)c->sms;
+    if (G > item1 - item0) G = item1 - item0;
+    cudaError_t err = cudaLaunchCooperativeKernel(fn, dim3((unsigned int)G), dim3((unsigned int)B), args, smem, 0);
+    if (err == cudaErrorCooperativeLaunchTooLarge || err == cudaErrorNotSupported) {
+        (void)cudaGetLastError();
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    NBODY__CU(err);
+    return NBODY_OK;
+}
+
+static void nbody__cu_mlog_nccl(nbody__engine *e, const char *what, ncclResult_t nr) {
+    if (e->desc.log.func) {
+        char line[256];
+        snprintf(line, sizeof line, "nbody cuda: NCCL %s failed: %s", what, ncclGetErrorString(nr));
+        e->desc.log.func(NBODY_LOG_ERROR, line, e->desc.log.user_data);
+    }
+}
+
+/* the reduce-scatter: every GPU's partial sums of GPU k's bodies to GPU k, added there in GPU
+   order into f's accelerations */
+static nbody_result nbody__cu_split_exchange(nbody__engine *e, nbody__cu_mbuf *f) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t n = e->n;
+    const int D = g->count;
+    ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
+    ncclResult_t nr;
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < D && r == NBODY_OK; ++k)
+        if (!g->recv[k] && (r = nbody__cu_enter(&g->sub[k])) == NBODY_OK)
+            r = nbody__cu_malloc(&g->sub[k], &g->recv[k], (size_t)D * 3 * nbody__cu_mcount(g, k));
+    if (r != NBODY_OK) return r;
+    nr = ncclGroupStart();
+    for (int k = 0; k < D && nr == ncclSuccess; ++k) {
+        size_t cnt = nbody__cu_mcount(g, k);
+        for (int j = 0; j < D && cnt && nr == ncclSuccess; ++j)
+            for (size_t c = 0; c < 3 && j != k && nr == ncclSuccess; ++c) {
+                nr = ncclSend(nbody__cu(&g->sub[j])->partial + c * n + g->first[k], cnt, type, k, g->comm[j], 0);
+                if (nr == ncclSuccess) nr = ncclRecv(g->recv[k] + ((size_t)j * 3 + c) * cnt, cnt, type, j, g->comm[k], 0);
+            }
+    }
+    {
+        ncclResult_t ne = ncclGroupEnd();
+        if (nr == ncclSuccess) nr = ne;
+    }
+    if (nr != ncclSuccess) { nbody__cu_mlog_nccl(e, "reduce-scatter of partial forces", nr); return NBODY_ERR_DEVICE; }
+    for (int k = 0; k < D && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        size_t cnt = nbody__cu_mcount(g, k);
+        nbody__r scale = c->uni ? s->desc.G * c->mass1 : s->desc.G;
+        if (!cnt || (r = nbody__cu_enter(s)) != NBODY_OK) continue;
+        nbody__cu_split_sum<<<nbody__cu_blocks(3 * cnt, 256), 256>>>(c->partial, n, g->first[k], g->recv[k], cnt, D, k, scale,
+                                                                     (nbody__r *)f->part[k] + 3 * cnt);
+        r = nbody__cu_check(s, cudaGetLastError(), "split sum");
+    }
+    return r;
+}
+
+/* f(y) by the split symmetric kernel, the positions already gathered */
+static nbody_result nbody__cu_split_forces(nbody__engine *e, nbody__cu_mbuf *y, nbody__cu_mbuf *f) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t n = e->n, items, smem, rounds[NBODY__CU_MAX_DEVICES + 1], m;
+    int B = g->split_block, R = g->split_R;
+    nbody_result r = NBODY_OK;
+    if ((r = nbody__cu_enter(&g->sub[0])) != NBODY_OK) return r;
+    if (!nbody__cu_split_conf(&g->sub[0], B, &R)) return NBODY_ERR_UNAVAILABLE;
+    g->split_R = R;
+    m = nbody__cu_sym_tiles(n, B, R, &items, &smem);
+    nbody__cu_split_rounds(m, g->count, rounds);
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        size_t cnt = nbody__cu_mcount(g, k);
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        if (cnt) r = nbody__cu_check(s, cudaMemcpyAsync(f->part[k], (const nbody__r *)y->part[k] + 3 * cnt, 3 * cnt * sizeof(nbody__r),
+                                                        cudaMemcpyDeviceToDevice, 0), "copy");   /* dx/dt = v */
+        if (r != NBODY_OK) break;
+        nbody__cu_pack_pos<<<nbody__cu_blocks(n, 256), 256>>>(g->pos[k], c->m, c->bodies, n);
+        if ((r = nbody__cu_check(s, cudaGetLastError(), "pack")) != NBODY_OK) break;
+        r = nbody__cu_split_share(s, B, R, nbody__cu_round_item(m, rounds[k]), nbody__cu_round_item(m, rounds[k + 1]));
+    }
+    if (r == NBODY_OK) r = nbody__cu_split_exchange(e, f);
+    return r;
+}
+
+static double nbody__cu_wall(void) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+static nbody_result nbody__cu_msync(nbody__engine *e) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k)
+        if ((r = nbody__cu_enter(&g->sub[k])) == NBODY_OK) r = nbody__cu_check(&g->sub[k], cudaDeviceSynchronize(), "synchronize");
+    return r;
+}
+
+/* The first dense evaluation (no block_size given): the two designs measured on the real data.
+   On GPU 0, against the whole problem, the single-GPU tuner's timing (nbody__cu_time_one, a
+   sample scaled to the whole): the one-sided kernel as the slices run it (256 threads, 4
+   bodies a thread in float, 2 in double) gives the all-gather design's time a GPU, C1 / D;
+   every symmetric candidate, the best Cs gives the split's, Cs / D plus the reduce-scatter,
+   timed on all GPUs (the best of two). The smaller estimate wins, logged at INFO. */
+static nbody_result nbody__cu_multi_choose(nbody__engine *e, nbody__cu_mbuf *f) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__engine *s0 = &g->sub[0];
+    nbody__cuda *c0 = nbody__cu(s0);
+    nbody__cu_candidate cand[NBODY__CU_MAX_CANDIDATES];
+    cudaEvent_t ev[3] = {NULL, NULL, NULL};
+    nbody__r *tmp = NULL;
+    size_t n = e->n;
+    const int D = g->count, Rdef = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+    double c1 = -1, cs = -1, tx = -1, split_ms, gather_ms;
+    int count, B = 0, R = 0;
+    nbody_result r;
+    g->design = NBODY__CU_GATHER;
+    if (nbody__cu_nsrc(e) != n) return NBODY_OK;        /* test particles: the one-sided slices */
+    if ((r = nbody__cu_enter(s0)) != NBODY_OK) return r;
+    nbody__cu_pack_pos<<<nbody__cu_blocks(n, 256), 256>>>(g->pos[0], c0->m, c0->bodies, n);
+    r = nbody__cu_check(s0, cudaGetLastError(), "pack");
+    if (r == NBODY_OK) r = nbody__cu_malloc(s0, &tmp, 6 * n);
+    for (int k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody__cu_check(s0, cudaEventCreate(&ev[k]), "cudaEventCreate");
+    count = r == NBODY_OK ? nbody__cu_candidates(s0, cand) : 0;
+    for (int i = 0; i < count && r == NBODY_OK; ++i) {
+        double est = -1;
+        if (!cand[i].sym && !(cand[i].block == 256 && cand[i].bodies_per_thread == Rdef)) continue;
+        r = nbody__cu_time_one(s0, &cand[i], ev, tmp, &est);
+        if (r != NBODY_OK || est < 0 || (cand[i].sym && !c0->sym)) continue;   /* a symmetric one that gave way */
+        if (!cand[i].sym) c1 = est;
+        else if (cs < 0 || est < cs) { cs = est; B = cand[i].block; R = cand[i].bodies_per_thread; }
+    }
+    c0->sym = 0;
+    for (int k = 0; k < 3; ++k)
+        if (ev[k]) cudaEventDestroy(ev[k]);
+    cudaFree(tmp);
+    if (r != NBODY_OK) return r;
+    if (cs < 0 || c1 < 0) {
+        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: %d GPUs: all-gather and one-sided slices (no symmetric kernel for n = %lu)", D,
+                      (unsigned long)n);
+        return NBODY_OK;
+    }
+    for (int k = 0; k < D && r == NBODY_OK; ++k) {       /* the exchange's buffers, zeroed */
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        if ((r = nbody__cu_enter(s)) == NBODY_OK) r = nbody__cu_reserve(s, &c->partial, &c->partial_len, 3 * n);
+        if (r == NBODY_OK) r = nbody__cu_check(s, cudaMemset(c->partial, 0, 3 * n * sizeof(nbody__r)), "cudaMemset");
+    }
+    for (int rep = 0; rep < 3 && r == NBODY_OK; ++rep) {   /* a warm-up, then the best of two */
+        double t0 = nbody__cu_wall();
+        r = nbody__cu_split_exchange(e, f);
+        if (r == NBODY_OK) r = nbody__cu_msync(e);
+        if (r == NBODY_OK && rep > 0 && (tx < 0 || 1e3 * (nbody__cu_wall() - t0) < tx)) tx = 1e3 * (nbody__cu_wall() - t0);
+    }
+    if (r != NBODY_OK) return r;
+    split_ms = cs / D + tx;
+    gather_ms = c1 / D;
+    g->split_block = B; g->split_R = R;
+    g->design = split_ms < gather_ms ? NBODY__CU_SPLIT : NBODY__CU_GATHER;
+    nbody__cu_log(e, NBODY_LOG_INFO,
+                  "nbody cuda: %d GPUs: %s (estimated ms a force evaluation: split symmetric kernel, %d threads x %d bodies, "
+                  "%.3g + reduce-scatter %.3g; all-gather and one-sided slices %.3g)",
+                  D, g->design == NBODY__CU_SPLIT ? "the split symmetric kernel with a reduce-scatter" : "all-gather and one-sided slices",
+                  B, R, cs / D, tx, gather_ms);
+    return NBODY_OK;
+}
+#endif
+
 static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
 #ifdef NBODY_WITH_NCCL
     nbody__cu_multi *g = nbody__cu_mu(e);
@@ -2157,6 +2423,15 @@ static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, 
             e->desc.log.func(NBODY_LOG_ERROR, line, e->desc.log.user_data);
         }
         return NBODY_ERR_DEVICE;
+    }
+    if (!g->tree && g->design == NBODY__CU_UNDECIDED) r = nbody__cu_multi_choose(e, f);
+    if (r == NBODY_OK && !g->tree && g->design == NBODY__CU_SPLIT) {
+        r = nbody__cu_split_forces(e, y, f);
+        if (r != NBODY_ERR_UNAVAILABLE) return r;
+        nbody__cu_log(e, NBODY_LOG_WARNING, "nbody cuda: the split symmetric kernel (%d threads x %d bodies) cannot run here; "
+                      "all-gather and one-sided slices from now on", g->split_block, g->split_R);
+        g->design = NBODY__CU_GATHER;
+        r = NBODY_OK;
     }
     for (int k = 0; k < g->count && r == NBODY_OK; ++k)
         r = nbody__cuda_derivative_slice(&g->sub[k], g->pos[k], y->part[k], f->part[k], g->first[k], nbody__cu_mcount(g, k));
@@ -2197,6 +2472,8 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
     if (!g) return NBODY_ERR_OUT_OF_MEMORY;
     memset(g, 0, sizeof *g);
     g->count = D;
+    g->tree = tree;
+    g->design = tree || e->desc.block_size > 0 ? NBODY__CU_GATHER : NBODY__CU_UNDECIDED;   /* a given block: the one-sided kernel */
     e->impl = g;
     e->ops = &nbody__cuda_multi_ops[tree != 0];
     for (int k = 0; k <= D; ++k) {
@@ -2229,6 +2506,33 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
 #endif
     if (r != NBODY_OK) { nbody__cu_multi_shutdown(e); e->ops = nbody__cuda_engine_ops(tree); }
     return r;
+}
+/* nbody__cuda_bench_config on several GPUs (dense): variant 2 the split symmetric kernel with
+   block x per_thread (0: 128 x 4), otherwise the all-gather and one-sided slices (block: their
+   threads per block); variant -1 reads the choice into choice[3] (block, bodies per thread,
+   1 for the split; -1 before the first evaluation). */
+static void nbody__cu_multi_config(nbody__engine *e, int variant, int block, int per_thread, int *choice) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    if (variant < 0) {
+        nbody__cuda *c = nbody__cu(&g->sub[0]);
+        int split = g->design == NBODY__CU_SPLIT;
+        choice[0] = split ? g->split_block : c->block;
+        choice[1] = split ? g->split_R : g->tree ? c->walk : c->bodies_per_thread;
+        choice[2] = g->design == NBODY__CU_UNDECIDED ? -1 : split;
+        return;
+    }
+    if (g->tree) {
+        for (int k = 0; k < g->count; ++k) nbody__cuda_bench_config(&g->sub[k], 0, block, per_thread);
+        return;
+    }
+    if (variant == 2) {
+        g->design = NBODY__CU_SPLIT;
+        g->split_block = block > 0 ? block : 128;
+        g->split_R = per_thread > 0 ? per_thread : 4;
+        return;
+    }
+    g->design = NBODY__CU_GATHER;
+    for (int k = 0; k < g->count && block > 0; ++k) nbody__cuda_bench_config(&g->sub[k], 0, block, 0);
 }
 static nbody_result nbody__cu_multi_init_dense(nbody__engine *e) { return nbody__cu_multi_init(e, 0); }
 static nbody_result nbody__cu_multi_init_tree(nbody__engine *e) { return nbody__cu_multi_init(e, 1); }

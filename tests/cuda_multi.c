@@ -4,7 +4,10 @@
    GPU walks them), the dense engine's to rounding (its source split follows the slice);
    every method, fixed step and adaptive, on the tree to the same bits; nbody_get_state,
    stats; a checkpoint written on several GPUs restarts on one and continues to the same bits.
-   Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
+   The dense engine's split symmetric kernel (shares of its tournament on each GPU, partial
+   sums reduce-scattered): against SIMPLE and one GPU, run to run, and the tuned choice of
+   design. NBODY_TEST_DEVICES=1 runs the symmetric kernel checks on one GPU. More GPUs than
+   present are refused. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "tests/check.h"
@@ -12,6 +15,37 @@
 #include <cuda_runtime_api.h>
 
 static int devices_ = 2;
+
+void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
+void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric);
+
+/* the accelerations of the dense engine on `devices` GPUs with a forced design: variant 2 the
+   split symmetric kernel of block x rb (one GPU: the symmetric kernel), 0 the all-gather and
+   one-sided slices; *sym (if given): the design the engine ran (1 the split); acc2 (if given):
+   a second evaluation on the same engine (its buffers, flags and exchange reused) */
+static int forced(const nbody_system *s, int devices, double softening, int variant, int block, int rb, nbody_real *acc, int *sym,
+                  nbody_real *acc2) {
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody__engine e;
+    nbody__buf y = NULL, f = NULL;
+    const nbody_real *src[6];
+    int i, ok, b = 0, r = 0, sy = 0;
+    d.engine = NBODY_ENGINE_CUDA; d.softening = (nbody_real)softening; d.devices = devices;
+    d = nbody__desc_defaults(&d);
+    memset(&e, 0, sizeof e);
+    if (nbody__engine_start(&e, &d, s->n, s->m) != NBODY_OK) return 0;
+    ok = e.ops->alloc(&e, 6 * s->n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * s->n, &f) == NBODY_OK;
+    src[0] = s->x; src[1] = s->y; src[2] = s->z; src[3] = s->vx; src[4] = s->vy; src[5] = s->vz;
+    for (i = 0; i < 6 && ok; ++i) ok = e.ops->upload(&e, y, (size_t)i * s->n, src[i], s->n) == NBODY_OK;
+    nbody__cuda_bench_config(&e, variant, block, rb);
+    ok = ok && e.ops->derivative(&e, y, f) == NBODY_OK && e.ops->download(&e, acc, f, 3 * s->n, 3 * s->n) == NBODY_OK;
+    if (acc2) ok = ok && e.ops->derivative(&e, y, f) == NBODY_OK && e.ops->download(&e, acc2, f, 3 * s->n, 3 * s->n) == NBODY_OK;
+    nbody__cuda_bench_choice(&e, &b, &r, &sy);
+    if (sym) *sym = sy;
+    e.ops->release(&e, y); e.ops->release(&e, f);
+    nbody__engine_stop(&e);
+    return ok;
+}
 
 /* the largest difference of a body's acceleration, relative to its size: |a_i - b_i| / |b_i|
    over the bodies (a component near zero would otherwise measure only its own cancellation) */
@@ -117,16 +151,133 @@ static void check_checkpoint(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* The split symmetric kernel (each GPU a share of the tournament's rounds, partial sums for
+   every body, reduce-scatter in GPU order) against SIMPLE: 1e-12 relative per body in double
+   (1e-4 in float, the one-GPU kernel's bound); two runs give the same bits; odd and even tile
+   counts, a last tile cut short, one tile (the second GPU gets no work), equal and unequal
+   masses, softening 0 and 0.01 (two evaluations on one engine, then on two engines). */
+static void check_split(void) {
+    static const size_t sizes[] = {3, 100, 1001, 4099, 20011};
+    static const int conf[][2] = {{32, 1}, {128, 4}, {64, 8}, {64, 2}, {96, 4}};   /* tiles: 1, 1, 2, 33, 53 */
+    const int dbl = sizeof(nbody_real) == sizeof(double);
+    int k, eps;
+    for (k = 0; k < 5; ++k) {
+        size_t n = sizes[k], n3 = 3 * n, i;
+        nbody_system s = {0};
+        nbody_real *ref = (nbody_real *)malloc(3 * n3 * sizeof(nbody_real)), *a1 = ref + n3, *a2 = a1 + n3;
+        nbody_ic_plummer(&s, n, 31 + k);
+        if (k % 2)
+            for (i = 0; i < n; ++i) s.m[i] *= (nbody_real)(0.5 + (double)(i % 5) / 4);
+        for (eps = 0; eps < 2; ++eps) {
+            nbody_desc dr = NBODY__ZERO_INIT;
+            double e;
+            int ok, sym = 0;
+            dr.engine = NBODY_ENGINE_SIMPLE; dr.softening = (nbody_real)(eps ? 0.01 : 0);
+            CHECK(nbody_accelerations(&dr, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "split: reference");
+            ok = forced(&s, devices_, dr.softening, 2, conf[k][0], conf[k][1], a1, &sym, eps ? NULL : a2);
+            if (eps) ok = ok && forced(&s, devices_, dr.softening, 2, conf[k][0], conf[k][1], a2, NULL, NULL);
+            e = ok ? rel_diff(a1, ref, n3) : -1;
+            CHECK(ok && (devices_ < 2 || sym == 1) && e <= (dbl ? 1e-12 : 1e-4),
+                  "%d GPUs, split symmetric n = %lu B %d R %d eps %d: ran %d, design %d, largest relative difference %.3g",
+                  devices_, (unsigned long)n, conf[k][0], conf[k][1], eps, ok, sym, e);
+            CHECK(ok && !memcmp(a1, a2, n3 * sizeof *a1), "%d GPUs, split symmetric n = %lu: two runs differ", devices_,
+                  (unsigned long)n);
+        }
+        free(ref);
+        nbody_system_free(&s);
+    }
+}
+
+/* a larger case against one GPU's symmetric kernel of the same tiles (1e-12 relative in
+   double, 1e-5 in float: the grouping of the rounds' sums differs), and the all-gather
+   design's one-sided kernel against it (in float 1e-4, the two kernels' bound against SIMPLE) */
+static void check_split_large(size_t n) {
+    const int dbl = sizeof(nbody_real) == sizeof(double);
+    nbody_system s = {0};
+    nbody_real *a = (nbody_real *)malloc(9 * n * sizeof *a), *b = a + 3 * n, *c = b + 3 * n;
+    int ok, sym = 0;
+    double e1, e2;
+    nbody_ic_plummer(&s, n, 5);
+    ok = forced(&s, devices_, 0.01, 2, 128, 4, a, &sym, NULL) && forced(&s, 1, 0.01, 2, 128, 4, b, NULL, NULL) &&
+         forced(&s, devices_, 0.01, 0, 256, 0, c, NULL, NULL);
+    e1 = ok ? rel_diff(a, b, 3 * n) : -1;
+    e2 = ok ? rel_diff(c, b, 3 * n) : -1;
+    CHECK(ok && sym == 1 && e1 <= (dbl ? 1e-12 : 1e-5) && e2 <= (dbl ? 1e-12 : 1e-4),
+          "%d GPUs, n = %lu: split against one GPU %.3g, all-gather against one GPU %.3g", devices_, (unsigned long)n, e1, e2);
+    free(a);
+    nbody_system_free(&s);
+}
+
+/* no block size given: the engine times both designs at its first evaluation and says which
+   it took at INFO; the result agrees with SIMPLE whichever it is */
+static char chosen_[512];
+static void log_line(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_INFO && strstr(msg, "GPUs:")) snprintf(chosen_, sizeof chosen_, "%s", msg);
+}
+static void check_auto(size_t n) {
+    const int dbl = sizeof(nbody_real) == sizeof(double);
+    nbody_system s = {0};
+    nbody_desc d = NBODY__ZERO_INIT, dr = NBODY__ZERO_INIT;
+    nbody_real *a = (nbody_real *)malloc(6 * n * sizeof *a), *b = a + 3 * n;
+    nbody_result ra, rb;
+    double e;
+    nbody_ic_plummer(&s, n, 23);
+    d.engine = NBODY_ENGINE_CUDA; d.softening = (nbody_real)0.01; d.devices = devices_;
+    d.log.func = log_line;
+    dr.engine = NBODY_ENGINE_SIMPLE; dr.softening = d.softening;
+    chosen_[0] = 0;
+    ra = nbody_accelerations(&d, &s, a, a + n, a + 2 * n);
+    rb = nbody_accelerations(&dr, &s, b, b + n, b + 2 * n);
+    e = rel_diff(a, b, 3 * n);
+    CHECK(ra == NBODY_OK && rb == NBODY_OK && e <= (dbl ? 1e-12 : 1e-4) && chosen_[0],
+          "%d GPUs, tuned, n = %lu: %s, largest relative difference %.3g; logged: %s", devices_, (unsigned long)n,
+          nbody_result_string(ra), e, chosen_[0] ? chosen_ : "(nothing)");
+    if (chosen_[0]) printf("  %s\n", chosen_);
+    free(a);
+    nbody_system_free(&s);
+}
+
+/* more GPUs than present: refused at create, nothing left behind */
+static void check_refused(int present) {
+    nbody_system s = {0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    nbody_ic_plummer(&s, 1000, 2);
+    d.engine = NBODY_ENGINE_CUDA; d.devices = present + 1;
+    r = nbody_create(&sim, &d, &s);
+    CHECK(r == NBODY_ERR_UNAVAILABLE && sim == NULL, "devices = %d with %d GPUs: %s", present + 1, present, nbody_result_string(r));
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+}
+
 int main(void) {
     int count = 0;
     const char *env = getenv("NBODY_TEST_DEVICES");
     if (env) devices_ = atoi(env);
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < devices_ || devices_ < 2) {
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < devices_ || devices_ < 1) {
         check_skip("NBODY_REQUIRE_CUDA", "fewer GPUs than NBODY_TEST_DEVICES (default 2)");
         return check_finish();
     }
+    check_refused(count);
+    if (devices_ == 1) {           /* one GPU: the symmetric kernel alone, run as the split runs it */
+        check_split();
+        return check_finish();
+    }
     check_forces(4099);
-    if (getenv("NBODY_TEST_SMALL")) return check_finish();     /* compute-sanitizer: the small case */
+    if (getenv("NBODY_TEST_SMALL")) {     /* compute-sanitizer: the small cases */
+        nbody_system s = {0};
+        nbody_real *a = (nbody_real *)malloc(3 * 4099 * sizeof *a);
+        nbody_ic_plummer(&s, 4099, 5);
+        CHECK(forced(&s, devices_, 0.01, 2, 64, 2, a, NULL, NULL), "split symmetric, n = 4099");
+        free(a);
+        nbody_system_free(&s);
+        return check_finish();
+    }
+    check_split();
+    check_split_large(100003);
+    check_auto(20011);
     check_forces(100003);
     check_methods();
     check_checkpoint();
