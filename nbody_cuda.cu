@@ -93,7 +93,7 @@ typedef struct nbody__cuda {
     void *red;                     /* reduction scratch */
     int block, tuned;              /* threads per block, chosen (tuned = 1) or given */
     int bodies_per_thread;         /* dense: targets a thread holds (1, 2, 4, 8) */
-    int walk;                      /* tree: NBODY__CU_WALK_GROUP (the engine's), _THREAD or _WARP (comparisons, slices) */
+    int walk;                      /* tree: NBODY__CU_WALK_THREAD or _WARP (monopoles, tuned), _GROUP (quadrupoles) */
     int uni;                       /* every mass equals mass1: the dense kernel's UNI form */
     nbody__r mass1;
     int variant;                   /* 0 the engine's kernel, 1 the plain tile kernel (benchmarks) */
@@ -1245,9 +1245,10 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     return NBODY_OK;
 }
 
-/* the tree walks: the group walk (the engine's: quadrupoles, buckets), or for comparison
-   (benchmarks, tests) and the slices' leaf lists a thread per leaf alone or the warps'
-   threads together */
+/* the tree walks: monopoles a thread per leaf alone or the warps' threads together (the
+   same bits, so several GPUs or MPI ranks walking for their slices' leaf lists give the
+   bits of one GPU), quadrupoles and buckets the group walk (forced for monopoles by
+   benchmarks and tests) */
 #define NBODY__CU_WALK_THREAD 1
 #define NBODY__CU_WALK_WARP 2
 #define NBODY__CU_WALK_GROUP 3
@@ -1342,16 +1343,16 @@ typedef struct nbody__cu_candidate {
 /* every candidate that fits, in the order they are timed; returns how many */
 static int nbody__cu_candidates(nbody__engine *e, nbody__cu_candidate *out) {
     static const int blocks[] = {64, 128, 256, 512, 1024}, sym_blocks[] = {64, 96, 128, 192, 256};
-    static const int bodies[] = {1, 2, 4, 8};
+    static const int bodies[] = {1, 2, 4, 8}, walks[] = {NBODY__CU_WALK_THREAD, NBODY__CU_WALK_WARP};
     nbody__cuda *c = nbody__cu(e);
     double n = (double)e->n;
-    int count = 0, nv = c->tree ? 1 : 4;
+    int count = 0, quad = c->nquad != NULL, nv = c->tree ? (quad ? 1 : 2) : 4;
     for (int sym = 0; sym < (c->tree ? 1 : 2); ++sym)
         for (int bi = 0; bi < 5; ++bi)
             for (int vi = 0; vi < nv; ++vi) {
                 nbody__cu_candidate k;
                 int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? 0 : bodies[vi];
-                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? NBODY__CU_WALK_GROUP : 0; k.sym = sym;
+                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? (quad ? NBODY__CU_WALK_GROUP : walks[vi]) : 0; k.sym = sym;
                 k.sample = 0; k.scale = 1;
                 if (c->tree) {
                     size_t nb = nbody__cu_blocks(e->n, B), want = NBODY__CU_SAMPLE_LEAVES / (size_t)B;
@@ -1576,7 +1577,7 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     if (r == NBODY_OK && e->desc.block_size > 0) {
         c->block = e->desc.block_size;
         c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
-        c->walk = NBODY__CU_WALK_GROUP;
+        c->walk = e->desc.quadrupole ? NBODY__CU_WALK_GROUP : NBODY__CU_WALK_WARP;   /* tree: warp or group walk */
         c->tuned = 1;
     }
     if (r != NBODY_OK) nbody__cu_shutdown(e);
