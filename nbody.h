@@ -726,6 +726,14 @@ NBODY__SHARED void nbody__quad_add(NBODY__REAL sxx, NBODY__REAL sxy, NBODY__REAL
     nbody__pull(w, dx, dy, dz, ax, ay, az);
 }
 
+/* second moments about a node's centre of mass c from a child's, by the parallel-axis
+   theorem: S += S_c + m_c s s^T, s = c_c - c (S, S_c: xx xy xz yy yz zz) */
+NBODY__SHARED void nbody__quad_shift(NBODY__REAL *s, const NBODY__REAL *sc, NBODY__REAL mc, NBODY__REAL sx, NBODY__REAL sy,
+                                     NBODY__REAL sz) {
+    s[0] += sc[0] + mc * sx * sx; s[1] += sc[1] + mc * sx * sy; s[2] += sc[2] + mc * sx * sz;
+    s[3] += sc[3] + mc * sy * sy; s[4] += sc[4] + mc * sy * sz; s[5] += sc[5] + mc * sz * sz;
+}
+
 /* ---- compensated addition (Kahan 1965): returns sum + v and updates the compensation c,
        d = v - c; t = sum + d; c = (t - sum) - d.
    Never built with unsafe math, so the compiler keeps (t - sum) - d as written. */
@@ -2122,11 +2130,8 @@ static void nbody__tree_combine(nbody__kdtree *t, size_t i, const nbody__tree_it
         nbody_real *q = t->quad + 6 * i;
         for (k = 0; k < 6; ++k) q[k] = 0;
         for (s = 0; s < 2; ++s) {
-            const nbody_real *qc = t->quad + 6 * c[s];
-            nbody_real sx = t->cx[c[s]] - t->cx[i], sy = t->cy[c[s]] - t->cy[i], sz = t->cz[c[s]] - t->cz[i];
-            nbody_real mc = t->mass[c[s]];
-            q[0] += qc[0] + mc * sx * sx; q[1] += qc[1] + mc * sx * sy; q[2] += qc[2] + mc * sx * sz;
-            q[3] += qc[3] + mc * sy * sy; q[4] += qc[4] + mc * sy * sz; q[5] += qc[5] + mc * sz * sz;
+            nbody__quad_shift(q, t->quad + 6 * c[s], t->mass[c[s]], t->cx[c[s]] - t->cx[i], t->cy[c[s]] - t->cy[i],
+                              t->cz[c[s]] - t->cz[i]);
         }
     }
 }
