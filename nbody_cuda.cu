@@ -466,7 +466,7 @@ __device__ __forceinline__ void nbody__cu_pair_tile(const nbody__v4<T> *sh, T *r
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     T dx = s.x - px[r], dy = s.y - py[r], dz = s.z - pz[r];
-                    T w = nbody__weight((T)1, nbody__soft_r2_fused(dx, dy, dz, eps2));
+                    T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), w = nbody__weight((T)1, r2);
                     if (EDGE) w = sv && tv[r] ? w : (T)0;
                     const T wt = UNI ? w : w * s.w, ws = UNI ? w : w * pm[r];
                     nbody__pull(wt, dx, dy, dz, &ax[r], &ay[r], &az[r]);
