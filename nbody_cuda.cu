@@ -470,7 +470,8 @@ __device__ __forceinline__ void nbody__cu_pair_tile(const nbody__v4<T> *sh, T *r
                     if (EDGE) w = sv && tv[r] ? w : (T)0;
                     const T wt = UNI ? w : w * s.w, ws = UNI ? w : w * pm[r];
                     nbody__pull(wt, dx, dy, dz, &ax[r], &ay[r], &az[r]);
-                    nbody__pull(-ws, dx, dy, dz, &sx, &sy, &sz);
+                    /* the reaction -ws d: written out, as nbody__pull(-ws, ...) compiles to other code */
+                    sx = fma(-ws, dx, sx); sy = fma(-ws, dy, sy); sz = fma(-ws, dz, sz);
                 }
                 if (b < 7 || a < 24) {
                     const int mask = b < 7 ? b ^ (b + 1) : (a + 7) ^ (a + 8);
