@@ -605,8 +605,8 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
 
 /* BEGIN SHARED FORMULAS */
 /* ---- formulas shared by the CPU engines, nbody_cuda.cu and kernels.cl ---------------------
-   The pair interaction, its quadrupole term, the compensated (Kahan) addition and the heap
-   index arithmetic, written once in the C subset that C99/C++, CUDA and OpenCL C share. The
+   The pair interaction, its quadrupole term and the moments it needs, the compensated
+   (Kahan) addition and the heap index arithmetic, written once in the C subset that C99/C++, CUDA and OpenCL C share. The
    CPU engines call them here, nbody_cuda.cu through this header, and the OpenCL kernels
    through kernels.cl, in front of which `make embed` (tools/embed_kernels.sh) puts the lines
    from BEGIN to END SHARED FORMULAS: edit them here, then run make embed (make test fails
@@ -621,8 +621,9 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
      NBODY__CTZ(v)        the number of trailing zero bits of v != 0
    The reciprocal square root of the GPUs' fast weight (nbody__weight in nbody_cuda.cu,
    nbody_cl_weight in kernels.cl) is the hardware's, not in this block.
-   Keep the operations in the order written: the SIMD kernels and the GPU engines' tests
-   compare with these sums bit for bit, and reassociating one changes the last bits. */
+   Keep the operations in the order written: the CPU's SIMD kernels reproduce these sums lane
+   by lane and the tests compare them bit for bit; reassociating one changes the last bits
+   of every engine that uses it. */
 #if defined(__OPENCL_VERSION__)
 #if NBODY_CL_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
