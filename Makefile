@@ -208,9 +208,9 @@ test: examples $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
 soak: $(BUILD)/test_soak
 	./$(BUILD)/test_soak 1000000
 
-# OpenCL: regenerate / check the embedded kernels
+# OpenCL: regenerate / check the embedded program (nbody.h's shared formulas, then kernels.cl)
 embed:
-	sh tools/embed_kernels.sh kernels.cl nbody_cl.h
+	sh tools/embed_kernels.sh kernels.cl nbody_cl.h nbody_cl.h nbody.h
 check-embedded:
 	@sh tests/embedded_check.sh
 
@@ -343,6 +343,6 @@ help:
 	@echo 'make mpi             the MPI programs (mpicc): build/mpi_engines, build/nbody_mpi, build/mpi_scaling'
 	@echo 'make bench-mpi       the ranks x threads benchmark (mpirun)'
 	@echo 'make WITH_CUDA=1 WITH_NCCL=1 build/cuda_multi   several GPUs in one process (NCCL)'
-	@echo 'make embed           regenerate nbody_cl.h from kernels.cl; make check-embedded checks it'
+	@echo 'make embed           regenerate nbody_cl.h from kernels.cl and nbody.h; make check-embedded checks it'
 	@echo 'make clean           remove build/'
 	@echo 'variables: CC, CFLAGS (default -O2), BUILD (default build), WITH_OPENCL=0/1, WITH_CUDA=1, WITH_NCCL=1, MPICC'

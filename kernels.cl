@@ -1,6 +1,8 @@
 /* kernels.cl - the OpenCL kernels of nbody.h. This file is the source of truth: nbody_cl.h
    carries it as an embedded byte array that `make embed` regenerates (tests/embedded_check.sh
-   fails while the copy is stale).
+   fails while the copy is stale), after nbody.h's block of shared formulas (BEGIN SHARED
+   FORMULAS: the pair interaction's parts, nbody__compensated_add, nbody__heap_skip/next),
+   which also enables cl_khr_fp64 with NBODY_CL_FP64.
 
    Written once for both precisions. The host builds it with
        -DNBODY_CL_REAL=double|float   the scalar type, equal to the host's nbody_real
@@ -10,9 +12,6 @@
    State layout as on the host: y = [x(n) y(n) z(n) vx(n) vy(n) vz(n)], f(y) = [v, a(x)].
    Plain OpenCL C 1.1/1.2 (helpers not static, clz rather than ctz) so NVIDIA's driver and
    PoCL take the same text. */
-#if NBODY_CL_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 typedef NBODY_CL_REAL real;
 #define NBODY_CL_CAT_(a, b) a##b
 #define NBODY_CL_CAT(a, b) NBODY_CL_CAT_(a, b)
@@ -22,21 +21,19 @@ typedef NBODY_CL_CAT(NBODY_CL_REAL, 4) real4;   /* float4 / double4: x, y, z, ma
    a_i = G sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), Plummer softening:
    12 floating-point operations and one reciprocal square root per pair: mad is the fused
    multiply-add where the device has one (fma() would be emulated where it has not). */
-#define NBODY_CL_PAIR(acc, xi, yi, zi, xj, yj, zj, mj, eps2) do { \
-        real dx_ = (xj) - (xi), dy_ = (yj) - (yi), dz_ = (zj) - (zi); \
-        real inv_ = rsqrt(mad(dx_, dx_, mad(dy_, dy_, mad(dz_, dz_, (eps2))))); \
-        real w_ = ((mj) * inv_) * (inv_ * inv_); \
-        (acc).x = mad(w_, dx_, (acc).x); (acc).y = mad(w_, dy_, (acc).y); (acc).z = mad(w_, dz_, (acc).z); \
-    } while (0)
-
 typedef struct { real x, y, z; } nbody_cl_vec;
 
-/* sum += v with Kahan's compensation c (Kahan 1965); never built with unsafe math, so the
-   compiler keeps (t - sum) - y as written */
-#define NBODY_CL_KAHAN(sum, c, v) do { \
-        real y_ = (v) - (c), t_ = (sum) + y_; \
-        (c) = (t_ - (sum)) - y_; (sum) = t_; \
-    } while (0)
+/* m r2^(-3/2) from the device's reciprocal square root */
+real nbody_cl_weight(real m, real r2) {
+    real inv = rsqrt(r2);
+    return (m * inv) * (inv * inv);
+}
+
+/* a += the pull of mass mj at (xj, yj, zj) on a body at (xi, yi, zi) */
+void nbody_cl_pair(nbody_cl_vec *a, real xi, real yi, real zi, real xj, real yj, real zj, real mj, real eps2) {
+    real dx = xj - xi, dy = yj - yi, dz = zj - zi;
+    nbody__pull(nbody_cl_weight(mj, nbody__soft_r2_fused(dx, dy, dz, eps2)), dx, dy, dz, &a->x, &a->y, &a->z);
+}
 
 /* f = [v, G a]: the velocity half is a copy, the acceleration half the sums */
 void nbody_cl_store(__global const real *restrict y, __global real *restrict f, uint n, uint i,
@@ -71,15 +68,17 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t == group || count < NBODY_CL_TILE) {
             for (k = 0; k < count; ++k)
-                if (k != lid || t != group) NBODY_CL_PAIR(s, xi, yi, zi, tile[k].x, tile[k].y, tile[k].z, tile[k].w, eps2);
+                if (k != lid || t != group) nbody_cl_pair(&s, xi, yi, zi, tile[k].x, tile[k].y, tile[k].z, tile[k].w, eps2);
         } else {
 #pragma unroll 8
             for (k = 0; k < NBODY_CL_TILE; ++k) {
                 real4 p = tile[k];
-                NBODY_CL_PAIR(s, xi, yi, zi, p.x, p.y, p.z, p.w, eps2);
+                nbody_cl_pair(&s, xi, yi, zi, p.x, p.y, p.z, p.w, eps2);
             }
         }
-        NBODY_CL_KAHAN(a.x, comp.x, s.x); NBODY_CL_KAHAN(a.y, comp.y, s.y); NBODY_CL_KAHAN(a.z, comp.z, s.z);
+        a.x = nbody__compensated_add(a.x, s.x, &comp.x);
+        a.y = nbody__compensated_add(a.y, s.y, &comp.y);
+        a.z = nbody__compensated_add(a.z, s.z, &comp.z);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (i < n) nbody_cl_store(y, f, n, i, a, G);
@@ -89,16 +88,12 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
    leaves n .. 2n-1; node c is used as one body when d^2 > crit2[c] = (r/theta)^2.
    Stackless walk (the article's next_up / skip_down): "descend" is the left child when one
    exists, "skip this subtree" shifts off the trailing one-bits of the index and adds one,
-   which is the right sibling of the nearest left ancestor, or the root when the walk is done.
+   which is the right sibling of the nearest left ancestor, or the root when the walk is done
+   (nbody__heap_next, nbody__heap_skip).
    Leaves (crit2 = 0) act as bodies, except the target's own leaf, excluded by index as on
    the CPU; another body at distance 0 gives the same term the direct kernels give.
    Leaf order (leaf_order = 1): work-item g takes the body of leaf n+g, so neighbouring
    work-items are neighbours in space and walk nearly the same nodes. */
-uint nbody_cl_skip(uint c) {
-    uint ones = ~c & (c + 1);               /* lowest zero bit of c, as a one-bit mask */
-    return (c >> (31 - clz(ones))) + 1;
-}
-
 __kernel void nbody_tree(__global const real *restrict y, __global real *restrict f, uint n, real G,
                          real eps2, __global const real4 *restrict node, __global const real *restrict mass,
                          __global const uint *restrict body, int leaf_order, uint nt) {
@@ -113,10 +108,10 @@ __kernel void nbody_tree(__global const real *restrict y, __global real *restric
         real4 p = node[c];                 /* cx, cy, cz, crit2 */
         real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
         if (dx * dx + dy * dy + dz * dz > p.w || (c >= nt && body[c] != i)) {
-            NBODY_CL_PAIR(a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
-            c = nbody_cl_skip(c);
+            nbody_cl_pair(&a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
+            c = nbody__heap_skip(c);
         } else {
-            c = 2 * c < nodes ? 2 * c : nbody_cl_skip(c);
+            c = nbody__heap_next(c, nodes);
         }
     } while (c != 1);
     nbody_cl_store(y, f, n, i, a, G);
@@ -141,9 +136,8 @@ typedef struct { real c[NBODY_CL_MAX_TERMS]; } nbody_cl_coeffs;
     } while (0)
 
 /* out[out_off+i] = y[y_off+i] + h sum_j c[j] k_j[k_off+i]; has_y = 0 reads y as 0. With
-   has_comp the update is Kahan-compensated (comp indexed like out):
-   d = h sum - comp; t = y + d; comp = (t - y) - d; out = t. Never built with unsafe math,
-   so the compiler keeps (t - y) - d as written. Offsets are arguments rather than sub-buffers,
+   has_comp the update is Kahan-compensated (comp indexed like out): nbody__compensated_add.
+   Offsets are arguments rather than sub-buffers,
    whose origins would have to meet CL_DEVICE_MEM_BASE_ADDR_ALIGN. */
 __kernel void nbody_lincomb(__global real *out, ulong out_off, __global const real *y, ulong y_off,
                             int has_y, __global real *comp, int has_comp, real h, ulong len,
@@ -155,11 +149,9 @@ __kernel void nbody_lincomb(__global real *out, ulong out_off, __global const re
     y0 = has_y ? y[y_off + i] : 0;
     d = h * s;
     if (has_comp) {
-        real t;
-        d -= comp[out_off + i];
-        t = y0 + d;
-        comp[out_off + i] = (t - y0) - d;
-        out[out_off + i] = t;
+        real c = comp[out_off + i];
+        out[out_off + i] = nbody__compensated_add(y0, d, &c);
+        comp[out_off + i] = c;
     } else {
         out[out_off + i] = y0 + d;
     }

@@ -602,6 +602,161 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
 #ifdef __cplusplus
 }
 #endif
+
+/* BEGIN SHARED FORMULAS */
+/* ---- formulas shared by the CPU engines, nbody_cuda.cu and kernels.cl ---------------------
+   The pair interaction, its quadrupole term and the moments it needs, the compensated
+   (Kahan) addition and the heap index arithmetic, written once in the C subset that C99/C++, CUDA and OpenCL C share. The
+   CPU engines call them here, nbody_cuda.cu through this header, and the OpenCL kernels
+   through kernels.cl, in front of which `make embed` (tools/embed_kernels.sh) puts the lines
+   from BEGIN to END SHARED FORMULAS: edit them here, then run make embed (make test fails
+   while nbody_cl.h is stale). What a compiler must do its own way is one named line each:
+     NBODY__SHARED        how the functions are declared: static inline in C and C++,
+                          __device__ __forceinline__ in CUDA, plain in OpenCL C 1.x (no static)
+     NBODY__REAL          the working precision (OpenCL: the host's -DNBODY_CL_REAL)
+     NBODY__SQRT(x)       square root in the working precision
+     NBODY__FMA(a, b, c)  a b + c: fused on the GPUs (fma, OpenCL's mad); the CPU build
+                          (-ffp-contract=off) rounds the product, as its SIMD kernels do
+     NBODY__HEAP_INDEX    a heap node index: size_t on the CPU, 32 bits on the GPUs
+     NBODY__CTZ(v)        the number of trailing zero bits of v != 0
+   The reciprocal square root of the GPUs' fast weight (nbody__weight in nbody_cuda.cu,
+   nbody_cl_weight in kernels.cl) is the hardware's, not in this block.
+   Keep the operations in the order written: the CPU's SIMD kernels reproduce these sums lane
+   by lane and the tests compare them bit for bit; reassociating one changes the last bits
+   of every engine that uses it. */
+#if defined(__OPENCL_VERSION__)
+#if NBODY_CL_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#define NBODY__SHARED
+#define NBODY__REAL NBODY_CL_REAL
+#define NBODY__SQRT(x) sqrt(x)
+#define NBODY__FMA(a, b, c) mad(a, b, c)
+#define NBODY__HEAP_INDEX uint
+#define NBODY__CTZ(v) (31 - (int)clz((v) & (0u - (v))))   /* OpenCL C 1.x has no ctz */
+#elif defined(__CUDACC__)
+#define NBODY__SHARED static __device__ __forceinline__
+#define NBODY__REAL nbody_real
+#define NBODY__SQRT(x) sqrt(x)
+#define NBODY__FMA(a, b, c) fma(a, b, c)
+#define NBODY__HEAP_INDEX unsigned int
+#define NBODY__CTZ(v) (__ffs((int)(v)) - 1)
+#else
+#include <math.h>
+#if defined(__GNUC__) || defined(__clang__)
+#define NBODY__SHARED static inline __attribute__((unused))
+#elif defined(_MSC_VER) && !defined(__cplusplus)
+#define NBODY__SHARED static __inline
+#else
+#define NBODY__SHARED static inline
+#endif
+#define NBODY__REAL nbody_real
+/* math in the working precision (the branch on sizeof folds away) */
+NBODY__SHARED nbody_real nbody__sqrt(nbody_real x) {
+    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)sqrtf((float)x);
+    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)sqrt((double)x);
+    return (nbody_real)sqrtl((long double)x);
+}
+#define NBODY__SQRT(x) nbody__sqrt(x)
+#define NBODY__FMA(a, b, c) ((a) * (b) + (c))
+#define NBODY__HEAP_INDEX size_t
+/* count of trailing zero bits of v != 0; the portable version is a de Bruijn multiply
+   (Leiserson, Prokop & Randall 1998), used where no builtin exists (MSVC: 64-bit intrinsic) */
+NBODY__SHARED int nbody__ctz64_portable(unsigned long long v) {
+    static const unsigned char table[64] = {
+        0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28, 62, 5, 39, 46, 44, 42, 22, 9,
+        24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6, 26, 37, 40, 33, 47, 61, 45, 43, 21, 23, 58,
+        17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12};
+    return table[((v & (0ULL - v)) * 0x022FDD63CC95386DULL) >> 58];
+}
+#if defined(__GNUC__) || defined(__clang__)
+#define NBODY__CTZ64(v) __builtin_ctzll(v)
+#elif defined(_MSC_VER) && defined(_M_X64)
+#include <intrin.h>
+NBODY__SHARED int nbody__ctz64_msvc(unsigned long long v) { unsigned long i; _BitScanForward64(&i, v); return (int)i; }
+#define NBODY__CTZ64(v) nbody__ctz64_msvc(v)
+#else
+#define NBODY__CTZ64(v) nbody__ctz64_portable(v)
+#endif
+#define NBODY__CTZ(v) NBODY__CTZ64((unsigned long long)(v))
+#endif
+
+/* ---- the pair interaction: a_i += m_j d / (|d|^2 + eps^2)^(3/2), d = x_j - x_i (Plummer
+   softening; G is applied to the sums). The reference form sums |d|^2 in index order and
+   takes 1 / sqrt: the CPU engines, and the CUDA benchmarks' plain kernel. The GPU engines'
+   tiles form r^2 by fused multiply-adds, eps^2 first (nbody__soft_r2_fused), and take their
+   weight from the hardware's reciprocal square root. */
+/* r^2 = |d|^2 + eps^2, the reference order */
+NBODY__SHARED NBODY__REAL nbody__soft_r2(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL eps2) {
+    return dx * dx + dy * dy + dz * dz + eps2;
+}
+/* r^2 = |d|^2 + eps^2 by three fused multiply-adds */
+NBODY__SHARED NBODY__REAL nbody__soft_r2_fused(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL eps2) {
+    return NBODY__FMA(dx, dx, NBODY__FMA(dy, dy, NBODY__FMA(dz, dz, eps2)));
+}
+/* m r2^(-3/2), the reference weight: 1 / sqrt, then m inv inv inv (the SIMPLE engine's
+   order, which the other CPU kernels fall back to where their own form is not finite) */
+NBODY__SHARED NBODY__REAL nbody__pair_weight(NBODY__REAL m, NBODY__REAL r2) {
+    NBODY__REAL inv = 1 / NBODY__SQRT(r2);
+    return m * inv * inv * inv;
+}
+/* a += w d */
+NBODY__SHARED void nbody__pull(NBODY__REAL w, NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL *ax, NBODY__REAL *ay,
+                               NBODY__REAL *az) {
+    *ax = NBODY__FMA(w, dx, *ax); *ay = NBODY__FMA(w, dy, *ay); *az = NBODY__FMA(w, dz, *az);
+}
+/* a += m d (|d|^2 + eps^2)^(-3/2), the reference form */
+NBODY__SHARED void nbody__pair_add(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL m, NBODY__REAL eps2,
+                                   NBODY__REAL *ax, NBODY__REAL *ay, NBODY__REAL *az) {
+    nbody__pull(nbody__pair_weight(m, nbody__soft_r2(dx, dy, dz, eps2)), dx, dy, dz, ax, ay, az);
+}
+
+/* ---- the quadrupole term of a tree node of mass M, second moments S = (xx xy xz yy yz zz)
+   about its centre of mass (not trace-free: the softened kernel is not harmonic), trace tr,
+   at d = c - x:
+       a += (w0 + 7.5 h7 d.S.d - 1.5 h5 tr) d - 3 h5 S d,   hk = (|d|^2 + eps^2)^(-k/2),
+   w0 = M h3 the monopole's weight (each engine forms h3, h5, h7 its own way). */
+NBODY__SHARED void nbody__quad_add(NBODY__REAL sxx, NBODY__REAL sxy, NBODY__REAL sxz, NBODY__REAL syy, NBODY__REAL syz,
+                                   NBODY__REAL szz, NBODY__REAL tr, NBODY__REAL w0, NBODY__REAL h5, NBODY__REAL h7,
+                                   NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL *ax, NBODY__REAL *ay,
+                                   NBODY__REAL *az) {
+    NBODY__REAL sx = sxx * dx + sxy * dy + sxz * dz, sy = sxy * dx + syy * dy + syz * dz;
+    NBODY__REAL sz = sxz * dx + syz * dy + szz * dz, t = 3 * h5;
+    NBODY__REAL w = w0 + ((NBODY__REAL)15 / 2 * h7 * (dx * sx + dy * sy + dz * sz) - (NBODY__REAL)3 / 2 * h5 * tr);
+    *ax = NBODY__FMA(-t, sx, *ax); *ay = NBODY__FMA(-t, sy, *ay); *az = NBODY__FMA(-t, sz, *az);
+    nbody__pull(w, dx, dy, dz, ax, ay, az);
+}
+
+/* second moments about a node's centre of mass c from a child's, by the parallel-axis
+   theorem: S += S_c + m_c s s^T, s = c_c - c (S, S_c: xx xy xz yy yz zz) */
+NBODY__SHARED void nbody__quad_shift(NBODY__REAL *s, const NBODY__REAL *sc, NBODY__REAL mc, NBODY__REAL sx, NBODY__REAL sy,
+                                     NBODY__REAL sz) {
+    s[0] += sc[0] + mc * sx * sx; s[1] += sc[1] + mc * sx * sy; s[2] += sc[2] + mc * sx * sz;
+    s[3] += sc[3] + mc * sy * sy; s[4] += sc[4] + mc * sy * sz; s[5] += sc[5] + mc * sz * sz;
+}
+
+/* ---- compensated addition (Kahan 1965): returns sum + v and updates the compensation c,
+       d = v - c; t = sum + d; c = (t - sum) - d.
+   Never built with unsafe math, so the compiler keeps (t - sum) - d as written. */
+NBODY__SHARED NBODY__REAL nbody__compensated_add(NBODY__REAL sum, NBODY__REAL v, NBODY__REAL *c) {
+    NBODY__REAL d = v - *c, t = sum + d;
+    *c = (t - sum) - d;
+    return t;
+}
+
+/* ---- heap index arithmetic of the implicit kd-tree (nodes 1 .. 2n-1, children 2i, 2i+1).
+   Skip the subtree of i: climb while i is a right child (odd), then step to the right
+   sibling. The climb is one shift by the count of trailing one-bits (the article's
+   find-first-set form). From the last subtree it yields the root 1, which ends the walk. */
+NBODY__SHARED NBODY__HEAP_INDEX nbody__heap_skip(NBODY__HEAP_INDEX i) {
+    return (i >> NBODY__CTZ(~i)) + 1;
+}
+/* Next node in pre-order: the left child when it exists (tree_size = 2n, the length of
+   the node arrays), else skip. */
+NBODY__SHARED NBODY__HEAP_INDEX nbody__heap_next(NBODY__HEAP_INDEX i, NBODY__HEAP_INDEX tree_size) {
+    return 2 * i < tree_size ? 2 * i : nbody__heap_skip(i);
+}
+/* END SHARED FORMULAS */
 #endif /* backend interface */
 
 /* ======================================================================================
@@ -663,19 +818,14 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
 /* exact rational coefficient in the working precision */
 #define NBODY__Q(p, q) ((nbody_real)(p) / (nbody_real)(q))
 
-/* math in the working precision (the branch on sizeof folds away) */
-static nbody_real nbody__sqrt(nbody_real x) {
-    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)sqrtf((float)x);
-    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)sqrt((double)x);
-    return (nbody_real)sqrtl((long double)x);
-}
+/* math in the working precision (the branch on sizeof folds away; nbody__sqrt and
+   NBODY__SQRT: the shared formulas, backend interface) */
 static nbody_real nbody__pow(nbody_real x, nbody_real y) {
     if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)powf((float)x, (float)y);
     if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)pow((double)x, (double)y);
     return (nbody_real)powl((long double)x, (long double)y);
 }
 static nbody_real nbody__fabs(nbody_real x) { return x < 0 ? -x : x; }
-#define NBODY__SQRT(x) nbody__sqrt(x)
 #define NBODY__FABS(x) nbody__fabs(x)
 #define NBODY__POW(x, y) nbody__pow(x, y)
 
@@ -872,11 +1022,7 @@ static void nbody__host_lincomb_one(const nbody__lincomb *op, nbody_real *out, c
                                     size_t i) {
     nbody_real d = op->h * nbody__host_terms(op, i), y0 = y ? y[i] : 0;
     if (comp) {
-        nbody_real t;
-        d -= comp[i];
-        t = y0 + d;
-        comp[i] = (t - y0) - d;
-        out[i] = t;
+        out[i] = nbody__compensated_add(y0, d, &comp[i]);
     } else {
         out[i] = y0 + d;
     }
@@ -1129,14 +1275,8 @@ static void nbody__accel_row(const nbody__forces *f, size_t i, size_t j0, size_t
                              nbody_real *sx, nbody_real *sy, nbody_real *sz) {
     nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
     size_t j;
-    for (j = j0; j < j1; ++j) {
-        nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
-        nbody_real r2 = dx * dx + dy * dy + dz * dz + f->eps2, inv, w;
-        if (j == i) continue;
-        inv = 1 / NBODY__SQRT(r2);
-        w = f->m[j] * inv * inv * inv;
-        ax += w * dx; ay += w * dy; az += w * dz;
-    }
+    for (j = j0; j < j1; ++j)
+        if (j != i) nbody__pair_add(f->x[j] - xi, f->y[j] - yi, f->z[j] - zi, f->m[j], f->eps2, &ax, &ay, &az);
     *sx += ax; *sy += ay; *sz += az;
 }
 
@@ -1199,8 +1339,7 @@ static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int thread
         NBODY__PRAGMA(omp simd reduction(+:ax, ay, az))
         for (j = 0; j < na; ++j) {
             nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
-            nbody_real r2 = dx * dx + dy * dy + dz * dz + f->eps2;
-            nbody_real inv = 1 / NBODY__SQRT(r2), w = f->m[j] * inv * inv * inv;
+            nbody_real w = nbody__pair_weight(f->m[j], nbody__soft_r2(dx, dy, dz, f->eps2));
             ax += w * dx; ay += w * dy; az += w * dz;
         }
         f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
@@ -1754,11 +1893,8 @@ static void nbody__accel_block_portable_range(const nbody__forces *f, int thread
             NBODY__PRAGMA(omp simd reduction(+:ax, ay, az))
             for (j = 0; j < f->n; ++j) {
                 nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
-                nbody_real r2 = dx * dx + dy * dy + dz * dz + f->eps2;
-                nbody_real inv, w;
-                r2 = (j == i) ? 1 : r2;
-                inv = 1 / NBODY__SQRT(r2);
-                w = (j == i) ? 0 : f->m[j] * inv * inv * inv;
+                nbody_real r2 = (j == i) ? 1 : nbody__soft_r2(dx, dy, dz, f->eps2);
+                nbody_real w = (j == i) ? 0 : nbody__pair_weight(f->m[j], r2);
                 ax += w * dx; ay += w * dy; az += w * dz;
             }
             f->ax[i - t0] = f->G * ax; f->ay[i - t0] = f->G * ay; f->az[i - t0] = f->G * az;
@@ -1903,39 +2039,8 @@ typedef struct nbody__kdtree {
 #define NBODY__TREE_TASK_CUTOFF 8192  /* bodies below which a subtree is built by one task */
 #define NBODY__TREE_STACK 160      /* > 2 * 64 + 1: depth is at most 64 with 64-bit indices */
 
-/* ---- heap index arithmetic ---------------------------------------------------------- */
-/* count of trailing zero bits of v != 0; the portable version is a de Bruijn multiply
-   (Leiserson, Prokop & Randall 1998), used where no builtin exists (MSVC: 64-bit intrinsic) */
-static NBODY__UNUSED int nbody__ctz64_portable(unsigned long long v) {
-    static const unsigned char table[64] = {
-        0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28, 62, 5, 39, 46, 44, 42, 22, 9,
-        24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6, 26, 37, 40, 33, 47, 61, 45, 43, 21, 23, 58,
-        17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12};
-    return table[((v & (0ULL - v)) * 0x022FDD63CC95386DULL) >> 58];
-}
-#if defined(__GNUC__) || defined(__clang__)
-#define NBODY__CTZ64(v) __builtin_ctzll(v)
-#elif defined(_MSC_VER) && defined(_M_X64)
-#include <intrin.h>
-static int nbody__ctz64_msvc(unsigned long long v) { unsigned long i; _BitScanForward64(&i, v); return (int)i; }
-#define NBODY__CTZ64(v) nbody__ctz64_msvc(v)
-#else
-#define NBODY__CTZ64(v) nbody__ctz64_portable(v)
-#endif
-
-/* Skip the subtree of i: climb while i is a right child (odd), then step to the right
-   sibling. The climb is one shift by the count of trailing one-bits (the article's
-   find-first-set form, on 64-bit indices). From the last subtree it yields the root 1,
-   which ends the walk. */
-static size_t nbody__heap_skip(size_t i) {
-    unsigned long long v = (unsigned long long)i;
-    return (size_t)((v >> NBODY__CTZ64(~v)) + 1);
-}
-/* Next node in pre-order: the left child when it exists (tree_size = 2n, the length of
-   the node arrays), else skip. */
-static size_t nbody__heap_next(size_t i, size_t tree_size) {
-    return 2 * i < tree_size ? 2 * i : nbody__heap_skip(i);
-}
+/* ---- heap index arithmetic ----------------------------------------------------------
+   nbody__heap_skip and nbody__heap_next: the shared formulas (backend interface) */
 
 /* leaves under node i of the full heap with nodes 1 .. nodes (nodes = 2n-1): the build
    splits a node's bodies in these proportions, which is what makes any n work */
@@ -2026,11 +2131,8 @@ static void nbody__tree_combine(nbody__kdtree *t, size_t i, const nbody__tree_it
         nbody_real *q = t->quad + 6 * i;
         for (k = 0; k < 6; ++k) q[k] = 0;
         for (s = 0; s < 2; ++s) {
-            const nbody_real *qc = t->quad + 6 * c[s];
-            nbody_real sx = t->cx[c[s]] - t->cx[i], sy = t->cy[c[s]] - t->cy[i], sz = t->cz[c[s]] - t->cz[i];
-            nbody_real mc = t->mass[c[s]];
-            q[0] += qc[0] + mc * sx * sx; q[1] += qc[1] + mc * sx * sy; q[2] += qc[2] + mc * sx * sz;
-            q[3] += qc[3] + mc * sy * sy; q[4] += qc[4] + mc * sy * sz; q[5] += qc[5] + mc * sz * sz;
+            nbody__quad_shift(q, t->quad + 6 * c[s], t->mass[c[s]], t->cx[c[s]] - t->cx[i], t->cy[c[s]] - t->cy[i],
+                              t->cz[c[s]] - t->cz[i]);
         }
     }
 }
@@ -2264,9 +2366,9 @@ static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *n
             nbody_real dx = t->bx[k] - p->x[l], dy = t->by[k] - p->y[l], dz = t->bz[k] - p->z[l], inv, w;
             int j = (int)((k - nd->first) % 4);
             if (k == p->self[l]) continue;
-            inv = 1 / NBODY__SQRT(dx * dx + dy * dy + dz * dz + p->eps2);
+            inv = 1 / NBODY__SQRT(nbody__soft_r2(dx, dy, dz, p->eps2));
             w = nbody__tree_weight(t->bm[k], inv, inv * inv * inv);
-            p->b[0][l][j] += w * dx; p->b[1][l][j] += w * dy; p->b[2][l][j] += w * dz;
+            nbody__pull(w, dx, dy, dz, &p->b[0][l][j], &p->b[1][l][j], &p->b[2][l][j]);
         }
     }
 }
@@ -2399,11 +2501,8 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
         nbody__tree_h3(r2, inv, h3);
         for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(acc, l)) {
             nbody_real w = nbody__tree_weight(nd->mass, inv[l], h3[l]), h5 = h3[l] * inv[l] * inv[l], h7 = h5 * inv[l] * inv[l];
-            nbody_real sx = q[0] * dx[l] + q[1] * dy[l] + q[2] * dz[l], sy = q[1] * dx[l] + q[3] * dy[l] + q[4] * dz[l];
-            nbody_real sz = q[2] * dx[l] + q[4] * dy[l] + q[5] * dz[l];
-            w += (nbody_real)7.5 * h7 * (dx[l] * sx + dy[l] * sy + dz[l] * sz) - (nbody_real)1.5 * h5 * (q[0] + q[3] + q[5]);
-            p->ax[l] -= 3 * h5 * sx; p->ay[l] -= 3 * h5 * sy; p->az[l] -= 3 * h5 * sz;
-            p->ax[l] += w * dx[l]; p->ay[l] += w * dy[l]; p->az[l] += w * dz[l];
+            nbody__quad_add(q[0], q[1], q[2], q[3], q[4], q[5], q[0] + q[3] + q[5], w, h5, h7, dx[l], dy[l], dz[l],
+                            &p->ax[l], &p->ay[l], &p->az[l]);
         }
     } else if (acc) {
         nbody__tree_add(p, acc, nd->mass, dx, dy, dz, d2);
@@ -5179,11 +5278,7 @@ NBODY__DEF nbody_result nbody_get_event(const nbody_sim *sim, nbody_event *out) 
    DIAGNOSTICS
    ====================================================================================== */
 typedef struct nbody__kahan { nbody_real sum, c; } nbody__kahan;
-static void nbody__kahan_add(nbody__kahan *k, nbody_real v) {
-    nbody_real y = v - k->c, t = k->sum + y;
-    k->c = (t - k->sum) - y;
-    k->sum = t;
-}
+static void nbody__kahan_add(nbody__kahan *k, nbody_real v) { k->sum = nbody__compensated_add(k->sum, v, &k->c); }
 
 NBODY__DEF nbody_result nbody_measure(const nbody_system *s, nbody_real G, nbody_real softening, nbody_invariants *out) {
     nbody__kahan mass = {0, 0}, kin = {0, 0}, pot = {0, 0}, p[3], l[3], c[3];
@@ -5205,7 +5300,7 @@ NBODY__DEF nbody_result nbody_measure(const nbody_system *s, nbody_real G, nbody
         long long j;
         for (j = i + 1; j < n; ++j) {
             nbody_real dx = s->x[j] - s->x[i], dy = s->y[j] - s->y[i], dz = s->z[j] - s->z[i];
-            nbody__kahan_add(&row, s->m[j] / NBODY__SQRT(dx * dx + dy * dy + dz * dz + softening * softening));
+            nbody__kahan_add(&row, s->m[j] / NBODY__SQRT(nbody__soft_r2(dx, dy, dz, softening * softening)));
         }
         rows[i] = -G * s->m[i] * row.sum;
     }

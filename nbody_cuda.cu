@@ -204,12 +204,8 @@ template <class T> __device__ __forceinline__ T nbody__cu_terms(const nbody__cu_
 template <class T> __global__ void nbody__cu_lincomb_kernel(nbody__cu_lc<T> p) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < p.len; i += (size_t)gridDim.x * blockDim.x) {
         T d = p.h * nbody__cu_terms(p, i), y0 = p.y ? p.y[i] : (T)0;
-        if (p.comp) {              /* Kahan: d = h*sum - comp; t = y + d; comp = (t - y) - d */
-            T t;
-            d -= p.comp[i];
-            t = y0 + d;
-            p.comp[i] = (t - y0) - d;
-            p.out[i] = t;
+        if (p.comp) {
+            p.out[i] = nbody__compensated_add(y0, d, &p.comp[i]);
         } else {
             p.out[i] = y0 + d;
         }
@@ -346,7 +342,7 @@ __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, 
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             T dx = s.x - px[r], dy = s.y - py[r], dz = s.z - pz[r];
-            T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2))), w;
+            T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), w;
             if (MASK) {
                 bool self = j0 + jj == base + (size_t)r * B + threadIdx.x;
                 r2 = self ? (T)1 : r2;
@@ -355,7 +351,7 @@ __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, 
             } else {
                 w = nbody__weight(UNI ? (T)1 : s.w, r2);
             }
-            ax[r] = fma(w, dx, ax[r]); ay[r] = fma(w, dy, ay[r]); az[r] = fma(w, dz, az[r]);
+            nbody__pull(w, dx, dy, dz, &ax[r], &ay[r], &az[r]);
         }
     }
 }
@@ -418,9 +414,7 @@ template <class T> __global__ void nbody__cu_plain(const nbody__v4<T> *bodies, T
             sh[threadIdx.x] = j0 + threadIdx.x < n ? bodies[j0 + threadIdx.x] : z;
             __syncthreads();
             for (int jj = 0; jj < (int)blockDim.x; ++jj) {
-                T dx = sh[jj].x - me.x, dy = sh[jj].y - me.y, dz = sh[jj].z - me.z;
-                T r2 = dx * dx + dy * dy + dz * dz + eps2, inv = 1 / sqrt(r2), w = sh[jj].w * inv * inv * inv;
-                ax += w * dx; ay += w * dy; az += w * dz;
+                nbody__pair_add(sh[jj].x - me.x, sh[jj].y - me.y, sh[jj].z - me.z, sh[jj].w, eps2, &ax, &ay, &az);
             }
         }
         if (i < n) { acc[i] = G * ax; acc[n + i] = G * ay; acc[2 * n + i] = G * az; }
@@ -480,10 +474,11 @@ __device__ __forceinline__ void nbody__cu_pair_tile(const nbody__v4<T> *sh, T *r
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     T dx = s.x - px[r], dy = s.y - py[r], dz = s.z - pz[r];
-                    T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2))), w = nbody__weight((T)1, r2);
+                    T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), w = nbody__weight((T)1, r2);
                     if (EDGE) w = sv && tv[r] ? w : (T)0;
                     const T wt = UNI ? w : w * s.w, ws = UNI ? w : w * pm[r];
-                    ax[r] = fma(wt, dx, ax[r]); ay[r] = fma(wt, dy, ay[r]); az[r] = fma(wt, dz, az[r]);
+                    nbody__pull(wt, dx, dy, dz, &ax[r], &ay[r], &az[r]);
+                    /* the reaction -ws d: written out, as nbody__pull(-ws, ...) compiles to other code */
                     sx = fma(-ws, dx, sx); sy = fma(-ws, dy, sy); sz = fma(-ws, dz, sz);
                 }
                 if (b < 7 || a < 24) {
@@ -830,13 +825,12 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
             for (int h = 0; h < 2; ++h) {
                 size_t ch = l + h;
                 nbody__v4<T> cc = h ? cr : cl;
-                T mc = h ? mr : ml, sx = cc.x - c.x, sy = cc.y - c.y, sz = cc.z - c.z;
+                T mc = h ? mr : ml, sc[6] = {0, 0, 0, 0, 0, 0};
                 if (ch < n) {
                     nbody__v4<T> qa = quad[2 * ch], qb = quad[2 * ch + 1];
-                    s[0] += qa.x; s[1] += qa.y; s[2] += qa.z; s[3] += qa.w; s[4] += qb.x; s[5] += qb.y;
+                    sc[0] = qa.x; sc[1] = qa.y; sc[2] = qa.z; sc[3] = qa.w; sc[4] = qb.x; sc[5] = qb.y;
                 }
-                s[0] += mc * sx * sx; s[1] += mc * sx * sy; s[2] += mc * sx * sz;
-                s[3] += mc * sy * sy; s[4] += mc * sy * sz; s[5] += mc * sz * sz;
+                nbody__quad_shift(s, sc, mc, cc.x - c.x, cc.y - c.y, cc.z - c.z);
             }
             nbody__v4<T> qa = {s[0], s[1], s[2], s[3]}, qb = {s[4], s[5], s[0] + s[3] + s[5], (T)0};
             quad[2 * i] = qa; quad[2 * i + 1] = qb;
@@ -950,15 +944,12 @@ __device__ __forceinline__ double nbody__cu_rsqrt(double r2) { return rsqrt(r2);
 
 /* the pull of an accepted node of mass M with second moments S = (qa: xx xy xz yy,
    qb: yz zz trace) about its centre of mass at d = c - x, r2 = d^2 + eps^2: the softened
-   quadrupole expansion of the CPU tree (nbody__tree_visit in nbody.h),
-     a = (M h3 + 7.5 h7 d.S.d - 1.5 h5 tr S) d - 3 h5 S d,   hk = r2^(-k/2) */
+   quadrupole expansion of the CPU tree (nbody__quad_add in nbody.h), hk = r2^(-k/2) */
 template <class T>
 __device__ __forceinline__ void nbody__cu_quad_add(nbody__v4<T> qa, nbody__v4<T> qb, T M, T dx, T dy, T dz, T r2, T &ax, T &ay,
                                                    T &az) {
     T y = nbody__cu_rsqrt(r2), y2 = y * y, h3 = y * y2, h5 = h3 * y2, h7 = h5 * y2;
-    T sx = qa.x * dx + qa.y * dy + qa.z * dz, sy = qa.y * dx + qa.w * dy + qb.x * dz, sz = qa.z * dx + qb.x * dy + qb.y * dz;
-    T w = M * h3 + (T)7.5 * h7 * (dx * sx + dy * sy + dz * sz) - (T)1.5 * h5 * qb.z, t = 3 * h5;
-    ax = fma(w, dx, fma(-t, sx, ax)); ay = fma(w, dy, fma(-t, sy, ay)); az = fma(w, dz, fma(-t, sz, az));
+    nbody__quad_add(qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, M * h3, h5, h7, dx, dy, dz, &ax, &ay, &az);
 }
 
 /* Group walk (Bedorf, Gaburov & Portegies Zwart 2012, Bonsai): warp g walks once for the 32
