@@ -4,7 +4,9 @@
    0 and > 0, the self term excluded by index (coincident distinct bodies give NaN as in
    SIMPLE, also when they fall in different blocks), bitwise independence of the thread
    count (for a given block_size), desc.block_size honoured (several sizes agree with SIMPLE)
-   and refused outside its range with nothing created; at every SIMD level this build and CPU run (portable, AVX2,
+   and refused outside its range with nothing created, test particles (desc.n_active: the
+   level's one-sided tiles over the active bodies) equal to the full sum with their masses set
+   to zero and to SIMPLE's; at every SIMD level this build and CPU run (portable, AVX2,
    AVX-512: desc.simd). Built in double by the Makefile, and in float by the rule for
    build/test_block_float. */
 #define NBODY_IMPLEMENTATION
@@ -257,6 +259,59 @@ static void block_size_refused(void) {
     nbody_system_free(&s); nbody_system_free(&keep);
 }
 
+/* test particles: the bodies past n_active feel the active ones only. Against the full sum
+   with their masses zero (the same level) and SIMPLE's test particles, to round-off; bitwise
+   the same for 1 and 2 threads; sizes with partial tiles and the threaded path (na (n - na) >=
+   1024^2); a particle on an active body with softening 0 gives NaN there, as SIMPLE */
+static void test_particles(void) {
+    static const size_t ns[] = {300, 5001, 20011}, nas[] = {30, 49, 203};
+    size_t k, i;
+    for (k = 0; k < 3; ++k) {
+        nbody_system s = {0}, z = {0};
+        size_t n = ns[k], na = nas[k];
+        nbody_desc d = {0};
+        nbody_real *full, *ref, *t1, *t2;
+        int c, same;
+        nbody_ic_plummer(&s, n, 21 + k);
+        nbody_system_alloc(&z, n);
+        nbody_system_copy(&z, &s);
+        for (i = na; i < n; ++i) z.m[i] = 0;
+        full = accel(NBODY_ENGINE_BLOCK, 2, 0, (nbody_real)0.01, &z);
+        d.engine = NBODY_ENGINE_SIMPLE; d.softening = (nbody_real)0.01; d.n_active = na;
+        ref = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        t1 = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        t2 = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        CHECK(full && ref && t1 && t2, "n=%zu: memory", n);
+        if (full && ref && t1 && t2) {
+            double e_full, e_ref;
+            CHECK(nbody_accelerations(&d, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "simple n_active ran");
+            d.engine = NBODY_ENGINE_BLOCK; d.simd = level; d.threads = 1;
+            CHECK(nbody_accelerations(&d, &s, t1, t1 + n, t1 + 2 * n) == NBODY_OK, "block n_active ran");
+            d.threads = 2;
+            CHECK(nbody_accelerations(&d, &s, t2, t2 + n, t2 + 2 * n) == NBODY_OK, "block n_active ran (2 threads)");
+            e_full = max_rel(t1, full, n);
+            e_ref = max_rel(t1, ref, n);
+            CHECK(e_full <= TOL, "n=%zu na=%zu: test particles vs the full sum with their masses zero: %.3g > %.3g", n, na, e_full, TOL);
+            CHECK(e_ref <= TOL, "n=%zu na=%zu: test particles vs SIMPLE's: %.3g > %.3g", n, na, e_ref, TOL);
+            CHECK(memcmp(t1, t2, 3 * n * sizeof(nbody_real)) == 0, "n=%zu na=%zu: test particles, 1 and 2 threads differ bitwise", n, na);
+            printf("n=%-6zu n_active=%-4zu test particles vs full sum (masses 0) %.3g, vs simple %.3g\n", n, na, e_full, e_ref);
+            /* test particle na + 1 on active body 3, softening 0: NaN on it, as SIMPLE; others finite */
+            s.x[na + 1] = s.x[3]; s.y[na + 1] = s.y[3]; s.z[na + 1] = s.z[3];
+            d.softening = 0;
+            CHECK(nbody_accelerations(&d, &s, t1, t1 + n, t1 + 2 * n) == NBODY_OK, "block n_active ran (softening 0)");
+            d.engine = NBODY_ENGINE_SIMPLE;
+            CHECK(nbody_accelerations(&d, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "simple n_active ran (softening 0)");
+            same = 1;
+            for (c = 0; c < 3; ++c)
+                for (i = 0; i < n; ++i) same &= (t1[c * n + i] != t1[c * n + i]) == (ref[c * n + i] != ref[c * n + i]);
+            CHECK(t1[na + 1] != t1[na + 1], "n=%zu: a test particle on an active body with softening 0 gives NaN", n);
+            CHECK(same, "n=%zu: test particles' NaN pattern equals SIMPLE's", n);
+        }
+        free(full); free(ref); free(t1); free(t2);
+        nbody_system_free(&s); nbody_system_free(&z);
+    }
+}
+
 /* r^-3 = x^(-3/2) from a level's estimate and its series, lane by lane, against long double,
    x over the working precision's range (the kernel's one approximation) */
 #if NBODY__HAVE_AVX512
@@ -307,6 +362,7 @@ int main(void) {
         block_sizes();
         block_size_refused();
         coincident_bodies();
+        test_particles();
     }
     return check_finish();
 }
