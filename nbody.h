@@ -1220,7 +1220,8 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
    1 term in float, 3 in double with the 4th folded in by minimax). That is 5 + terms vector
    operations, fewer than Newton steps on y followed by cubing, and no less accurate (cubing
    triples y's error). AVX-512 float takes one more off: y^3 (5/2 - 3/2 x y^2) is computed as
-   K y^3 (A - x y^2) with K ~ 3/2 folded into the masses (nbody__v512_rsqrt3k). The symmetric
+   K y^3 (A - x y^2) with K ~ 3/2 folded into the rows' masses and the rows' reduced sums
+   (nbody__v512_rsqrt3k), so the column vectors take m_j as it is. The symmetric
    kernel thus costs 16 (float) and 19 (double) 512-bit multiply/FMA-pipe operations per pair
    vector (bench/results/cpu-kernel-tuning-*.md).
    Exception, by measurement: 256-bit double divides, 1 / (r^2 sqrt(r^2)), see below.
@@ -1290,7 +1291,8 @@ NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v5
 NBODY__I512 nbody__v512 nbody__v512_rsqrt_estimate(nbody__v512 x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
 /* float: one term of the series, x^(-3/2) ~ y^3 (1 + 3/2 e) = y^3 (5/2 - 3/2 x y^2) (1.875 e^2 <=
    2.8e-8, below float's half ulp), computed as K y^3 (A - x y^2): one fnma and one multiply
-   after y^3, the factor K (about 3/2) folded into the masses by the kernels (K m_i, K m_j).
+   after y^3, the factor K (about 3/2) applied by the kernels where it costs no vector operation
+   per pair: the broadcast masses (K m_i, K m_j) and the symmetric rows' reduced sums.
    A and K are floats with K (A - 1) = 1 + 0.94 a^2 and K ~ 3/2 that minimise the largest error
    against (1 - e)^(-3/2) on |e| <= a = 2^-13 (0.155 * 2^-23; the plain 5/3 and 3/2 give 0.73) */
 #define NBODY__V512_K 1.5000677108764648f
@@ -1472,7 +1474,7 @@ NBODY__I512 void nbody__avx512_sym_rows(const nbody_real *x, const nbody_real *y
         mi[u] = nbody__v512_set1((nbody_real)NBODY__V512_K * m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v512_set1(0);
     }
     for (j = v0; j < v1; j += W) {
-        nbody__v512 xj = nbody__v512_load(x + j), yj = nbody__v512_load(y + j), zj = nbody__v512_load(z + j), mj = nbody__v512_kmass(nbody__v512_load(m + j));
+        nbody__v512 xj = nbody__v512_load(x + j), yj = nbody__v512_load(y + j), zj = nbody__v512_load(z + j), mj = nbody__v512_load(m + j);
         nbody__v512 tx = nbody__v512_set1(0), ty = tx, tz = tx;
         nbody__v512 dx[R], dy[R], dz[R], w[R];
         int g, ge;
@@ -1493,8 +1495,9 @@ NBODY__I512 void nbody__avx512_sym_rows(const nbody_real *x, const nbody_real *y
         nbody__v512_store(ay + j, nbody__v512_add(nbody__v512_load(ay + j), ty));
         nbody__v512_store(az + j, nbody__v512_add(nbody__v512_load(az + j), tz));
     }
-    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {
-        ax[i + u] += nbody__v512_hsum(sx[u]); ay[i + u] += nbody__v512_hsum(sy[u]); az[i + u] += nbody__v512_hsum(sz[u]);
+    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {   /* the rows' sums take K here: the columns' masses are plain m_j */
+        ax[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sx[u]); ay[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sy[u]);
+        az[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sz[u]);
     }
 }
 /* the sym_pair of nbody__simd_kernels */
