@@ -306,8 +306,8 @@ typedef struct nbody_desc {        /* all zero = defaults */
     nbody_traversal traversal;
     nbody_order     visit_order;
     int             block_size;    /* 0 = automatic. CUDA: threads per block; OpenCL: work-group
-                                      size; BLOCK: scheduling chunk (the symmetric kernel's blocks
-                                      follow N alone: results never depend on it); docs/engines.md */
+                                      size; BLOCK: bodies per block of its tiled kernels, a multiple
+                                      of 32 from 32 to 16384 (else refused); docs/engines.md */
     int             threads;       /* CPU threads; 0 = OpenMP default */
     int             device;        /* GPU / OpenCL device index */
     int             compensated;   /* 1 = Kahan-compensated state update (long runs) */
@@ -1216,10 +1216,22 @@ typedef struct nbody__cpu {
     size_t *targets;               /* NBODY_ENGINE_TREE on a slice: its bodies in leaf order */
 } nbody__cpu;
 
+/* BLOCK's desc.block_size: 0 (automatic) or a multiple of NBODY__BLOCK_SIZE_STEP (a whole
+   number of tiles at every SIMD level: 8 to 32 bodies) in [STEP, NBODY__BLOCK_SIZE_MAX] */
+#define NBODY__BLOCK_SIZE_STEP 32
+#define NBODY__BLOCK_SIZE_MAX 16384
 static nbody_result nbody__cpu_init(nbody__engine *e) {
     nbody__cpu *c;
     nbody_simd level;
-    nbody_result r = nbody__simd_choose(&e->desc, e->ops->name, &level);
+    nbody_result r;
+    int bsz = e->desc.block_size;
+    if (bsz != 0 && strcmp(e->ops->name, "block") == 0 &&
+        (bsz < NBODY__BLOCK_SIZE_STEP || bsz > NBODY__BLOCK_SIZE_MAX || bsz % NBODY__BLOCK_SIZE_STEP != 0)) {
+        nbody__log(&e->desc, NBODY_LOG_ERROR, "nbody: block: block_size %d refused: 0 (automatic) or a multiple of %d "
+                   "from %d to %d", bsz, NBODY__BLOCK_SIZE_STEP, NBODY__BLOCK_SIZE_STEP, NBODY__BLOCK_SIZE_MAX);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    r = nbody__simd_choose(&e->desc, e->ops->name, &level);
     if (r != NBODY_OK) return r;
     c = (nbody__cpu *)nbody__alloc(&e->desc, sizeof *c);
     if (!c) return NBODY_ERR_OUT_OF_MEMORY;
@@ -1230,8 +1242,8 @@ static nbody_result nbody__cpu_init(nbody__engine *e) {
     memset(c->m, 0, e->n * sizeof(nbody_real));
     e->impl = c;
     if (e->desc.block_size > 0 && strcmp(e->ops->name, "block") == 0)   /* what the field does here, said once */
-        nbody__log(&e->desc, NBODY_LOG_INFO, "nbody: block: block_size %d is the one-sided kernel's scheduling chunk and the "
-                   "portable loop's block; the symmetric kernel's blocks follow N alone, so results do not depend on it",
+        nbody__log(&e->desc, NBODY_LOG_INFO, "nbody: block: block_size %d bodies per block of the symmetric kernel (a pair of "
+                   "blocks is one tile of work), per scheduling chunk of the one-sided kernel and of the portable loop",
                    e->desc.block_size);
     return NBODY_OK;
 }
@@ -1327,25 +1339,6 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
     }
 }
 
-/* the same with the source loop in SIMD form for the compiler (BLOCK): no self term to skip.
-   GCC vectorises it where sqrt needs no errno (-fno-math-errno, implied by -ffast-math). */
-static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int threads) {
-    long long i, n = (long long)f->n;
-    (void)threads;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 64) num_threads(threads) if (n - (long long)na > 256))
-    for (i = (long long)na; i < n; ++i) {
-        nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
-        size_t j;
-        NBODY__PRAGMA(omp simd reduction(+:ax, ay, az))
-        for (j = 0; j < na; ++j) {
-            nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
-            nbody_real w = nbody__pair_weight(f->m[j], nbody__soft_r2(dx, dy, dz, f->eps2));
-            ax += w * dx; ay += w * dy; az += w * dz;
-        }
-        f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
-    }
-}
-
 /* ---- section: BLOCK engine kernel (SIMD) -------------------------------------------
    Two kernels. The default, symmetric one (NBODY__BLOCK_SYMMETRIC; nbody__simd_forces_sym)
    computes each pair once and adds it to both bodies, in a fixed order for any thread
@@ -1367,7 +1360,8 @@ static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int thread
    1 term in float, 3 in double with the 4th folded in by minimax). That is 5 + terms vector
    operations, fewer than Newton steps on y followed by cubing, and no less accurate (cubing
    triples y's error). AVX-512 float takes one more off: y^3 (5/2 - 3/2 x y^2) is computed as
-   K y^3 (A - x y^2) with K ~ 3/2 folded into the masses (nbody__v512_rsqrt3k). The symmetric
+   K y^3 (A - x y^2) with K ~ 3/2 folded into the rows' masses and the rows' reduced sums
+   (nbody__v512_rsqrt3k), so the column vectors take m_j as it is. The symmetric
    kernel thus costs 16 (float) and 19 (double) 512-bit multiply/FMA-pipe operations per pair
    vector (bench/results/cpu-kernel-tuning-*.md).
    Exception, by measurement: 256-bit double divides, 1 / (r^2 sqrt(r^2)), see below.
@@ -1382,6 +1376,11 @@ static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int thread
 #endif
 #define NBODY__BLOCK_CHUNK 4
 #define NBODY__BLOCK_DEFAULT 64
+/* the one-sided kernels over targets against n sources: threads from NBODY__BLOCK_PARALLEL_N
+   sources, or from as much work (few sources, many targets: test particles) */
+static NBODY__UNUSED int nbody__block_parallel(size_t n, size_t targets) {
+    return n >= NBODY__BLOCK_PARALLEL_N || (double)n * (double)targets >= (double)NBODY__BLOCK_PARALLEL_N * NBODY__BLOCK_PARALLEL_N;
+}
 /* ---- AVX-512F level: helpers over 512-bit vectors of nbody_real ---- */
 #if NBODY__HAVE_AVX512
 #define NBODY__I512 static NBODY__FORCEINLINE NBODY__TARGET_AVX512 NBODY__UNUSED
@@ -1432,7 +1431,8 @@ NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v5
 NBODY__I512 nbody__v512 nbody__v512_rsqrt_estimate(nbody__v512 x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
 /* float: one term of the series, x^(-3/2) ~ y^3 (1 + 3/2 e) = y^3 (5/2 - 3/2 x y^2) (1.875 e^2 <=
    2.8e-8, below float's half ulp), computed as K y^3 (A - x y^2): one fnma and one multiply
-   after y^3, the factor K (about 3/2) folded into the masses by the kernels (K m_i, K m_j).
+   after y^3, the factor K (about 3/2) applied by the kernels where it costs no vector operation
+   per pair: the broadcast masses (K m_i, K m_j) and the symmetric rows' reduced sums.
    A and K are floats with K (A - 1) = 1 + 0.94 a^2 and K ~ 3/2 that minimise the largest error
    against (1 - e)^(-3/2) on |e| <= a = 2^-13 (0.155 * 2^-23; the plain 5/3 and 3/2 give 0.73) */
 #define NBODY__V512_K 1.5000677108764648f
@@ -1568,7 +1568,7 @@ static NBODY__TARGET_AVX512 void nbody__avx512_tile(const nbody_real *x, const n
     enum { W = NBODY__V512_W, U = NBODY__AVX512_TILE_U };
     nbody_real onehot[2 * W];
     nbody__v512 e2 = nbody__v512_set1(eps2), g = nbody__v512_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
-    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1;
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1, jd = i0 < j1 ? i0 : j1;   /* jd: j1 <= i0 for test particles */
     int u;
     for (u = 0; u < U; ++u) {
         xi[u] = nbody__v512_load(tx + u * W); yi[u] = nbody__v512_load(ty + u * W); zi[u] = nbody__v512_load(tz + u * W);
@@ -1576,7 +1576,7 @@ static NBODY__TARGET_AVX512 void nbody__avx512_tile(const nbody_real *x, const n
     }
     for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
     onehot[W] = 1;
-    for (j = j0; j < i0; ++j) {
+    for (j = j0; j < jd; ++j) {
         nbody__v512 xj = nbody__v512_set1(x[j]), yj = nbody__v512_set1(y[j]), zj = nbody__v512_set1(z[j]), mj = nbody__v512_set1((nbody_real)NBODY__V512_K * m[j]);
         NBODY__UNROLL for (u = 0; u < U; ++u)
             nbody__v512_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
@@ -1614,7 +1614,7 @@ NBODY__I512 void nbody__avx512_sym_rows(const nbody_real *x, const nbody_real *y
         mi[u] = nbody__v512_set1((nbody_real)NBODY__V512_K * m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v512_set1(0);
     }
     for (j = v0; j < v1; j += W) {
-        nbody__v512 xj = nbody__v512_load(x + j), yj = nbody__v512_load(y + j), zj = nbody__v512_load(z + j), mj = nbody__v512_kmass(nbody__v512_load(m + j));
+        nbody__v512 xj = nbody__v512_load(x + j), yj = nbody__v512_load(y + j), zj = nbody__v512_load(z + j), mj = nbody__v512_load(m + j);
         nbody__v512 tx = nbody__v512_set1(0), ty = tx, tz = tx;
         nbody__v512 dx[R], dy[R], dz[R], w[R];
         int g, ge;
@@ -1635,8 +1635,9 @@ NBODY__I512 void nbody__avx512_sym_rows(const nbody_real *x, const nbody_real *y
         nbody__v512_store(ay + j, nbody__v512_add(nbody__v512_load(ay + j), ty));
         nbody__v512_store(az + j, nbody__v512_add(nbody__v512_load(az + j), tz));
     }
-    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {
-        ax[i + u] += nbody__v512_hsum(sx[u]); ay[i + u] += nbody__v512_hsum(sy[u]); az[i + u] += nbody__v512_hsum(sz[u]);
+    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {   /* the rows' sums take K here: the columns' masses are plain m_j */
+        ax[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sx[u]); ay[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sy[u]);
+        az[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sz[u]);
     }
 }
 /* the sym_pair of nbody__simd_kernels */
@@ -1673,7 +1674,7 @@ static NBODY__TARGET_AVX2 void nbody__avx2_tile(const nbody_real *x, const nbody
     enum { W = NBODY__V256_W, U = NBODY__AVX2_TILE_U };
     nbody_real onehot[2 * W];
     nbody__v256 e2 = nbody__v256_set1(eps2), g = nbody__v256_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
-    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1;
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1, jd = i0 < j1 ? i0 : j1;   /* jd: j1 <= i0 for test particles */
     int u;
     for (u = 0; u < U; ++u) {
         xi[u] = nbody__v256_load(tx + u * W); yi[u] = nbody__v256_load(ty + u * W); zi[u] = nbody__v256_load(tz + u * W);
@@ -1681,7 +1682,7 @@ static NBODY__TARGET_AVX2 void nbody__avx2_tile(const nbody_real *x, const nbody
     }
     for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
     onehot[W] = 1;
-    for (j = j0; j < i0; ++j) {
+    for (j = j0; j < jd; ++j) {
         nbody__v256 xj = nbody__v256_set1(x[j]), yj = nbody__v256_set1(y[j]), zj = nbody__v256_set1(z[j]), mj = nbody__v256_set1(m[j]);
         NBODY__UNROLL for (u = 0; u < U; ++u)
             nbody__v256_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
@@ -1793,7 +1794,7 @@ static NBODY__UNUSED void nbody__simd_forces_range(const nbody__simd_kernels *k,
     long long t, ntiles = (long long)((i1 - i0 + tw - 1) / tw);
     int chunk = block > 0 ? (int)(((size_t)block + tw - 1) / tw) : NBODY__BLOCK_CHUNK;
     (void)threads; (void)chunk;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads) if (nbody__block_parallel(n, i1 - i0)))
     for (t = 0; t < ntiles; ++t) nbody__simd_tile_out(k, f, 0, n, f->G, i0 + (size_t)t * tw, i1, i0);
 }
 static NBODY__UNUSED void nbody__simd_forces(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
@@ -1814,15 +1815,16 @@ static NBODY__UNUSED void nbody__simd_sym_block(const nbody__simd_kernels *k, co
         if (bw < b1) k->sym_pair(f, i0, i0 + tw, bw, b1);
     }
 }
-/* Deterministic schedule: blocks of nbody__sym_block(n) bodies (a function of n only); first
+/* Deterministic schedule: blocks of desc.block_size bodies (a multiple of every level's tile,
+   checked at nbody_create), or of nbody__sym_block(n) when it is 0 (a function of n only); first
    each block against itself (which zeroes the sums), then the block pairs in the rounds of a
    round-robin tournament (circle method), each round's pairs disjoint. Each pair is a task
    that depends (inout) on its two blocks: the tasks on a block run in the order they were
    created, so every body receives its contributions in the same order whatever the thread
    count, yet no thread waits for a whole round (a barrier per round loses badly when one
    thread is descheduled on a shared machine). */
-static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads) {
-    size_t n = f->n, bs = nbody__sym_block(n, k->tw, k->w);
+static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
+    size_t n = f->n, bs = block > 0 ? ((size_t)block + k->tw - 1) / k->tw * k->tw : nbody__sym_block(n, k->tw, k->w);
     long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), q;
     nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */
     (void)threads; (void)tok;
@@ -1883,7 +1885,7 @@ static void nbody__accel_block_portable_range(const nbody__forces *f, int thread
     (void)threads; (void)n;
     if (block <= 0) block = NBODY__BLOCK_DEFAULT;
     nblocks = ((long long)(t1 - t0) + block - 1) / block;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (n >= NBODY__BLOCK_PARALLEL_N))
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (nbody__block_parallel((size_t)n, t1 - t0)))
     for (b = 0; b < nblocks; ++b) {
         size_t i0 = t0 + (size_t)b * (size_t)block, i1 = i0 + (size_t)block, i;
         if (i1 > t1) i1 = t1;
@@ -1927,7 +1929,7 @@ static int nbody__forces_finite(const nbody__forces *f, size_t count) {
 static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric, nbody_simd level) {
     const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
     if (k) {
-        if (symmetric) nbody__simd_forces_sym(k, f, threads); else nbody__simd_forces(k, f, threads, block);
+        if (symmetric) nbody__simd_forces_sym(k, f, threads, block); else nbody__simd_forces(k, f, threads, block);
         if (nbody__forces_finite(f, f->n)) return;
     }
     nbody__accel_block_portable(f, threads, block);
@@ -1944,6 +1946,14 @@ static void nbody__accel_block_range(const nbody__forces *f, int threads, int bl
         if (nbody__forces_finite(f, i1 - i0)) return;   /* else SIMPLE's classes, as for the whole */
     }
     nbody__accel_block_portable_range(f, threads, block, i0, i1);
+}
+/* test particles [na, n) from the sources [0, na) (BLOCK): the one-sided kernel of the level
+   (its tiles of targets against the na sources; the portable loop where there is none), so
+   the same formula and NaN/Inf handling as the active bodies', O(na n) */
+static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int threads, int block, nbody_simd level) {
+    nbody__forces S = *f;
+    S.n = na; S.ax = f->ax + na; S.ay = f->ay + na; S.az = f->az + na;
+    nbody__accel_block_range(&S, threads, block, na, f->n, level);
 }
 /* ---- end section: BLOCK engine kernel ---- */
 
@@ -1986,7 +1996,7 @@ static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbod
 #endif
     A.n = nbody__n_src(e);
     nbody__accel_block(&A, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
-    if (A.n < F.n) nbody__accel_test_simd(&F, A.n, threads);
+    if (A.n < F.n) nbody__accel_test_simd(&F, A.n, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
     return NBODY_OK;
 }
 

@@ -2,8 +2,11 @@
    kernels (one-sided, and symmetric: each pair once, CUDA Handbook ch. 14) against the SIMPLE
    reference and against a long double sum: odd sizes (remainder tiles and blocks), softening
    0 and > 0, the self term excluded by index (coincident distinct bodies give NaN as in
-   SIMPLE, also when they fall in different blocks), and bitwise independence of the thread
-   count and of block_size; at every SIMD level this build and CPU run (portable, AVX2,
+   SIMPLE, also when they fall in different blocks), bitwise independence of the thread
+   count (for a given block_size), desc.block_size honoured (several sizes agree with SIMPLE)
+   and refused outside its range with nothing created, test particles (desc.n_active: the
+   level's one-sided tiles over the active bodies) equal to the full sum with their masses set
+   to zero and to SIMPLE's; at every SIMD level this build and CPU run (portable, AVX2,
    AVX-512: desc.simd). Built in double by the Makefile, and in float by the rule for
    build/test_block_float. */
 #define NBODY_IMPLEMENTATION
@@ -120,24 +123,25 @@ static void compare_sizes(void) {
     }
 }
 
-/* bitwise: 1 thread vs 2 and 3 threads, and automatic vs odd block sizes; each kernel */
+/* bitwise: 1 thread vs 2 and 3 threads, automatic and a given block size; each kernel */
 static void thread_independence(void) {
     nbody_system s = {0};
-    nbody_real *a1, *a2, *a3, *b7;
+    nbody_real *a1, *a2, *a3, *b1, *b3;
     size_t n = 4099;
     int v;
     nbody_ic_plummer(&s, n, 3);
     a1 = accel(NBODY_ENGINE_BLOCK, 1, 0, (nbody_real)0.01, &s);
     a2 = accel(NBODY_ENGINE_BLOCK, 2, 0, (nbody_real)0.01, &s);
-    a3 = accel(NBODY_ENGINE_BLOCK, 3, 40, (nbody_real)0.01, &s);
-    b7 = accel(NBODY_ENGINE_BLOCK, 2, 7, (nbody_real)0.01, &s);
-    CHECK(a1 && a2 && a3 && b7, "engines ran");
-    if (a1 && a2 && a3 && b7) {
+    a3 = accel(NBODY_ENGINE_BLOCK, 3, 0, (nbody_real)0.01, &s);
+    b1 = accel(NBODY_ENGINE_BLOCK, 1, 96, (nbody_real)0.01, &s);
+    b3 = accel(NBODY_ENGINE_BLOCK, 3, 96, (nbody_real)0.01, &s);
+    CHECK(a1 && a2 && a3 && b1 && b3, "engines ran");
+    if (a1 && a2 && a3 && b1 && b3) {
         CHECK(memcmp(a1, a2, 3 * n * sizeof(nbody_real)) == 0, "1 and 2 threads differ bitwise");
-        CHECK(memcmp(a1, a3, 3 * n * sizeof(nbody_real)) == 0, "1 and 3 threads (block 40) differ bitwise");
-        CHECK(memcmp(a1, b7, 3 * n * sizeof(nbody_real)) == 0, "block_size 0 and 7 differ bitwise");
+        CHECK(memcmp(a1, a3, 3 * n * sizeof(nbody_real)) == 0, "1 and 3 threads differ bitwise");
+        CHECK(memcmp(b1, b3, 3 * n * sizeof(nbody_real)) == 0, "block_size 96: 1 and 3 threads differ bitwise");
     }
-    free(a1); free(a2); free(a3); free(b7);
+    free(a1); free(a2); free(a3); free(b1); free(b3);
     for (v = 0; v < 2; ++v) {
         a1 = kernel(v, 1, (nbody_real)0.01, &s);
         a2 = kernel(v, 2, (nbody_real)0.01, &s);
@@ -178,6 +182,133 @@ static void coincident_bodies(void) {
             CHECK(same, "n=%zu variant %d: NaN pattern equals SIMPLE's", n, v);
         }
         free(ref); free(blk[0]); free(blk[1]); free(blk[2]); nbody_system_free(&s);
+    }
+}
+
+/* desc.block_size is the symmetric kernel's block (and the one-sided chunk): each size gives
+   SIMPLE's answer to round-off, and a size changes the summation order (the results differ
+   from the automatic block's somewhere, else the field would be ignored) */
+static void block_sizes(void) {
+    static const int sizes[] = {32, 64, 96, 256, 1024, 16384};
+    static const size_t ns[] = {1000, 4099};
+    size_t k, q;
+    for (q = 0; q < 2; ++q) {
+        nbody_system s = {0};
+        nbody_real *ref, *a0;
+        int differs = 0;
+        nbody_ic_plummer(&s, ns[q], 11 + q);
+        ref = accel(NBODY_ENGINE_SIMPLE, 1, 0, (nbody_real)0.01, &s);
+        a0 = accel(NBODY_ENGINE_BLOCK, 2, 0, (nbody_real)0.01, &s);
+        CHECK(ref && a0, "n=%zu: engines ran", ns[q]);
+        for (k = 0; ref && a0 && k < sizeof sizes / sizeof *sizes; ++k) {
+            nbody_real *a = accel(NBODY_ENGINE_BLOCK, 2, sizes[k], (nbody_real)0.01, &s);
+            double err;
+            CHECK(a != NULL, "n=%zu block_size %d: accepted and ran", ns[q], sizes[k]);
+            if (!a) continue;
+            err = max_rel(a, ref, s.n);
+            CHECK(err <= TOL, "n=%zu block_size %d: vs simple max relative %.3g > %.3g", ns[q], sizes[k], err, TOL);
+            if (k == 0) printf("n=%-6zu block_size vs simple:", ns[q]);
+            printf(" %d: %.3g", sizes[k], err);
+            differs |= memcmp(a, a0, 3 * s.n * sizeof(nbody_real)) != 0;
+            free(a);
+        }
+        printf("\n");
+        if (level != NBODY_SIMD_PORTABLE)   /* the portable loop's per-body sums do not depend on it */
+            CHECK(differs, "n=%zu: no block_size changed a bit of the result: is the field used?", ns[q]);
+        free(ref); free(a0); nbody_system_free(&s);
+    }
+}
+
+/* a block_size out of range or not a multiple of 32: NBODY_ERR_INVALID_ARGUMENT and an error
+   log line naming the field, no simulation, the output and the input untouched */
+static int log_errors;
+static char log_last[256];
+static void log_keep(nbody_log_level lv, const char *msg, void *u) {
+    (void)u;
+    if (lv == NBODY_LOG_ERROR) { ++log_errors; strncpy(log_last, msg, sizeof log_last - 1); }
+}
+static void block_size_refused(void) {
+    static const int bad[] = {1, 7, 16, 40, 100, 16416, 1 << 20};
+    nbody_system s = {0}, keep = {0};
+    size_t k;
+    nbody_ic_plummer(&s, 100, 5);
+    nbody_system_alloc(&keep, s.n);
+    nbody_system_copy(&keep, &s);
+    for (k = 0; k < sizeof bad / sizeof *bad; ++k) {
+        nbody_desc d = {0};
+        nbody_sim *sim = (nbody_sim *)&keep;   /* must stay as it is */
+        nbody_real a[3 * 100];
+        nbody_result r;
+        size_t i;
+        int same = 1;
+        d.engine = NBODY_ENGINE_BLOCK; d.block_size = bad[k]; d.simd = level; d.log.func = log_keep;
+        log_errors = 0; log_last[0] = 0;
+        r = nbody_create(&sim, &d, &s);
+        CHECK(r == NBODY_ERR_INVALID_ARGUMENT, "block_size %d: nbody_create gave %s", bad[k], nbody_result_string(r));
+        CHECK(sim == (nbody_sim *)&keep, "block_size %d: *out changed on failure", bad[k]);
+        CHECK(log_errors >= 1 && strstr(log_last, "block_size") != NULL, "block_size %d: error log line '%s'", bad[k], log_last);
+        for (i = 0; i < 3 * 100; ++i) a[i] = 42;
+        r = nbody_accelerations(&d, &s, a, a + 100, a + 200);
+        CHECK(r == NBODY_ERR_INVALID_ARGUMENT, "block_size %d: nbody_accelerations gave %s", bad[k], nbody_result_string(r));
+        for (i = 0; i < 3 * 100; ++i) same &= a[i] == 42;
+        for (i = 0; i < s.n; ++i)
+            same &= s.x[i] == keep.x[i] && s.y[i] == keep.y[i] && s.z[i] == keep.z[i] && s.vx[i] == keep.vx[i] && s.m[i] == keep.m[i];
+        CHECK(same, "block_size %d: output or input touched", bad[k]);
+    }
+    if (k) printf("block_size refused: %s\n", log_last);
+    nbody_system_free(&s); nbody_system_free(&keep);
+}
+
+/* test particles: the bodies past n_active feel the active ones only. Against the full sum
+   with their masses zero (the same level) and SIMPLE's test particles, to round-off; bitwise
+   the same for 1 and 2 threads; sizes with partial tiles and the threaded path (na (n - na) >=
+   1024^2); a particle on an active body with softening 0 gives NaN there, as SIMPLE */
+static void test_particles(void) {
+    static const size_t ns[] = {300, 5001, 20011}, nas[] = {30, 49, 203};
+    size_t k, i;
+    for (k = 0; k < 3; ++k) {
+        nbody_system s = {0}, z = {0};
+        size_t n = ns[k], na = nas[k];
+        nbody_desc d = {0};
+        nbody_real *full, *ref, *t1, *t2;
+        int c, same;
+        nbody_ic_plummer(&s, n, 21 + k);
+        nbody_system_alloc(&z, n);
+        nbody_system_copy(&z, &s);
+        for (i = na; i < n; ++i) z.m[i] = 0;
+        full = accel(NBODY_ENGINE_BLOCK, 2, 0, (nbody_real)0.01, &z);
+        d.engine = NBODY_ENGINE_SIMPLE; d.softening = (nbody_real)0.01; d.n_active = na;
+        ref = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        t1 = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        t2 = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        CHECK(full && ref && t1 && t2, "n=%zu: memory", n);
+        if (full && ref && t1 && t2) {
+            double e_full, e_ref;
+            CHECK(nbody_accelerations(&d, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "simple n_active ran");
+            d.engine = NBODY_ENGINE_BLOCK; d.simd = level; d.threads = 1;
+            CHECK(nbody_accelerations(&d, &s, t1, t1 + n, t1 + 2 * n) == NBODY_OK, "block n_active ran");
+            d.threads = 2;
+            CHECK(nbody_accelerations(&d, &s, t2, t2 + n, t2 + 2 * n) == NBODY_OK, "block n_active ran (2 threads)");
+            e_full = max_rel(t1, full, n);
+            e_ref = max_rel(t1, ref, n);
+            CHECK(e_full <= TOL, "n=%zu na=%zu: test particles vs the full sum with their masses zero: %.3g > %.3g", n, na, e_full, TOL);
+            CHECK(e_ref <= TOL, "n=%zu na=%zu: test particles vs SIMPLE's: %.3g > %.3g", n, na, e_ref, TOL);
+            CHECK(memcmp(t1, t2, 3 * n * sizeof(nbody_real)) == 0, "n=%zu na=%zu: test particles, 1 and 2 threads differ bitwise", n, na);
+            printf("n=%-6zu n_active=%-4zu test particles vs full sum (masses 0) %.3g, vs simple %.3g\n", n, na, e_full, e_ref);
+            /* test particle na + 1 on active body 3, softening 0: NaN on it, as SIMPLE; others finite */
+            s.x[na + 1] = s.x[3]; s.y[na + 1] = s.y[3]; s.z[na + 1] = s.z[3];
+            d.softening = 0;
+            CHECK(nbody_accelerations(&d, &s, t1, t1 + n, t1 + 2 * n) == NBODY_OK, "block n_active ran (softening 0)");
+            d.engine = NBODY_ENGINE_SIMPLE;
+            CHECK(nbody_accelerations(&d, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "simple n_active ran (softening 0)");
+            same = 1;
+            for (c = 0; c < 3; ++c)
+                for (i = 0; i < n; ++i) same &= (t1[c * n + i] != t1[c * n + i]) == (ref[c * n + i] != ref[c * n + i]);
+            CHECK(t1[na + 1] != t1[na + 1], "n=%zu: a test particle on an active body with softening 0 gives NaN", n);
+            CHECK(same, "n=%zu: test particles' NaN pattern equals SIMPLE's", n);
+        }
+        free(full); free(ref); free(t1); free(t2);
+        nbody_system_free(&s); nbody_system_free(&z);
     }
 }
 
@@ -228,7 +359,10 @@ int main(void) {
         rsqrt3_accuracy();
         compare_sizes();
         thread_independence();
+        block_sizes();
+        block_size_refused();
         coincident_bodies();
+        test_particles();
     }
     return check_finish();
 }
