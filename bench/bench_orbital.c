@@ -5,7 +5,9 @@
    Usage: bench_orbital [years (default 1e4)]. Markdown on stdout.
           bench_orbital brouwer [years (default 1e6)]: RADAU's energy error against time on the
           outer solar system, rms and max over half-decade windows, and the slope of their
-          logarithms against log t from 10^3 years on (Brouwer's law: 1/2). */
+          logarithms against log t from 10^3 years on (Brouwer's law: 1/2).
+          bench_orbital small: one line "name wall_s cpu_s" per few-body run (bench/orbital_openmp.sh
+          runs it from a build with -fopenmp and one without and prints the ratios). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime: wall time in both builds */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -161,8 +163,46 @@ static void three_body(nbody_engine e, nbody_method m) {
     nbody_system_free(&s);
 }
 
+/* one few-body run: its wall time in seconds (t_end in the problem's units); *cpu: the
+   process's processor time (no thread but this one runs in either build) */
+static double small_cpu;
+static double small_run(int ic, nbody_engine e, nbody_method m, double dt, double t_end) {
+    nbody_system s = {0};
+    nbody_sim *sim;
+    nbody_desc d = {0};
+    double t0;
+    if (ic == 0) nbody_ic_figure_eight(&s);
+    else if (ic == 1) nbody_ic_pythagorean(&s);
+    else nbody_ic_outer_solar_system(&s);
+    d.engine = e; d.method = m; d.dt = (nbody_real)dt;
+    if (nbody_create(&sim, &d, &s) != NBODY_OK) { nbody_system_free(&s); return -1; }
+    small_cpu = (double)clock();
+    t0 = now();
+    nbody_advance(sim, (nbody_real)t_end);
+    t0 = now() - t0;
+    small_cpu = ((double)clock() - small_cpu) / CLOCKS_PER_SEC;
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+    return t0;
+}
+
+static void small(void) {
+    double yr = 2 * 3.14159265358979323846, w;
+    w = small_run(0, NBODY_ENGINE_SIMPLE, NBODY_LEAPFROG, 1e-4, 20); printf("3body-simple-leapfrog %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_OPENMP, NBODY_LEAPFROG, 1e-4, 20); printf("3body-openmp-leapfrog %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_BLOCK, NBODY_LEAPFROG, 1e-4, 20); printf("3body-block-leapfrog %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_SIMPLE, NBODY_RK4, 1e-4, 10); printf("3body-simple-rk4 %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_BLOCK, NBODY_RK4, 1e-4, 10); printf("3body-block-rk4 %.4f %.4f\n", w, small_cpu);
+    w = small_run(1, NBODY_ENGINE_SIMPLE, NBODY_RADAU, 0, 70); printf("3body-simple-radau(pythagorean,t=70) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_SIMPLE, NBODY_RADAU, 0, 1000 * yr); printf("5body-simple-radau(outer,1000yr) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_BLOCK, NBODY_RADAU, 0, 1000 * yr); printf("5body-block-radau(outer,1000yr) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_SIMPLE, NBODY_WHFAST, 0.5 * yr, 1e4 * yr); printf("5body-simple-whfast(outer,1e4yr) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_SIMPLE, NBODY_RKF, 0.01 * yr, 100 * yr); printf("5body-simple-rkf(outer,dt=0.01yr,100yr) %.4f %.4f\n", w, small_cpu);
+}
+
 int main(int argc, char **argv) {
     double years = argc > 1 ? atof(argv[1]) : 1e4;
+    if (argc > 1 && !strcmp(argv[1], "small")) { small(); return 0; }
     if (argc > 1 && !strcmp(argv[1], "brouwer")) {
         printf("# bench_orbital brouwer (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
         brouwer(argc > 2 ? atof(argv[2]) : 1e6);
