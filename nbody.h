@@ -3820,7 +3820,8 @@ typedef struct nbody__radau_consts {
     nbody_real h[8];               /* nodes, h[0] = 0 */
     nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
     nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
-    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
+    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k; r[k][0] = 1 / h_k */
+    nbody_real r_lo[8][8];         /* what r misses: 1 / (h_k - h_i) - r[k][i] (long double) */
 } nbody__radau_consts;
 
 /* the nodes: 0 and the roots of (P_7 + P_8)(2s - 1) (Gauss-Radau), to 32 digits */
@@ -3852,7 +3853,11 @@ static void nbody__radau_setup(nbody__radau_consts *K) {
         for (j = 0; j < 8; ++j) {
             K->c[k][j] = (nbody_real)c[k][j];
             K->d[k][j] = (nbody_real)d[k][j];
-            if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
+            if (j < k) {
+                long double r = 1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]);
+                K->r[k][j] = (nbody_real)r;
+                K->r_lo[k][j] = (nbody_real)(r - (long double)K->r[k][j]);
+            }
         }
     }
 }
@@ -3980,11 +3985,21 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
             op.out_off = op.y_off = op.k_off = half;
             op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
             r = s->eng.ops->lincomb(&s->eng, &op);
+            /* each factor 1 / (h_k - h_j) as r + r_lo: a rounded reciprocal alone is the same
+               relative error in every step, a bias of G and B that made the energy drift
+               (linearly, 1.5e-13 over 10^6 years of the outer solar system); with r_lo the
+               rounding left is that of the products, which varies from step to step */
             for (j = 0; j < k && r == NBODY_OK; ++j) {
-                op = nbody__op(R->divided, NULL, j ? K.r[k][j] : 1 / K.h[k], half);
+                if (j) {
+                    op = nbody__op(R->divided, R->divided, 1, half);
+                    op.out_off = op.y_off = op.k_off = half;
+                    op.nk = 1; op.c[0] = -1; op.k[0] = G[j - 1];
+                    r = s->eng.ops->lincomb(&s->eng, &op);
+                    if (r != NBODY_OK) break;
+                }
+                op = nbody__op(R->divided, NULL, 1, half);
                 op.out_off = op.k_off = half;
-                op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-                if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
+                op.nk = 2; op.c[0] = K.r[k][j]; op.k[0] = R->divided; op.c[1] = K.r_lo[k][j]; op.k[1] = R->divided;
                 r = s->eng.ops->lincomb(&s->eng, &op);
             }
             op = nbody__op(D, NULL, 1, half);
@@ -4141,12 +4156,14 @@ static void nbody__stiefel(nbody_real beta, nbody_real X, nbody_real G[4]) {
    identity part (f = -mu G2 / r0, g = dt - mu G3, fd = -mu G1 / (r0 r), gd = -mu G2 / r).
    Bound orbits take dt modulo the period (X modulo 2 pi / sqrt(beta)). Returns the
    iterations used, -1 when the orbit is degenerate (x = 0). */
+/* eps^0.4 of nbody_real (float, double, long double): Halley's last correction needed */
+#define NBODY__KEPLER_CUBIC ((nbody_real)(sizeof(nbody_real) <= 4 ? 1.7e-3 : sizeof(nbody_real) <= 8 ? 5.6e-7 : 2.6e-8))
 static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbody_real *y, nbody_real *z,
                                nbody_real *vx, nbody_real *vy, nbody_real *vz) {
     const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
     nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
     nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
-    int it;
+    int it, halley;
     if (!(r0 > 0)) return -1;
     if (dt == 0 || mu == 0) {
         *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
@@ -4170,7 +4187,10 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         }
         if (s > 0) hi = step; else lo = -step;
     }
-    X = dt / r0 * (1 - dt * eta0 / (2 * r0 * r0));    /* second-order start */
+    {                                                 /* third-order start: F reverted to dt^3 */
+        nbody_real u = dt / r0;
+        X = u * (1 - u * eta0 / (2 * r0) + u * u * (eta0 * eta0 / (2 * r0 * r0) - zeta0 / (6 * r0)));
+    }
     if (!(X > lo && X < hi)) X = (lo + hi) / 2;
     width = hi - lo;
     for (it = 1; it <= 200; ++it) {
@@ -4182,12 +4202,16 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         if (F == 0) break;
         if (F < 0) lo = X; else hi = X;
         Xn = X - 2 * F * Fp / (2 * Fp * Fp - F * Fpp);                 /* Halley */
-        if (!(Xn > lo && Xn < hi)) Xn = lo + (hi - lo) / 2;           /* outside the bracket: bisect */
+        halley = Xn > lo && Xn < hi;
+        if (!halley) Xn = lo + (hi - lo) / 2;                          /* outside the bracket: bisect */
         if (it % 4 == 0) {                                             /* slow (far out on an exponential) */
-            if (hi - lo > width / 2) Xn = lo + (hi - lo) / 2;
+            if (hi - lo > width / 2) { Xn = lo + (hi - lo) / 2; halley = 0; }
             width = hi - lo;
         }
-        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X))) {
+        /* Halley converges cubically: a correction below eps^0.4 leaves one below eps/1000
+           (eps/24 in float) for the next, so X + correction is final without that iteration */
+        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X)) ||
+            (halley && NBODY__FABS(Xn - X) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X))) {
             X = Xn;
             nbody__stiefel(beta, X, G);
             break;
