@@ -3820,8 +3820,7 @@ typedef struct nbody__radau_consts {
     nbody_real h[8];               /* nodes, h[0] = 0 */
     nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
     nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
-    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k; r[k][0] = 1 / h_k */
-    nbody_real r_lo[8][8];         /* what r misses: 1 / (h_k - h_i) - r[k][i] (long double) */
+    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
 } nbody__radau_consts;
 
 /* the nodes: 0 and the roots of (P_7 + P_8)(2s - 1) (Gauss-Radau), to 32 digits */
@@ -3853,11 +3852,7 @@ static void nbody__radau_setup(nbody__radau_consts *K) {
         for (j = 0; j < 8; ++j) {
             K->c[k][j] = (nbody_real)c[k][j];
             K->d[k][j] = (nbody_real)d[k][j];
-            if (j < k) {
-                long double r = 1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]);
-                K->r[k][j] = (nbody_real)r;
-                K->r_lo[k][j] = (nbody_real)(r - (long double)K->r[k][j]);
-            }
+            if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
         }
     }
 }
@@ -3985,21 +3980,11 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
             op.out_off = op.y_off = op.k_off = half;
             op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
             r = s->eng.ops->lincomb(&s->eng, &op);
-            /* each factor 1 / (h_k - h_j) as r + r_lo: a rounded reciprocal alone is the same
-               relative error in every step, a bias of G and B that made the energy drift
-               (linearly, 1.5e-13 over 10^6 years of the outer solar system); with r_lo the
-               rounding left is that of the products, which varies from step to step */
             for (j = 0; j < k && r == NBODY_OK; ++j) {
-                if (j) {
-                    op = nbody__op(R->divided, R->divided, 1, half);
-                    op.out_off = op.y_off = op.k_off = half;
-                    op.nk = 1; op.c[0] = -1; op.k[0] = G[j - 1];
-                    r = s->eng.ops->lincomb(&s->eng, &op);
-                    if (r != NBODY_OK) break;
-                }
-                op = nbody__op(R->divided, NULL, 1, half);
+                op = nbody__op(R->divided, NULL, j ? K.r[k][j] : 1 / K.h[k], half);
                 op.out_off = op.k_off = half;
-                op.nk = 2; op.c[0] = K.r[k][j]; op.k[0] = R->divided; op.c[1] = K.r_lo[k][j]; op.k[1] = R->divided;
+                op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
+                if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
                 r = s->eng.ops->lincomb(&s->eng, &op);
             }
             op = nbody__op(D, NULL, 1, half);
