@@ -27,8 +27,8 @@ set xrange [1:1e6]
 set yrange [1e-17:1e-1]
 set xlabel "time (years)"
 set ylabel "|dE/E|"
-set title "Outer solar system (Sun, Jupiter, Saturn, Uranus, Neptune): relative energy error"
-set key top left font ",10"
+set title "Outer solar system (Sun, Jupiter, Saturn, Uranus, Neptune): relative energy error\n(wall times on a shared 2-core CPU)"
+set key right center font ",10"
 set grid
 plot "${prefix}_leapfrog.dat" using 1:(\$2 > 0 ? \$2 : 1/0) with lines lw 1.5 lc rgb "#999999" title "$(last leapfrog "leapfrog, dt 0.5 yr")", \
      "${prefix}_whfast.dat" using 1:(\$2 > 0 ? \$2 : 1/0) with lines lw 1.5 lc rgb "#1f77b4" title "$(last whfast "WHFast, dt 0.5 yr")", \
