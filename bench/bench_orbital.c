@@ -110,9 +110,10 @@ static void brouwer(double years, const char *file) {
             double n = fit[i][0];
             slope[i] = n > 1 ? (n * fit[i][2] - fit[i][1] * fit[i][3]) / (n * sxx - fit[i][1] * fit[i][1]) : 0;
         }
-        printf("\nbrouwer: slope of log abs(dE/E) against log t, 1e3..%g yr: rms %.3f, max %.3f (Brouwer's law 0.5, linear drift 1); "
-               "%llu steps, %.1f s%s%s\n", years, slope[0], slope[1], sim ? nbody_get_stats(sim).steps : 0ULL, now() - t0,
-               file ? ", from " : "", file ? file : "");
+        printf("\nbrouwer: slope of log abs(dE/E) against log t, 1e3..%g yr: rms %.3f, max %.3f (Brouwer's law 0.5, linear drift 1)",
+               years, slope[0], slope[1]);
+        if (sim) printf("; %llu steps, %.1f s\n", nbody_get_stats(sim).steps, now() - t0);
+        else printf("; from %s\n", file);
     }
     if (f) fclose(f);
     if (sim) nbody_destroy(sim);
