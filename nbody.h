@@ -3191,6 +3191,10 @@ typedef struct nbody__whfast_state {   /* NBODY_WHFAST */
     nbody_real h;                  /* the step canonical was opened with (the corrector's) */
     nbody__buf canonical;          /* the canonical (Jacobi or democratic heliocentric) state */
     nbody__buf copy;               /* canonical with the inverse corrector applied */
+    /* deferred synchronization (correctors; not saved: nbody_advance sets and clears them) */
+    int defer;                     /* nbody_advance to t_limit with nothing that reads y between steps */
+    nbody_real t_limit;
+    int pending, deferred;         /* this attempt's y_new / y lack the inverse corrector */
 } nbody__whfast_state;
 
 struct nbody_sim {
@@ -4403,10 +4407,31 @@ static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size
     return 1;
 }
 
+/* the synchronized state of the canonical one (the inverse corrector on a copy) into Y */
+static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y) {
+    nbody_real *T = (nbody_real *)s->whfast.copy;
+    nbody_result r;
+    memcpy(T, s->whfast.canonical, s->len * sizeof(nbody_real));
+    if ((r = nbody__whfast_corrector(s, T, s->whfast.h, -1)) != NBODY_OK) return r;
+    nbody__whfast_to_inertial(s, T, Y);
+    return NBODY_OK;
+}
+
+/* Deferred synchronization: inside nbody_advance, when no hook, event, archive or progress
+   report reads the state between steps, a step that is not the last one leaves y without
+   the inverse corrector (y_new = the canonical state transformed, finite-checked as usual);
+   the last step, a step of another size and the end of nbody_advance synchronize. The
+   canonical state evolves exactly as with a synchronization every step, so the results
+   are bitwise the same; the corrector costs its extra force evaluations once per call. */
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
     nbody_result r = NBODY_OK;
     *err = 0;
+    if (s->whfast.live && s->whfast.deferred && s->whfast.h != h) {   /* y first, as the last step left it */
+        if ((r = nbody__whfast_sync(s, (nbody_real *)s->y)) != NBODY_OK) return r;
+        s->whfast.deferred = 0;
+    }
+    if (s->whfast.live && s->whfast.deferred) memcpy(T, C, s->len * sizeof(nbody_real));   /* kept if this fails */
     if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
         if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
         nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
@@ -4418,7 +4443,12 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
     nbody__whfast_drift(s, C, h / 2);
     if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
     nbody__whfast_drift(s, C, h / 2);
-    if (s->desc.whfast_corrector) {
+    s->whfast.pending = 0;
+    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
+        nbody_real remaining = s->whfast.t_limit - s->t;
+        s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
+    }
+    if (s->desc.whfast_corrector && !s->whfast.pending) {
         memcpy(T, C, s->len * sizeof(nbody_real));
         if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
         nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
@@ -4431,6 +4461,7 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
 static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
     (void)h;
     s->whfast.live = 1;
+    s->whfast.deferred = s->whfast.pending;
     s->f_valid = 0;
 }
 /* ---- end section: WHFAST ---- */
@@ -4768,9 +4799,28 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
         sim->progress.t_end = t_end;
         sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
+    /* WHFast with a corrector: synchronize only where the state is read (see its section) */
+    sim->whfast.defer = sim->method->id == NBODY_WHFAST && sim->desc.whfast_corrector && !sim->desc.before_step &&
+                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive &&
+                        sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
+                        !(sim->desc.escape_distance > 0);
+    sim->whfast.t_limit = t_end;
     while (r == NBODY_OK && sim->t < t_end) {
         r = nbody__step_steered(sim, t_end);
         if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
+    }
+    sim->whfast.defer = 0;
+    if (sim->whfast.deferred) {                        /* stopped early: y synchronized, if it can be */
+        int finite = 0;
+        nbody_result q;
+        if (!sim->whfast.live) {                       /* a failed attempt: the accepted state is in copy */
+            memcpy(sim->whfast.canonical, sim->whfast.copy, sim->len * sizeof(nbody_real));
+            sim->whfast.live = 1;
+        }
+        q = nbody__whfast_sync(sim, (nbody_real *)sim->y_new);
+        if (q == NBODY_OK) q = sim->eng.ops->all_finite(&sim->eng, sim->y_new, 0, sim->len, &finite);
+        if (q == NBODY_OK && finite) nbody__swap(&sim->y, &sim->y_new);
+        sim->whfast.deferred = 0;
     }
     sim->progress.active = 0;
     return r;
