@@ -4418,7 +4418,8 @@ static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y) {
 }
 
 /* Deferred synchronization: inside nbody_advance, when no hook, event, archive or progress
-   report reads the state between steps, a step that is not the last one leaves y without
+   report reads the state between steps (and no extra force, whose time the corrector's
+   kicks would see otherwise), a step that is not the last one leaves y without
    the inverse corrector (y_new = the canonical state transformed, finite-checked as usual);
    the last step, a step of another size and the end of nbody_advance synchronize. The
    canonical state evolves exactly as with a synchronization every step, so the results
@@ -4427,7 +4428,13 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
     nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
     nbody_result r = NBODY_OK;
     *err = 0;
-    if (s->whfast.live && s->whfast.deferred && s->whfast.h != h) {   /* y first, as the last step left it */
+    s->whfast.pending = 0;
+    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
+        nbody_real remaining = s->whfast.t_limit - s->t;
+        s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
+    }
+    if (s->whfast.live && s->whfast.deferred && (!s->whfast.pending || s->whfast.h != h)) {
+        /* y synchronized first, as the last accepted step left it: the state a failure keeps */
         if ((r = nbody__whfast_sync(s, (nbody_real *)s->y)) != NBODY_OK) return r;
         s->whfast.deferred = 0;
     }
@@ -4443,11 +4450,6 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
     nbody__whfast_drift(s, C, h / 2);
     if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
     nbody__whfast_drift(s, C, h / 2);
-    s->whfast.pending = 0;
-    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
-        nbody_real remaining = s->whfast.t_limit - s->t;
-        s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
-    }
     if (s->desc.whfast_corrector && !s->whfast.pending) {
         memcpy(T, C, s->len * sizeof(nbody_real));
         if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
@@ -4801,7 +4803,7 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
     }
     /* WHFast with a corrector: synchronize only where the state is read (see its section) */
     sim->whfast.defer = sim->method->id == NBODY_WHFAST && sim->desc.whfast_corrector && !sim->desc.before_step &&
-                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive &&
+                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive && !sim->desc.extra_force &&
                         sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
                         !(sim->desc.escape_distance > 0);
     sim->whfast.t_limit = t_end;
@@ -4813,7 +4815,7 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
     if (sim->whfast.deferred) {                        /* stopped early: y synchronized, if it can be */
         int finite = 0;
         nbody_result q;
-        if (!sim->whfast.live) {                       /* a failed attempt: the accepted state is in copy */
+        if (!sim->whfast.live) {                       /* a failed deferred attempt: the accepted state is in copy */
             memcpy(sim->whfast.canonical, sim->whfast.copy, sim->len * sizeof(nbody_real));
             sim->whfast.live = 1;
         }
