@@ -151,7 +151,7 @@ TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
 .PHONY: test-asan test-tsan fuzz soak test-cuda bench-cuda test-cuda-gl help
-.PHONY: bench-dispatch mpi bench-mpi
+.PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small
 
 # ==== build rules ===============================================================================
 all: examples $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
@@ -223,6 +223,14 @@ bench-tables: $(addprefix $(BUILD)/,$(BENCH_RUN))
 # BLOCK from a plain -O2 build (run-time SIMD dispatch) beside a -O2 -march=native build
 bench-dispatch:
 	@sh bench/bench_dispatch.sh
+
+# docs/orbital_energy.png: abs(dE/E) against time, outer solar system, from build/solar_system's
+# data (gnuplot; a few minutes for 10^6 years); a few bodies built with and without -fopenmp
+plot-orbital: $(BUILD)/solar_system
+	@sh bench/orbital_plot.sh
+
+bench-omp-small:
+	@sh bench/orbital_openmp.sh
 
 # ==== demo and examples =========================================================================
 examples: $(EXAMPLES)
@@ -340,6 +348,8 @@ help:
 	@echo 'make test-cuda       the CUDA engine tests (nvcc and an NVIDIA GPU)'
 	@echo 'make bench-cuda      the CUDA benchmarks'
 	@echo 'make bench-dispatch  BLOCK with run-time SIMD dispatch beside a -march=native build'
+	@echo 'make plot-orbital    docs/orbital_energy.png from build/solar_system (gnuplot, minutes)'
+	@echo 'make bench-omp-small 3 and 5 bodies built with and without -fopenmp: wall times and ratio'
 	@echo 'make mpi             the MPI programs (mpicc): build/mpi_engines, build/nbody_mpi, build/mpi_scaling'
 	@echo 'make bench-mpi       the ranks x threads benchmark (mpirun)'
 	@echo 'make WITH_CUDA=1 WITH_NCCL=1 build/cuda_multi   several GPUs in one process (NCCL)'

@@ -1018,13 +1018,19 @@ static nbody_real nbody__host_terms(const nbody__lincomb *op, size_t i) {
    than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
 #define NBODY__HOST_PARALLEL_MIN 65536
 
-static void nbody__host_lincomb_one(const nbody__lincomb *op, nbody_real *out, const nbody_real *y, nbody_real *comp,
-                                    size_t i) {
-    nbody_real d = op->h * nbody__host_terms(op, i), y0 = y ? y[i] : 0;
-    if (comp) {
-        out[i] = nbody__compensated_add(y0, d, &comp[i]);
-    } else {
-        out[i] = y0 + d;
+/* elements [i0, i1) of a lincomb, the loop and its body in one function: with -fopenmp a
+   per-element helper called from the serial loop and from the parallel region was not
+   inlined by GCC, and a few-body run paid 10-30% for the calls */
+static void nbody__host_lincomb_range(const nbody__lincomb *op, nbody_real *out, const nbody_real *y, nbody_real *comp,
+                                      size_t i0, size_t i1) {
+    size_t i;
+    for (i = i0; i < i1; ++i) {
+        nbody_real d = op->h * nbody__host_terms(op, i), y0 = y ? y[i] : 0;
+        if (comp) {
+            out[i] = nbody__compensated_add(y0, d, &comp[i]);
+        } else {
+            out[i] = y0 + d;
+        }
     }
 }
 
@@ -1032,16 +1038,20 @@ static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *
     nbody_real *out = (nbody_real *)op->out + op->out_off;
     const nbody_real *y = op->y ? (const nbody_real *)op->y + op->y_off : NULL;
     nbody_real *comp = op->comp ? (nbody_real *)op->comp + op->out_off : NULL;
-    long long i, len = (long long)op->len;
+    long long len = (long long)op->len;
     (void)e;
 #if NBODY__OPENMP
     if (len > NBODY__HOST_PARALLEL_MIN) {
+        long long c, chunks = (len + NBODY__HOST_PARALLEL_MIN - 1) / NBODY__HOST_PARALLEL_MIN;
         NBODY__PRAGMA(omp parallel for schedule(static))
-        for (i = 0; i < len; ++i) nbody__host_lincomb_one(op, out, y, comp, (size_t)i);
+        for (c = 0; c < chunks; ++c) {
+            long long lo = c * NBODY__HOST_PARALLEL_MIN, hi = lo + NBODY__HOST_PARALLEL_MIN;
+            nbody__host_lincomb_range(op, out, y, comp, (size_t)lo, (size_t)(hi < len ? hi : len));
+        }
         return NBODY_OK;
     }
 #endif
-    for (i = 0; i < len; ++i) nbody__host_lincomb_one(op, out, y, comp, (size_t)i);
+    nbody__host_lincomb_range(op, out, y, comp, 0, (size_t)len);
     return NBODY_OK;
 }
 
@@ -3290,6 +3300,10 @@ typedef struct nbody__whfast_state {   /* NBODY_WHFAST */
     nbody_real h;                  /* the step canonical was opened with (the corrector's) */
     nbody__buf canonical;          /* the canonical (Jacobi or democratic heliocentric) state */
     nbody__buf copy;               /* canonical with the inverse corrector applied */
+    /* deferred synchronization (correctors; not saved: nbody_advance sets and clears them) */
+    int defer;                     /* nbody_advance to t_limit with nothing that reads y between steps */
+    nbody_real t_limit;
+    int pending, deferred;         /* this attempt's y_new / y lack the inverse corrector */
 } nbody__whfast_state;
 
 struct nbody_sim {
@@ -4240,12 +4254,14 @@ static void nbody__stiefel(nbody_real beta, nbody_real X, nbody_real G[4]) {
    identity part (f = -mu G2 / r0, g = dt - mu G3, fd = -mu G1 / (r0 r), gd = -mu G2 / r).
    Bound orbits take dt modulo the period (X modulo 2 pi / sqrt(beta)). Returns the
    iterations used, -1 when the orbit is degenerate (x = 0). */
+/* eps^0.4 of nbody_real (float, double, long double): Halley's last correction needed */
+#define NBODY__KEPLER_CUBIC ((nbody_real)(sizeof(nbody_real) <= 4 ? 1.7e-3 : sizeof(nbody_real) <= 8 ? 5.6e-7 : 2.6e-8))
 static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbody_real *y, nbody_real *z,
                                nbody_real *vx, nbody_real *vy, nbody_real *vz) {
     const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
     nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
     nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
-    int it;
+    int it, halley;
     if (!(r0 > 0)) return -1;
     if (dt == 0 || mu == 0) {
         *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
@@ -4269,7 +4285,10 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         }
         if (s > 0) hi = step; else lo = -step;
     }
-    X = dt / r0 * (1 - dt * eta0 / (2 * r0 * r0));    /* second-order start */
+    {                                                 /* third-order start: F reverted to dt^3 */
+        nbody_real u = dt / r0;
+        X = u * (1 - u * eta0 / (2 * r0) + u * u * (eta0 * eta0 / (2 * r0 * r0) - zeta0 / (6 * r0)));
+    }
     if (!(X > lo && X < hi)) X = (lo + hi) / 2;
     width = hi - lo;
     for (it = 1; it <= 200; ++it) {
@@ -4281,12 +4300,16 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         if (F == 0) break;
         if (F < 0) lo = X; else hi = X;
         Xn = X - 2 * F * Fp / (2 * Fp * Fp - F * Fpp);                 /* Halley */
-        if (!(Xn > lo && Xn < hi)) Xn = lo + (hi - lo) / 2;           /* outside the bracket: bisect */
+        halley = Xn > lo && Xn < hi;
+        if (!halley) Xn = lo + (hi - lo) / 2;                          /* outside the bracket: bisect */
         if (it % 4 == 0) {                                             /* slow (far out on an exponential) */
-            if (hi - lo > width / 2) Xn = lo + (hi - lo) / 2;
+            if (hi - lo > width / 2) { Xn = lo + (hi - lo) / 2; halley = 0; }
             width = hi - lo;
         }
-        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X))) {
+        /* Halley converges cubically: a correction below eps^0.4 leaves one below eps/1000
+           (eps/24 in float) for the next, so X + correction is final without that iteration */
+        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X)) ||
+            (halley && NBODY__FABS(Xn - X) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X))) {
             X = Xn;
             nbody__stiefel(beta, X, G);
             break;
@@ -4493,10 +4516,38 @@ static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size
     return 1;
 }
 
+/* the synchronized state of the canonical one (the inverse corrector on a copy) into Y */
+static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y) {
+    nbody_real *T = (nbody_real *)s->whfast.copy;
+    nbody_result r;
+    memcpy(T, s->whfast.canonical, s->len * sizeof(nbody_real));
+    if ((r = nbody__whfast_corrector(s, T, s->whfast.h, -1)) != NBODY_OK) return r;
+    nbody__whfast_to_inertial(s, T, Y);
+    return NBODY_OK;
+}
+
+/* Deferred synchronization: inside nbody_advance, when no hook, event, archive or progress
+   report reads the state between steps (and no extra force, whose time the corrector's
+   kicks would see otherwise), a step that is not the last one leaves y without
+   the inverse corrector (y_new = the canonical state transformed, finite-checked as usual);
+   the last step, a step of another size and the end of nbody_advance synchronize. The
+   canonical state evolves exactly as with a synchronization every step, so the results
+   are bitwise the same; the corrector costs its extra force evaluations once per call. */
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
     nbody_result r = NBODY_OK;
     *err = 0;
+    s->whfast.pending = 0;
+    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
+        nbody_real remaining = s->whfast.t_limit - s->t;
+        s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
+    }
+    if (s->whfast.live && s->whfast.deferred && (!s->whfast.pending || s->whfast.h != h)) {
+        /* y synchronized first, as the last accepted step left it: the state a failure keeps */
+        if ((r = nbody__whfast_sync(s, (nbody_real *)s->y)) != NBODY_OK) return r;
+        s->whfast.deferred = 0;
+    }
+    if (s->whfast.live && s->whfast.deferred) memcpy(T, C, s->len * sizeof(nbody_real));   /* kept if this fails */
     if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
         if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
         nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
@@ -4508,7 +4559,7 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
     nbody__whfast_drift(s, C, h / 2);
     if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
     nbody__whfast_drift(s, C, h / 2);
-    if (s->desc.whfast_corrector) {
+    if (s->desc.whfast_corrector && !s->whfast.pending) {
         memcpy(T, C, s->len * sizeof(nbody_real));
         if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
         nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
@@ -4521,6 +4572,7 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
 static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
     (void)h;
     s->whfast.live = 1;
+    s->whfast.deferred = s->whfast.pending;
     s->f_valid = 0;
 }
 /* ---- end section: WHFAST ---- */
@@ -4858,9 +4910,28 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
         sim->progress.t_end = t_end;
         sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
+    /* WHFast with a corrector: synchronize only where the state is read (see its section) */
+    sim->whfast.defer = sim->method->id == NBODY_WHFAST && sim->desc.whfast_corrector && !sim->desc.before_step &&
+                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive && !sim->desc.extra_force &&
+                        sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
+                        !(sim->desc.escape_distance > 0);
+    sim->whfast.t_limit = t_end;
     while (r == NBODY_OK && sim->t < t_end) {
         r = nbody__step_steered(sim, t_end);
         if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
+    }
+    sim->whfast.defer = 0;
+    if (sim->whfast.deferred) {                        /* stopped early: y synchronized, if it can be */
+        int finite = 0;
+        nbody_result q;
+        if (!sim->whfast.live) {                       /* a failed deferred attempt: the accepted state is in copy */
+            memcpy(sim->whfast.canonical, sim->whfast.copy, sim->len * sizeof(nbody_real));
+            sim->whfast.live = 1;
+        }
+        q = nbody__whfast_sync(sim, (nbody_real *)sim->y_new);
+        if (q == NBODY_OK) q = sim->eng.ops->all_finite(&sim->eng, sim->y_new, 0, sim->len, &finite);
+        if (q == NBODY_OK && finite) nbody__swap(&sim->y, &sim->y_new);
+        sim->whfast.deferred = 0;
     }
     sim->progress.active = 0;
     return r;

@@ -2,7 +2,14 @@
    and wall time), the Pythagorean problem, NBODY_WHFAST on the outer solar system (compare
    bench/rebound_whfast.py, REBOUND as a benchmark tool), and a 3-body run's cost (compare a build with
    -fopenmp against one without: the library enters no parallel region for a few bodies).
-   Usage: bench_orbital [years (default 1e4)]. Markdown on stdout. */
+   Usage: bench_orbital [years (default 1e4)]. Markdown on stdout.
+          bench_orbital brouwer [years (default 1e6)]: RADAU's energy error against time on the
+          outer solar system, rms and max over half-decade windows, and the slope of their
+          logarithms against log t from 10^3 years on (Brouwer's law: 1/2); with FILE (a
+          data file of examples/solar_system.c, 10 samples a decade) the same from its samples:
+          bench_orbital brouwer 1e6 out/orbital/ss_radau.dat
+          bench_orbital small: one line "name wall_s cpu_s" per few-body run (bench/orbital_openmp.sh
+          runs it from a build with -fopenmp and one without and prints the ratios). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime: wall time in both builds */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -10,6 +17,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <time.h>
+#include <string.h>
 
 static double now(void) {
     struct timespec ts;
@@ -39,6 +47,76 @@ static void outer(nbody_radau_control c, double years) {
         printf("| %.3g | %.2e | %.2e | %llu | %.2f |\n", t, de, mx, nbody_get_stats(sim).steps, now() - t0);
     }
     nbody_destroy(sim);
+    nbody_system_free(&s);
+}
+
+/* Brouwer's law: dE/E sampled 20 times a decade; rms (of the signed error) and max abs over
+   the windows [10^(k/2), 10^((k+1)/2)) yr; least-squares slopes of log10(rms) and log10(max)
+   against log10 of the window's geometric centre, over the windows from 10^3 yr on */
+static void brouwer(double years, const char *file) {
+    enum { PER_DECADE = 20, WMAX = 32 };
+    nbody_system s = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d = {0};
+    nbody_invariants e0, e1;
+    double sum2[WMAX] = {0}, mx[WMAX] = {0}, t0 = now(), fit[2][4] = {{0}}, sxx = 0;
+    int cnt[WMAX] = {0}, k, w, nw = 0, i, need = PER_DECADE / 2;
+    FILE *f = NULL;
+    if (file) {                                          /* examples/solar_system.c's data: 10 a decade */
+        if (!(f = fopen(file, "r"))) { perror(file); return; }
+        need = 4;
+    } else {
+        nbody_ic_outer_solar_system(&s);
+        nbody_measure(&s, 1, 0, &e0);
+        d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU;
+        if (nbody_create(&sim, &d, &s) != NBODY_OK) return;
+    }
+    for (k = 0; ; ++k) {                                 /* samples from 10 yr */
+        double yr = pow(10.0, 1 + (double)k / PER_DECADE), de;
+        if (f) {
+            char line[256];
+            double a;
+            if (!fgets(line, sizeof line, f)) break;
+            if (line[0] == '#' || sscanf(line, "%lf %lf %lf", &yr, &a, &de) != 3 || yr < 10) continue;
+            if (yr > years * 1.000001) break;
+        } else {
+            if (yr > years * 1.000001) break;
+            if (nbody_advance(sim, (nbody_real)(yr * 2 * 3.14159265358979323846)) != NBODY_OK) break;
+            nbody_get_state(sim, &s);
+            nbody_measure(&s, 1, 0, &e1);
+            de = (double)((e1.energy - e0.energy) / e0.energy);
+        }
+        w = (int)floor(2 * log10(yr) + 1e-9);           /* window [10^(w/2), 10^((w+1)/2)) */
+        if (w >= WMAX) break;
+        sum2[w] += de * de; cnt[w]++;
+        if (fabs(de) > mx[w]) mx[w] = fabs(de);
+        if (w + 1 > nw) nw = w + 1;
+    }
+    printf("\n| radau prs23, outer solar system: window (yr) | samples | rms dE/E | max abs(dE/E) |\n| --- | --- | --- | --- |\n");
+    for (w = 2; w < nw; ++w) {
+        double lt = (w + 0.5) / 2, rms = cnt[w] ? sqrt(sum2[w] / cnt[w]) : 0;
+        if (cnt[w] < need) continue;                     /* a partial window (the last sample alone) */
+        printf("| 1e%.1f - 1e%.1f | %d | %.2e | %.2e |\n", w / 2.0, (w + 1) / 2.0, cnt[w], rms, mx[w]);
+        if (w < 6 || rms <= 0 || mx[w] <= 0) continue;  /* the fit: windows from 10^3 yr */
+        for (i = 0; i < 2; ++i) {                        /* n, sum x, sum x y, sum y */
+            double ly = log10(i ? mx[w] : rms);
+            fit[i][0] += 1; fit[i][1] += lt; fit[i][2] += lt * ly; fit[i][3] += ly;
+        }
+        sxx += lt * lt;
+    }
+    {
+        double slope[2];
+        for (i = 0; i < 2; ++i) {
+            double n = fit[i][0];
+            slope[i] = n > 1 ? (n * fit[i][2] - fit[i][1] * fit[i][3]) / (n * sxx - fit[i][1] * fit[i][1]) : 0;
+        }
+        printf("\nbrouwer: slope of log abs(dE/E) against log t, 1e3..%g yr: rms %.3f, max %.3f (Brouwer's law 0.5, linear drift 1)",
+               years, slope[0], slope[1]);
+        if (sim) printf("; %llu steps, %.1f s\n", nbody_get_stats(sim).steps, now() - t0);
+        else printf("; from %s\n", file);
+    }
+    if (f) fclose(f);
+    if (sim) nbody_destroy(sim);
     nbody_system_free(&s);
 }
 
@@ -104,8 +182,51 @@ static void three_body(nbody_engine e, nbody_method m) {
     nbody_system_free(&s);
 }
 
+/* one few-body run: its wall time in seconds (t_end in the problem's units); *cpu: the
+   process's processor time (no thread but this one runs in either build) */
+static double small_cpu;
+static double small_run(int ic, nbody_engine e, nbody_method m, double dt, double t_end) {
+    nbody_system s = {0};
+    nbody_sim *sim;
+    nbody_desc d = {0};
+    double t0;
+    if (ic == 0) nbody_ic_figure_eight(&s);
+    else if (ic == 1) nbody_ic_pythagorean(&s);
+    else nbody_ic_outer_solar_system(&s);
+    d.engine = e; d.method = m; d.dt = (nbody_real)dt;
+    if (nbody_create(&sim, &d, &s) != NBODY_OK) { nbody_system_free(&s); return -1; }
+    small_cpu = (double)clock();
+    t0 = now();
+    nbody_advance(sim, (nbody_real)t_end);
+    t0 = now() - t0;
+    small_cpu = ((double)clock() - small_cpu) / CLOCKS_PER_SEC;
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+    return t0;
+}
+
+static void small(void) {
+    double yr = 2 * 3.14159265358979323846, w;
+    w = small_run(0, NBODY_ENGINE_SIMPLE, NBODY_LEAPFROG, 1e-4, 20); printf("3body-simple-leapfrog %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_OPENMP, NBODY_LEAPFROG, 1e-4, 20); printf("3body-openmp-leapfrog %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_BLOCK, NBODY_LEAPFROG, 1e-4, 20); printf("3body-block-leapfrog %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_SIMPLE, NBODY_RK4, 1e-4, 10); printf("3body-simple-rk4 %.4f %.4f\n", w, small_cpu);
+    w = small_run(0, NBODY_ENGINE_BLOCK, NBODY_RK4, 1e-4, 10); printf("3body-block-rk4 %.4f %.4f\n", w, small_cpu);
+    w = small_run(1, NBODY_ENGINE_SIMPLE, NBODY_RADAU, 0, 70); printf("3body-simple-radau(pythagorean,t=70) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_SIMPLE, NBODY_RADAU, 0, 1000 * yr); printf("5body-simple-radau(outer,1000yr) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_BLOCK, NBODY_RADAU, 0, 1000 * yr); printf("5body-block-radau(outer,1000yr) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_SIMPLE, NBODY_WHFAST, 0.5 * yr, 1e4 * yr); printf("5body-simple-whfast(outer,1e4yr) %.4f %.4f\n", w, small_cpu);
+    w = small_run(2, NBODY_ENGINE_SIMPLE, NBODY_RKF, 0.01 * yr, 100 * yr); printf("5body-simple-rkf(outer,dt=0.01yr,100yr) %.4f %.4f\n", w, small_cpu);
+}
+
 int main(int argc, char **argv) {
     double years = argc > 1 ? atof(argv[1]) : 1e4;
+    if (argc > 1 && !strcmp(argv[1], "small")) { small(); return 0; }
+    if (argc > 1 && !strcmp(argv[1], "brouwer")) {
+        printf("# bench_orbital brouwer (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
+        brouwer(argc > 2 ? atof(argv[2]) : 1e6, argc > 3 ? argv[3] : NULL);
+        return 0;
+    }
     printf("# bench_orbital (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
     outer(NBODY_RADAU_PRS23, years);
     outer(NBODY_RADAU_GLOBAL, years < 1e4 ? years : 1e4);

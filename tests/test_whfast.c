@@ -154,6 +154,35 @@ static void test_symplectic(void) {
     nbody_system_free(&s);
 }
 
+/* ---- deferred synchronization: nbody_advance without observers (the inverse corrector only
+   where the state is read) gives bitwise the state of a run synchronized every step (an
+   after_step hook turns the deferral off), at whole steps and at an end time between steps ---- */
+static int count_steps(nbody_sim *sim, void *user) { (void)sim; ++*(int *)user; return 0; }
+
+static void test_deferred(void) {
+    nbody_system s = {0}, a = {0}, b = {0};
+    nbody_sim *sa, *sb;
+    nbody_desc d = NBODY__ZERO_INIT;
+    double pj = jupiter_period(), ends[3] = {20, 20.37, 41};
+    int hooked = 0, k;
+    nbody_ic_outer_solar_system(&s);
+    nbody_system_alloc(&a, 5); nbody_system_alloc(&b, 5);
+    d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_WHFAST; d.dt = (nbody_real)(0.0123 * pj); d.whfast_corrector = 11;
+    CHECK(nbody_create(&sa, &d, &s) == NBODY_OK, "whfast create");
+    d.after_step = count_steps; d.hook_user_data = &hooked;
+    CHECK(nbody_create(&sb, &d, &s) == NBODY_OK, "whfast create with a hook");
+    for (k = 0; k < 3; ++k) {
+        nbody_advance(sa, (nbody_real)(ends[k] * pj)); nbody_advance(sb, (nbody_real)(ends[k] * pj));
+        nbody_get_state(sa, &a); nbody_get_state(sb, &b);
+        CHECK(!memcmp(a.x, b.x, 6 * 5 * sizeof(nbody_real)) && a.t == b.t &&
+              nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
+              "whfast corrector 11: deferred synchronization differs from every step's at t = %g P_J", ends[k]);
+    }
+    CHECK(hooked == (int)nbody_get_stats(sb).steps, "the hook ran %d times in %llu steps", hooked, nbody_get_stats(sb).steps);
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&s); nbody_system_free(&a); nbody_system_free(&b);
+}
+
 /* ---- a checkpoint restarts WHFast (corrector on) bitwise ---- */
 static void test_checkpoint(void) {
     nbody_system s = {0}, a = {0}, b = {0};
@@ -293,6 +322,7 @@ int main(void) {
     test_arguments();
     test_outer();
     test_checkpoint();
+    test_deferred();
     test_symplectic();
     return check_finish();
 }
