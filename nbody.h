@@ -3057,10 +3057,6 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
 static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, size_t n, const nbody_real *m) {
     nbody_result r;
     memset(e, 0, sizeof *e);
-    if (d->devices > 1 && (d->engine == NBODY_ENGINE_OPENCL || d->engine == NBODY_ENGINE_OPENCL_TREE)) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: several OpenCL devices (desc.devices > 1) are not available yet");
-        return NBODY_ERR_UNAVAILABLE;
-    }
     e->ops = d->mpi_comm ? nbody__dist_engine_ops(d) : nbody__engine_ops_for(d->engine);
     if (!e->ops) {
         if (d->mpi_comm && !NBODY__MPI) nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.mpi_comm needs NBODY_WITH_MPI");
