@@ -1091,7 +1091,7 @@ static nbody_result nbody__clm_alloc(nbody__engine *e, size_t len, nbody__buf *o
     if (!m) return NBODY_ERR_OUT_OF_MEMORY;
     memset(m, 0, (size_t)g->nd * sizeof(cl_mem));
     for (k = 0; k < g->nd && r == NBODY_OK; ++k) {
-        size_t cnt = g->first[k + 1] - g->first[k], loc = len / e->n * cnt + (len % e->n < cnt ? len % e->n : cnt);
+        size_t n = e->n ? e->n : 1, cnt = g->first[k + 1] - g->first[k], loc = len / n * cnt + (len % n < cnt ? len % n : cnt);
         r = nbody__cl_alloc(&g->dev[k], loc, (nbody__buf *)&m[k]);
     }
     if (r != NBODY_OK) { nbody__clm_release(e, (nbody__buf)m); return r; }
@@ -1223,10 +1223,10 @@ static void nbody__clm_shutdown(nbody__engine *e) {
     nbody__clm *g = (nbody__clm *)e->impl;
     int k;
     if (!g) return;
+    for (k = 0; g->dev && k < g->nd; ++k)  /* every queue done before any host array goes (the tree's) */
+        if (g->dev[k].impl && ((nbody__cl *)g->dev[k].impl)->q) clFinish(((nbody__cl *)g->dev[k].impl)->q);
     for (k = 0; g->dev && k < g->nd; ++k) {
         if (g->dev[k].impl) {
-            nbody__cl *d = (nbody__cl *)g->dev[k].impl;
-            if (d->q) clFinish(d->q);
             if (g->pos && g->pos[k]) clReleaseMemObject(g->pos[k]);
             if (g->acc && g->acc[k]) clReleaseMemObject(g->acc[k]);
         }
