@@ -170,6 +170,7 @@ $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 
 # the OpenCL float programs include their double sources
 $(BUILD)/test_opencl_float: tests/test_opencl.c
+$(BUILD)/test_opencl_devices_float: tests/test_opencl_devices.c
 $(BUILD)/bench_opencl_float: bench/bench_opencl.c
 $(patsubst examples/%.c,$(BUILD)/%,$(EXAMPLE_SRCS)): examples/example.h
 

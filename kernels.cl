@@ -56,7 +56,8 @@ __kernel __attribute__((reqd_work_group_size(NBODY_CL_TILE, 1, 1)))
 void nbody_dense(__global const real *restrict y, __global const real *restrict m, __global real *restrict f,
                  uint n, real G, real eps2, uint ns) {  /* sources: bodies [0, ns) (test particles after) */
     __local real4 tile[NBODY_CL_TILE];     /* one wide local load per interaction */
-    uint i = get_global_id(0), lid = get_local_id(0), group = get_group_id(0), t, k;
+    uint i = get_global_id(0), lid = get_local_id(0), group = i / NBODY_CL_TILE, t, k;  /* the group's tile: */
+    /* a device's slice starts at a global offset that is a multiple of the tile */
     uint ntiles = (ns + NBODY_CL_TILE - 1) / NBODY_CL_TILE;
     uint me = i < n ? i : n - 1;
     real xi = y[me], yi = y[n + me], zi = y[2 * n + me];

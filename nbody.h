@@ -2827,6 +2827,7 @@ static NBODY__UNUSED nbody_result nbody__cpu_derivative_slice(nbody__engine *e, 
         r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, n);
         if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
         if (r != NBODY_OK) return r;
+        t->avx2 = c->simd >= NBODY_SIMD_AVX2;   /* the engine's SIMD level, as the whole engine walks */
         if (e->desc.visit_order == NBODY_ORDER_LEAF && m < n) {
             /* the slice's bodies in leaf order: packets of neighbours in space */
             size_t k = 0;
@@ -2842,6 +2843,69 @@ static NBODY__UNUSED nbody_result nbody__cpu_derivative_slice(nbody__engine *e, 
         }
     }
     return NBODY_OK;
+}
+
+/* TREE, slices of the tree's leaf order: builds the tree of all n bodies from pos (the same
+   tree on every rank) and computes the accelerations of the bodies at leaf positions
+   [j0, j0 + m), a compact region of space whose packets of neighbours walk nearly the same
+   nodes, into out (3m: a_x of those bodies in leaf order, then a_y, then a_z), through acc
+   (3n scratch, by body). *finite = 0 (nothing computed) when a position is NaN or Inf.
+   nbody__cpu_tree_leaf_take then hands every body its acceleration from the gathered outs. */
+static NBODY__UNUSED nbody_result nbody__cpu_tree_leaf_slice(nbody__engine *e, nbody__buf pos, size_t j0, size_t m,
+                                                            nbody_real *acc, nbody_real *out, int *finite) {
+    nbody__cpu *c = (nbody__cpu *)e->impl;
+    const nbody_real *p = (const nbody_real *)pos;
+    size_t n = e->n, i;
+    nbody__kdtree *t;
+    nbody__forces F;
+    nbody_result r;
+    *finite = 1;
+    for (i = 0; i < 3 * n; ++i)
+        if (!nbody__isfinite(p[i])) { *finite = 0; return NBODY_OK; }
+    if (!c->tree) {
+        c->tree = nbody__alloc(&e->desc, sizeof(nbody__kdtree));
+        if (!c->tree) return NBODY_ERR_OUT_OF_MEMORY;
+        memset(c->tree, 0, sizeof(nbody__kdtree));
+    }
+    if (!c->targets) {
+        c->targets = (size_t *)nbody__alloc(&e->desc, nbody__bytes(n, sizeof(size_t)));
+        if (!c->targets) return NBODY_ERR_OUT_OF_MEMORY;
+    }
+    t = (nbody__kdtree *)c->tree;
+    F.x = p; F.y = p + n; F.z = p + 2 * n; F.m = c->m;
+    F.ax = acc; F.ay = acc + n; F.az = acc + 2 * n;
+    F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
+    r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, n);
+    if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
+    if (r != NBODY_OK) return r;
+    t->avx2 = c->simd >= NBODY_SIMD_AVX2;
+    for (i = 0; i < m; ++i) c->targets[i] = t->items[j0 + i].idx;
+    nbody__tree_forces_of(t, &e->desc, &F, c->targets, 0, m);
+    for (i = 0; i < m; ++i) {
+        size_t b = c->targets[i];
+        out[i] = acc[b]; out[m + i] = acc[n + b]; out[2 * m + i] = acc[2 * n + b];
+    }
+    return NBODY_OK;
+}
+
+/* after nbody__cpu_tree_leaf_slice on every rank and a gather of their outs into all (rank
+   k's 3 (first[k + 1] - first[k]) values at 3 first[k]): the accelerations of the bodies
+   [lo, lo + count) into a (3 count: a_x, a_y, a_z) */
+static NBODY__UNUSED void nbody__cpu_tree_leaf_take(nbody__engine *e, const nbody_real *all, const size_t *first, int size,
+                                                   size_t lo, size_t count, nbody_real *a) {
+    const nbody__kdtree *t = (const nbody__kdtree *)((nbody__cpu *)e->impl)->tree;
+    size_t i;
+    int k = 0;
+    for (i = 0; i < count; ++i) {
+        size_t q = t->pos[lo + i], lo_k, cnt;
+        int a0 = 0, a1 = size;             /* the rank whose leaf range holds position q */
+        while (a1 - a0 > 1) { k = (a0 + a1) / 2; if (first[k] <= q) a0 = k; else a1 = k; }
+        k = a0;
+        lo_k = first[k]; cnt = first[k + 1] - lo_k;
+        a[i] = all[3 * lo_k + (q - lo_k)];
+        a[count + i] = all[3 * lo_k + cnt + (q - lo_k)];
+        a[2 * count + i] = all[3 * lo_k + 2 * cnt + (q - lo_k)];
+    }
 }
 
 #ifdef NBODY_WITH_MPI
@@ -2865,6 +2929,7 @@ typedef struct nbody__dist {
     int *counts, *displs;          /* scratch for the gathers of downloads */
     nbody_real *packed;            /* 3n: each rank's [x, y, z] of its slice, rank after rank */
     nbody__buf pos;                /* 3n in the local engine: x, y, z of all bodies */
+    nbody_real *tacc;              /* TREE in leaf-order slices: 3n scratch, 3n gathered */
 } nbody__dist;
 
 static nbody__dist *nbody__dist_of(nbody__engine *e) { return (nbody__dist *)e->impl; }
@@ -2958,6 +3023,36 @@ static nbody_result nbody__dist_slice_forces(nbody__dist *d, nbody__buf y, nbody
     }
 }
 
+/* TREE (leaf visit order, no test particles): rank r walks the bodies at the tree's leaf
+   positions [first[r], first[r + 1]), a compact region of space, instead of its own bodies,
+   which lie anywhere; the accelerations then go to their owners through one more all-gather
+   (3n reals, as the positions). A body's walk does not depend on the packet it is in, so the
+   forces are those of the plain engine bit for bit. Collective: every rank gathers, whatever r. */
+static nbody_result nbody__dist_tree_leaf_forces(nbody__dist *d, nbody__engine *e, nbody__buf y, nbody__buf f, nbody_result r) {
+    size_t n = e->n, m = d->count;
+    nbody_real *scratch = d->tacc, *all = d->tacc + 3 * n;
+    nbody_real *yl = (nbody_real *)y, *fl = (nbody_real *)f;
+    int finite = 1;
+    if (r == NBODY_OK) r = nbody__cpu_tree_leaf_slice(&d->local, d->pos, d->lo, m, scratch, all + 3 * d->lo, &finite);
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, d->counts3, d->displs3, d->real, d->comm) != MPI_SUCCESS &&
+        r == NBODY_OK)
+        r = NBODY_ERR_DEVICE;
+    r = nbody__mpi_worst(d->comm, r);     /* every rank's part is needed: all fail together */
+    if (r != NBODY_OK) return r;
+    if (m) memcpy(fl, yl + 3 * m, 3 * m * sizeof(nbody_real));   /* dx/dt = v */
+    if (!finite) {                         /* NaN/Inf positions (the same on every rank): NaN forces */
+        size_t i;
+        const nbody_real *p = (const nbody_real *)d->pos;
+        nbody_real nan = 0;
+        for (i = 0; i < 3 * n && nbody__isfinite(p[i]); ++i) {}
+        if (i < 3 * n) nan = p[i] - p[i];
+        for (i = 0; i < 3 * m; ++i) fl[3 * m + i] = nan;
+        return NBODY_OK;
+    }
+    nbody__cpu_tree_leaf_take(&d->local, all, d->first, d->size, d->lo, m, fl + 3 * m);
+    return NBODY_OK;
+}
+
 static nbody_result nbody__dist_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
     nbody__dist *d = nbody__dist_of(e);
     nbody_result r = NBODY_OK;
@@ -2971,6 +3066,7 @@ static nbody_result nbody__dist_derivative(nbody__engine *e, nbody__buf y, nbody
         for (c = 0; c < 3 && r == NBODY_OK && cnt; ++c)
             r = d->local.ops->upload(&d->local, d->pos, (size_t)c * e->n + d->first[k], d->packed + 3 * d->first[k] + (size_t)c * cnt, cnt);
     }
+    if (d->tacc) return nbody__dist_tree_leaf_forces(d, e, y, f, r);
     if (r == NBODY_OK) r = nbody__dist_slice_forces(d, y, f);
     return nbody__mpi_worst(d->comm, r);
 }
@@ -3048,6 +3144,7 @@ static void nbody__dist_shutdown(nbody__engine *e) {
     if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
     nbody__free(&e->desc, d->first); nbody__free(&e->desc, d->counts3);
     nbody__free(&e->desc, d->packed);
+    nbody__free(&e->desc, d->tacc);
     nbody__free(&e->desc, d);
     e->impl = NULL;
 }
@@ -3103,6 +3200,11 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
         if (r != NBODY_OK) d->local.ops = NULL;
     }
     if (r == NBODY_OK) r = d->local.ops->alloc(&d->local, 3 * e->n, &d->pos);
+    if (r == NBODY_OK && ld.engine == NBODY_ENGINE_TREE && ld.visit_order == NBODY_ORDER_LEAF && nbody__n_src(e) == e->n &&
+        d->size > 1) {                     /* slices of the tree's leaf order, see nbody__dist_tree_leaf_forces */
+        d->tacc = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(6 * e->n, sizeof(nbody_real)));
+        if (!d->tacc) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
     r = d->comm != MPI_COMM_NULL ? nbody__mpi_worst(d->comm, r) : r;
     if (r != NBODY_OK) nbody__dist_shutdown(e);
     return r;
@@ -3176,10 +3278,6 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
 static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, size_t n, const nbody_real *m) {
     nbody_result r;
     memset(e, 0, sizeof *e);
-    if (d->devices > 1 && (d->engine == NBODY_ENGINE_OPENCL || d->engine == NBODY_ENGINE_OPENCL_TREE)) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: several OpenCL devices (desc.devices > 1) are not available yet");
-        return NBODY_ERR_UNAVAILABLE;
-    }
     e->ops = d->mpi_comm ? nbody__dist_engine_ops(d) : nbody__engine_ops_for(d->engine);
     if (!e->ops) {
         if (d->mpi_comm && !NBODY__MPI) nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.mpi_comm needs NBODY_WITH_MPI");

@@ -85,7 +85,7 @@ static void usage(FILE *f) {
             "  --archive-every T     ... at t = 0 and after each multiple of T (default: t-end / 10)\n"
             "  --resume FILE:K       continue from snapshot K of an archive (exact)\n"
             "  --seed S              random seed of the initial conditions (default 1)\n"
-            "  --devices N           GPUs used by the CUDA engines, from --device on (default 1)\n"
+            "  --devices N           devices used by the CUDA and OpenCL engines, from --device on (default 1)\n"
             "  --list                engines, methods and devices available in this build\n"
             "  --version             the nbody.h version\n"
             "  --help                this text\n"
