@@ -942,7 +942,7 @@ static nbody_result nbody__cl_tree_derivative(nbody__engine *e, nbody__buf y, nb
 
 #define NBODY__CL_ENGINE(label, deriv) { label, nbody__cl_init, nbody__cl_shutdown, nbody__cl_alloc, \
     nbody__cl_release, nbody__cl_upload, nbody__cl_download, nbody__cl_set_masses, deriv, \
-    nbody__cl_lincomb, nbody__cl_error_norm, nbody__cl_all_finite }
+    nbody__cl_lincomb, nbody__cl_error_norm, nbody__cl_all_finite, NULL, NULL }
 static const nbody__engine_ops nbody__opencl_dense_ops = NBODY__CL_ENGINE("opencl", nbody__cl_dense_derivative);
 static const nbody__engine_ops nbody__opencl_tree_ops = NBODY__CL_ENGINE("opencl-tree", nbody__cl_tree_derivative);
 
