@@ -4964,9 +4964,10 @@ static nbody_result nbody__find_pairs(const nbody_desc *d, size_t n, const nbody
         for (a = 1; a < n; ++a) { if (q[a] < lo) lo = q[a]; if (q[a] > hi) hi = q[a]; }
         if (hi - lo > best) { best = hi - lo; axis = c; }
     }
-    for (a = 0; a < n; ++a) {
+    for (a = 0; a < n; ++a) {   /* widened by 32 ulps of |q| + r: rounding never loses a pair */
         nbody_real ra = r ? r[a] : r0, q = X[(size_t)axis * n + a];
-        sp[a].lo = q - ra; sp[a].hi = q + ra; sp[a].i = a;
+        nbody_real w = ra + (NBODY__FABS(q) + ra) * 16 * nbody__eps();
+        sp[a].lo = q - w; sp[a].hi = q + w; sp[a].i = a;
     }
     qsort(sp, n, sizeof *sp, nbody__span_cmp);
     for (a = 0; a < n && res == NBODY_OK; ++a)
