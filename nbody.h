@@ -569,7 +569,8 @@ typedef struct nbody__engine_ops {
        |x_j - x_i| < r_i + r_j, where r are the radii of set_radii (use_radii = 1) or r0 for
        every body (use_radii = 0), sorted by (i, j), d and reach computed as nbody__find_pairs
        does (so the very same pairs, distances and reaches); *pairs is engine-owned, valid
-       until the next call. */
+       until the next call. NBODY_ERR_UNAVAILABLE (nothing logged): not for this n, the host
+       searches instead. */
     nbody_result (*set_radii)(nbody__engine *e, const nbody_real *r);
     nbody_result (*find_contacts)(nbody__engine *e, nbody__buf y, int use_radii, nbody_real r0,
                                   const nbody__contact **pairs, size_t *count);
@@ -4854,7 +4855,9 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
    STEERING (docs/steering.md): extra forces, hooks, exit conditions, collisions, a change
    of n. Events are decided on the host between accepted steps: a GPU engine hands its
    state back in one download, and takes it back through nbody_set_state when a collision
-   changes it. Extra forces on GPU engines: positions, velocities and gravity come down, the
+   changes it. An engine with find_contacts (CUDA) finds the touching and close pairs
+   itself: only the pairs come down, the state only when a collision changes it or an
+   escape distance is checked. Extra forces on GPU engines: positions, velocities and gravity come down, the
    callback runs on the host, the accelerations go back up, at every force evaluation.
    ====================================================================================== */
 static int nbody__host_engine(const nbody_sim *s) { return s->eng.ops->alloc == nbody__host_alloc; }
@@ -4995,12 +4998,14 @@ static nbody_result nbody__contacts(nbody_sim *s, nbody_real **X, const nbody_re
         const nbody__contact *c = NULL;
         size_t k, count = 0;
         res = s->eng.ops->find_contacts(&s->eng, s->y, r != NULL, r0, &c, &count);
-        for (k = 0; k < count && res == NBODY_OK; ++k) {
-            nbody__pair pr;
-            pr.i = c[k].i; pr.j = c[k].j; pr.d = c[k].d; pr.reach = c[k].reach;
-            res = nbody__pairs_push(&s->desc, P, pr);
+        if (res != NBODY_ERR_UNAVAILABLE) {        /* else: too many bodies for it, the host searches */
+            for (k = 0; k < count && res == NBODY_OK; ++k) {
+                nbody__pair pr;
+                pr.i = c[k].i; pr.j = c[k].j; pr.d = c[k].d; pr.reach = c[k].reach;
+                res = nbody__pairs_push(&s->desc, P, pr);
+            }
+            return res;
         }
-        return res;
     }
     if (!*X && (res = nbody__host_state(s, X)) != NBODY_OK) return res;
     return nbody__find_pairs(&s->desc, s->n, *X, r, r0, P);

@@ -18,6 +18,11 @@ void nbody__cuda_test_contacts(int mode, size_t cap0);
 #else
 #define TEST_CONTACTS(mode, cap0) ((void)0)
 #endif
+#ifdef NBODY_WITH_OPENCL
+#define TEST_CL_CAP0(cap0) (nbody__cl_ct_cap0 = (cap0))
+#else
+#define TEST_CL_CAP0(cap0) ((void)0)
+#endif
 
 static const nbody_engine gpu_engines[] = {NBODY_ENGINE_CUDA, NBODY_ENGINE_CUDA_TREE, NBODY_ENGINE_OPENCL, NBODY_ENGINE_OPENCL_TREE};
 #define NGPU ((int)(sizeof gpu_engines / sizeof gpu_engines[0]))
@@ -111,7 +116,8 @@ static void count_log(nbody_log_level level, const char *msg, void *user) {
     if (strstr(msg, "search again")) ++info_again;
 }
 
-/* the engine's pairs against the host detector's on the same positions: 1 when identical */
+/* the engine's pairs against the host detector's on the same positions: 1 when identical,
+   -1 when the engine leaves this n to the host */
 static int same_pairs(nbody_sim *sim, const nbody_real *X, const nbody_real *r, nbody_real r0, size_t *count, const char *what) {
     const nbody__contact *c = NULL;
     nbody__pairs P;
@@ -120,6 +126,11 @@ static int same_pairs(nbody_sim *sim, const nbody_real *X, const nbody_real *r, 
     int same;
     memset(&P, 0, sizeof P);
     res = sim->eng.ops->find_contacts(&sim->eng, sim->y, r != NULL, r0, &c, &cnt);
+    if (res == NBODY_ERR_UNAVAILABLE) {   /* the engine leaves this n to the host */
+        check_skip(NULL, "contacts: too many bodies for this engine's search, the host's is used");
+        *count = 0;
+        return -1;
+    }
     CHECK(res == NBODY_OK, "%s: find_contacts: %s", what, nbody_result_string(res));
     CHECK(nbody__find_pairs(&sim->desc, sim->n, X, r, r0, &P) == NBODY_OK, "%s: host detector", what);
     same = res == NBODY_OK && cnt == P.n;
@@ -164,8 +175,8 @@ static void test_device_detector(void) {
             for (mode = 0; mode < 3; ++mode) {
                 TEST_CONTACTS(mode, 0);
                 snprintf(what, sizeof what, "%s n %lu %s radii", nbody_engine_name(d.engine), (unsigned long)n, modes[mode]);
-                same_pairs(sim, X, r, 0, &count, what);
-                CHECK(n < 1000 || count > n / 4, "%s: only %lu pairs", what, (unsigned long)count);
+                if (same_pairs(sim, X, r, 0, &count, what) >= 0)
+                    CHECK(n < 1000 || count > n / 4, "%s: only %lu pairs", what, (unsigned long)count);
                 snprintf(what, sizeof what, "%s n %lu %s one distance", nbody_engine_name(d.engine), (unsigned long)n, modes[mode]);
                 same_pairs(sim, X, NULL, (nbody_real)0.3, &count, what);
             }
@@ -190,7 +201,7 @@ static void test_overflow(void) {
     for (k = 0; k < NGPU; ++k) {
         if (!engine_runs(gpu_engines[k])) continue;
         for (mode = 1; mode <= 2; ++mode) {
-            size_t n = scaled(20000), count = 0;
+            size_t n = scaled(2000), count = 0;
             nbody_system s;
             nbody_real *r = (nbody_real *)malloc(n * sizeof(nbody_real)), *X;
             nbody_sim *sim;
@@ -202,17 +213,19 @@ static void test_overflow(void) {
             d.log.func = count_log;
             info_again = 0;
             TEST_CONTACTS(mode, 1);    /* applies to the engine's first search */
+            TEST_CL_CAP0(1);
             if (nbody_create(&sim, &d, &s) == NBODY_OK) {
                 if (sim->eng.ops->find_contacts) {
                     nbody_set_radii(sim, r);
-                    same_pairs(sim, X, r, 0, &count, mode == 1 ? "overflow, direct" : "overflow, tree");
-                    CHECK(info_again == 1 && count > 1, "overflow: %d searches again for %lu pairs", info_again, (unsigned long)count);
+                    if (same_pairs(sim, X, r, 0, &count, mode == 1 ? "overflow, direct" : "overflow, tree") >= 0)
+                        CHECK(info_again == 1 && count > 1, "overflow: %d searches again for %lu pairs", info_again, (unsigned long)count);
                     same_pairs(sim, X, r, 0, &count, "after the overflow");
                     CHECK(info_again == 1, "the grown buffer overflowed again");
                 }
                 nbody_destroy(sim);
             }
             TEST_CONTACTS(0, 0);
+            TEST_CL_CAP0(0);
             free(X); free(r);
             nbody_system_free(&s);
         }
