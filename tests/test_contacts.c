@@ -2,8 +2,9 @@
    find_contacts returns exactly the host detector's pairs (the same i, j, distance and
    reach, bit for bit, sorted by (i, j)) on random systems with many overlaps, N = 10, 1000,
    50000, with radii and with one distance for all (stop_distance), by the direct search
-   and by the tree; the pair buffer's overflow (grow and search again, nothing dropped);
-   merges, bounces and stops through the GPU engine give SIMPLE's final state. The host
+   and by the tree (CUDA: also on grids capped to 2 blocks); the pair buffer's overflow
+   (grow and search again, nothing dropped); merges, bounces and stops through the GPU
+   engines give SIMPLE's final state. The host
    detector itself is checked against all pairs by brute force. GPU parts are skipped
    where no engine runs (NBODY_REQUIRE_CUDA=1 makes that a failure); NBODY_TEST_SMALL=1
    (the compute-sanitizer pass) uses fewer bodies. */
@@ -14,9 +15,12 @@
 
 #ifdef NBODY_WITH_CUDA
 void nbody__cuda_test_contacts(int mode, size_t cap0);
+void nbody__cuda_test_grid_cap(unsigned int blocks);
 #define TEST_CONTACTS(mode, cap0) nbody__cuda_test_contacts(mode, cap0)
+#define TEST_GRID_CAP(blocks) nbody__cuda_test_grid_cap(blocks)
 #else
 #define TEST_CONTACTS(mode, cap0) ((void)0)
+#define TEST_GRID_CAP(blocks) ((void)0)
 #endif
 #ifdef NBODY_WITH_OPENCL
 #define TEST_CL_CAP0(cap0) (nbody__cl_ct_cap0 = (cap0))
@@ -179,6 +183,15 @@ static void test_device_detector(void) {
                     CHECK(n < 1000 || count > n / 4, "%s: only %lu pairs", what, (unsigned long)count);
                 snprintf(what, sizeof what, "%s n %lu %s one distance", nbody_engine_name(d.engine), (unsigned long)n, modes[mode]);
                 same_pairs(sim, X, NULL, (nbody_real)0.3, &count, what);
+            }
+            if (z == 1 && (d.engine == NBODY_ENGINE_CUDA || d.engine == NBODY_ENGINE_CUDA_TREE)) {
+                TEST_GRID_CAP(2);      /* grids of 2 blocks: the grid-stride loops cover every body */
+                for (mode = 1; mode < 3; ++mode) {
+                    TEST_CONTACTS(mode, 0);
+                    snprintf(what, sizeof what, "%s n %lu %s, 2 blocks", nbody_engine_name(d.engine), (unsigned long)n, modes[mode]);
+                    same_pairs(sim, X, r, 0, &count, what);
+                }
+                TEST_GRID_CAP(0);
             }
             TEST_CONTACTS(0, 0);
             {   /* radii withdrawn: point masses, no pairs */
