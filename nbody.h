@@ -4855,10 +4855,11 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
    STEERING (docs/steering.md): extra forces, hooks, exit conditions, collisions, a change
    of n. Events are decided on the host between accepted steps: a GPU engine hands its
    state back in one download, and takes it back through nbody_set_state when a collision
-   changes it. An engine with find_contacts (CUDA) finds the touching and close pairs
-   itself: only the pairs come down, the state only when a collision changes it or an
-   escape distance is checked. Extra forces on GPU engines: positions, velocities and gravity come down, the
-   callback runs on the host, the accelerations go back up, at every force evaluation.
+   changes it. An engine with find_contacts (CUDA, OpenCL) finds the touching and close
+   pairs itself: only the pairs come down, the state only when a collision changes it or
+   an escape distance is checked. Extra forces on GPU engines: positions, velocities and
+   gravity come down, the callback runs on the host, the accelerations go back up, at
+   every force evaluation.
    ====================================================================================== */
 static int nbody__host_engine(const nbody_sim *s) { return s->eng.ops->alloc == nbody__host_alloc; }
 

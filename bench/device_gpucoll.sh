@@ -18,7 +18,7 @@ export NBODY_REQUIRE_CUDA=1
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 echo "## GPU collision detection on $(hostname), $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
-CFLAGS="-std=c99 -Wall -Wextra -pedantic -Werror -O2 -ffp-contract=off -fopenmp -I. -DNBODY_WITH_CUDA"
+CFLAGS="-std=c99 -Wall -Wextra -pedantic -O2 -ffp-contract=off -fopenmp -I. -DNBODY_WITH_CUDA"
 LIBS="-lm -L$(dirname "$(command -v nvcc)")/../lib64 -lcudart -lstdc++"
 nvcc -O3 -arch=sm_90 -c nbody_cuda.cu -o $B/nbody_cuda.o 2> $B/nvcc1.log &
 nvcc -O3 -arch=sm_90 -DNBODY_REAL=float -c nbody_cuda.cu -o $B/nbody_cuda_float.o 2> $B/nvcc2.log &
@@ -36,7 +36,7 @@ el "RESULT build: ok"
 echo "### tests"
 status=0
 for t in test_contacts test_contacts_float; do
-    timeout 120 ./$B/$t > $B/$t.log 2>&1; rc=$?
+    timeout 90 ./$B/$t > $B/$t.log 2>&1; rc=$?
     grep -E '^FAIL' $B/$t.log | head -10
     echo "RESULT $t (exit $rc): $(grep '^RESULT' $B/$t.log) (passed failed skipped)"
     [ $rc -eq 0 ] || status=1
@@ -45,14 +45,14 @@ el tests
 
 echo "### compute-sanitizer (NBODY_TEST_SMALL=1)"
 for tool in memcheck racecheck; do
-    NBODY_TEST_SMALL=1 timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 ./$B/test_contacts > $B/san-$tool.log 2>&1; rc=$?
+    NBODY_TEST_SMALL=1 timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 ./$B/test_contacts > $B/san-$tool.log 2>&1; rc=$?
     echo "RESULT compute-sanitizer $tool (exit $rc): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^RESULT' $B/san-$tool.log | tr '\n' ' ')"
     [ $rc -eq 0 ] || status=1
 done
 el sanitizers
 
 echo "### detection time: device search against the host path (cuda-tree, Plummer, radii 0.05..0.15 N^-1/3)"
-timeout 150 ./$B/bench_contacts cuda-tree 100000 1000000 2>&1 | sed 's/^RESULT contacts/RESULT contacts double/'
+timeout 120 ./$B/bench_contacts cuda-tree 100000 1000000 2>&1 | sed 's/^RESULT contacts/RESULT contacts double/'
 timeout 100 ./$B/bench_contacts_float cuda-tree 100000 1000000 2>&1 | sed 's/^RESULT contacts/RESULT contacts float/'
 el done
 exit $status
