@@ -1315,9 +1315,9 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
    the gravity tree (heap nodes 1..2n-1, leaves n..2n-1 in depth-first Morton order, CUB
    radix sort), each node's box enclosing its bodies' spheres [x - r, x + r] (widened by
    32 ulps of |x| + r, so that rounding never loses a pair), filled bottom-up one level per
-   launch. Each body walks it stackless, descending into the nodes whose box meets its own
-   and testing the leaves it reaches that come after its own in depth-first order (so each
-   pair once). Why not the gravity tree: it holds the active bodies only, is built at
+   launch. Each body walks it stackless from its own leaf on, descending into the nodes
+   whose box meets its own and testing the leaves it reaches: those after its own in
+   depth-first order, so each pair once. Why not the gravity tree: it holds the active bodies only, is built at
    stage states, and its boxes bound points, not spheres. Why not a sort-based uniform
    grid: one cell size suits one radius, and radii may differ by orders of magnitude (a
    planet among planetesimals puts hundreds of bodies in each of its cells), while a node
@@ -1443,26 +1443,29 @@ template <class T> __global__ void nbody__cu_ct_internal(size_t i0, size_t i1, n
 
 /* thread k walks for leaf n + k: stackless pre-order (next = 2i into a node whose box meets
    the leaf's, skip(i) = (i >> ctz(~i)) + 1 past one that does not, back at the root = done),
-   testing the leaves after its own in depth-first order */
+   from skip(leaf) on: the rest of a pre-order walk after its own leaf, whose ancestors all
+   meet its box anyway. So it reaches exactly the leaves after its own in depth-first order
+   that a whole walk would reach (each pair once, half the work of a whole walk). */
+__device__ __forceinline__ size_t nbody__cu_ct_skip(size_t i) { return (i >> (__ffsll((long long)~i) - 1)) + 1; }
 template <class T>
 __global__ void nbody__cu_ct_walk(const nbody__v4<T> *__restrict__ lo, const nbody__v4<T> *__restrict__ hi,
-                                  const unsigned int *__restrict__ lbody, const T *y, const T *rad, T r0, size_t n, size_t P,
+                                  const unsigned int *__restrict__ lbody, const T *y, const T *rad, T r0, size_t n,
                                   unsigned long long *keys, unsigned long long cap, unsigned long long *count) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
-        size_t leaf = n + k, pk = nbody__cu_ct_dfs(leaf, n, P), node = 1;
+        size_t leaf = n + k, node = nbody__cu_ct_skip(leaf);
         unsigned int bi = lbody[k];
         nbody__v4<T> ql = lo[leaf], qh = hi[leaf];
         T ri = rad ? rad[bi] : r0;
-        do {
+        while (node != 1) {
             nbody__v4<T> a = nbody__ldg4(lo + node), b = nbody__ldg4(hi + node);
             bool meet = a.x <= qh.x && ql.x <= b.x && a.y <= qh.y && ql.y <= b.y && a.z <= qh.z && ql.z <= b.z;
             if (meet && node < n) { node = 2 * node; continue; }
-            if (meet && nbody__cu_ct_dfs(node, n, P) > pk) {
+            if (meet) {
                 unsigned int bj = __ldg(lbody + (node - n));
                 nbody__cu_ct_test(y, n, (size_t)bi, (size_t)bj, ri, rad ? rad[bj] : r0, keys, cap, count);
             }
-            node = (node >> (__ffsll((long long)~node) - 1)) + 1;
-        } while (node != 1);
+            node = nbody__cu_ct_skip(node);
+        }
     }
 }
 
@@ -1539,8 +1542,7 @@ static nbody_result nbody__cu_set_radii(nbody__engine *e, const nbody_real *r) {
 }
 
 /* the bounding-volume tree of the spheres (radii rad, or r0 each) of the positions y */
-static nbody_result nbody__cu_ct_build(nbody__engine *e, nbody__cu_contacts *w, const nbody__r *y, const nbody__r *rad, nbody__r r0,
-                                       size_t *P_out) {
+static nbody_result nbody__cu_ct_build(nbody__engine *e, nbody__cu_contacts *w, const nbody__r *y, const nbody__r *rad, nbody__r r0) {
     size_t n = e->n, P = 1, bytes = 0;
     int depth = 0;
     nbody_result r = NBODY_OK;
@@ -1577,14 +1579,13 @@ static nbody_result nbody__cu_ct_build(nbody__engine *e, nbody__cu_contacts *w, 
         nbody__cu_ct_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, w->blo, w->bhi);
         NBODY__CU(cudaGetLastError());
     }
-    *P_out = P;
     return NBODY_OK;
 }
 
 static nbody_result nbody__cu_find_contacts(nbody__engine *e, nbody__buf yb, int use_radii, nbody_real r0, const nbody__contact **pairs,
                                             size_t *count) {
     const nbody__r *y = (const nbody__r *)yb, *rad;
-    size_t n = e->n, P = 0, bytes = 0;
+    size_t n = e->n, bytes = 0;
     unsigned long long found = 0;
     nbody__cu_contacts *w;
     nbody_result r;
@@ -1596,12 +1597,12 @@ static nbody_result nbody__cu_find_contacts(nbody__engine *e, nbody__buf yb, int
     rad = use_radii ? w->radii : NULL;
     tree = nbody__cu_ct_mode == 2 || (nbody__cu_ct_mode == 0 && n > nbody__cu_ct_direct_max);
     if (!w->cap && (r = nbody__cu_ct_grow(e, w, nbody__cu_ct_cap0 ? nbody__cu_ct_cap0 : 1024 + n / 4)) != NBODY_OK) return r;
-    if (tree && (r = nbody__cu_ct_build(e, w, y, rad, (nbody__r)r0, &P)) != NBODY_OK) return r;
+    if (tree && (r = nbody__cu_ct_build(e, w, y, rad, (nbody__r)r0)) != NBODY_OK) return r;
     for (;;) {
         NBODY__CU(cudaMemset(w->count, 0, sizeof *w->count));
         if (tree)
             nbody__cu_ct_walk<<<nbody__cu_blocks(n, NBODY__CT_THREADS), NBODY__CT_THREADS>>>(w->blo, w->bhi, w->lbody, y, rad, (nbody__r)r0, n,
-                                                                                           P, w->keys[0], w->cap, w->count);
+                                                                                           w->keys[0], w->cap, w->count);
         else
             nbody__cu_ct_direct<<<nbody__cu_blocks(n, NBODY__CT_THREADS), NBODY__CT_THREADS>>>(y, rad, (nbody__r)r0, n, w->keys[0],
                                                                                              w->cap, w->count);
