@@ -293,8 +293,8 @@ static double state_diff(const nbody_system *a, const nbody_system *b) {
     return w;
 }
 
-static void run_course(nbody_engine eng, nbody_collision how, nbody_real stop_distance, nbody_system *out, nbody_event *ev,
-                       nbody_result *res) {
+static void run_course(nbody_engine eng, nbody_collision how, nbody_real stop_distance, nbody_real escape, nbody_system *out,
+                       nbody_event *ev, nbody_result *res) {
     const size_t pairs = 40;
     nbody_system s;
     nbody_real r[2 * 40 + 3];
@@ -303,7 +303,7 @@ static void run_course(nbody_engine eng, nbody_collision how, nbody_real stop_di
     memset(&s, 0, sizeof s); memset(&d, 0, sizeof d); memset(out, 0, sizeof *out); memset(ev, 0, sizeof *ev);
     d.engine = eng; d.method = NBODY_RK4; d.dt = (nbody_real)1e-2; d.softening = (nbody_real)0.05;
     d.theta = (nbody_real)0.2;
-    d.collision = how; d.restitution = (nbody_real)0.8; d.stop_distance = stop_distance;
+    d.collision = how; d.restitution = (nbody_real)0.8; d.stop_distance = stop_distance; d.escape_distance = escape;
     course_system(&s, r, pairs, d.dt);
     *res = nbody_create(&sim, &d, &s);
     if (*res == NBODY_OK) {
@@ -318,8 +318,13 @@ static void run_course(nbody_engine eng, nbody_collision how, nbody_real stop_di
 }
 
 static void test_through_engine(void) {
-    static const nbody_collision hows[] = {NBODY_COLLISION_MERGE, NBODY_COLLISION_BOUNCE, NBODY_COLLISION_STOP, NBODY_COLLISION_NONE};
-    static const char *names[] = {"merge", "bounce", "stop", "stop distance"};
+    /* merges, bounces, a collision stop, a close-encounter stop; then merges with every check
+       at once (an escape distance never reached, a stop distance shorter than any contact),
+       and merges stopped by an escape (the state comes down for it, the pairs do not) */
+    static const nbody_collision hows[] = {NBODY_COLLISION_MERGE, NBODY_COLLISION_BOUNCE, NBODY_COLLISION_STOP, NBODY_COLLISION_NONE,
+                                           NBODY_COLLISION_MERGE, NBODY_COLLISION_MERGE};
+    static const char *names[] = {"merge", "bounce", "stop", "stop distance", "merge, every check", "merge, escape"};
+    static const double stops[] = {0, 0, 0, 0.1, 1e-4, 0}, escapes[] = {0, 0, 0, 0, 100, 40};
     int k, h;
     for (k = 0; k < NGPU; ++k) {
         int tree = gpu_engines[k] == NBODY_ENGINE_CUDA_TREE || gpu_engines[k] == NBODY_ENGINE_OPENCL_TREE;
@@ -328,14 +333,14 @@ static void test_through_engine(void) {
            t = 0.6 bounds it by ~3e-7 in velocity */
         double tol = sizeof(nbody_real) == sizeof(float) ? (tree ? 2e-4 : 1e-4) : (tree ? 1e-6 : 1e-12);
         if (!engine_runs(gpu_engines[k])) continue;
-        for (h = 0; h < 4; ++h) {
+        for (h = 0; h < 6; ++h) {
             nbody_system a, b;
             nbody_event ea, eb;
             nbody_result ra, rb;
-            nbody_real sd = h == 3 ? (nbody_real)0.1 : 0;
+            nbody_real sd = (nbody_real)stops[h], esc = (nbody_real)escapes[h];
             if (scaled(1000) < 1000 && h != 0) continue;   /* the sanitizer pass: merges only */
-            run_course(NBODY_ENGINE_SIMPLE, hows[h], sd, &a, &ea, &ra);
-            run_course(gpu_engines[k], hows[h], sd, &b, &eb, &rb);
+            run_course(NBODY_ENGINE_SIMPLE, hows[h], sd, esc, &a, &ea, &ra);
+            run_course(gpu_engines[k], hows[h], sd, esc, &b, &eb, &rb);
             CHECK(ra == rb && a.n == b.n && ea.merges == eb.merges && ea.bounces == eb.bounces && ea.kind == eb.kind && ea.i == eb.i &&
                   ea.j == eb.j && ea.t == eb.t,
                   "%s %s: simple %s n %lu merges %llu bounces %llu event %d (%lu, %lu); gpu %s n %lu merges %llu bounces %llu event %d (%lu, %lu)",
@@ -344,7 +349,9 @@ static void test_through_engine(void) {
                   eb.bounces, (int)eb.kind, (unsigned long)eb.i, (unsigned long)eb.j);
             if (h == 0) CHECK(ea.merges >= 40, "merge: %llu merges", ea.merges);
             if (h == 1) CHECK(ea.bounces >= 40, "bounce: %llu bounces", ea.bounces);
-            if (h >= 2) CHECK(ra == NBODY_STOPPED, "%s: %s", names[h], nbody_result_string(ra));
+            if (h == 2 || h == 3 || h == 5) CHECK(ra == NBODY_STOPPED, "%s: %s", names[h], nbody_result_string(ra));
+            if (h == 4) CHECK(ra == NBODY_OK && ea.merges >= 40, "%s: %s, %llu merges", names[h], nbody_result_string(ra), ea.merges);
+            if (h == 5) CHECK(ea.kind == NBODY_EVENT_ESCAPE, "%s: event %d", names[h], (int)ea.kind);
             if (a.n == b.n) {
                 double dst = state_diff(&a, &b);
                 CHECK(dst < tol && fabs((double)ea.distance - (double)eb.distance) < tol, "%s %s: final states differ by %g, distances by %g",
