@@ -1018,8 +1018,10 @@ static nbody_result nbody__cl_tree_derivative(nbody__engine *e, nbody__buf y, nb
    candidate pairs with their positions and radii; the host decides each one with
    nbody__find_pairs's arithmetic and sorts them by (i, j): the host detector's answer, bit
    for bit, whatever the device's rounding. O(n^2) on the device: up to 65536 bodies on a
-   GPU, 2048 on other devices; above, NBODY_ERR_UNAVAILABLE sends the search to the host. */
+   GPU; on other devices (a CPU: the host's own sweep is faster there) none; otherwise
+   NBODY_ERR_UNAVAILABLE sends the search to the host. */
 static size_t nbody__cl_ct_cap0 = 0;       /* tests: the first candidate capacity (0: 1024 + n / 4) */
+static size_t nbody__cl_ct_other_max = 0;  /* tests: bodies searched on a device other than a GPU */
 
 static void nbody__cl_ct_release(nbody__engine *e, nbody__cl *c) {
     cl_mem *b[4];
@@ -1076,7 +1078,7 @@ static nbody_result nbody__cl_find_contacts(nbody__engine *e, nbody__buf yb, int
     *pairs = NULL; *count = 0;
     if (!y || !(r0 >= 0)) return NBODY_ERR_INVALID_ARGUMENT;
     if (e->n < 2 || (use_radii && !c->has_radii)) return NBODY_OK;       /* no radii: nothing closer than 0 */
-    if (e->n > (c->gpu ? (size_t)65536 : (size_t)2048)) return NBODY_ERR_UNAVAILABLE;
+    if (e->n > (c->gpu ? (size_t)65536 : nbody__cl_ct_other_max)) return NBODY_ERR_UNAVAILABLE;
     if (!c->contacts && (r = nbody__cl_kernel(e, c, "nbody_contacts", &c->contacts)) != NBODY_OK) return r;
     if (!c->ct_count) {
         c->ct_count = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);

@@ -363,6 +363,9 @@ static void test_through_engine(void) {
 }
 
 int main(void) {
+#ifdef NBODY_WITH_OPENCL
+    nbody__cl_ct_other_max = 2048;   /* a CPU device (PoCL) searches too, as a GPU would */
+#endif
     test_host_detector();
     test_device_detector();
     test_overflow();
