@@ -199,3 +199,31 @@ void nbody_all_finite(__global const real *b, ulong off, ulong len, __global rea
         if (!isfinite(b[off + i])) bad = 1;
     nbody_cl_group_max(scratch, bad, partial);
 }
+
+/* ---- contacts (docs/steering.md) ----------------------------------------------------
+   The direct search for touching pairs: work-item i tests every j > i, and keeps the
+   candidates with |x_j - x_i|^2 <= (r_i + r_j)^2 slack (slack = 1 + 64 epsilons, far above
+   this device's rounding, contracted or not). The host decides each candidate exactly as
+   its own detector does, from the positions and radii written here (8 reals a pair:
+   x_i y_i z_i r_i x_j y_j z_j r_j), so the answer does not depend on the device's
+   arithmetic. rad_on = 0: r0 for every body. Past cap only the count grows: the host
+   enlarges the buffers and runs the search again. */
+__kernel void nbody_contacts(__global const real *y, __global const real *rad, uint rad_on, real r0, uint n, real slack,
+                             __global uint *pairs, __global real *vals, uint cap, __global volatile uint *count) {
+    uint i = (uint)get_global_id(0), j;
+    real xi, yi, zi, ri;
+    if (i >= n) return;
+    xi = y[i]; yi = y[n + i]; zi = y[2 * n + i]; ri = rad_on ? rad[i] : r0;
+    for (j = i + 1; j < n; ++j) {
+        real rj = rad_on ? rad[j] : r0, rr = ri + rj;
+        real dx = y[j] - xi, dy = y[n + j] - yi, dz = y[2 * n + j] - zi;
+        if (dx * dx + dy * dy + dz * dz <= rr * rr * slack) {
+            uint k = atomic_inc(count);
+            if (k < cap) {
+                pairs[2 * k] = i; pairs[2 * k + 1] = j;
+                vals[8 * k] = xi; vals[8 * k + 1] = yi; vals[8 * k + 2] = zi; vals[8 * k + 3] = ri;
+                vals[8 * k + 4] = y[j]; vals[8 * k + 5] = y[n + j]; vals[8 * k + 6] = y[2 * n + j]; vals[8 * k + 7] = rj;
+            }
+        }
+    }
+}

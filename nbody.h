@@ -541,6 +541,9 @@ typedef struct nbody__lincomb {
 
 typedef struct nbody__engine nbody__engine;
 
+/* a pair of bodies i < j closer than reach (find_contacts): distance d = |x_j - x_i| */
+typedef struct nbody__contact { size_t i, j; nbody_real d, reach; } nbody__contact;
+
 typedef struct nbody__engine_ops {
     const char *name;
     nbody_result (*init)(nbody__engine *e);                 /* e->desc, e->n set; fills e->impl */
@@ -560,6 +563,17 @@ typedef struct nbody__engine_ops {
                                nbody_real atol, nbody_real rtol, nbody_real *norm);
     /* *finite = 1 when b[off .. off+len) holds no NaN or Inf */
     nbody_result (*all_finite)(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite);
+    /* Optional, both or neither (NULL: the host downloads the state and finds the pairs
+       itself, nbody__find_pairs). set_radii: n host radii kept by the engine (NULL = none,
+       all zero). find_contacts: every pair i < j of the state y with
+       |x_j - x_i| < r_i + r_j, where r are the radii of set_radii (use_radii = 1) or r0 for
+       every body (use_radii = 0), sorted by (i, j), d and reach computed as nbody__find_pairs
+       does (so the very same pairs, distances and reaches); *pairs is engine-owned, valid
+       until the next call. NBODY_ERR_UNAVAILABLE (nothing logged): not for this n, the host
+       searches instead. */
+    nbody_result (*set_radii)(nbody__engine *e, const nbody_real *r);
+    nbody_result (*find_contacts)(nbody__engine *e, nbody__buf y, int use_radii, nbody_real r0,
+                                  const nbody__contact **pairs, size_t *count);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -2733,7 +2747,7 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
 
 #define NBODY__CPU_ENGINE(label, deriv) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
     nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
-    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite }
+    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL }
 static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative);
 static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative);
 static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative);
@@ -3213,7 +3227,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite };
+    nbody__dist_all_finite, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -5119,8 +5133,11 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
    STEERING (docs/steering.md): extra forces, hooks, exit conditions, collisions, a change
    of n. Events are decided on the host between accepted steps: a GPU engine hands its
    state back in one download, and takes it back through nbody_set_state when a collision
-   changes it. Extra forces on GPU engines: positions, velocities and gravity come down, the
-   callback runs on the host, the accelerations go back up, at every force evaluation.
+   changes it. An engine with find_contacts (CUDA, OpenCL) finds the touching and close
+   pairs itself: only the pairs come down, the state only when a collision changes it or
+   an escape distance is checked. Extra forces on GPU engines: positions, velocities and
+   gravity come down, the callback runs on the host, the accelerations go back up, at
+   every force evaluation.
    ====================================================================================== */
 static int nbody__host_engine(const nbody_sim *s) { return s->eng.ops->alloc == nbody__host_alloc; }
 
@@ -5229,9 +5246,10 @@ static nbody_result nbody__find_pairs(const nbody_desc *d, size_t n, const nbody
         for (a = 1; a < n; ++a) { if (q[a] < lo) lo = q[a]; if (q[a] > hi) hi = q[a]; }
         if (hi - lo > best) { best = hi - lo; axis = c; }
     }
-    for (a = 0; a < n; ++a) {
+    for (a = 0; a < n; ++a) {   /* widened by 32 ulps of |q| + r: rounding never loses a pair */
         nbody_real ra = r ? r[a] : r0, q = X[(size_t)axis * n + a];
-        sp[a].lo = q - ra; sp[a].hi = q + ra; sp[a].i = a;
+        nbody_real w = ra + (NBODY__FABS(q) + ra) * 16 * nbody__eps();
+        sp[a].lo = q - w; sp[a].hi = q + w; sp[a].i = a;
     }
     qsort(sp, n, sizeof *sp, nbody__span_cmp);
     for (a = 0; a < n && res == NBODY_OK; ++a)
@@ -5248,6 +5266,28 @@ static nbody_result nbody__find_pairs(const nbody_desc *d, size_t n, const nbody
     nbody__free(d, sp);
     if (res == NBODY_OK && out->n > 1) qsort(out->p, out->n, sizeof *out->p, nbody__pair_cmp);
     return res;
+}
+
+/* The pairs of the state now closer than r_i + r_j (r NULL: r0 for every body). On an
+   engine that finds them itself (find_contacts; its radii came with nbody_set_radii) only
+   the pairs come back; else on the host state *X, downloaded on first need (*X NULL). */
+static nbody_result nbody__contacts(nbody_sim *s, nbody_real **X, const nbody_real *r, nbody_real r0, nbody__pairs *P) {
+    nbody_result res;
+    if (!nbody__host_engine(s) && s->eng.ops->find_contacts) {
+        const nbody__contact *c = NULL;
+        size_t k, count = 0;
+        res = s->eng.ops->find_contacts(&s->eng, s->y, r != NULL, r0, &c, &count);
+        if (res != NBODY_ERR_UNAVAILABLE) {        /* else: too many bodies for it, the host searches */
+            for (k = 0; k < count && res == NBODY_OK; ++k) {
+                nbody__pair pr;
+                pr.i = c[k].i; pr.j = c[k].j; pr.d = c[k].d; pr.reach = c[k].reach;
+                res = nbody__pairs_push(&s->desc, P, pr);
+            }
+            return res;
+        }
+    }
+    if (!*X && (res = nbody__host_state(s, X)) != NBODY_OK) return res;
+    return nbody__find_pairs(&s->desc, s->n, *X, r, r0, P);
 }
 
 /* the pair that overlaps most (distance - reach smallest) */
@@ -5344,19 +5384,19 @@ static nbody_result nbody__after_step(nbody_sim *s) {
     int collide = s->desc.collision != NBODY_COLLISION_NONE && s->steer.radii;
     nbody_result r = NBODY_OK;
     if (collide || s->desc.stop_distance > 0 || s->desc.escape_distance > 0) {
-        nbody_real *X;
+        nbody_real *X = NULL;          /* the host state, fetched when needed */
         nbody__pairs P;
         memset(&P, 0, sizeof P);
-        if ((r = nbody__host_state(s, &X)) != NBODY_OK) return r;
         if (collide) {
-            r = nbody__find_pairs(&s->desc, s->n, X, s->steer.radii, 0, &P);
+            r = nbody__contacts(s, &X, s->steer.radii, 0, &P);
             if (r == NBODY_OK && P.n) {
                 if (s->desc.collision == NBODY_COLLISION_STOP) {
                     const nbody__pair *q = nbody__deepest(&P);
                     r = nbody__stop(s, NBODY_EVENT_COLLISION, q->i, q->j, q->d);
                 } else {
-                    r = nbody__resolve(s, X, &P);
-                    if (r == NBODY_OK) r = nbody__host_state(s, &X);   /* n or the state changed */
+                    if (!X) r = nbody__host_state(s, &X);
+                    if (r == NBODY_OK) r = nbody__resolve(s, X, &P);
+                    X = NULL;                                          /* n or the state changed */
                 }
             }
             nbody__free(&s->desc, P.p);
@@ -5366,13 +5406,14 @@ static nbody_result nbody__after_step(nbody_sim *s) {
         if (s->desc.escape_distance > 0) {
             nbody_real e2 = s->desc.escape_distance * s->desc.escape_distance;
             size_t i, n = s->n;
+            if (!X && (r = nbody__host_state(s, &X)) != NBODY_OK) return r;
             for (i = 0; i < n; ++i) {
                 nbody_real d2 = X[i] * X[i] + X[n + i] * X[n + i] + X[2 * n + i] * X[2 * n + i];
                 if (d2 > e2) return nbody__stop(s, NBODY_EVENT_ESCAPE, i, 0, NBODY__SQRT(d2));
             }
         }
         if (s->desc.stop_distance > 0) {
-            r = nbody__find_pairs(&s->desc, s->n, X, NULL, s->desc.stop_distance / 2, &P);
+            r = nbody__contacts(s, &X, NULL, s->desc.stop_distance / 2, &P);
             if (r == NBODY_OK && P.n) {
                 const nbody__pair *q = nbody__deepest(&P);
                 r = nbody__stop(s, NBODY_EVENT_CLOSE_ENCOUNTER, q->i, q->j, q->d);
@@ -5424,13 +5465,24 @@ static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in) {
 NBODY__DEF nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *r) {
     size_t i;
     if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!r) { nbody__free(&sim->desc, sim->steer.radii); sim->steer.radii = NULL; return NBODY_OK; }
+    if (!r) {
+        nbody__free(&sim->desc, sim->steer.radii); sim->steer.radii = NULL;
+        return sim->eng.ops->set_radii ? sim->eng.ops->set_radii(&sim->eng, NULL) : NBODY_OK;
+    }
     for (i = 0; i < sim->n; ++i) if (!nbody__isfinite(r[i]) || r[i] < 0) return NBODY_ERR_INVALID_ARGUMENT;
     if (!sim->steer.radii) {
         sim->steer.radii = (nbody_real *)nbody__alloc(&sim->desc, nbody__bytes(sim->n, sizeof(nbody_real)));
         if (!sim->steer.radii) return NBODY_ERR_OUT_OF_MEMORY;
     }
     memcpy(sim->steer.radii, r, sim->n * sizeof(nbody_real));
+    if (sim->eng.ops->set_radii) {     /* the engine detects contacts itself: radii to the device */
+        nbody_result res = sim->eng.ops->set_radii(&sim->eng, r);
+        if (res != NBODY_OK) {         /* host and engine agree again: no radii */
+            nbody__free(&sim->desc, sim->steer.radii); sim->steer.radii = NULL;
+            (void)sim->eng.ops->set_radii(&sim->eng, NULL);
+            return res;
+        }
+    }
     return NBODY_OK;
 }
 

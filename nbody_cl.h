@@ -755,7 +755,68 @@ static const unsigned char nbody__cl_source[] = {
     103,108,111,98,97,108,95,115,105,122,101,40,48,41,41,10,32,32,32,32,32,32,32,32,105,102,32,40,
     33,105,115,102,105,110,105,116,101,40,98,91,111,102,102,32,43,32,105,93,41,41,32,98,97,100,32,
     61,32,49,59,10,32,32,32,32,110,98,111,100,121,95,99,108,95,103,114,111,117,112,95,109,97,120,
-    40,115,99,114,97,116,99,104,44,32,98,97,100,44,32,112,97,114,116,105,97,108,41,59,10,125,10,0};
+    40,115,99,114,97,116,99,104,44,32,98,97,100,44,32,112,97,114,116,105,97,108,41,59,10,125,10,10,
+    47,42,32,45,45,45,45,32,99,111,110,116,97,99,116,115,32,40,100,111,99,115,47,115,116,101,101,
+    114,105,110,103,46,109,100,41,32,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,
+    45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,45,
+    45,10,32,32,32,84,104,101,32,100,105,114,101,99,116,32,115,101,97,114,99,104,32,102,111,114,32,
+    116,111,117,99,104,105,110,103,32,112,97,105,114,115,58,32,119,111,114,107,45,105,116,101,109,
+    32,105,32,116,101,115,116,115,32,101,118,101,114,121,32,106,32,62,32,105,44,32,97,110,100,32,
+    107,101,101,112,115,32,116,104,101,10,32,32,32,99,97,110,100,105,100,97,116,101,115,32,119,105,
+    116,104,32,124,120,95,106,32,45,32,120,95,105,124,94,50,32,60,61,32,40,114,95,105,32,43,32,114,
+    95,106,41,94,50,32,115,108,97,99,107,32,40,115,108,97,99,107,32,61,32,49,32,43,32,54,52,32,101,
+    112,115,105,108,111,110,115,44,32,102,97,114,32,97,98,111,118,101,10,32,32,32,116,104,105,115,
+    32,100,101,118,105,99,101,39,115,32,114,111,117,110,100,105,110,103,44,32,99,111,110,116,114,
+    97,99,116,101,100,32,111,114,32,110,111,116,41,46,32,84,104,101,32,104,111,115,116,32,100,101,
+    99,105,100,101,115,32,101,97,99,104,32,99,97,110,100,105,100,97,116,101,32,101,120,97,99,116,
+    108,121,32,97,115,10,32,32,32,105,116,115,32,111,119,110,32,100,101,116,101,99,116,111,114,32,
+    100,111,101,115,44,32,102,114,111,109,32,116,104,101,32,112,111,115,105,116,105,111,110,115,32,
+    97,110,100,32,114,97,100,105,105,32,119,114,105,116,116,101,110,32,104,101,114,101,32,40,56,32,
+    114,101,97,108,115,32,97,32,112,97,105,114,58,10,32,32,32,120,95,105,32,121,95,105,32,122,95,
+    105,32,114,95,105,32,120,95,106,32,121,95,106,32,122,95,106,32,114,95,106,41,44,32,115,111,32,
+    116,104,101,32,97,110,115,119,101,114,32,100,111,101,115,32,110,111,116,32,100,101,112,101,110,
+    100,32,111,110,32,116,104,101,32,100,101,118,105,99,101,39,115,10,32,32,32,97,114,105,116,104,
+    109,101,116,105,99,46,32,114,97,100,95,111,110,32,61,32,48,58,32,114,48,32,102,111,114,32,101,
+    118,101,114,121,32,98,111,100,121,46,32,80,97,115,116,32,99,97,112,32,111,110,108,121,32,116,
+    104,101,32,99,111,117,110,116,32,103,114,111,119,115,58,32,116,104,101,32,104,111,115,116,10,
+    32,32,32,101,110,108,97,114,103,101,115,32,116,104,101,32,98,117,102,102,101,114,115,32,97,110,
+    100,32,114,117,110,115,32,116,104,101,32,115,101,97,114,99,104,32,97,103,97,105,110,46,32,42,
+    47,10,95,95,107,101,114,110,101,108,32,118,111,105,100,32,110,98,111,100,121,95,99,111,110,116,
+    97,99,116,115,40,95,95,103,108,111,98,97,108,32,99,111,110,115,116,32,114,101,97,108,32,42,121,
+    44,32,95,95,103,108,111,98,97,108,32,99,111,110,115,116,32,114,101,97,108,32,42,114,97,100,44,
+    32,117,105,110,116,32,114,97,100,95,111,110,44,32,114,101,97,108,32,114,48,44,32,117,105,110,
+    116,32,110,44,32,114,101,97,108,32,115,108,97,99,107,44,10,32,32,32,32,32,32,32,32,32,32,32,32,
+    32,32,32,32,32,32,32,32,32,32,32,32,32,32,32,32,32,95,95,103,108,111,98,97,108,32,117,105,110,
+    116,32,42,112,97,105,114,115,44,32,95,95,103,108,111,98,97,108,32,114,101,97,108,32,42,118,97,
+    108,115,44,32,117,105,110,116,32,99,97,112,44,32,95,95,103,108,111,98,97,108,32,118,111,108,97,
+    116,105,108,101,32,117,105,110,116,32,42,99,111,117,110,116,41,32,123,10,32,32,32,32,117,105,
+    110,116,32,105,32,61,32,40,117,105,110,116,41,103,101,116,95,103,108,111,98,97,108,95,105,100,
+    40,48,41,44,32,106,59,10,32,32,32,32,114,101,97,108,32,120,105,44,32,121,105,44,32,122,105,44,
+    32,114,105,59,10,32,32,32,32,105,102,32,40,105,32,62,61,32,110,41,32,114,101,116,117,114,110,
+    59,10,32,32,32,32,120,105,32,61,32,121,91,105,93,59,32,121,105,32,61,32,121,91,110,32,43,32,105,
+    93,59,32,122,105,32,61,32,121,91,50,32,42,32,110,32,43,32,105,93,59,32,114,105,32,61,32,114,97,
+    100,95,111,110,32,63,32,114,97,100,91,105,93,32,58,32,114,48,59,10,32,32,32,32,102,111,114,32,
+    40,106,32,61,32,105,32,43,32,49,59,32,106,32,60,32,110,59,32,43,43,106,41,32,123,10,32,32,32,
+    32,32,32,32,32,114,101,97,108,32,114,106,32,61,32,114,97,100,95,111,110,32,63,32,114,97,100,91,
+    106,93,32,58,32,114,48,44,32,114,114,32,61,32,114,105,32,43,32,114,106,59,10,32,32,32,32,32,32,
+    32,32,114,101,97,108,32,100,120,32,61,32,121,91,106,93,32,45,32,120,105,44,32,100,121,32,61,32,
+    121,91,110,32,43,32,106,93,32,45,32,121,105,44,32,100,122,32,61,32,121,91,50,32,42,32,110,32,
+    43,32,106,93,32,45,32,122,105,59,10,32,32,32,32,32,32,32,32,105,102,32,40,100,120,32,42,32,100,
+    120,32,43,32,100,121,32,42,32,100,121,32,43,32,100,122,32,42,32,100,122,32,60,61,32,114,114,32,
+    42,32,114,114,32,42,32,115,108,97,99,107,41,32,123,10,32,32,32,32,32,32,32,32,32,32,32,32,117,
+    105,110,116,32,107,32,61,32,97,116,111,109,105,99,95,105,110,99,40,99,111,117,110,116,41,59,10,
+    32,32,32,32,32,32,32,32,32,32,32,32,105,102,32,40,107,32,60,32,99,97,112,41,32,123,10,32,32,32,
+    32,32,32,32,32,32,32,32,32,32,32,32,32,112,97,105,114,115,91,50,32,42,32,107,93,32,61,32,105,
+    59,32,112,97,105,114,115,91,50,32,42,32,107,32,43,32,49,93,32,61,32,106,59,10,32,32,32,32,32,
+    32,32,32,32,32,32,32,32,32,32,32,118,97,108,115,91,56,32,42,32,107,93,32,61,32,120,105,59,32,
+    118,97,108,115,91,56,32,42,32,107,32,43,32,49,93,32,61,32,121,105,59,32,118,97,108,115,91,56,
+    32,42,32,107,32,43,32,50,93,32,61,32,122,105,59,32,118,97,108,115,91,56,32,42,32,107,32,43,32,
+    51,93,32,61,32,114,105,59,10,32,32,32,32,32,32,32,32,32,32,32,32,32,32,32,32,118,97,108,115,91,
+    56,32,42,32,107,32,43,32,52,93,32,61,32,121,91,106,93,59,32,118,97,108,115,91,56,32,42,32,107,
+    32,43,32,53,93,32,61,32,121,91,110,32,43,32,106,93,59,32,118,97,108,115,91,56,32,42,32,107,32,
+    43,32,54,93,32,61,32,121,91,50,32,42,32,110,32,43,32,106,93,59,32,118,97,108,115,91,56,32,42,
+    32,107,32,43,32,55,93,32,61,32,114,106,59,10,32,32,32,32,32,32,32,32,32,32,32,32,125,10,32,32,
+    32,32,32,32,32,32,125,10,32,32,32,32,125,10,125,10,0};
 /* END EMBEDDED kernels.cl */
 
 #define NBODY__CL_MAX_PLATFORMS 16
@@ -778,6 +839,14 @@ typedef struct nbody__cl {
     nbody_real *node4;                     /* (cx, cy, cz, crit2) of nodes 0 .. 2n-1, packed */
     cl_uint *body;                         /* leaf -> body, 2n entries */
     cl_mem node, node_mass, node_body;     /* their device copies, and the node masses */
+    /* contacts (find_contacts): radii, the candidate buffers, the host's copies and result */
+    int gpu, has_radii;
+    cl_kernel contacts;
+    cl_mem radii, ct_pairs, ct_vals, ct_count;
+    size_t ct_cap, ct_hcap;
+    cl_uint *ct_hpairs;
+    nbody_real *ct_hvals;
+    nbody__contact *ct_out;
 } nbody__cl;
 
 static nbody_result nbody__cl_fail(const nbody__engine *e, cl_int err, const char *what) {
@@ -947,6 +1016,7 @@ static nbody_result nbody__cl_sizes(nbody__engine *e, nbody__cl *c, cl_device_id
     NBODY__CL_CHECK(e, clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxwg, &maxwg, NULL));
     NBODY__CL_CHECK(e, clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL));
     NBODY__CL_CHECK(e, clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL));
+    c->gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
     if (e->desc.block_size > 0) c->tile = (size_t)e->desc.block_size <= maxwg ? (size_t)e->desc.block_size : 0;
     else if (!(type & CL_DEVICE_TYPE_GPU)) c->tile = maxwg < 64 ? maxwg : 64;
     else {
@@ -1032,10 +1102,13 @@ static nbody_result nbody__cl_init(nbody__engine *e) {
 
 static void nbody__cl_tree_release(nbody__engine *e, nbody__cl *c);
 
+static void nbody__cl_ct_release(nbody__engine *e, nbody__cl *c);
+
 static void nbody__cl_shutdown(nbody__engine *e) {
     nbody__cl *c = (nbody__cl *)e->impl;
     if (!c) return;
     nbody__cl_tree_release(e, c);
+    nbody__cl_ct_release(e, c);
     if (c->q) clFinish(c->q);
     nbody__cl_release_program(c);
     if (c->m) clReleaseMemObject(c->m);
@@ -1314,9 +1387,124 @@ static nbody_result nbody__cl_tree_walk(nbody__engine *e, const nbody__cl *src, 
 }
 #endif
 
+/* ---------------------------------------------------------------- contacts (docs/steering.md)
+   The device runs the direct search (kernels.cl's nbody_contacts) and hands back the
+   candidate pairs with their positions and radii; the host decides each one with
+   nbody__find_pairs's arithmetic and sorts them by (i, j): the host detector's answer, bit
+   for bit, whatever the device's rounding. O(n^2) on the device: up to 65536 bodies on a
+   GPU; on other devices (a CPU: the host's own sweep is faster there) none; otherwise
+   NBODY_ERR_UNAVAILABLE sends the search to the host. */
+static size_t nbody__cl_ct_cap0 = 0;       /* tests: the first candidate capacity (0: 1024 + n / 4) */
+static size_t nbody__cl_ct_other_max = 0;  /* tests: bodies searched on a device other than a GPU */
+
+static void nbody__cl_ct_release(nbody__engine *e, nbody__cl *c) {
+    cl_mem *b[4];
+    int k;
+    b[0] = &c->radii; b[1] = &c->ct_pairs; b[2] = &c->ct_vals; b[3] = &c->ct_count;
+    for (k = 0; k < 4; ++k) { if (*b[k]) clReleaseMemObject(*b[k]); *b[k] = NULL; }
+    if (c->contacts) clReleaseKernel(c->contacts);
+    c->contacts = NULL;
+    nbody__free(&e->desc, c->ct_hpairs); nbody__free(&e->desc, c->ct_hvals); nbody__free(&e->desc, c->ct_out);
+    c->ct_hpairs = NULL; c->ct_hvals = NULL; c->ct_out = NULL;
+    c->ct_cap = c->ct_hcap = 0;
+}
+
+static nbody_result nbody__cl_set_radii(nbody__engine *e, const nbody_real *r) {
+    nbody__cl *c = (nbody__cl *)e->impl;
+    nbody_result res;
+    c->has_radii = 0;
+    if (!r) return NBODY_OK;
+    if (!c->radii && (res = nbody__cl_alloc(e, e->n, (nbody__buf *)&c->radii)) != NBODY_OK) return res;
+    if ((res = nbody__cl_upload(e, (nbody__buf)c->radii, 0, r, e->n)) != NBODY_OK) return res;
+    c->has_radii = 1;
+    return NBODY_OK;
+}
+
+static int nbody__cl_ct_cmp(const void *a, const void *b) {
+    const nbody__contact *p = (const nbody__contact *)a, *q = (const nbody__contact *)b;
+    if (p->i != q->i) return p->i < q->i ? -1 : 1;
+    return p->j < q->j ? -1 : (p->j > q->j);
+}
+
+/* device candidate buffers for cap pairs, host copies likewise */
+static nbody_result nbody__cl_ct_grow(nbody__engine *e, nbody__cl *c, size_t cap) {
+    cl_int err;
+    if (c->ct_pairs) clReleaseMemObject(c->ct_pairs);
+    if (c->ct_vals) clReleaseMemObject(c->ct_vals);
+    c->ct_vals = NULL; c->ct_cap = 0;
+    c->ct_pairs = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, nbody__bytes(cap, 2 * sizeof(cl_uint)), NULL, &err);
+    if (err != CL_SUCCESS) { c->ct_pairs = NULL; return nbody__cl_fail(e, err, "clCreateBuffer (contacts)"); }
+    c->ct_vals = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, nbody__bytes(cap, 8 * sizeof(nbody_real)), NULL, &err);
+    if (err != CL_SUCCESS) { c->ct_vals = NULL; return nbody__cl_fail(e, err, "clCreateBuffer (contacts)"); }
+    c->ct_cap = cap;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cl_find_contacts(nbody__engine *e, nbody__buf yb, int use_radii, nbody_real r0,
+                                            const nbody__contact **pairs, size_t *count) {
+    nbody__cl *c = (nbody__cl *)e->impl;
+    cl_mem y = (cl_mem)yb, rad;
+    cl_uint n = (cl_uint)e->n, rad_on = use_radii != 0, cap, found = 0, zero = 0;
+    nbody_real r0v = r0, slack = 1 + 64 * (sizeof(nbody_real) == sizeof(float) ? (nbody_real)FLT_EPSILON : (nbody_real)DBL_EPSILON);
+    size_t global = nbody__cl_round_up(e->n, 64), k, m = 0;
+    nbody_result r;
+    cl_int err;
+    *pairs = NULL; *count = 0;
+    if (!y || !(r0 >= 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (e->n < 2 || (use_radii && !c->has_radii)) return NBODY_OK;       /* no radii: nothing closer than 0 */
+    if (e->n > (c->gpu ? (size_t)65536 : nbody__cl_ct_other_max)) return NBODY_ERR_UNAVAILABLE;
+    if (!c->contacts && (r = nbody__cl_kernel(e, c, "nbody_contacts", &c->contacts)) != NBODY_OK) return r;
+    if (!c->ct_count) {
+        c->ct_count = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
+        if (err != CL_SUCCESS) { c->ct_count = NULL; return nbody__cl_fail(e, err, "clCreateBuffer (contacts)"); }
+    }
+    if (!c->ct_cap && (r = nbody__cl_ct_grow(e, c, nbody__cl_ct_cap0 ? nbody__cl_ct_cap0 : 1024 + e->n / 4)) != NBODY_OK) return r;
+    rad = rad_on ? c->radii : c->m;                                       /* any buffer when unused */
+    for (;;) {
+        cap = (cl_uint)c->ct_cap;
+        NBODY__CL_CHECK(e, clEnqueueWriteBuffer(c->q, c->ct_count, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL));
+        NBODY__CL_ARG(e, c->contacts, 0, y); NBODY__CL_ARG(e, c->contacts, 1, rad); NBODY__CL_ARG(e, c->contacts, 2, rad_on);
+        NBODY__CL_ARG(e, c->contacts, 3, r0v); NBODY__CL_ARG(e, c->contacts, 4, n); NBODY__CL_ARG(e, c->contacts, 5, slack);
+        NBODY__CL_ARG(e, c->contacts, 6, c->ct_pairs); NBODY__CL_ARG(e, c->contacts, 7, c->ct_vals);
+        NBODY__CL_ARG(e, c->contacts, 8, cap); NBODY__CL_ARG(e, c->contacts, 9, c->ct_count);
+        NBODY__CL_CHECK(e, clEnqueueNDRangeKernel(c->q, c->contacts, 1, NULL, &global, NULL, 0, NULL, NULL));
+        NBODY__CL_CHECK(e, clEnqueueReadBuffer(c->q, c->ct_count, CL_TRUE, 0, sizeof found, &found, 0, NULL, NULL));
+        if (found <= cap) break;
+        nbody__log(&e->desc, NBODY_LOG_INFO, "nbody: OpenCL: %lu contact candidates, room for %lu: search again",
+                   (unsigned long)found, (unsigned long)cap);
+        if ((r = nbody__cl_ct_grow(e, c, (size_t)found + (size_t)found / 4)) != NBODY_OK) return r;
+    }
+    if (found == 0) return NBODY_OK;
+    if (c->ct_hcap < found) {
+        size_t hc = (size_t)found + (size_t)found / 4;
+        nbody__free(&e->desc, c->ct_hpairs); nbody__free(&e->desc, c->ct_hvals); nbody__free(&e->desc, c->ct_out);
+        c->ct_hcap = 0;
+        c->ct_hpairs = (cl_uint *)nbody__alloc(&e->desc, nbody__bytes(hc, 2 * sizeof(cl_uint)));
+        c->ct_hvals = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(hc, 8 * sizeof(nbody_real)));
+        c->ct_out = (nbody__contact *)nbody__alloc(&e->desc, nbody__bytes(hc, sizeof(nbody__contact)));
+        if (!c->ct_hpairs || !c->ct_hvals || !c->ct_out) return NBODY_ERR_OUT_OF_MEMORY;
+        c->ct_hcap = hc;
+    }
+    NBODY__CL_CHECK(e, clEnqueueReadBuffer(c->q, c->ct_pairs, CL_TRUE, 0, (size_t)found * 2 * sizeof(cl_uint), c->ct_hpairs, 0, NULL, NULL));
+    NBODY__CL_CHECK(e, clEnqueueReadBuffer(c->q, c->ct_vals, CL_TRUE, 0, (size_t)found * 8 * sizeof(nbody_real), c->ct_hvals, 0, NULL, NULL));
+    for (k = 0; k < found; ++k) {   /* nbody__find_pairs's decision, its operations in its order */
+        const nbody_real *v = c->ct_hvals + 8 * k;
+        nbody_real dx = v[4] - v[0], dy = v[5] - v[1], dz = v[6] - v[2];
+        nbody_real dist = NBODY__SQRT(dx * dx + dy * dy + dz * dz), reach = use_radii ? v[3] + v[7] : 2 * r0;
+        if (dist < reach) {
+            c->ct_out[m].i = c->ct_hpairs[2 * k]; c->ct_out[m].j = c->ct_hpairs[2 * k + 1];
+            c->ct_out[m].d = dist; c->ct_out[m].reach = reach;
+            ++m;
+        }
+    }
+    if (m > 1) qsort(c->ct_out, m, sizeof *c->ct_out, nbody__cl_ct_cmp);
+    *pairs = c->ct_out; *count = m;
+    return NBODY_OK;
+}
+
 #define NBODY__CL_ENGINE(label, deriv) { label, nbody__cl_init, nbody__cl_shutdown, nbody__cl_alloc, \
     nbody__cl_release, nbody__cl_upload, nbody__cl_download, nbody__cl_set_masses, deriv, \
-    nbody__cl_lincomb, nbody__cl_error_norm, nbody__cl_all_finite }
+    nbody__cl_lincomb, nbody__cl_error_norm, nbody__cl_all_finite, nbody__cl_set_radii, nbody__cl_find_contacts }
 static const nbody__engine_ops nbody__opencl_dense_ops = NBODY__CL_ENGINE("opencl", nbody__cl_dense_derivative);
 static const nbody__engine_ops nbody__opencl_tree_ops = NBODY__CL_ENGINE("opencl-tree", nbody__cl_tree_derivative);
 
@@ -1635,10 +1823,10 @@ static nbody_result nbody__clm_init(nbody__engine *e, const nbody__cl_choice *ch
 static const nbody__engine_ops nbody__opencl_multi_ops[2] = {
     { "opencl", nbody__cl_init, nbody__clm_shutdown, nbody__clm_alloc, nbody__clm_release, nbody__clm_upload,
       nbody__clm_download, nbody__clm_set_masses, nbody__clm_derivative, nbody__clm_lincomb, nbody__clm_error_norm,
-      nbody__clm_all_finite },
+      nbody__clm_all_finite, NULL, NULL },
     { "opencl-tree", nbody__cl_init, nbody__clm_shutdown, nbody__clm_alloc, nbody__clm_release, nbody__clm_upload,
       nbody__clm_download, nbody__clm_set_masses, nbody__clm_derivative, nbody__clm_lincomb, nbody__clm_error_norm,
-      nbody__clm_all_finite } };
+      nbody__clm_all_finite, NULL, NULL } };   /* several devices: contacts on the host */
 static const nbody__engine_ops *nbody__clm_ops(int tree) { return &nbody__opencl_multi_ops[tree != 0]; }
 
 #endif /* NBODY__CL_H_INCLUDED */

@@ -125,9 +125,12 @@ typedef struct nbody__cuda {
     size_t gw_tmpbytes;
     int timing;                    /* benchmarks: events around build and walk */
     cudaEvent_t tev[3];
+    struct nbody__cu_contacts *contacts;  /* contact search: radii, pair buffers, its tree; on first use */
 } nbody__cuda;
 struct nbody__cu_slice_work;
 static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
+struct nbody__cu_contacts;
+static void nbody__cu_ct_free(struct nbody__cu_contacts *w, const nbody_desc *d);
 
 /* sources: the active bodies [0, n_active), all n when n_active is 0 */
 static size_t nbody__cu_nsrc(const nbody__engine *e) {
@@ -1434,6 +1437,336 @@ static nbody_result nbody__cu_tune(nbody__engine *e, nbody__r *f) {
 }
 
 /* ======================================================================================
+   contacts (docs/steering.md): the pairs closer than the sum of their radii, or than a
+   distance, found on the device for the collision and close-encounter checks after each
+   accepted step (the engine ops set_radii and find_contacts); only the pairs come back.
+   n <= 4096 (nbody__cu_ct_direct_max): every pair i < j, direct, in shared-memory tiles.
+   Larger n: a bounding-volume tree over all n bodies, built for the call in the layout of
+   the gravity tree (heap nodes 1..2n-1, leaves n..2n-1 in depth-first Morton order, CUB
+   radix sort), each node's box enclosing its bodies' spheres [x - r, x + r] (widened by
+   32 ulps of |x| + r, so that rounding never loses a pair), filled bottom-up one level per
+   launch. Each body walks it stackless from its own leaf on, descending into the nodes
+   whose box meets its own and testing the leaves it reaches: those after its own in
+   depth-first order, so each pair once. Why not the gravity tree: it holds the active bodies only, is built at
+   stage states, and its boxes bound points, not spheres. Why not a sort-based uniform
+   grid: one cell size suits one radius, and radii may differ by orders of magnitude (a
+   planet among planetesimals puts hundreds of bodies in each of its cells), while a node
+   box adapts to its own bodies. Both cost a sort of n keys plus the pairs.
+   Pairs go through an atomic counter into a capped buffer of keys (i << 32 | j); when more
+   were found than fit, the buffer grows to the count and the search runs again: no pair is
+   dropped. The keys are radix-sorted (the result does not depend on the atomics' order),
+   then each pair's distance and reach are computed with round-to-nearest intrinsics in the
+   host detector's order of operations (no FMA contraction): the same pairs, distances and
+   reaches as nbody__find_pairs, bit for bit.
+   ====================================================================================== */
+struct nbody__cu_contacts {
+    nbody__r *radii;                        /* n, from set_radii */
+    int has_radii;
+    nbody__rec *blo, *bhi;                  /* tree: 2n node boxes (w unused) */
+    unsigned int *lbody;                    /* tree: n, the body of leaf n + k */
+    unsigned long long *mkey[2];            /* tree: Morton codes, n each */
+    unsigned int *mval[2];
+    unsigned long long *keys[2];            /* pair keys, cap each */
+    nbody__contact *dout;                   /* cap records */
+    size_t cap;
+    unsigned long long *count;              /* the pairs found by the last search */
+    void *tmp;                              /* CUB scratch */
+    size_t tmpbytes;
+    nbody__contact *hout;                   /* the op's result, hcap records */
+    size_t hcap;
+};
+
+#define NBODY__CT_THREADS 128
+static size_t nbody__cu_ct_direct_max = 4096;   /* direct search up to this n */
+static int nbody__cu_ct_mode = 0;                /* tests: 0 by n, 1 direct, 2 tree */
+static size_t nbody__cu_ct_cap0 = 0;             /* tests: the first pair capacity (0: 1024 + n/4) */
+/* Tests only: mode 0 chooses by n, 1 always direct, 2 always the tree; cap0 the first size
+   of the pair buffer of engines that have not searched yet (0 = the default); not thread-safe. */
+extern "C" void nbody__cuda_test_contacts(int mode, size_t cap0) { nbody__cu_ct_mode = mode; nbody__cu_ct_cap0 = cap0; }
+
+/* |x_j - x_i| and r_i + r_j exactly as nbody__find_pairs computes them on the host */
+__device__ __forceinline__ double nbody__cu_ct_dist(double xi, double yi, double zi, double xj, double yj, double zj) {
+    double dx = __dsub_rn(xj, xi), dy = __dsub_rn(yj, yi), dz = __dsub_rn(zj, zi);
+    return __dsqrt_rn(__dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz)));
+}
+__device__ __forceinline__ float nbody__cu_ct_dist(float xi, float yi, float zi, float xj, float yj, float zj) {
+    float dx = __fsub_rn(xj, xi), dy = __fsub_rn(yj, yi), dz = __fsub_rn(zj, zi);
+    return __fsqrt_rn(__fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz)));
+}
+__device__ __forceinline__ double nbody__cu_ct_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float nbody__cu_ct_add(float a, float b) { return __fadd_rn(a, b); }
+/* 1 when the pair i, j is closer than ri + rj, as nbody__find_pairs decides; the square
+   root only for pairs past a cheap test with a margin (of 16 epsilons, far above rounding) */
+template <class T>
+__device__ __forceinline__ int nbody__cu_ct_hit(T xi, T yi, T zi, T xj, T yj, T zj, T ri, T rj) {
+    const T slack = (T)(sizeof(T) == sizeof(float) ? 1 + 16 * 1.1920928955078125e-7 : 1 + 16 * 2.220446049250313e-16);
+    T dx = xj - xi, dy = yj - yi, dz = zj - zi, rr = ri + rj;
+    if (!(dx * dx + dy * dy + dz * dz <= rr * rr * slack)) return 0;
+    return nbody__cu_ct_dist(xi, yi, zi, xj, yj, zj) < nbody__cu_ct_add(ri, rj);
+}
+
+/* the pair (i, j), i < j, closer than r_i + r_j: its key into the buffer while there is room */
+template <class T>
+__device__ __forceinline__ void nbody__cu_ct_test(const T *y, size_t n, size_t i, size_t j, T ri, T rj, unsigned long long *keys,
+                                                  unsigned long long cap, unsigned long long *count) {
+    if (i > j) { size_t t = i; i = j; j = t; T u = ri; ri = rj; rj = u; }
+    if (nbody__cu_ct_hit(y[i], y[n + i], y[2 * n + i], y[j], y[n + j], y[2 * n + j], ri, rj)) {
+        unsigned long long at = atomicAdd(count, 1ULL);
+        if (at < cap) keys[at] = ((unsigned long long)i << 32) | (unsigned long long)j;
+    }
+}
+
+/* direct: thread i tests every j > i, the js through shared memory a tile at a time;
+   rad NULL: r0 for every body. Grid-stride over whole blocks (the tiles are per block). */
+template <class T>
+__global__ void nbody__cu_ct_direct(const T *y, const T *rad, T r0, size_t n, unsigned long long *keys, unsigned long long cap,
+                                    unsigned long long *count) {
+    __shared__ T sx[NBODY__CT_THREADS], sy[NBODY__CT_THREADS], sz[NBODY__CT_THREADS], sr[NBODY__CT_THREADS];
+    for (size_t base = (size_t)blockIdx.x * blockDim.x; base < n; base += (size_t)gridDim.x * blockDim.x) {
+        size_t i = base + threadIdx.x;
+        T xi = 0, yi = 0, zi = 0, ri = r0;
+        if (i < n) { xi = y[i]; yi = y[n + i]; zi = y[2 * n + i]; if (rad) ri = rad[i]; }
+        for (size_t t0 = base; t0 < n; t0 += blockDim.x) {
+            size_t j = t0 + threadIdx.x, m = n - t0 < blockDim.x ? n - t0 : blockDim.x;
+            __syncthreads();
+            if (j < n) { sx[threadIdx.x] = y[j]; sy[threadIdx.x] = y[n + j]; sz[threadIdx.x] = y[2 * n + j]; sr[threadIdx.x] = rad ? rad[j] : r0; }
+            __syncthreads();
+            if (i >= n) continue;
+            for (size_t q = 0; q < m; ++q) {
+                if (t0 + q <= i) continue;
+                if (nbody__cu_ct_hit(xi, yi, zi, sx[q], sy[q], sz[q], ri, sr[q])) {
+                    unsigned long long at = atomicAdd(count, 1ULL);
+                    if (at < cap) keys[at] = ((unsigned long long)i << 32) | (unsigned long long)(t0 + q);
+                }
+            }
+        }
+    }
+}
+
+/* depth-first position of heap node j >= n (a leaf) of a heap with n leaves, P = 2^floor(log2(2n-1)) */
+__device__ __forceinline__ size_t nbody__cu_ct_dfs(size_t j, size_t n, size_t P) { return j >= P ? j - P : (2 * n - P) + (j - n); }
+
+/* leaf boxes: the sphere of the body at depth-first position p(j), widened by 32 ulps */
+template <class T>
+__global__ void nbody__cu_ct_leaves(const T *y, const T *rad, T r0, size_t n, size_t P, const unsigned int *sorted, nbody__v4<T> *lo,
+                                    nbody__v4<T> *hi, unsigned int *lbody) {
+    const T pad = (T)(sizeof(T) == sizeof(float) ? 16 * 1.1920928955078125e-7 : 16 * 2.220446049250313e-16);
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
+        size_t j = n + k;
+        unsigned int b = sorted[nbody__cu_ct_dfs(j, n, P)];
+        T x = y[b], yy = y[n + b], z = y[2 * n + b], r = rad ? rad[b] : r0;
+        T w = r + (fmax(fabs(x), fmax(fabs(yy), fabs(z))) + r) * pad;
+        nbody__v4<T> a = {x - w, yy - w, z - w, (T)0}, c = {x + w, yy + w, z + w, (T)0};
+        lo[j] = a; hi[j] = c;
+        lbody[k] = b;
+    }
+}
+
+/* internal nodes [i0, i1): the union of their children's boxes */
+template <class T> __global__ void nbody__cu_ct_internal(size_t i0, size_t i1, nbody__v4<T> *lo, nbody__v4<T> *hi) {
+    for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
+        nbody__v4<T> a = lo[2 * i], b = lo[2 * i + 1], c = hi[2 * i], d = hi[2 * i + 1];
+        nbody__v4<T> l = {fmin(a.x, b.x), fmin(a.y, b.y), fmin(a.z, b.z), (T)0}, h = {fmax(c.x, d.x), fmax(c.y, d.y), fmax(c.z, d.z), (T)0};
+        lo[i] = l; hi[i] = h;
+    }
+}
+
+/* thread k walks for leaf n + k: stackless pre-order (next = 2i into a node whose box meets
+   the leaf's, skip(i) = (i >> ctz(~i)) + 1 past one that does not, back at the root = done),
+   from skip(leaf) on: the rest of a pre-order walk after its own leaf, whose ancestors all
+   meet its box anyway. So it reaches exactly the leaves after its own in depth-first order
+   that a whole walk would reach (each pair once, half the work of a whole walk). */
+__device__ __forceinline__ size_t nbody__cu_ct_skip(size_t i) { return (i >> (__ffsll((long long)~i) - 1)) + 1; }
+template <class T>
+__global__ void nbody__cu_ct_walk(const nbody__v4<T> *__restrict__ lo, const nbody__v4<T> *__restrict__ hi,
+                                  const unsigned int *__restrict__ lbody, const T *y, const T *rad, T r0, size_t n,
+                                  unsigned long long *keys, unsigned long long cap, unsigned long long *count) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
+        size_t leaf = n + k, node = nbody__cu_ct_skip(leaf);
+        unsigned int bi = lbody[k];
+        nbody__v4<T> ql = lo[leaf], qh = hi[leaf];
+        T ri = rad ? rad[bi] : r0;
+        while (node != 1) {
+            nbody__v4<T> a = nbody__ldg4(lo + node), b = nbody__ldg4(hi + node);
+            bool meet = a.x <= qh.x && ql.x <= b.x && a.y <= qh.y && ql.y <= b.y && a.z <= qh.z && ql.z <= b.z;
+            if (meet && node < n) { node = 2 * node; continue; }
+            if (meet) {
+                unsigned int bj = __ldg(lbody + (node - n));
+                nbody__cu_ct_test(y, n, (size_t)bi, (size_t)bj, ri, rad ? rad[bj] : r0, keys, cap, count);
+            }
+            node = nbody__cu_ct_skip(node);
+        }
+    }
+}
+
+/* the sorted keys to records, distance and reach as the host computes them */
+__global__ void nbody__cu_ct_gather(const unsigned long long *keys, size_t m, const nbody__r *y, const nbody__r *rad, nbody__r r0, size_t n,
+                                    nbody__contact *out) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < m; k += (size_t)gridDim.x * blockDim.x) {
+        size_t i = (size_t)(keys[k] >> 32), j = (size_t)(keys[k] & 0xffffffffULL);
+        nbody__contact c;
+        c.i = i; c.j = j;
+        c.d = nbody__cu_ct_dist(y[i], y[n + i], y[2 * n + i], y[j], y[n + j], y[2 * n + j]);
+        c.reach = nbody__cu_ct_add(rad ? rad[i] : r0, rad ? rad[j] : r0);
+        out[k] = c;
+    }
+}
+
+static void nbody__cu_ct_free(nbody__cu_contacts *w, const nbody_desc *d) {
+    if (!w) return;
+    cudaFree(w->radii); cudaFree(w->blo); cudaFree(w->bhi); cudaFree(w->lbody);
+    for (int k = 0; k < 2; ++k) { cudaFree(w->mkey[k]); cudaFree(w->mval[k]); cudaFree(w->keys[k]); }
+    cudaFree(w->dout); cudaFree(w->count); cudaFree(w->tmp);
+    (void)cudaGetLastError();
+    if (w->hout) d->allocator.free(w->hout, d->allocator.user_data);
+    d->allocator.free(w, d->allocator.user_data);
+}
+
+static nbody_result nbody__cu_ct_work(nbody__engine *e, nbody__cu_contacts **out) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK) return r;
+    if (!c->contacts) {
+        nbody__cu_contacts *w = (nbody__cu_contacts *)e->desc.allocator.alloc(sizeof *w, e->desc.allocator.user_data);
+        if (!w) return NBODY_ERR_OUT_OF_MEMORY;
+        memset(w, 0, sizeof *w);
+        if ((r = nbody__cu_malloc(e, &w->count, 1)) != NBODY_OK) { nbody__cu_ct_free(w, &e->desc); return r; }
+        c->contacts = w;
+    }
+    *out = c->contacts;
+    return NBODY_OK;
+}
+
+/* CUB scratch of at least bytes */
+static nbody_result nbody__cu_ct_tmp(nbody__engine *e, nbody__cu_contacts *w, size_t bytes) {
+    if (bytes <= w->tmpbytes) return NBODY_OK;
+    cudaFree(w->tmp);
+    w->tmp = NULL; w->tmpbytes = 0;
+    nbody_result r = nbody__cu_malloc(e, (unsigned char **)&w->tmp, bytes);
+    if (r == NBODY_OK) w->tmpbytes = bytes;
+    return r;
+}
+
+/* room for cap pairs (the old ones are not kept) */
+static nbody_result nbody__cu_ct_grow(nbody__engine *e, nbody__cu_contacts *w, size_t cap) {
+    nbody_result r;
+    cudaFree(w->keys[0]); cudaFree(w->keys[1]); cudaFree(w->dout);
+    w->keys[0] = w->keys[1] = NULL; w->dout = NULL; w->cap = 0;
+    r = nbody__cu_malloc(e, &w->keys[0], cap);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->keys[1], cap);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->dout, cap);
+    if (r == NBODY_OK) w->cap = cap;
+    return r;
+}
+
+static nbody_result nbody__cu_set_radii(nbody__engine *e, const nbody_real *r) {
+    nbody__cu_contacts *w;
+    nbody_result res = nbody__cu_ct_work(e, &w);
+    if (res != NBODY_OK) return res;
+    w->has_radii = 0;
+    if (!r) return NBODY_OK;
+    if (!w->radii && (res = nbody__cu_malloc(e, &w->radii, e->n)) != NBODY_OK) return res;
+    NBODY__CU(cudaMemcpy(w->radii, r, e->n * sizeof(nbody__r), cudaMemcpyHostToDevice));
+    w->has_radii = 1;
+    return NBODY_OK;
+}
+
+/* the bounding-volume tree of the spheres (radii rad, or r0 each) of the positions y */
+static nbody_result nbody__cu_ct_build(nbody__engine *e, nbody__cu_contacts *w, const nbody__r *y, const nbody__r *rad, nbody__r r0) {
+    size_t n = e->n, P = 1, bytes = 0;
+    int depth = 0;
+    nbody_result r = NBODY_OK;
+    nbody__box<nbody__r> *box;
+    if (!w->blo) {
+        r = nbody__cu_malloc(e, &w->blo, 2 * n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->bhi, 2 * n);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->lbody, n);
+        for (int k = 0; k < 2 && r == NBODY_OK; ++k) {
+            r = nbody__cu_malloc(e, &w->mkey[k], n);
+            if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->mval[k], n);
+        }
+        if (r != NBODY_OK) {   /* all or nothing */
+            cudaFree(w->blo); cudaFree(w->bhi); cudaFree(w->lbody);
+            for (int k = 0; k < 2; ++k) { cudaFree(w->mkey[k]); cudaFree(w->mval[k]); w->mkey[k] = NULL; w->mval[k] = NULL; }
+            w->blo = w->bhi = NULL; w->lbody = NULL;
+            return r;
+        }
+    }
+    nbody__cu_map_box<nbody__r> mb = {y, n};
+    if ((r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box)) != NBODY_OK) return r;
+    while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
+    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, w->mkey[0], w->mval[0]);
+    NBODY__CU(cudaGetLastError());
+    NBODY__CU(cub::DeviceRadixSort::SortPairs(NULL, bytes, w->mkey[0], w->mkey[1], w->mval[0], w->mval[1], (int)n, 0, 63));
+    if ((r = nbody__cu_ct_tmp(e, w, bytes)) != NBODY_OK) return r;
+    bytes = w->tmpbytes;
+    NBODY__CU(cub::DeviceRadixSort::SortPairs(w->tmp, bytes, w->mkey[0], w->mkey[1], w->mval[0], w->mval[1], (int)n, 0, 63));
+    nbody__cu_ct_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, rad, r0, n, P, w->mval[1], w->blo, w->bhi, w->lbody);
+    NBODY__CU(cudaGetLastError());
+    for (int L = depth - 1; L >= 0; --L) {
+        size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
+        if (i0 >= i1) continue;
+        nbody__cu_ct_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, w->blo, w->bhi);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_find_contacts(nbody__engine *e, nbody__buf yb, int use_radii, nbody_real r0, const nbody__contact **pairs,
+                                            size_t *count) {
+    const nbody__r *y = (const nbody__r *)yb, *rad;
+    size_t n = e->n, bytes = 0;
+    unsigned long long found = 0;
+    nbody__cu_contacts *w;
+    nbody_result r;
+    int tree;
+    *pairs = NULL; *count = 0;
+    if (!y || !(r0 >= 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__cu_ct_work(e, &w)) != NBODY_OK) return r;
+    if (n < 2 || (use_radii && !w->has_radii)) return NBODY_OK;   /* no radii: all zero, nothing is closer than 0 */
+    rad = use_radii ? w->radii : NULL;
+    tree = nbody__cu_ct_mode == 2 || (nbody__cu_ct_mode == 0 && n > nbody__cu_ct_direct_max);
+    if (!w->cap && (r = nbody__cu_ct_grow(e, w, nbody__cu_ct_cap0 ? nbody__cu_ct_cap0 : 1024 + n / 4)) != NBODY_OK) return r;
+    if (tree && (r = nbody__cu_ct_build(e, w, y, rad, (nbody__r)r0)) != NBODY_OK) return r;
+    for (;;) {
+        NBODY__CU(cudaMemset(w->count, 0, sizeof *w->count));
+        if (tree)
+            nbody__cu_ct_walk<<<nbody__cu_blocks(n, NBODY__CT_THREADS), NBODY__CT_THREADS>>>(w->blo, w->bhi, w->lbody, y, rad, (nbody__r)r0, n,
+                                                                                           w->keys[0], w->cap, w->count);
+        else
+            nbody__cu_ct_direct<<<nbody__cu_blocks(n, NBODY__CT_THREADS), NBODY__CT_THREADS>>>(y, rad, (nbody__r)r0, n, w->keys[0],
+                                                                                             w->cap, w->count);
+        NBODY__CU(cudaGetLastError());
+        NBODY__CU(cudaMemcpy(&found, w->count, sizeof found, cudaMemcpyDeviceToHost));
+        if (found <= w->cap) break;
+        if (found > 0x7fffffffULL) {
+            nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: %llu contact pairs, more than 2^31 - 1", found);
+            return NBODY_ERR_OUT_OF_MEMORY;
+        }
+        nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: %llu contact pairs, room for %lu: search again", found, (unsigned long)w->cap);
+        if ((r = nbody__cu_ct_grow(e, w, (size_t)found + (size_t)found / 4)) != NBODY_OK) return r;
+    }
+    if (found == 0) return NBODY_OK;
+    NBODY__CU(cub::DeviceRadixSort::SortKeys(NULL, bytes, w->keys[0], w->keys[1], (int)found, 0, 62));
+    if ((r = nbody__cu_ct_tmp(e, w, bytes)) != NBODY_OK) return r;
+    bytes = w->tmpbytes;
+    NBODY__CU(cub::DeviceRadixSort::SortKeys(w->tmp, bytes, w->keys[0], w->keys[1], (int)found, 0, 62));
+    nbody__cu_ct_gather<<<nbody__cu_blocks((size_t)found, 256), 256>>>(w->keys[1], (size_t)found, y, rad, (nbody__r)r0, n, w->dout);
+    NBODY__CU(cudaGetLastError());
+    if (w->hcap < (size_t)found) {
+        size_t cap = (size_t)found + (size_t)found / 4;
+        if (w->hout) e->desc.allocator.free(w->hout, e->desc.allocator.user_data);
+        w->hcap = 0;
+        w->hout = (nbody__contact *)e->desc.allocator.alloc(cap * sizeof(nbody__contact), e->desc.allocator.user_data);
+        if (!w->hout) return NBODY_ERR_OUT_OF_MEMORY;
+        w->hcap = cap;
+    }
+    NBODY__CU(cudaMemcpy(w->hout, w->dout, (size_t)found * sizeof(nbody__contact), cudaMemcpyDeviceToHost));
+    *pairs = w->hout; *count = (size_t)found;
+    return NBODY_OK;
+}
+
+/* ======================================================================================
    engine operations
    ====================================================================================== */
 static void nbody__cu_shutdown(nbody__engine *e) {
@@ -1445,7 +1778,9 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
     cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
     nbody__cu_slice_free(c->slice, &e->desc);
-    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad); cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp);
+    nbody__cu_ct_free(c->contacts, &e->desc);
+    cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
+    cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp);
     for (int k = 0; k < 3; ++k)
         if (c->tev[k]) cudaEventDestroy(c->tev[k]);
     (void)cudaGetLastError();
@@ -1689,11 +2024,11 @@ static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t 
 static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts};
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;
