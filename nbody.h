@@ -80,8 +80,40 @@
    eps = 0 is exact Newtonian gravity; coincident bodies then give NaN, which is reported).
    The state is y = [x(N) y(N) z(N) vx(N) vy(N) vz(N)], f(y) = [v, a(x)].
 
+   CONTENTS: search for the tag (">>simulation") to jump to a section; the implementation
+   reads top-down: a call leads forward, from nbody_create to the force kernels.
+       >>api              public API: results, bodies, nbody_desc, every function
+       >>backend          the engine interface (for nbody_cuda.cu and nbody_cl.h too)
+       >>implementation   implementation: configuration, system headers, math wrappers
+       >>utilities        memory and logging, names, bodies, desc defaults
+       >>types            nbody_sim, the typed method state, forward declarations
+       >>methods          Butcher tableaux and the method table
+       >>simulation       nbody_create, nbody_step, nbody_advance, the step loop, get/set
+       >>solvers          Runge-Kutta, leapfrog, implicit RK, Adams, Bulirsch-Stoer
+         >>radau          Gauss-Radau (IAS15)
+         >>whfast         Wisdom-Holman (WHFast)
+         >>solver_ops     f(y), linear combinations, the update
+       >>engines          SIMD levels, the CPU engines' state
+         >>host           host buffers: the vector operations of the CPU engines
+         >>direct         SIMPLE, OPENMP, BLOCK derivatives and the direct kernels
+         >>block          the BLOCK kernel: schedules, AVX2 and AVX-512 levels
+         >>tree           Barnes-Hut on the kd-tree heap
+         >>mpi            slices and the distributed (MPI) engine
+         >>hooks          the engine table, engine start and stop
+       >>steering         extra forces, hooks, collisions, events
+       >>diagnostics      nbody_measure
+       >>ic               initial conditions
+       >>orbital          orbital elements
+       >>files            snapshots and CSV
+         >>checkpoints    exact restarts
+         >>archive        the snapshot archive
+         >>interop        CUDA-OpenGL interop
+
    License and version history at the end of this file.
 */
+/* ======================================================================================
+   >>api  PUBLIC API
+   ====================================================================================== */
 #ifndef NBODY_H_INCLUDED
 #define NBODY_H_INCLUDED
 
@@ -509,7 +541,7 @@ NBODY_API nbody_result nbody_cuda_positions(const nbody_sim *sim, void *device_d
 #endif /* NBODY_H_INCLUDED */
 
 /* ======================================================================================
-   BACKEND INTERFACE: how engines plug in. Not for users. Visible to the implementation and
+   >>backend  BACKEND INTERFACE: how engines plug in. Not for users. Visible to the implementation and
    to backends compiled separately (nbody_cuda.cu defines NBODY_BACKEND before including).
    ====================================================================================== */
 #if (defined(NBODY_IMPLEMENTATION) || defined(NBODY_BACKEND)) && !defined(NBODY__BACKEND_INTERFACE)
@@ -774,7 +806,7 @@ NBODY__SHARED NBODY__HEAP_INDEX nbody__heap_next(NBODY__HEAP_INDEX i, NBODY__HEA
 #endif /* backend interface */
 
 /* ======================================================================================
-   IMPLEMENTATION
+   >>implementation  IMPLEMENTATION
    ====================================================================================== */
 #if defined(NBODY_IMPLEMENTATION) && !defined(NBODY__IMPLEMENTATION_DONE)
 #define NBODY__IMPLEMENTATION_DONE
@@ -845,7 +877,11 @@ static nbody_real nbody__fabs(nbody_real x) { return x < 0 ? -x : x; }
 
 static int nbody__isfinite(nbody_real v) { return v == v && v - v == 0; }
 
-/* ---------------------------------------------------------------- memory and logging */
+/* ======================================================================================
+   >>utilities  SMALL UTILITIES: memory and logging, names, bodies, desc defaults
+   ====================================================================================== */
+
+/* ---- memory and logging ---- */
 static void *nbody__default_alloc(size_t size, void *user_data) { (void)user_data; return NBODY_MALLOC(size); }
 static void nbody__default_free(void *p, void *user_data) { (void)user_data; NBODY_FREE(p); }
 
@@ -868,7 +904,7 @@ static void nbody__log(const nbody_desc *d, nbody_log_level level, const char *f
     d->log.func(level, line, d->log.user_data);
 }
 
-/* ---------------------------------------------------------------- names */
+/* ---- names ---- */
 NBODY__DEF const char *nbody_result_string(nbody_result r) {
     switch (r) {
     case NBODY_OK: return "ok";
@@ -901,7 +937,7 @@ NBODY__DEF const char *nbody_method_name(nbody_method m) {
     return ((int)m >= 0 && m < NBODY_METHOD_COUNT_) ? names[m] : "unknown";
 }
 
-/* ---------------------------------------------------------------- bodies */
+/* ---- bodies ---- */
 static nbody_real **nbody__fields(nbody_system *s, nbody_real **f[7]) {
     f[0] = &s->x; f[1] = &s->y; f[2] = &s->z; f[3] = &s->vx; f[4] = &s->vy; f[5] = &s->vz; f[6] = &s->m;
     return *f;
@@ -951,7 +987,7 @@ NBODY__DEF nbody_result nbody_system_copy(nbody_system *dst, const nbody_system 
     return NBODY_OK;
 }
 
-/* ---------------------------------------------------------------- desc defaults (one place) */
+/* ---- desc defaults (one place) ---- */
 static int nbody__desc_valid(const nbody_desc *d) {
     if ((int)d->engine < 0 || d->engine >= NBODY_ENGINE_COUNT_) return 0;
     if ((int)d->method < 0 || d->method >= NBODY_METHOD_COUNT_) return 0;
@@ -1002,97 +1038,1928 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
 }
 
 /* ======================================================================================
-   HOST BUFFERS: the vector operations shared by every CPU engine
+   >>types  PRIVATE TYPES AND DECLARATIONS
+   The simulation object and what it holds: the typed state of each method, the field
+   lists a checkpoint is written from, the method descriptor; then forward declarations of
+   the functions that the sections below call before they define them.
    ====================================================================================== */
-static nbody_result nbody__host_alloc(nbody__engine *e, size_t len, nbody__buf *out) {
-    size_t bytes = nbody__bytes(len, sizeof(nbody_real));
-    void *p = bytes ? nbody__alloc(&e->desc, bytes) : NULL;
-    if (!p) return NBODY_ERR_OUT_OF_MEMORY;
-    memset(p, 0, bytes);
-    *out = p;
-    return NBODY_OK;
-}
-static void nbody__host_release(nbody__engine *e, nbody__buf b) { nbody__free(&e->desc, b); }
-static nbody_result nbody__host_upload(nbody__engine *e, nbody__buf dst, size_t off, const nbody_real *src, size_t len) {
-    (void)e; memcpy((nbody_real *)dst + off, src, len * sizeof(nbody_real)); return NBODY_OK;
-}
-static nbody_result nbody__host_download(nbody__engine *e, nbody_real *dst, nbody__buf src, size_t off, size_t len) {
-    (void)e; memcpy(dst, (const nbody_real *)src + off, len * sizeof(nbody_real)); return NBODY_OK;
+
+typedef struct nbody__tableau {    /* explicit or implicit Runge-Kutta */
+    int stages, order, embedded_order, fsal;
+    const nbody_real *a;           /* stages x stages, row-major */
+    const nbody_real *b;           /* propagating (higher-order) weights */
+    const nbody_real *bhat;        /* embedded weights, NULL when none */
+    const nbody_real *c;
+} nbody__tableau;
+
+typedef struct nbody__method_info nbody__method_info;
+
+/* ---- typed solver state: what a method keeps between steps, and its named scratch vectors.
+   Each method that has any owns one struct, a member of nbody_sim (separate members, not a
+   union: every method's state is zero unless it is the one running, and nothing is shared).
+   Its field list (nbody__*_fields, after nbody_sim) is the one description every generic
+   piece works from: buffers are allocated, released and checkpointed through it, scalars
+   are checkpointed and carried over a change of n through it. */
+typedef struct nbody__leapfrog_state {
+    nbody__buf rate;               /* [v + h/2 a(x), (a(x) + a(x'))/2]: the step's one update direction */
+} nbody__leapfrog_state;
+
+typedef struct nbody__irk_state {  /* NBODY_TRAPEZE, NBODY_RKGL, NBODY_RKLC */
+    nbody__buf stage;              /* f at the stage just evaluated, before it replaces K_i */
+} nbody__irk_state;
+
+#define NBODY__ADAMS_MAX_ORDER 5
+typedef struct nbody__adams_state {
+    nbody_real spacing;            /* the step the past derivatives are spaced by */
+    int history;                   /* how many of past[] are valid and spaced by `spacing` */
+    nbody__buf past[NBODY__ADAMS_MAX_ORDER - 1]; /* f_{n-1}, f_{n-2}, ...: a ring rotated by pointer */
+} nbody__adams_state;
+
+#define NBODY__BS_KMAX 8
+typedef struct nbody__bs_state {
+    int column;                    /* target column (order) of the next step; < 2: none yet */
+    nbody_real proposal;           /* next step, chosen together with the column */
+    nbody__buf table[NBODY__BS_KMAX]; /* the latest extrapolation row T_j1 .. T_jj */
+    nbody__buf entry;              /* the new entry T_j,k+1 */
+    nbody__buf scratch;
+    nbody__buf other;              /* the modified midpoint's other increment */
+} nbody__bs_state;
+
+#define NBODY__RADAU_NB 7          /* B_1 .. B_7 */
+typedef struct nbody__radau_state {
+    nbody_real last_step;          /* h of the last accepted step */
+    nbody_real proposal;           /* next step */
+    nbody_real ratio;              /* h / last_step of the attempt in progress */
+    int predicted;                 /* the attempt started from a prediction of B */
+    int have_b;                    /* b_accepted holds the B of an accepted step */
+    nbody__buf b_accepted[NBODY__RADAU_NB]; /* B of the last accepted step */
+    nbody__buf prediction[NBODY__RADAU_NB]; /* the prediction E that step started from */
+    nbody__buf b[NBODY__RADAU_NB];          /* B of the attempt */
+    nbody__buf g[NBODY__RADAU_NB];          /* G of the attempt (Newton form) */
+    nbody__buf b_comp[NBODY__RADAU_NB];     /* B's compensation */
+    nbody__buf change;             /* D = G_k(new) - G_k(old) */
+    nbody__buf x_comp;             /* the state's position compensation, in the acceleration half */
+    nbody__buf divided;            /* the divided difference being built */
+    nbody_real *host;              /* 24n host scratch (PRS23): written before read, not saved */
+} nbody__radau_state;
+
+/* One entry of a method's field list. Checkpoints write each field under its name, and a
+   load matches the names, so adding a field cannot shift another. */
+typedef enum nbody__field_kind { NBODY__FIELD_INT, NBODY__FIELD_REAL, NBODY__FIELD_BUF } nbody__field_kind;
+typedef struct nbody__field {
+    const char *name;              /* as written in checkpoints: at most 15 characters */
+    nbody__field_kind kind;
+    size_t offset;                 /* in nbody_sim */
+    int count;                     /* array length, 1 for one value */
+    int lo, hi;                    /* NBODY__FIELD_INT: the values a checkpoint may hold */
+    int history;                   /* 1: counts valid past buffers; 0 when the state is replaced */
+} nbody__field;
+
+typedef struct nbody__archiver {   /* nbody_archive_attach */
+    char *path;
+    nbody_real every_t, next_t;
+    unsigned long long every_steps, last_step;
+    double every_wall, last_wall;  /* seconds; last_wall from time() */
+} nbody__archiver;
+
+typedef struct nbody__steer {      /* host-side steering state, carried across a change of n */
+    nbody_real *radii;             /* n, NULL = all zero */
+    nbody_real *host;              /* 9n scratch (state + accelerations) for GPU engines, lazily */
+    nbody_event event;
+    int in_hook;                   /* a hook runs: nbody_step / nbody_advance refuse */
+    nbody__archiver *archive;
+} nbody__steer;
+
+typedef struct nbody__whfast_state {   /* NBODY_WHFAST */
+    int live;                      /* canonical holds the canonical state of y (corrector applied) */
+    nbody_real h;                  /* the step canonical was opened with (the corrector's) */
+    nbody__buf canonical;          /* the canonical (Jacobi or democratic heliocentric) state */
+    nbody__buf copy;               /* canonical with the inverse corrector applied */
+    /* deferred synchronization (correctors; not saved: nbody_advance sets and clears them) */
+    int defer;                     /* nbody_advance to t_limit with nothing that reads y between steps */
+    nbody_real t_limit;
+    int pending, deferred;         /* this attempt's y_new / y lack the inverse corrector */
+} nbody__whfast_state;
+
+struct nbody_sim {
+    nbody__engine eng;
+    nbody_desc desc;               /* defaults resolved */
+    const nbody__method_info *method;
+    size_t n, len;                 /* bodies, 6n */
+    nbody__buf y, y_new, ytmp;     /* state, candidate, stage argument */
+    nbody__buf k[NBODY__MAX_TERMS];/* stage derivatives; k[0] = f(y) when f_valid */
+    nbody__buf comp, comp_new;     /* Kahan compensation (desc.compensated) */
+    int nk;                        /* k[0..nk) allocated (the method's stages) */
+    int f_valid;                   /* k[0] holds f(y) */
+    /* Method state. Every piece of it lives in the buffers above or in these structs' listed
+       fields, so a checkpoint that saves them restarts any method bitwise exactly. */
+    nbody__leapfrog_state leapfrog;
+    nbody__irk_state irk;
+    nbody__adams_state adams;
+    nbody__bs_state bs;
+    nbody__radau_state radau;
+    nbody__whfast_state whfast;
+    nbody_real t, dt_next;
+    nbody_real *m;                 /* host copy of the masses */
+    nbody_stats stats;
+    /* desc.progress during one nbody_advance (active = 0 outside it) */
+    struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
+    nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
+    nbody__steer steer;            /* radii, events, archive: host side, between steps */
+};
+
+/* The field lists. To give a new method state: a struct above, a member of nbody_sim, a list
+   here from NBODY__FIELD rows (every buffer, and every scalar that outlives a step), and
+   NBODY__FIELDS(list) in its nbody__methods row; checkpoints, a change of n, nbody_set_state
+   and the buffers' allocation then handle it. Bump NBODY__CKP_VERSION when a list changes
+   (a load also refuses a file whose names differ from the list). For example:
+       static const nbody__field nbody__irk_fields[] = {
+           NBODY__FIELD(irk, nbody__irk_state, stage, NBODY__FIELD_BUF, 1, 0, 0, 0)};  */
+#define NBODY__FIELD(member, type, field, kind, count, lo, hi, history) \
+    {#field, kind, offsetof(nbody_sim, member) + offsetof(type, field), count, lo, hi, history}
+#define NBODY__FIELDS(list) list, (int)(sizeof list / sizeof list[0])
+
+static const nbody__field nbody__leapfrog_fields[] = {
+    NBODY__FIELD(leapfrog, nbody__leapfrog_state, rate, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__irk_fields[] = {
+    NBODY__FIELD(irk, nbody__irk_state, stage, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__adams_fields[] = {
+    NBODY__FIELD(adams, nbody__adams_state, spacing, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(adams, nbody__adams_state, history, NBODY__FIELD_INT, 1, 0, NBODY__ADAMS_MAX_ORDER - 1, 1),
+    NBODY__FIELD(adams, nbody__adams_state, past, NBODY__FIELD_BUF, NBODY__ADAMS_MAX_ORDER - 1, 0, 0, 0)};
+static const nbody__field nbody__bs_fields[] = {
+    NBODY__FIELD(bs, nbody__bs_state, column, NBODY__FIELD_INT, 1, 0, NBODY__BS_KMAX - 1, 0),
+    NBODY__FIELD(bs, nbody__bs_state, proposal, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, table, NBODY__FIELD_BUF, NBODY__BS_KMAX, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, entry, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, scratch, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(bs, nbody__bs_state, other, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__radau_fields[] = {
+    NBODY__FIELD(radau, nbody__radau_state, last_step, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, proposal, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, ratio, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, predicted, NBODY__FIELD_INT, 1, 0, 1, 0),
+    NBODY__FIELD(radau, nbody__radau_state, have_b, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(radau, nbody__radau_state, b_accepted, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, prediction, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, b, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, g, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, b_comp, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, change, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, x_comp, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(radau, nbody__radau_state, divided, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+static const nbody__field nbody__whfast_fields[] = {
+    NBODY__FIELD(whfast, nbody__whfast_state, live, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(whfast, nbody__whfast_state, h, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(whfast, nbody__whfast_state, canonical, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(whfast, nbody__whfast_state, copy, NBODY__FIELD_BUF, 1, 0, 0, 0)};
+
+static void *nbody__field_at(nbody_sim *s, const nbody__field *f) { return (char *)s + f->offset; }
+
+/* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
+   (<= 1 accepts) for adaptive methods, 0 otherwise */
+typedef nbody_result (*nbody__attempt_fn)(nbody_sim *s, nbody_real h, nbody_real *err);
+/* after an accepted step (y_new already swapped into y) */
+typedef void (*nbody__commit_fn)(nbody_sim *s, nbody_real h);
+
+struct nbody__method_info {
+    nbody_method id;
+    int order;                     /* nominal order (Adams: from desc.order) */
+    int adaptive;                  /* has an error estimate: tolerance > 0 turns control on */
+    int nk;                        /* stage derivatives it needs */
+    const nbody__field *fields;    /* its state (NULL: none) */
+    int nfields;
+    const nbody__tableau *tableau;
+    nbody__attempt_fn attempt;
+    nbody__commit_fn commit;       /* NULL: nothing to do */
+};
+
+/* CPU engines keep the masses and their scratch in this */
+typedef struct nbody__cpu {
+    nbody_real *m;
+    nbody_simd simd;               /* the SIMD level, chosen at init (nbody__simd_choose) */
+    void *tree;                    /* NBODY_ENGINE_TREE: the kd-tree workspace */
+    size_t *targets;               /* NBODY_ENGINE_TREE on a slice: its bodies in leaf order */
+} nbody__cpu;
+
+/* BLOCK's desc.block_size: 0 (automatic) or a multiple of NBODY__BLOCK_SIZE_STEP (a whole
+   number of tiles at every SIMD level: 8 to 32 bodies) in [STEP, NBODY__BLOCK_SIZE_MAX] */
+#define NBODY__BLOCK_SIZE_STEP 32
+#define NBODY__BLOCK_SIZE_MAX 16384
+
+/* defined below in >>simulation */
+static double nbody__wall_seconds(void);
+static int nbody__progress(nbody_sim *s, int accepted);
+static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit);
+
+/* defined below in >>solvers */
+static nbody_result nbody__erk_step(nbody_sim *s, const nbody__tableau *T, nbody_real h, nbody_real *err);
+static nbody_result nbody__attempt_erk(nbody_sim *s, nbody_real h, nbody_real *err);
+static void nbody__swap(nbody__buf *a, nbody__buf *b);
+static void nbody__commit_erk(nbody_sim *s, nbody_real h);
+static nbody_result nbody__attempt_leapfrog(nbody_sim *s, nbody_real h, nbody_real *err);
+static void nbody__commit_leapfrog(nbody_sim *s, nbody_real h);
+static nbody_real nbody__eps(void);
+static void nbody__commit_invalidate(nbody_sim *s, nbody_real h);
+static nbody_result nbody__attempt_irk(nbody_sim *s, nbody_real h, nbody_real *err);
+static nbody_result nbody__attempt_gauss(nbody_sim *s, nbody_real h, nbody_real *err);
+static nbody_result nbody__attempt_adams(nbody_sim *s, nbody_real h, nbody_real *err);
+static void nbody__commit_adams(nbody_sim *s, nbody_real h);
+static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *err);
+static nbody_real nbody__bs_proposal(const nbody_sim *s);
+
+/* defined below in >>radau */
+static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err);
+static void nbody__commit_radau(nbody_sim *s, nbody_real h);
+static nbody_real nbody__radau_proposal(const nbody_sim *s);
+
+/* defined below in >>whfast */
+static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n);
+static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y);
+static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err);
+static void nbody__commit_whfast(nbody_sim *s, nbody_real h);
+
+/* defined below in >>solver_ops */
+static nbody_result nbody__derivative(nbody_sim *s, nbody__buf y, nbody__buf f);
+static nbody__lincomb nbody__op(nbody__buf out, nbody__buf y, nbody_real h, size_t len);
+static nbody_result nbody__first_stage(nbody_sim *s);
+static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbody_real *c, nbody__buf const *k);
+
+/* defined below in >>engines */
+static const char *nbody__simd_level_name(nbody_simd level);
+static nbody_result nbody__cpu_init(nbody__engine *e);
+
+/* defined below in >>mpi */
+static nbody_result nbody__engine_agree(nbody__engine *e, nbody_result r);
+static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *s, nbody_result r);
+
+/* defined below in >>hooks */
+static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, size_t n, const nbody_real *m);
+static void nbody__engine_stop(nbody__engine *e);
+
+/* defined below in >>steering */
+static nbody_result nbody__stop(nbody_sim *s, nbody_event_kind kind, size_t i, size_t j, nbody_real dist);
+static int nbody__hook(nbody_sim *s, nbody_step_hook_fn fn);
+static nbody_result nbody__after_step(nbody_sim *s);
+
+/* ======================================================================================
+   >>methods  THE METHOD TABLE: the Butcher tableaux and one row per nbody_method
+   nbody_create picks its row; the functions a row names follow in SOLVERS.
+   ====================================================================================== */
+
+/* ---- tableaux ---- */
+static const nbody_real nbody__euler_a[] = {0};
+static const nbody_real nbody__euler_b[] = {1};
+static const nbody_real nbody__euler_c[] = {0};
+static const nbody__tableau nbody__euler_tab = {1, 1, 0, 0, nbody__euler_a, nbody__euler_b, NULL, nbody__euler_c};
+
+/* explicit midpoint (Runge's second-order method) */
+static const nbody_real nbody__midpoint_a[] = {0, 0, NBODY__Q(1, 2), 0};
+static const nbody_real nbody__midpoint_b[] = {0, 1};
+static const nbody_real nbody__midpoint_c[] = {0, NBODY__Q(1, 2)};
+static const nbody__tableau nbody__midpoint_tab = {2, 2, 0, 0, nbody__midpoint_a, nbody__midpoint_b, NULL, nbody__midpoint_c};
+
+/* classical fourth-order Runge-Kutta (Kutta 1901) */
+static const nbody_real nbody__rk4_a[] = {0, 0, 0, 0, NBODY__Q(1, 2), 0, 0, 0, 0, NBODY__Q(1, 2), 0, 0, 0, 0, 1, 0};
+static const nbody_real nbody__rk4_b[] = {NBODY__Q(1, 6), NBODY__Q(1, 3), NBODY__Q(1, 3), NBODY__Q(1, 6)};
+static const nbody_real nbody__rk4_c[] = {0, NBODY__Q(1, 2), NBODY__Q(1, 2), 1};
+static const nbody__tableau nbody__rk4_tab = {4, 4, 0, 0, nbody__rk4_a, nbody__rk4_b, NULL, nbody__rk4_c};
+
+/* Kutta's third-order method (Kutta 1901; HNW I, Table II.1.1): starts Adams order 3 */
+static const nbody_real nbody__kutta3_a[] = {0, 0, 0, NBODY__Q(1, 2), 0, 0, -1, 2, 0};
+static const nbody_real nbody__kutta3_b[] = {NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
+static const nbody_real nbody__kutta3_c[] = {0, NBODY__Q(1, 2), 1};
+static const nbody__tableau nbody__kutta3_tab = {3, 3, 0, 0, nbody__kutta3_a, nbody__kutta3_b, NULL, nbody__kutta3_c};
+
+/* Cash & Karp, ACM TOMS 16 (1990) 201-222, Table 5 (the 5(4) pair of Numerical Recipes 16.2) */
+static const nbody_real nbody__rkck_a[] = {
+    0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 5), 0, 0, 0, 0, 0,
+    NBODY__Q(3, 40), NBODY__Q(9, 40), 0, 0, 0, 0,
+    NBODY__Q(3, 10), NBODY__Q(-9, 10), NBODY__Q(6, 5), 0, 0, 0,
+    NBODY__Q(-11, 54), NBODY__Q(5, 2), NBODY__Q(-70, 27), NBODY__Q(35, 27), 0, 0,
+    NBODY__Q(1631, 55296), NBODY__Q(175, 512), NBODY__Q(575, 13824), NBODY__Q(44275, 110592), NBODY__Q(253, 4096), 0};
+static const nbody_real nbody__rkck_b[] = {NBODY__Q(37, 378), 0, NBODY__Q(250, 621), NBODY__Q(125, 594), 0, NBODY__Q(512, 1771)};
+static const nbody_real nbody__rkck_bhat[] = {NBODY__Q(2825, 27648), 0, NBODY__Q(18575, 48384), NBODY__Q(13525, 55296),
+                                              NBODY__Q(277, 14336), NBODY__Q(1, 4)};
+static const nbody_real nbody__rkck_c[] = {0, NBODY__Q(1, 5), NBODY__Q(3, 10), NBODY__Q(3, 5), 1, NBODY__Q(7, 8)};
+static const nbody__tableau nbody__rkck_tab = {6, 5, 4, 0, nbody__rkck_a, nbody__rkck_b, nbody__rkck_bhat, nbody__rkck_c};
+/* its fifth-order row alone starts Adams order 5 */
+static const nbody__tableau nbody__rkck5_tab = {6, 5, 0, 0, nbody__rkck_a, nbody__rkck_b, NULL, nbody__rkck_c};
+
+/* Dormand & Prince, J. Comput. Appl. Math. 6 (1980) 19-26 (HNW I, Table II.5.2, DOPRI5).
+   The last row equals b, so stage 7 is f(y_new): first same as last. */
+static const nbody_real nbody__rkdp_a[] = {
+    0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 5), 0, 0, 0, 0, 0, 0,
+    NBODY__Q(3, 40), NBODY__Q(9, 40), 0, 0, 0, 0, 0,
+    NBODY__Q(44, 45), NBODY__Q(-56, 15), NBODY__Q(32, 9), 0, 0, 0, 0,
+    NBODY__Q(19372, 6561), NBODY__Q(-25360, 2187), NBODY__Q(64448, 6561), NBODY__Q(-212, 729), 0, 0, 0,
+    NBODY__Q(9017, 3168), NBODY__Q(-355, 33), NBODY__Q(46732, 5247), NBODY__Q(49, 176), NBODY__Q(-5103, 18656), 0, 0,
+    NBODY__Q(35, 384), 0, NBODY__Q(500, 1113), NBODY__Q(125, 192), NBODY__Q(-2187, 6784), NBODY__Q(11, 84), 0};
+static const nbody_real nbody__rkdp_b[] = {NBODY__Q(35, 384), 0, NBODY__Q(500, 1113), NBODY__Q(125, 192),
+                                           NBODY__Q(-2187, 6784), NBODY__Q(11, 84), 0};
+static const nbody_real nbody__rkdp_bhat[] = {NBODY__Q(5179, 57600), 0, NBODY__Q(7571, 16695), NBODY__Q(393, 640),
+                                              NBODY__Q(-92097, 339200), NBODY__Q(187, 2100), NBODY__Q(1, 40)};
+static const nbody_real nbody__rkdp_c[] = {0, NBODY__Q(1, 5), NBODY__Q(3, 10), NBODY__Q(4, 5), NBODY__Q(8, 9), 1, 1};
+static const nbody__tableau nbody__rkdp_tab = {7, 5, 4, 1, nbody__rkdp_a, nbody__rkdp_b, nbody__rkdp_bhat, nbody__rkdp_c};
+
+/* Verner's 6(5) pair as used by DVERK (Hull, Enright & Jackson, "User's guide for DVERK",
+   Univ. Toronto TR 100, 1976; Verner, SIAM J. Numer. Anal. 15 (1978) 772-790) */
+static const nbody_real nbody__dverk_a[] = {
+    0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 6), 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(4, 75), NBODY__Q(16, 75), 0, 0, 0, 0, 0, 0,
+    NBODY__Q(5, 6), NBODY__Q(-8, 3), NBODY__Q(5, 2), 0, 0, 0, 0, 0,
+    NBODY__Q(-165, 64), NBODY__Q(55, 6), NBODY__Q(-425, 64), NBODY__Q(85, 96), 0, 0, 0, 0,
+    NBODY__Q(12, 5), -8, NBODY__Q(4015, 612), NBODY__Q(-11, 36), NBODY__Q(88, 255), 0, 0, 0,
+    NBODY__Q(-8263, 15000), NBODY__Q(124, 75), NBODY__Q(-643, 680), NBODY__Q(-81, 250), NBODY__Q(2484, 10625), 0, 0, 0,
+    NBODY__Q(3501, 1720), NBODY__Q(-300, 43), NBODY__Q(297275, 52632), NBODY__Q(-319, 2322), NBODY__Q(24068, 84065), 0,
+    NBODY__Q(3850, 26703), 0};
+static const nbody_real nbody__dverk_b[] = {NBODY__Q(3, 40), 0, NBODY__Q(875, 2244), NBODY__Q(23, 72), NBODY__Q(264, 1955), 0,
+                                            NBODY__Q(125, 11592), NBODY__Q(43, 616)};
+static const nbody_real nbody__dverk_bhat[] = {NBODY__Q(13, 160), 0, NBODY__Q(2375, 5984), NBODY__Q(5, 16), NBODY__Q(12, 85),
+                                               NBODY__Q(3, 44), 0, 0};
+static const nbody_real nbody__dverk_c[] = {0, NBODY__Q(1, 6), NBODY__Q(4, 15), NBODY__Q(2, 3), NBODY__Q(5, 6), 1, NBODY__Q(1, 15), 1};
+static const nbody__tableau nbody__dverk_tab = {8, 6, 5, 0, nbody__dverk_a, nbody__dverk_b, nbody__dverk_bhat, nbody__dverk_c};
+
+/* Fehlberg 7(8), NASA TR R-287 (1968), Table X (HNW I, Table II.5.4, RKF78). Propagated with the
+   eighth-order weights; their difference from the seventh-order ones is 41/840 (k1 + k11 - k12 - k13). */
+static const nbody_real nbody__rkf_a[] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(2, 27), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 36), NBODY__Q(1, 12), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 24), 0, NBODY__Q(1, 8), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(5, 12), 0, NBODY__Q(-25, 16), NBODY__Q(25, 16), 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(1, 20), 0, 0, NBODY__Q(1, 4), NBODY__Q(1, 5), 0, 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(-25, 108), 0, 0, NBODY__Q(125, 108), NBODY__Q(-65, 27), NBODY__Q(125, 54), 0, 0, 0, 0, 0, 0, 0,
+    NBODY__Q(31, 300), 0, 0, 0, NBODY__Q(61, 225), NBODY__Q(-2, 9), NBODY__Q(13, 900), 0, 0, 0, 0, 0, 0,
+    2, 0, 0, NBODY__Q(-53, 6), NBODY__Q(704, 45), NBODY__Q(-107, 9), NBODY__Q(67, 90), 3, 0, 0, 0, 0, 0,
+    NBODY__Q(-91, 108), 0, 0, NBODY__Q(23, 108), NBODY__Q(-976, 135), NBODY__Q(311, 54), NBODY__Q(-19, 60), NBODY__Q(17, 6),
+    NBODY__Q(-1, 12), 0, 0, 0, 0,
+    NBODY__Q(2383, 4100), 0, 0, NBODY__Q(-341, 164), NBODY__Q(4496, 1025), NBODY__Q(-301, 82), NBODY__Q(2133, 4100),
+    NBODY__Q(45, 82), NBODY__Q(45, 164), NBODY__Q(18, 41), 0, 0, 0,
+    NBODY__Q(3, 205), 0, 0, 0, 0, NBODY__Q(-6, 41), NBODY__Q(-3, 205), NBODY__Q(-3, 41), NBODY__Q(3, 41), NBODY__Q(6, 41), 0, 0, 0,
+    NBODY__Q(-1777, 4100), 0, 0, NBODY__Q(-341, 164), NBODY__Q(4496, 1025), NBODY__Q(-289, 82), NBODY__Q(2193, 4100),
+    NBODY__Q(51, 82), NBODY__Q(33, 164), NBODY__Q(12, 41), 0, 1, 0};
+static const nbody_real nbody__rkf_b[] = {0, 0, 0, 0, 0, NBODY__Q(34, 105), NBODY__Q(9, 35), NBODY__Q(9, 35), NBODY__Q(9, 280),
+                                          NBODY__Q(9, 280), 0, NBODY__Q(41, 840), NBODY__Q(41, 840)};
+static const nbody_real nbody__rkf_bhat[] = {NBODY__Q(41, 840), 0, 0, 0, 0, NBODY__Q(34, 105), NBODY__Q(9, 35), NBODY__Q(9, 35),
+                                             NBODY__Q(9, 280), NBODY__Q(9, 280), NBODY__Q(41, 840), 0, 0};
+static const nbody_real nbody__rkf_c[] = {0, NBODY__Q(2, 27), NBODY__Q(1, 9), NBODY__Q(1, 6), NBODY__Q(5, 12), NBODY__Q(1, 2),
+                                          NBODY__Q(5, 6), NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 3), 1, 0, 1};
+static const nbody__tableau nbody__rkf_tab = {13, 8, 7, 0, nbody__rkf_a, nbody__rkf_b, nbody__rkf_bhat, nbody__rkf_c};
+
+/* ---- implicit Runge-Kutta ----
+   Trapezoidal rule = Lobatto IIIA with 2 stages (its first stage is explicit, K1 = f(y)). */
+static const nbody_real nbody__trapeze_a[] = {0, 0, NBODY__Q(1, 2), NBODY__Q(1, 2)};
+static const nbody_real nbody__trapeze_b[] = {NBODY__Q(1, 2), NBODY__Q(1, 2)};
+static const nbody_real nbody__trapeze_c[] = {0, 1};
+static const nbody__tableau nbody__trapeze_tab = {2, 2, 0, 0, nbody__trapeze_a, nbody__trapeze_b, NULL, nbody__trapeze_c};
+
+/* Lobatto IIIC, 3 stages, order 4 (Chipman 1971; HNW II, Table IV.5.11). Embedded: the
+   trapezoidal rule over the stage derivatives, b^ = (1/2, 0, 1/2), order 2 (sum b^ = 1,
+   sum b^ c = 1/2), so err = h/3 (K1 - 2 K2 + K3) = O(h^3): conservative, never optimistic. */
+static const nbody_real nbody__lobatto_a[] = {NBODY__Q(1, 6), NBODY__Q(-1, 3), NBODY__Q(1, 6),
+                                              NBODY__Q(1, 6), NBODY__Q(5, 12), NBODY__Q(-1, 12),
+                                              NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
+static const nbody_real nbody__lobatto_b[] = {NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
+static const nbody_real nbody__lobatto_bhat[] = {NBODY__Q(1, 2), 0, NBODY__Q(1, 2)};
+static const nbody_real nbody__lobatto_c[] = {0, NBODY__Q(1, 2), 1};
+static const nbody__tableau nbody__lobatto_tab = {3, 4, 2, 0, nbody__lobatto_a, nbody__lobatto_b, nbody__lobatto_bhat, nbody__lobatto_c};
+
+/* ---- Bulirsch-Stoer (Deuflhard 1983; HNW I, II.9, as in ODEX): modified midpoint with
+   n_j = 2j substeps, Aitken-Neville extrapolation in (H/n_j)^2, T_jk of order 2k.
+   Everything is an increment d = z - y (smaller numbers, and the final update is y + d
+   through nbody__update). bs.table: the latest row T_j1..T_jj; bs.entry: the new entry;
+   bs.other: the midpoint's other increment.
+   Fixed step (tolerance 0): NBODY__BS_FIXED columns, order 8. Adaptive: the ODEX
+   convergence tests in columns kopt-1, kopt, kopt+1, then order and step chosen by the work
+   per unit step A_k / H_k; the controller uses the step proposed here. */
+#define NBODY__BS_FIXED 4
+
+/* one row per nbody_method, in enum order; attempt NULL = not built yet */
+static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
+    {NBODY_METHOD_DEFAULT, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
+    {NBODY_EULER, 1, 0, 1, NULL, 0, &nbody__euler_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_MIDPOINT, 2, 0, 2, NULL, 0, &nbody__midpoint_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_LEAPFROG, 2, 0, 2, NBODY__FIELDS(nbody__leapfrog_fields), NULL, nbody__attempt_leapfrog, nbody__commit_leapfrog},
+    {NBODY_TRAPEZE, 2, 0, 3, NBODY__FIELDS(nbody__irk_fields), &nbody__trapeze_tab, nbody__attempt_irk, nbody__commit_invalidate},
+    {NBODY_RK4, 4, 0, 4, NULL, 0, &nbody__rk4_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKCK, 5, 1, 6, NULL, 0, &nbody__rkck_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKDP, 5, 1, 7, NULL, 0, &nbody__rkdp_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKDVERK, 6, 1, 8, NULL, 0, &nbody__dverk_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKF, 8, 1, 13, NULL, 0, &nbody__rkf_tab, nbody__attempt_erk, nbody__commit_erk},
+    {NBODY_RKGL, 6, 0, 4, NBODY__FIELDS(nbody__irk_fields), NULL, nbody__attempt_gauss, nbody__commit_invalidate},
+    {NBODY_RKLC, 4, 1, 4, NBODY__FIELDS(nbody__irk_fields), &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
+    {NBODY_ADAMS, 5, 0, 6, NBODY__FIELDS(nbody__adams_fields), NULL, nbody__attempt_adams, nbody__commit_adams},
+    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__FIELDS(nbody__bs_fields), NULL, nbody__attempt_bs, nbody__commit_invalidate},
+    {NBODY_RADAU, 15, 1, 2, NBODY__FIELDS(nbody__radau_fields), NULL, nbody__attempt_radau, nbody__commit_radau},
+    {NBODY_WHFAST, 2, 0, 1, NBODY__FIELDS(nbody__whfast_fields), NULL, nbody__attempt_whfast, nbody__commit_whfast}};
+
+NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
+    if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
+    if (m == NBODY_METHOD_DEFAULT) m = NBODY_LEAPFROG;
+    if (m == NBODY_ADAMS) return adams_order >= 1 && adams_order <= 5 ? adams_order : 5;
+    return nbody__methods[m].order;
 }
 
-/* sum_j c[j] k[j][i], the terms in a fixed order (reproducible for any thread count) */
-static nbody_real nbody__host_terms(const nbody__lincomb *op, size_t i) {
-    nbody_real s = 0;
-    int j;
-    for (j = 0; j < op->nk; ++j) s += op->c[j] * ((const nbody_real *)op->k[j])[op->k_off + i];
-    return s;
+NBODY__DEF int nbody_method_adaptive(nbody_method m) {
+    if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
+    return nbody__methods[m].adaptive;
 }
 
-/* Below this many elements a vector op runs serially: entering a parallel region costs more
-   than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
-#define NBODY__HOST_PARALLEL_MIN 65536
+/* ======================================================================================
+   >>simulation  SIMULATION: create, step and advance, the step loop, get and set
+   nbody_create -> nbody_advance -> nbody__step_steered -> nbody__step_to -> the method's
+   attempt (SOLVERS) -> nbody__derivative -> the engine's derivative (ENGINES).
+   ====================================================================================== */
 
-/* elements [i0, i1) of a lincomb, the loop and its body in one function: with -fopenmp a
-   per-element helper called from the serial loop and from the parallel region was not
-   inlined by GCC, and a few-body run paid 10-30% for the calls */
-static void nbody__host_lincomb_range(const nbody__lincomb *op, nbody_real *out, const nbody_real *y, nbody_real *comp,
-                                      size_t i0, size_t i1) {
-    size_t i;
-    for (i = i0; i < i1; ++i) {
-        nbody_real d = op->h * nbody__host_terms(op, i), y0 = y ? y[i] : 0;
-        if (comp) {
-            out[i] = nbody__compensated_add(y0, d, &comp[i]);
-        } else {
-            out[i] = y0 + d;
+/* ---- simulation object ---- */
+/* the method state's buffers, through its field list: alloc = 1 allocates them, 0 releases them */
+static nbody_result nbody__state_buffers(nbody_sim *s, int alloc) {
+    nbody_result r = NBODY_OK;
+    int i, j;
+    for (i = 0; i < s->method->nfields; ++i) {
+        const nbody__field *f = &s->method->fields[i];
+        nbody__buf *b = (nbody__buf *)nbody__field_at(s, f);
+        if (f->kind != NBODY__FIELD_BUF) continue;
+        for (j = 0; j < f->count && r == NBODY_OK; ++j) {
+            if (alloc) r = s->eng.ops->alloc(&s->eng, s->len, &b[j]);
+            else s->eng.ops->release(&s->eng, b[j]);
         }
+    }
+    return r;
+}
+
+/* the state was replaced (nbody_set_state): the method's past buffers no longer belong to it */
+static void nbody__state_forget_history(nbody_sim *s) {
+    int i;
+    for (i = 0; i < s->method->nfields; ++i)
+        if (s->method->fields[i].history) *(int *)nbody__field_at(s, &s->method->fields[i]) = 0;
+}
+
+/* the method's scalars from another simulation of the same method, but its history counts
+   (to's buffers are new) */
+static void nbody__state_copy_scalars(nbody_sim *to, nbody_sim *from) {
+    int i;
+    for (i = 0; i < to->method->nfields; ++i) {
+        const nbody__field *f = &to->method->fields[i];
+        size_t size = f->kind == NBODY__FIELD_INT ? sizeof(int) : sizeof(nbody_real);
+        if (f->kind == NBODY__FIELD_BUF || f->history) continue;
+        memcpy(nbody__field_at(to, f), nbody__field_at(from, f), (size_t)f->count * size);
     }
 }
 
-static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op) {
-    nbody_real *out = (nbody_real *)op->out + op->out_off;
-    const nbody_real *y = op->y ? (const nbody_real *)op->y + op->y_off : NULL;
-    nbody_real *comp = op->comp ? (nbody_real *)op->comp + op->out_off : NULL;
-    long long len = (long long)op->len;
-    (void)e;
+static void nbody__release_buffers(nbody_sim *s) {
+    int i;
+    if (!s->eng.ops) return;
+    s->eng.ops->release(&s->eng, s->y); s->eng.ops->release(&s->eng, s->y_new);
+    s->eng.ops->release(&s->eng, s->ytmp);
+    s->eng.ops->release(&s->eng, s->comp); s->eng.ops->release(&s->eng, s->comp_new);
+    for (i = 0; i < NBODY__MAX_TERMS; ++i) s->eng.ops->release(&s->eng, s->k[i]);
+    (void)nbody__state_buffers(s, 0);
+}
+
+static void nbody__steer_free(nbody_sim *s);
+
+NBODY__DEF void nbody_destroy(nbody_sim *sim) {
+    nbody_desc d;
+    if (!sim) return;
+    nbody__steer_free(sim);
+    d = sim->desc;
+    nbody__release_buffers(sim);
+    nbody__engine_stop(&sim->eng);
+    nbody__free(&d, sim->m);
+    nbody__free(&d, sim->radau.host);
+    nbody__free(&d, sim);
+}
+
+/* upload a host system into a 6n state buffer y of engine e (n already checked) */
+static nbody_result nbody__upload_system(nbody__engine *e, nbody__buf y, const nbody_system *in) {
+    const nbody_real *f[6];
+    nbody_result r = NBODY_OK;
+    int i;
+    f[0] = in->x; f[1] = in->y; f[2] = in->z; f[3] = in->vx; f[4] = in->vy; f[5] = in->vz;
+    for (i = 0; i < 6 && r == NBODY_OK; ++i) r = e->ops->upload(e, y, (size_t)i * in->n, f[i], in->n);
+    return r;
+}
+
+static nbody_result nbody__upload_state(nbody_sim *s, const nbody_system *in) {
+    return nbody__upload_system(&s->eng, s->y, in);
+}
+
+static nbody_result nbody__alloc_buffers(nbody_sim *s) {
+    nbody_result r = NBODY_OK;
+    int i;
+    r = s->eng.ops->alloc(&s->eng, s->len, &s->y);
+    if (r == NBODY_OK) r = s->eng.ops->alloc(&s->eng, s->len, &s->y_new);
+    if (r == NBODY_OK) r = s->eng.ops->alloc(&s->eng, s->len, &s->ytmp);
+    if (r == NBODY_OK && s->desc.compensated) {
+        r = s->eng.ops->alloc(&s->eng, s->len, &s->comp);
+        if (r == NBODY_OK) r = s->eng.ops->alloc(&s->eng, s->len, &s->comp_new);
+    }
+    for (i = 0; i < s->nk && r == NBODY_OK; ++i) r = s->eng.ops->alloc(&s->eng, s->len, &s->k[i]);
+    if (r == NBODY_OK) r = nbody__state_buffers(s, 1);
+    return r;
+}
+
+/* The CPU tree's median relative force error (docs/tree.md, Plummer sphere N = 20000):
+   6.4e-3 (theta / 0.5)^2.5 with monopoles, 1.7e-3 (theta / 0.5)^3.5 with quadrupoles. */
+static double nbody__tree_error_at_half(int quad) { return quad ? 1.7e-3 : 6.4e-3; }
+static double nbody__tree_error_power(int quad) { return quad ? 3.5 : 2.5; }
+
+/* The tree's force jumps (by about its force error) whenever a node opens as bodies move; an
+   error estimate sees each jump, and a tolerance far below it makes the step control chase
+   them with tiny, often rejected steps. Measured on the galaxy pair (bench/bench_tolerance.c,
+   bench/results/tolerance-tree.md): steps stay near the direct engine's while the tolerance is
+   at least NBODY__TREE_TOL_RATIO times the force error. */
+#define NBODY__TREE_TOL_RATIO 1e-3
+static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info *m) {
+    int quad = (d->engine == NBODY_ENGINE_TREE || d->engine == NBODY_ENGINE_CUDA_TREE) && d->quadrupole;
+    double e_half = nbody__tree_error_at_half(quad), p = nbody__tree_error_power(quad);
+    double err = e_half * pow((double)d->theta / 0.5, p), least = NBODY__TREE_TOL_RATIO * err;
+    if (!m->adaptive || d->tolerance <= 0 || (double)d->tolerance >= least) return;
+    if (d->engine != NBODY_ENGINE_TREE && d->engine != NBODY_ENGINE_CUDA_TREE && d->engine != NBODY_ENGINE_OPENCL_TREE)
+        return;
+    nbody__log(d, NBODY_LOG_WARNING,
+               "nbody: tolerance %g is below what the %s engine's force error allows (median relative error about "
+               "%.1e at theta %g%s): the step control would chase the error's jumps with tiny, often rejected steps; "
+               "use a tolerance of at least %.1e, or theta <= %.2g for this tolerance, or a direct engine (block)",
+               (double)d->tolerance, nbody_engine_name(d->engine), err, (double)d->theta, quad ? " with quadrupoles" : "",
+               least, 0.5 * pow((double)d->tolerance / (NBODY__TREE_TOL_RATIO * e_half), 1 / p));
+}
+
+NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, const nbody_system *initial) {
+    nbody_desc d;
+    nbody_sim *s;
+    nbody_result r;
+    if (!out || !desc) return NBODY_ERR_INVALID_ARGUMENT;
+    r = nbody__desc_valid(desc) && nbody__system_valid(initial) && initial->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
+            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__mpi_same(desc, initial, r)) != NBODY_OK) return r;   /* with mpi_comm: all ranks alike */
+    d = nbody__desc_defaults(desc);
+    if (d.n_active > initial->n) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: n_active %lu > n %lu", (unsigned long)d.n_active, (unsigned long)initial->n);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (d.extra_force && !d.extra_force_velocity_free && (d.method == NBODY_LEAPFROG || d.method == NBODY_WHFAST)) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: %s needs velocity-free forces: set extra_force_velocity_free "
+                   "when extra_force ignores velocities, or choose another method", nbody_method_name(d.method));
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (d.method == NBODY_WHFAST) {
+        if (d.engine != NBODY_ENGINE_SIMPLE && d.engine != NBODY_ENGINE_OPENMP && d.engine != NBODY_ENGINE_BLOCK &&
+            d.engine != NBODY_ENGINE_TREE) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast runs on the CPU engines (simple, openmp, block, tree), not on %s",
+                       nbody_engine_name(d.engine));
+            return NBODY_ERR_UNAVAILABLE;
+        }
+        if (d.whfast_corrector && d.whfast_coordinates != NBODY_WHFAST_JACOBI) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast correctors need Jacobi coordinates");
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+        if (!nbody__whfast_dominant(&d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (!nbody__methods[d.method].attempt) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    nbody__warn_tolerance(&d, &nbody__methods[d.method]);
+    s = (nbody_sim *)nbody__alloc(&d, sizeof *s);
+    if (!s) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(s, 0, sizeof *s);
+    s->desc = d;
+    s->method = &nbody__methods[d.method];
+    s->n = initial->n;
+    s->len = 6 * initial->n;
+    s->nk = s->method->nk;
+    s->t = initial->t;
+    s->dt_next = d.dt;
+    s->m = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->n, sizeof(nbody_real)));
+    if (!s->m) { nbody__free(&d, s); return NBODY_ERR_OUT_OF_MEMORY; }
+    memcpy(s->m, initial->m, s->n * sizeof(nbody_real));
+    r = nbody__engine_start(&s->eng, &d, s->n, s->m);
+    if (r == NBODY_OK && d.method == NBODY_RADAU) {
+        s->radau.host = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->len, 4 * sizeof(nbody_real)));
+        if (!s->radau.host) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    if (r == NBODY_OK) r = nbody__alloc_buffers(s);
+    if (r == NBODY_OK) r = nbody__upload_state(s, initial);
+    if (s->eng.ops) r = nbody__engine_agree(&s->eng, r);
+    if (r != NBODY_OK) { nbody_destroy(s); return r; }
+    s->stats.t = s->t;
+    s->stats.dt = 0;
+    *out = s;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit);
+
+NBODY__DEF nbody_result nbody_step(nbody_sim *sim) {
+    if (!sim || sim->steer.in_hook) return NBODY_ERR_INVALID_ARGUMENT;
+    return nbody__step_steered(sim, (nbody_real)HUGE_VAL);
+}
+
+NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
+    nbody_result r = NBODY_OK;
+    if (!sim || sim->steer.in_hook || !nbody__isfinite(t_end) || t_end < sim->t) return NBODY_ERR_INVALID_ARGUMENT;
+    if (sim->desc.progress.func) {
+        sim->progress.active = 1;
+        sim->progress.t_start = sim->t;
+        sim->progress.t_end = t_end;
+        sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
+    }
+    /* WHFast with a corrector: synchronize only where the state is read (see its section) */
+    sim->whfast.defer = sim->method->id == NBODY_WHFAST && sim->desc.whfast_corrector && !sim->desc.before_step &&
+                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive && !sim->desc.extra_force &&
+                        sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
+                        !(sim->desc.escape_distance > 0);
+    sim->whfast.t_limit = t_end;
+    while (r == NBODY_OK && sim->t < t_end) {
+        r = nbody__step_steered(sim, t_end);
+        if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
+    }
+    sim->whfast.defer = 0;
+    if (sim->whfast.deferred) {                        /* stopped early: y synchronized, if it can be */
+        int finite = 0;
+        nbody_result q;
+        if (!sim->whfast.live) {                       /* a failed deferred attempt: the accepted state is in copy */
+            memcpy(sim->whfast.canonical, sim->whfast.copy, sim->len * sizeof(nbody_real));
+            sim->whfast.live = 1;
+        }
+        q = nbody__whfast_sync(sim, (nbody_real *)sim->y_new);
+        if (q == NBODY_OK) q = sim->eng.ops->all_finite(&sim->eng, sim->y_new, 0, sim->len, &finite);
+        if (q == NBODY_OK && finite) nbody__swap(&sim->y, &sim->y_new);
+        sim->whfast.deferred = 0;
+    }
+    sim->progress.active = 0;
+    return r;
+}
+
+static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit) {
+    nbody_result r;
+    if (s->desc.before_step) {
+        if (nbody__hook(s, s->desc.before_step)) return nbody__stop(s, NBODY_EVENT_HOOK, 0, 0, 0);
+        if (!(s->t < t_limit)) return NBODY_OK;      /* the hook moved the time past the limit */
+    }
+    r = nbody__step_to(s, t_limit);
+    return r == NBODY_OK ? nbody__after_step(s) : r;
+}
+
+/* ---- step-size controller (Hairer, Norsett & Wanner, Solving ODEs I, II.4):
+   h_new = h * min(grow, max(shrink, safety * err^(-1/(q+1)))), q the lower order of the pair */
+#define NBODY__SAFETY ((nbody_real)0.9)
+#define NBODY__GROW ((nbody_real)5)
+#define NBODY__SHRINK ((nbody_real)0.2)
+
+static nbody_real nbody__controller(const nbody_sim *s, nbody_real h, nbody_real err) {
+    int q = s->method->tableau ? s->method->tableau->embedded_order : s->method->order - 1;
+    nbody_real f;
+    if (s->method->id == NBODY_BS) return nbody__bs_proposal(s);   /* step chosen with the order */
+    if (s->method->id == NBODY_RADAU) return nbody__radau_proposal(s);
+    if (q < 1) q = 1;
+    if (!(err == err)) return h * NBODY__SHRINK;                  /* NaN: shrink hard */
+    if (err <= 0) return h * NBODY__GROW;
+    f = NBODY__SAFETY * NBODY__POW(err, -(nbody_real)1 / (nbody_real)(q + 1));
+    if (f > NBODY__GROW) f = NBODY__GROW;
+    if (f < NBODY__SHRINK) f = NBODY__SHRINK;
+    return h * f;
+}
+
+static int nbody__adaptive(const nbody_sim *s) {
+    if (s->method->id == NBODY_RADAU) return s->desc.radau_control != NBODY_RADAU_FIXED;   /* tolerance 0 = 1e-9 */
+    return s->method->adaptive && s->desc.tolerance > 0;
+}
+
+/* ---- progress (desc.progress) ---- */
+static double nbody__wall_seconds(void) {
 #if NBODY__OPENMP
-    if (len > NBODY__HOST_PARALLEL_MIN) {
-        long long c, chunks = (len + NBODY__HOST_PARALLEL_MIN - 1) / NBODY__HOST_PARALLEL_MIN;
-        NBODY__PRAGMA(omp parallel for schedule(static))
-        for (c = 0; c < chunks; ++c) {
-            long long lo = c * NBODY__HOST_PARALLEL_MIN, hi = lo + NBODY__HOST_PARALLEL_MIN;
-            nbody__host_lincomb_range(op, out, y, comp, (size_t)lo, (size_t)(hi < len ? hi : len));
-        }
-        return NBODY_OK;
-    }
+    return omp_get_wtime();
+#else
+    return (double)clock() / (double)CLOCKS_PER_SEC;
 #endif
-    nbody__host_lincomb_range(op, out, y, comp, 0, (size_t)len);
-    return NBODY_OK;
 }
 
-static nbody_result nbody__host_error_norm(nbody__engine *e, const nbody__lincomb *op, nbody_real atol,
-                                           nbody_real rtol, nbody_real *norm) {
-    const nbody_real *y = (const nbody_real *)op->y + op->y_off, *yn = (const nbody_real *)op->out + op->out_off;
-    nbody_real worst = 0;
-    size_t i;
-    (void)e;
-    for (i = 0; i < op->len; ++i) {
-        nbody_real a = NBODY__FABS(y[i]), b = NBODY__FABS(yn[i]);
-        nbody_real r = NBODY__FABS(op->h * nbody__host_terms(op, i)) / (atol + rtol * (a > b ? a : b));
-        if (!(r <= worst)) worst = r;          /* NaN sticks */
-        if (worst != worst) break;
+/* Calls desc.progress.func, inside nbody_advance, after an accepted step (accepted = 1) or a
+   rejected one, as its interval says; 1 = cancel. */
+static int nbody__progress(nbody_sim *s, int accepted) {
+    nbody_progress_info info;
+    double now;
+    if (!s->progress.active || !s->desc.progress.func) return 0;
+    if (s->desc.progress.interval <= 0 && !accepted) return 0;      /* every accepted step */
+    now = nbody__wall_seconds();
+    if (s->desc.progress.interval > 0 && now - s->progress.last < s->desc.progress.interval) return 0;
+    s->progress.last = now;
+    info.t = s->t;
+    info.t_start = s->progress.t_start;
+    info.t_end = s->progress.t_end;
+    info.dt = s->stats.dt;
+    info.steps = s->stats.steps;
+    info.rejected = s->stats.rejected;
+    info.elapsed = now - s->progress.wall0;
+    return s->desc.progress.func(&info, s->desc.progress.user_data) != 0;
+}
+
+/* Take one accepted step, never past t_limit (pass +Inf for none). The state is committed
+   only when the step succeeds and is finite: on any error y, t and history are unchanged. */
+static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
+    nbody_real h = s->dt_next, remaining = t_limit - s->t, err = 0;
+    int clipped = 0, rejected = 0, finite = 0;
+    nbody_result r;
+    if (s->desc.dt_max > 0 && h > s->desc.dt_max) h = s->desc.dt_max;
+    if (h >= remaining || remaining - h < h * (nbody_real)1e-8) { h = remaining; clipped = 1; }
+    /* a step that t + h cannot resolve (below half an ulp of t in NBODY_REAL) would leave t
+       where it is, and nbody_advance would loop forever */
+    if (!clipped && !(s->t + h > s->t)) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g does not change t = %g in this precision",
+                   (double)h, (double)s->t);
+        return NBODY_ERR_STEP_TOO_SMALL;
     }
-    *norm = worst;
+    for (;;) {
+        nbody_real h_old = h;
+        r = s->method->attempt(s, h, &err);
+        if (r != NBODY_OK) return r;
+        if (!nbody__adaptive(s) || err <= 1) break;
+        s->stats.rejected++;
+        rejected = 1;
+        h = nbody__controller(s, h, err);
+        if (!(h < h_old)) h = h_old * NBODY__SHRINK;   /* every rejection shrinks: the loop ends */
+        clipped = 0;
+        if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * 4 * nbody__eps() || !(h > 0)) {
+            nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g below dt_min at t = %g", (double)h, (double)s->t);
+            return NBODY_ERR_STEP_TOO_SMALL;
+        }
+        if (nbody__progress(s, 0)) return NBODY_ERR_CANCELLED;
+    }
+    r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite);
+    if (r != NBODY_OK) return r;
+    if (!finite) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: state became NaN/Inf in the step from t = %g", (double)s->t);
+        return NBODY_ERR_NOT_FINITE;
+    }
+    nbody__swap(&s->y, &s->y_new);
+    if (s->comp) nbody__swap(&s->comp, &s->comp_new);
+    s->t = clipped ? t_limit : s->t + h;
+    s->stats.steps++;
+    s->stats.dt = h;
+    if (s->method->commit) s->method->commit(s, h);
+    if (nbody__adaptive(s)) {
+        nbody_real next = nbody__controller(s, h, err);
+        if (rejected && next > h) next = h;            /* no growth right after a rejection */
+        if (!(clipped && !rejected && next < s->dt_next)) s->dt_next = next;
+        if (s->desc.dt_max > 0 && s->dt_next > s->desc.dt_max) s->dt_next = s->desc.dt_max;
+        if (s->dt_next < s->desc.dt_min) s->dt_next = s->desc.dt_min;
+    }
     return NBODY_OK;
 }
 
-static nbody_result nbody__host_all_finite(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite) {
-    const nbody_real *p = (const nbody_real *)b + off;
-    size_t i;
-    (void)e;
-    for (i = 0; i < len; ++i) if (!nbody__isfinite(p[i])) { *finite = 0; return NBODY_OK; }
-    *finite = 1;
+NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out) {
+    nbody_real *f[6];
+    nbody_result r = NBODY_OK;
+    int i;
+    if (!sim || !out || out->n != sim->n || !out->x || !out->y || !out->z || !out->vx || !out->vy ||
+        !out->vz || !out->m)
+        return NBODY_ERR_INVALID_ARGUMENT;
+    f[0] = out->x; f[1] = out->y; f[2] = out->z; f[3] = out->vx; f[4] = out->vy; f[5] = out->vz;
+    for (i = 0; i < 6 && r == NBODY_OK; ++i)
+        r = sim->eng.ops->download((nbody__engine *)&sim->eng, f[i], sim->y, (size_t)i * sim->n, sim->n);
+    if (r != NBODY_OK) return r;
+    memcpy(out->m, sim->m, sim->n * sizeof(nbody_real));
+    out->t = sim->t;
     return NBODY_OK;
 }
+
+static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in);
+
+NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) {
+    nbody_result r;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    r = nbody__system_valid(in) ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__mpi_same(&sim->desc, in, r)) != NBODY_OK) return r;   /* every rank the same system */
+    if (in->n != sim->n) return nbody__resize(sim, in);
+    r = sim->eng.ops->set_masses(&sim->eng, in->m);
+    if (r == NBODY_OK) r = nbody__upload_state(sim, in);
+    if ((r = nbody__engine_agree(&sim->eng, r)) != NBODY_OK) return r;
+    if (sim->comp) {
+        nbody__lincomb zero = nbody__op(sim->comp, NULL, 0, sim->len);
+        r = sim->eng.ops->lincomb(&sim->eng, &zero);
+        if (r != NBODY_OK) return r;
+    }
+    memcpy(sim->m, in->m, sim->n * sizeof(nbody_real));
+    sim->t = in->t;
+    sim->f_valid = 0;
+    nbody__state_forget_history(sim);
+    return NBODY_OK;
+}
+
+NBODY__DEF const char *nbody_simd_name(const nbody_sim *sim) {
+    if (!sim || !sim->eng.ops || sim->eng.ops->init != nbody__cpu_init || !sim->eng.impl) return "none";
+    return nbody__simd_level_name(((const nbody__cpu *)sim->eng.impl)->simd);
+}
+
+NBODY__DEF nbody_stats nbody_get_stats(const nbody_sim *sim) {
+    nbody_stats st;
+    memset(&st, 0, sizeof st);
+    if (!sim) return st;
+    st = sim->stats;
+    st.t = sim->t;
+    return st;
+}
+
+NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_system *s,
+                                            nbody_real *ax, nbody_real *ay, nbody_real *az) {
+    nbody_desc d;
+    nbody__engine e;
+    nbody__buf y = NULL, f = NULL;
+    nbody_result r;
+    if (!desc) return NBODY_ERR_INVALID_ARGUMENT;
+    r = ax && ay && az && nbody__desc_valid(desc) && nbody__system_valid(s) && s->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
+            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__mpi_same(desc, s, r)) != NBODY_OK) return r;
+    d = nbody__desc_defaults(desc);
+    r = nbody__engine_start(&e, &d, s->n, s->m);
+    if (r != NBODY_OK) return r;
+    r = e.ops->alloc(&e, 6 * s->n, &y);
+    if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * s->n, &f);
+    if (r == NBODY_OK) r = nbody__upload_system(&e, y, s);
+    r = nbody__engine_agree(&e, r);
+    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);   /* f = (v, a) */
+    if (r == NBODY_OK) r = e.ops->download(&e, ax, f, 3 * s->n, s->n);
+    if (r == NBODY_OK) r = e.ops->download(&e, ay, f, 4 * s->n, s->n);
+    if (r == NBODY_OK) r = e.ops->download(&e, az, f, 5 * s->n, s->n);
+    if (y) e.ops->release(&e, y);
+    if (f) e.ops->release(&e, f);
+    nbody__engine_stop(&e);
+    return r;
+}
+
+/* ======================================================================================
+   >>solvers  SOLVERS: written once against the engine operations, so every method runs on every
+   engine and the state never leaves the device between steps.
+   ====================================================================================== */
+
+/* Every method below propagates its higher-order solution; the embedded row only estimates
+   the error. Method state: nbody__adams_state, nbody__bs_state (with nbody_sim). */
+
+static nbody_real nbody__eps(void) {
+    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)FLT_EPSILON;
+    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)DBL_EPSILON;
+    return (nbody_real)LDBL_EPSILON;
+}
+
+/* after a step whose last stage is not f(y_new): k[0] must be evaluated again */
+static void nbody__commit_invalidate(nbody_sim *s, nbody_real h) { (void)h; s->f_valid = 0; }
+
+/* ---- explicit Runge-Kutta from a Butcher tableau (with an embedded row when present) ---- */
+
+static nbody_result nbody__attempt_erk(nbody_sim *s, nbody_real h, nbody_real *err) {
+    return nbody__erk_step(s, s->method->tableau, h, err);
+}
+
+static void nbody__swap(nbody__buf *a, nbody__buf *b) { nbody__buf t = *a; *a = *b; *b = t; }
+
+static void nbody__commit_erk(nbody_sim *s, nbody_real h) {
+    const nbody__tableau *T = s->method->tableau;
+    (void)h;
+    if (T->fsal) { nbody__swap(&s->k[0], &s->k[T->stages - 1]); s->f_valid = 1; }
+    else s->f_valid = 0;
+}
+static nbody_result nbody__erk_step(nbody_sim *s, const nbody__tableau *T, nbody_real h, nbody_real *err) {
+    nbody_result r = nbody__first_stage(s);
+    int i, j;
+    for (i = 1; i < T->stages && r == NBODY_OK; ++i) {
+        nbody__lincomb op = nbody__op(s->ytmp, s->y, h, s->len);
+        for (j = 0; j < i; ++j) {
+            nbody_real a = T->a[i * T->stages + j];
+            if (a != 0) { op.c[op.nk] = a; op.k[op.nk] = s->k[j]; op.nk++; }
+        }
+        r = s->eng.ops->lincomb(&s->eng, &op);
+        s->t_stage = s->t + T->c[i] * h;
+        if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->k[i]);
+    }
+    if (r == NBODY_OK) r = nbody__update(s, h, T->stages, T->b, s->k);
+    *err = 0;
+    if (r == NBODY_OK && T->bhat && s->desc.tolerance > 0) {
+        nbody__lincomb op = nbody__op(s->y_new, s->y, h, s->len);
+        op.nk = T->stages;
+        for (j = 0; j < T->stages; ++j) { op.c[j] = T->b[j] - T->bhat[j]; op.k[j] = s->k[j]; }
+        r = s->eng.ops->error_norm(&s->eng, &op, s->desc.tolerance, s->desc.tolerance, err);
+    }
+    return r;
+}
+
+/* ---- leapfrog, kick-drift-kick: v+ = v + h/2 a(x); x' = x + h v+; v' = v+ + h/2 a(x').
+   Written as one update y' = y + h [v+, (a(x) + a(x'))/2] so the compensated path is shared;
+   a(x') is reused as a(x) of the next step (one force evaluation per step). */
+static nbody_result nbody__attempt_leapfrog(nbody_sim *s, nbody_real h, nbody_real *err) {
+    size_t half = s->len / 2;      /* positions [0, half), velocities [half, len) */
+    nbody__buf rate = s->leapfrog.rate;
+    nbody__lincomb op;
+    nbody_result r = nbody__first_stage(s);
+    *err = 0;
+    if (r != NBODY_OK) return r;
+    op = nbody__op(rate, s->y, h / 2, half);                   /* rate_x = v + h/2 a(x) */
+    op.y_off = half; op.nk = 1; op.c[0] = 1; op.k[0] = s->k[0]; op.k_off = half;
+    if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
+    op = nbody__op(s->ytmp, s->y, h, half);                    /* x' = x + h rate_x */
+    op.nk = 1; op.c[0] = 1; op.k[0] = rate;
+    if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
+    s->t_stage = s->t + h;
+    if ((r = nbody__derivative(s, s->ytmp, s->k[1])) != NBODY_OK) return r;
+    op = nbody__op(rate, NULL, 1, half);                       /* rate_v = (a + a')/2 */
+    op.out_off = half; op.k_off = half; op.nk = 2; op.c[0] = op.c[1] = (nbody_real)0.5;
+    op.k[0] = s->k[0]; op.k[1] = s->k[1];
+    if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
+    {
+        nbody_real one = 1;
+        return nbody__update(s, h, 1, &one, &rate);
+    }
+}
+
+static void nbody__commit_leapfrog(nbody_sim *s, nbody_real h) {
+    (void)h;
+    nbody__swap(&s->k[0], &s->k[1]);   /* a(x') of the step just taken */
+    s->f_valid = 1;
+}
+
+/* Gauss-Legendre, 3 stages, order 6 (Kuntzmann 1961, Butcher 1964; HNW I, Table II.7.4);
+   the sqrt(15) entries are computed in the working precision, so they are not stored. */
+static void nbody__gauss3(nbody__tableau *T, nbody_real a[9], nbody_real b[3], nbody_real c[3]) {
+    nbody_real r = NBODY__SQRT((nbody_real)15);
+    a[0] = NBODY__Q(5, 36);          a[1] = NBODY__Q(2, 9) - r / 15; a[2] = NBODY__Q(5, 36) - r / 30;
+    a[3] = NBODY__Q(5, 36) + r / 24; a[4] = NBODY__Q(2, 9);          a[5] = NBODY__Q(5, 36) - r / 24;
+    a[6] = NBODY__Q(5, 36) + r / 30; a[7] = NBODY__Q(2, 9) + r / 15; a[8] = NBODY__Q(5, 36);
+    b[0] = b[2] = NBODY__Q(5, 18); b[1] = NBODY__Q(4, 9);
+    c[0] = NBODY__Q(1, 2) - r / 10; c[1] = NBODY__Q(1, 2); c[2] = NBODY__Q(1, 2) + r / 10;
+    T->stages = 3; T->order = 6; T->embedded_order = 0; T->fsal = 0;
+    T->a = a; T->b = b; T->bhat = NULL; T->c = c;
+}
+
+#define NBODY__IRK_MAX_SWEEPS 60
+
+/* max_i |h (p_i - q_i)| / (atol + rtol |y_i|): the scaled size of a difference of derivatives */
+static nbody_result nbody__scaled_change(nbody_sim *s, nbody_real h, nbody__buf p, nbody__buf q, nbody_real tol,
+                                         nbody_real *norm) {
+    nbody__lincomb op = nbody__op(s->y, s->y, h, s->len);
+    op.nk = 2; op.c[0] = 1; op.c[1] = -1; op.k[0] = p; op.k[1] = q;
+    return s->eng.ops->error_norm(&s->eng, &op, tol, tol, norm);
+}
+
+/* Stage derivatives K_i = f(y + h sum_j a_ij K_j) in k[1..stages], solved to convergence by
+   Gauss-Seidel fixed-point sweeps starting from K_i = f(y). For gravity (non-stiff) each sweep
+   is a contraction by about h |df/dy|, so it converges for any step an explicit method could
+   take; a sweep stops when the largest change of h K_i is below 16 eps (scaled like the error
+   norm). No convergence in NBODY__IRK_MAX_SWEEPS sweeps means the step is too large: with step
+   control it is rejected and shrunk (err = +Inf); with a fixed step the step fails with
+   NBODY_ERR_STEP_TOO_SMALL and the state is unchanged. A row of zeros (trapezoid) is K = f(y). */
+static nbody_result nbody__solve_irk(nbody_sim *s, const nbody__tableau *T, nbody_real h, nbody_real *err) {
+    nbody_real tol = 16 * nbody__eps(), change = 0;
+    int i, j, sweep, S = T->stages;
+    nbody_result r = nbody__first_stage(s);
+    *err = 0;
+    for (i = 0; i < S && r == NBODY_OK; ++i) {
+        nbody__lincomb copy = nbody__op(s->k[1 + i], s->k[0], 0, s->len);
+        r = s->eng.ops->lincomb(&s->eng, &copy);
+    }
+    for (sweep = 0; r == NBODY_OK; ++sweep) {
+        if (sweep == NBODY__IRK_MAX_SWEEPS) {
+            nbody__log(&s->desc, NBODY_LOG_WARNING, "nbody: implicit stages did not converge with dt = %g at t = %g",
+                       (double)h, (double)s->t);
+            if (s->method->adaptive && s->desc.tolerance > 0) { *err = (nbody_real)HUGE_VAL; return NBODY_OK; }
+            return NBODY_ERR_STEP_TOO_SMALL;
+        }
+        change = 0;
+        for (i = 0; i < S && r == NBODY_OK; ++i) {
+            nbody__lincomb op = nbody__op(s->ytmp, s->y, h, s->len);
+            nbody_real ci = 0;
+            for (j = 0; j < S; ++j)
+                if (T->a[i * S + j] != 0) { op.c[op.nk] = T->a[i * S + j]; op.k[op.nk] = s->k[1 + j]; op.nk++; }
+            if (op.nk == 0) continue;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            s->t_stage = s->t + T->c[i] * h;
+            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->irk.stage);
+            if (r == NBODY_OK) r = nbody__scaled_change(s, h, s->irk.stage, s->k[1 + i], tol, &ci);
+            nbody__swap(&s->irk.stage, &s->k[1 + i]);
+            if (!(ci <= change)) change = ci;          /* NaN sticks: it ends the sweeps below */
+        }
+        if (!(change > 1)) break;
+    }
+    if (r == NBODY_OK) r = nbody__update(s, h, S, T->b, &s->k[1]);
+    if (r == NBODY_OK && T->bhat && s->desc.tolerance > 0) {
+        nbody__lincomb op = nbody__op(s->y_new, s->y, h, s->len);
+        op.nk = S;
+        for (j = 0; j < S; ++j) { op.c[j] = T->b[j] - T->bhat[j]; op.k[j] = s->k[1 + j]; }
+        r = s->eng.ops->error_norm(&s->eng, &op, s->desc.tolerance, s->desc.tolerance, err);
+    }
+    return r;
+}
+
+static nbody_result nbody__attempt_irk(nbody_sim *s, nbody_real h, nbody_real *err) {
+    return nbody__solve_irk(s, s->method->tableau, h, err);
+}
+
+static nbody_result nbody__attempt_gauss(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__tableau T;
+    nbody_real a[9], b[3], c[3];
+    nbody__gauss3(&T, a, b, c);
+    return nbody__solve_irk(s, &T, h, err);
+}
+
+/* ---- Adams-Bashforth of order p (HNW I, III.1, Table 1.1):
+   y_{n+1} = y_n + h sum_{j<p} beta_j f_{n-j}. f_n is k[0]; f_{n-1} .. f_{n-p+1} are the ring
+   adams.past[0 .. p-2]; adams.history counts how many of them are valid AND spaced by
+   adams.spacing. Until p-1 are, a Runge-Kutta step of order p is taken instead (a new dt, a
+   clipped last step or nbody_set_state restart the history). */
+static const nbody_real nbody__adams_beta[NBODY__ADAMS_MAX_ORDER][NBODY__ADAMS_MAX_ORDER] = {
+    {1, 0, 0, 0, 0},
+    {NBODY__Q(3, 2), NBODY__Q(-1, 2), 0, 0, 0},
+    {NBODY__Q(23, 12), NBODY__Q(-16, 12), NBODY__Q(5, 12), 0, 0},
+    {NBODY__Q(55, 24), NBODY__Q(-59, 24), NBODY__Q(37, 24), NBODY__Q(-9, 24), 0},
+    {NBODY__Q(1901, 720), NBODY__Q(-2774, 720), NBODY__Q(2616, 720), NBODY__Q(-1274, 720), NBODY__Q(251, 720)}};
+static const nbody__tableau *const nbody__adams_start[NBODY__ADAMS_MAX_ORDER] = {
+    &nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab, &nbody__rk4_tab, &nbody__rkck5_tab};
+
+/* The history is usable for a step h: equal spacing up to 1e-10 relative (a last step clipped
+   by accumulated round-off in t keeps it; the constant-step formula then errs by O(1e-10 h^2 f'),
+   far below the method's own error). */
+static int nbody__adams_spaced(const nbody_sim *s, nbody_real h) {
+    nbody_real rel = 64 * nbody__eps() > (nbody_real)1e-10 ? 64 * nbody__eps() : (nbody_real)1e-10;
+    return s->adams.history > 0 && NBODY__FABS(h - s->adams.spacing) <= rel * NBODY__FABS(h);
+}
+
+static nbody_result nbody__attempt_adams(nbody_sim *s, nbody_real h, nbody_real *err) {
+    int p = s->desc.order, j, usable = nbody__adams_spaced(s, h) ? s->adams.history : 0;
+    nbody_real beta[NBODY__ADAMS_MAX_ORDER];
+    nbody__buf f[NBODY__ADAMS_MAX_ORDER];
+    nbody_result r;
+    if (usable < p - 1) return nbody__erk_step(s, nbody__adams_start[p - 1], h, err);   /* a Runge-Kutta starter */
+    *err = 0;
+    if ((r = nbody__first_stage(s)) != NBODY_OK) return r;
+    for (j = 0; j < p; ++j) { beta[j] = nbody__adams_beta[p - 1][j]; f[j] = j ? s->adams.past[j - 1] : s->k[0]; }
+    return nbody__update(s, h, p, beta, f);
+}
+
+/* f_n joins the ring (buffers rotate by pointer: nothing is copied) */
+static void nbody__commit_adams(nbody_sim *s, nbody_real h) {
+    int p = s->desc.order, j;
+    nbody__adams_state *A = &s->adams;
+    if (!nbody__adams_spaced(s, h)) A->history = 0;
+    A->spacing = h;
+    if (p > 1) {
+        nbody__buf oldest = A->past[p - 2];
+        for (j = p - 2; j > 0; --j) A->past[j] = A->past[j - 1];
+        A->past[0] = s->k[0];
+        s->k[0] = oldest;
+        if (A->history < p - 1) A->history++;
+    }
+    s->f_valid = 0;
+}
+
+/* *out = z_n - y for n midpoint substeps over H (Gragg 1965), no final smoothing: for
+   even n its error has an expansion in even powers of H/n. k[0] = f(y) already. */
+static nbody_result nbody__bs_midpoint(nbody_sim *s, nbody_real H, int n, nbody__buf *out) {
+    nbody_real h = H / (nbody_real)n;
+    nbody__buf a = s->bs.other, b = *out, t;
+    nbody__lincomb op = nbody__op(a, NULL, 0, s->len);            /* d_0 = 0 */
+    nbody_result r = s->eng.ops->lincomb(&s->eng, &op);
+    int m;
+    if (r == NBODY_OK) {                                           /* d_1 = h f(y) */
+        op = nbody__op(b, NULL, h, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = s->k[0];
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    for (m = 1; m < n && r == NBODY_OK; ++m) {                     /* d_{m+1} = d_{m-1} + 2h f(y + d_m) */
+        op = nbody__op(s->ytmp, s->y, 1, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = b;
+        r = s->eng.ops->lincomb(&s->eng, &op);
+        s->t_stage = s->t + (nbody_real)m * h;
+        if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->k[1]);
+        op = nbody__op(a, a, 2 * h, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = s->k[1];
+        if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+        t = a; a = b; b = t;
+    }
+    *out = b;
+    s->bs.other = a;
+    return r;
+}
+
+/* row j (1-based) of the extrapolation table: T_j1 from the midpoint rule, then
+   T_{j,k+1} = T_jk + (T_jk - T_{j-1,k}) / ((n_j / n_{j-k})^2 - 1); the row replaces the old one */
+static nbody_result nbody__bs_row(nbody_sim *s, nbody_real H, int j) {
+    nbody__bs_state *S = &s->bs;
+    nbody_result r = nbody__bs_midpoint(s, H, 2 * j, &S->entry);
+    int k;
+    for (k = 1; k < j && r == NBODY_OK; ++k) {
+        nbody_real q = (nbody_real)j / (nbody_real)(j - k), inv = 1 / (q * q - 1);
+        nbody__lincomb op = nbody__op(S->scratch, S->entry, 1, s->len);
+        op.nk = 2; op.c[0] = inv; op.c[1] = -inv; op.k[0] = S->entry; op.k[1] = S->table[k - 1];
+        r = s->eng.ops->lincomb(&s->eng, &op);
+        nbody__swap(&S->table[k - 1], &S->entry);                   /* T_jk kept for row j+1 */
+        nbody__swap(&S->entry, &S->scratch);
+    }
+    nbody__swap(&S->table[j - 1], &S->entry);                       /* T_jj */
+    return r;
+}
+
+/* ODEX's step for column j: H_j = H 0.94 (0.65 / err)^(1/(2j-1)), H_j / H kept in
+   [0.02^(1/(2j-1)) / 4, 50^(1/(2j-1))] so high columns grow less per step */
+static nbody_real nbody__bs_factor(nbody_real err, int j) {
+    nbody_real x = (nbody_real)1 / (nbody_real)(2 * j - 1), lo = NBODY__POW((nbody_real)0.02, x);
+    nbody_real f = (nbody_real)0.94 * NBODY__POW((nbody_real)0.65 / err, x);
+    if (!(f >= lo / 4)) f = lo / 4;                                 /* NaN included */
+    return f > 1 / lo ? 1 / lo : f;
+}
+
+/* ODEX's choice of the next column from the work per unit step W_k = A_k / H_k */
+static int nbody__bs_next_column(const nbody_real *w, int kc, int kopt) {
+    int k;
+    if (kc == 2) k = 3;
+    else if (kc <= kopt) {
+        k = kc;
+        if (w[kc - 1] < (nbody_real)0.8 * w[kc]) k = kc - 1;
+        if (w[kc] < (nbody_real)0.9 * w[kc - 1]) k = kc + 1;
+    } else {
+        k = kc - 1;
+        if (kc > 3 && w[kc - 2] < (nbody_real)0.8 * w[kc - 1]) k = kc - 2;
+        if (w[kc] < (nbody_real)0.9 * w[k]) k = kc;
+    }
+    return k > NBODY__BS_KMAX - 1 ? NBODY__BS_KMAX - 1 : k;
+}
+
+static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *err) {
+    int adaptive = s->desc.tolerance > 0, kopt = s->bs.column, last, j, kc = 0, knew;
+    nbody_real work_k[NBODY__BS_KMAX + 2], hk[NBODY__BS_KMAX + 2], cost[NBODY__BS_KMAX + 2], e = 0, one = 1;
+    nbody_result r = nbody__first_stage(s);
+    *err = 0;
+    if (kopt < 2) {                                                /* ODEX's first guess from the tolerance */
+        kopt = adaptive ? (int)(-(nbody_real)log10((double)s->desc.tolerance) * (nbody_real)0.6 + (nbody_real)1.5) : 0;
+        if (kopt < 3) kopt = 3;
+        if (kopt > NBODY__BS_KMAX - 1) kopt = NBODY__BS_KMAX - 1;
+    }
+    last = adaptive ? kopt + 1 : NBODY__BS_FIXED;
+    cost[0] = 1;                                                   /* f(y), shared by every row */
+    for (j = 1; j <= NBODY__BS_KMAX; ++j) cost[j] = cost[j - 1] + (nbody_real)(2 * j - 1);
+    for (j = 1; j <= last && r == NBODY_OK; ++j) {
+        r = nbody__bs_row(s, H, j);
+        if (r != NBODY_OK || !adaptive || j < 2) continue;
+        r = nbody__scaled_change(s, 1, s->bs.table[j - 1], s->bs.table[j - 2], s->desc.tolerance, &e);
+        hk[j] = H * nbody__bs_factor(e, j);
+        work_k[j] = cost[j] / hk[j];
+        if (j >= kopt - 1 && e <= 1) { kc = j; break; }
+        /* ODEX: give up early when even column kopt+1 cannot be expected to converge */
+        if (j == kopt - 1 && e > (nbody_real)((kopt + 1) * (kopt + 1) * kopt * kopt)) break;
+        if (j == kopt && e > (nbody_real)((kopt + 1) * (kopt + 1))) break;
+    }
+    if (r != NBODY_OK) return r;
+    if (!adaptive) return nbody__update(s, 1, 1, &one, &s->bs.table[NBODY__BS_FIXED - 1]);
+    if (j > last) j = last;
+    if (kc) {                                                      /* accepted in column kc */
+        knew = nbody__bs_next_column(work_k, kc, kopt);
+        s->bs.proposal = knew > kc ? hk[kc] * (cost[knew] / cost[kc]) : hk[knew];
+        s->bs.column = knew;
+        *err = e;
+        return nbody__update(s, 1, 1, &one, &s->bs.table[kc - 1]);
+    }
+    knew = j < kopt ? j : kopt;                                    /* rejected after column j */
+    if (knew >= 3 && work_k[knew - 1] < (nbody_real)0.8 * work_k[knew]) knew--;
+    if (knew < 2) knew = 2;
+    s->bs.proposal = hk[knew];
+    s->bs.column = knew;
+    *err = e > 1 ? e : (nbody_real)HUGE_VAL;
+    return NBODY_OK;
+}
+
+/* BS chooses its next step together with its order in the attempt */
+static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->bs.proposal; }
+
+/* ======================================================================================
+   >>radau  GAUSS-RADAU (NBODY_RADAU)
+   Everhart's 15th-order predictor-corrector (Everhart 1985, ASSL 115, 185) as in IAS15
+   (Rein & Spiegel 2015, MNRAS 446, 1424). Over a step h the acceleration is the polynomial
+       a(t0 + s h) = a0 + B1 s + B2 s^2 + ... + B7 s^7,
+   fitted through f at the 7 Gauss-Radau nodes h_1..h_7 of [0, 1] (with h_0 = 0); equally
+   a0 + G1 s + G2 s (s - h1) + ... (Newton form, G by divided differences). Positions and
+   velocities are its exact integrals:
+       x(s) = x0 + s h v0 + (s h)^2 (a0/2 + sum_j B_j s^j / ((j+1)(j+2)))
+       v(s) = v0 + s h (a0 + sum_j B_j s^j / (j+1)).
+   Predictor-corrector sweeps over the nodes refine G and B until max |dB7| / max |a| falls
+   below eps/2 (or stops falling, or 12 sweeps). B is accumulated with compensated summation,
+   and the final update is compensated (desc.compensated is forced on). The next step starts
+   from B shifted to the new interval (the polynomial's Taylor shift, corrected by how far
+   the last prediction was off), and the step size comes from
+     PRS23 (default; Pham, Rein & Spiegel 2024, MNRAS 527, 11729):
+       tau_i^2 = 2 |a|^2 / (|a'|^2 + |a| |a''|) at the step's end for each body, dt = tau_min (7! eps)^(1/7)
+     GLOBAL (Rein & Spiegel 2015): err = max |B7| / max |a|, dt = h (eps / err)^(1/7)
+   with eps = desc.tolerance (0 = 1e-9). A proposed step below h/4 rejects the step; growth is
+   at most 4x a step. Written against the engine operations: every engine runs it.
+   Vectors live in the acceleration half [3n, 6n) of 6n buffers (the k layout); k[0] = f(y),
+   k[1] = f at a node. The rest of the state is nbody__radau_state (with nbody_sim).
+   ====================================================================================== */
+
+#define NBODY__RADAU_EPS ((nbody_real)1e-9)
+
+typedef struct nbody__radau_consts {
+    nbody_real h[8];               /* nodes, h[0] = 0 */
+    nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
+    nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
+    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
+} nbody__radau_consts;
+
+/* the nodes: 0 and the roots of (P_7 + P_8)(2s - 1) (Gauss-Radau), to 32 digits */
+static const long double nbody__radau_nodes[8] = {0.0L,
+    0.056262560536922146465652191032311L, 0.18024069173689236498757994280918L,
+    0.35262471711316963737390777017124L, 0.54715362633055538300144855765235L,
+    0.73421017721541053152321060830661L, 0.88532094683909576809035976293249L,
+    0.97752061356128750189117450042915L};
+
+/* every derived constant, computed in long double from the nodes */
+static void nbody__radau_setup(nbody__radau_consts *K) {
+    long double c[8][8], d[8][8];
+    int k, j, i;
+    memset(c, 0, sizeof c); memset(d, 0, sizeof d); memset(K, 0, sizeof *K);
+    c[1][1] = 1;
+    for (k = 2; k <= 7; ++k)                     /* N_k = N_{k-1} (s - h_{k-1}) */
+        for (j = 1; j <= k; ++j) c[k][j] = c[k - 1][j - 1] - nbody__radau_nodes[k - 1] * c[k - 1][j];
+    /* B_j = sum_{k >= j} c[k][j] G_k: unit upper triangular in (j, k); invert by back substitution */
+    for (j = 7; j >= 1; --j) {
+        d[j][j] = 1;
+        for (k = j - 1; k >= 1; --k) {           /* row k of the inverse, column j */
+            long double sum = 0;
+            for (i = k + 1; i <= j; ++i) sum += c[i][k] * d[i][j];
+            d[k][j] = -sum;
+        }
+    }
+    for (k = 0; k < 8; ++k) {
+        K->h[k] = (nbody_real)nbody__radau_nodes[k];
+        for (j = 0; j < 8; ++j) {
+            K->c[k][j] = (nbody_real)c[k][j];
+            K->d[k][j] = (nbody_real)d[k][j];
+            if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
+        }
+    }
+}
+
+static nbody_real nbody__radau_eps(const nbody_sim *s) {
+    return s->desc.tolerance > 0 ? s->desc.tolerance : NBODY__RADAU_EPS;
+}
+
+/* max_i |v[3n + i]| over the acceleration half */
+static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *out) {
+    nbody__lincomb op = nbody__op(v, v, 1, s->len / 2);
+    op.out_off = op.y_off = op.k_off = s->len / 2;
+    op.nk = 1; op.c[0] = 1; op.k[0] = v;
+    return s->eng.ops->error_norm(&s->eng, &op, 1, 0, out);
+}
+
+/* out = q^j sum_{m >= j} binom(m, j) src_m (+ extra when given): the Taylor shift of B */
+static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody__buf *src, int j, nbody_real q,
+                                       nbody__buf plus, nbody__buf minus) {
+    size_t half = s->len / 2;
+    nbody__lincomb op = nbody__op(out, plus, 1, half);
+    nbody_real qj = 1, binom;
+    int m, i;
+    for (i = 0; i < j; ++i) qj *= q;
+    op.out_off = op.y_off = op.k_off = half;
+    for (m = j; m <= 7; ++m) {
+        binom = 1;
+        for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
+        op.c[op.nk] = qj * binom; op.k[op.nk] = src[m - 1]; op.nk++;
+    }
+    if (minus) { op.c[op.nk] = -1; op.k[op.nk] = minus; op.nk++; }
+    return s->eng.ops->lincomb(&s->eng, &op);
+}
+
+/* PRS23: the smallest tau_i^2 (in units of h^2), from a0 and B downloaded to the host;
+   0 when no body has a normal acceleration */
+static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
+    size_t n = s->n, half = s->len / 2, i;
+    nbody_real *a = s->radau.host, best = (nbody_real)HUGE_VAL;
+    nbody_result r = s->eng.ops->download(&s->eng, a, s->k[0], half, half);
+    int j, c;
+    for (j = 0; j < 7 && r == NBODY_OK; ++j)
+        r = s->eng.ops->download(&s->eng, a + (size_t)(j + 1) * half, s->radau.b[j], half, half);
+    if (r != NBODY_OK) return r;
+    for (i = 0; i < n; ++i) {
+        nbody_real y2 = 0, y3 = 0, y4 = 0, t2;
+        for (c = 0; c < 3; ++c) {
+            size_t k = (size_t)c * n + i;
+            nbody_real v = a[k], d1 = 0, d2 = 0;
+            for (j = 1; j <= 7; ++j) {
+                nbody_real b = a[(size_t)j * half + k];
+                v += b; d1 += (nbody_real)j * b; d2 += (nbody_real)(j * (j - 1)) * b;
+            }
+            y2 += v * v; y3 += d1 * d1; y4 += d2 * d2;
+        }
+        if (!(y2 > 0) || !nbody__isfinite(y2)) continue;
+        t2 = 2 * y2 / (y3 + NBODY__SQRT(y4 * y2));
+        if (t2 > 0 && nbody__isfinite(t2) && t2 < best) best = t2;
+    }
+    *tau2 = nbody__isfinite(best) ? best : 0;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__radau_consts K;
+    size_t half = s->len / 2;
+    nbody__radau_state *R = &s->radau;
+    nbody__buf *B = R->b, *G = R->g, *CS = R->b_comp, *BACC = R->b_accepted, *EACC = R->prediction;
+    nbody__buf D = R->change, at = s->k[1];
+    nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
+    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
+    int predict = R->have_b && q > 0 && q <= 20, j, k, sweep;
+    nbody_result r = nbody__first_stage(s);
+    nbody__lincomb op;
+    *err = 0;
+    if (r != NBODY_OK) return r;
+    nbody__radau_setup(&K);
+    /* B from the prediction (or 0), G from B, compensations 0 */
+    for (j = 1; j <= 7 && r == NBODY_OK; ++j) {
+        if (predict) r = nbody__radau_shift(s, B[j - 1], BACC, j, q, BACC[j - 1], EACC[j - 1]);
+        else { op = nbody__op(B[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
+        if (r == NBODY_OK) { op = nbody__op(CS[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
+    }
+    for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
+        op = nbody__op(G[k - 1], NULL, 1, half);
+        op.out_off = op.k_off = half;
+        for (j = k; j <= 7; ++j) { op.c[op.nk] = K.d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    /* the position half of the state's compensation, moved to the acceleration half */
+    op = nbody__op(R->x_comp, s->comp, 1, half);
+    op.out_off = half;
+    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    R->predicted = predict;
+    R->ratio = q;
+    for (sweep = 0; r == NBODY_OK; ++sweep) {
+        if (pc < thresh) break;
+        if (sweep > 2 && pc_last <= pc) break;
+        if (sweep >= 12) break;
+        pc_last = pc;
+        for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
+            nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
+            /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
+            op = nbody__op(s->ytmp, s->y, 1, half);
+            op.k_off = half;
+            op.nk = 10; op.c[0] = t; op.k[0] = s->y; op.c[1] = t * t / 2; op.k[1] = s->k[0];
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[1 + j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[1 + j] = B[j - 1]; }
+            op.c[9] = -1; op.k[9] = R->x_comp;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
+            op = nbody__op(s->ytmp, s->y, 1, half);
+            op.out_off = op.y_off = op.k_off = half;
+            op.nk = 9; op.c[0] = t; op.k[0] = s->k[0]; p = 1;
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[j] = t * p / (nbody_real)(j + 1); op.k[j] = B[j - 1]; }
+            op.c[8] = -1; op.k[8] = s->comp;
+            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            s->t_stage = s->t + t;
+            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
+            if (r != NBODY_OK) break;
+            /* new G_k by divided differences: ((((a - a0)/h_k - G1) r[k][1] - G2) r[k][2] ...) r[k][k-1];
+               D = G_k(new) - G_k(old) */
+            /* G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1], nested
+               as written (a - a0 first: nearly equal numbers); then D = G_k(new) - G_k(old) */
+            op = nbody__op(R->divided, at, 1, half);
+            op.out_off = op.y_off = op.k_off = half;
+            op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            for (j = 0; j < k && r == NBODY_OK; ++j) {
+                op = nbody__op(R->divided, NULL, j ? K.r[k][j] : 1 / K.h[k], half);
+                op.out_off = op.k_off = half;
+                op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
+                if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
+                r = s->eng.ops->lincomb(&s->eng, &op);
+            }
+            op = nbody__op(D, NULL, 1, half);
+            op.out_off = op.k_off = half;
+            op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
+            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            op = nbody__op(G[k - 1], G[k - 1], 1, half);
+            op.out_off = op.y_off = op.k_off = half;
+            op.nk = 1; op.c[0] = 1; op.k[0] = D;
+            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
+                op = nbody__op(B[j - 1], B[j - 1], 1, half);
+                op.out_off = op.y_off = op.k_off = half;
+                op.nk = 1; op.c[0] = K.c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
+                r = s->eng.ops->lincomb(&s->eng, &op);
+            }
+        }
+        /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D) */
+        if (r == NBODY_OK) r = nbody__radau_maxabs(s, D, &dmax);
+        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
+        if (r != NBODY_OK) break;
+        pc = amax > 0 ? dmax / amax : (dmax > 0 ? (nbody_real)HUGE_VAL : 0);
+        if (pc != pc) pc = (nbody_real)HUGE_VAL;
+        if (!nbody__isfinite(pc) && sweep >= 1) break;   /* NaN state: the finite check reports it */
+    }
+    if (r != NBODY_OK) return r;
+    /* the step's end: x and v, every term added on its own with compensation, smallest first
+       (a single rounded increment would carry a bias the compensation cannot remove) */
+    {
+        nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
+        r = s->eng.ops->lincomb(&s->eng, &copy);
+        for (j = 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
+            nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
+            nbody_real cx = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
+            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+            op.k_off = half; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx; op.k[0] = term;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+            if (r != NBODY_OK || j == 0) break;
+            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+            op.out_off = op.y_off = op.k_off = half; op.comp = s->comp_new;
+            op.nk = 1; op.c[0] = j >= 2 ? h / (nbody_real)j : h; op.k[0] = term;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+        }
+    }
+    if (r != NBODY_OK) return r;
+    /* the next step */
+    if (s->desc.radau_control == NBODY_RADAU_FIXED) { R->proposal = h; return NBODY_OK; }
+    if (s->desc.radau_control != NBODY_RADAU_GLOBAL) {
+        nbody_real tau2 = 0;
+        r = nbody__radau_prs23(s, &tau2);
+        if (r != NBODY_OK) return r;
+        proposal = tau2 > 0 ? NBODY__SQRT(tau2) * h * NBODY__POW(nbody__radau_eps(s) * 5040, (nbody_real)1 / 7) : 4 * h;
+    }
+    /* The global criterion: by choice, or as the second opinion before PRS23 rejects a step. A
+       body whose acceleration passes through zero (the figure-eight's middle body at each
+       crossing) has a PRS23 timescale proportional to the time since the crossing, about a
+       quarter of any step just taken: PRS23 alone would reject every step there. */
+    if (s->desc.radau_control == NBODY_RADAU_GLOBAL || proposal < h / 4) {
+        nbody_real b7 = 0, global;
+        r = nbody__radau_maxabs(s, B[6], &b7);
+        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
+        if (r != NBODY_OK) return r;
+        global = (b7 > 0 && amax > 0 && nbody__isfinite(b7 / amax))
+                     ? h * NBODY__POW(nbody__radau_eps(s) / (b7 / amax), (nbody_real)1 / 7) : 4 * h;
+        proposal = s->desc.radau_control == NBODY_RADAU_GLOBAL || !(global <= proposal) ? global : proposal;
+    }
+    if (!(proposal == proposal)) proposal = h / 4;
+    if (proposal > 4 * h) proposal = 4 * h;
+    R->proposal = proposal;
+    *err = proposal < h / 4 ? 2 : 0;                     /* much smaller: redo with the proposal */
+    return NBODY_OK;
+}
+
+/* the accepted B becomes the next step's source; its prediction E is kept beside it */
+static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
+    nbody__radau_state *R = &s->radau;
+    nbody__buf *B = R->b, *BACC = R->b_accepted, *EACC = R->prediction;
+    size_t half = s->len / 2;
+    int j;
+    for (j = 1; j <= 7; ++j) {
+        if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
+        else {
+            nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, half);
+            op.out_off = half;
+            s->eng.ops->lincomb(&s->eng, &op);
+        }
+    }
+    for (j = 0; j < 7; ++j) nbody__swap(&BACC[j], &B[j]);
+    R->last_step = h;
+    R->have_b = 1;
+    s->f_valid = 0;
+}
+
+static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->radau.proposal; }
+
+/* ======================================================================================
+   >>whfast  WHFAST (NBODY_WHFAST)
+   Wisdom & Holman (1991) in the form of WHFast (Rein & Tamayo 2015, MNRAS 452, 376): the
+   Hamiltonian is split into Kepler motions about body 0 and an interaction part, and a step
+   is drift(h/2) kick(h) drift(h/2). Canonical coordinates (desc.whfast_coordinates):
+     Jacobi: r'_i = x_i - X_{i-1} (X_k the centre of mass of bodies 0..k), each a Kepler orbit
+       of mu = G eta_i (eta_i = m_0 + .. + m_i); the kick adds to v'_i the Jacobi transform of
+       the engine's accelerations plus G eta_i r'_i / |r'_i|^3 (that is, minus the Kepler part).
+     democratic heliocentric (Duncan, Levison & Lee 1998): Q_i = x_i - x_0 with barycentric
+       velocities u_i, Kepler orbits of mu = G m_0, a jump Q_i += h sum_j m_j u_j / m_0 (half
+       on each side of the Kepler drift), kicks by the engine's accelerations plus G m_0 Q_i / |Q_i|^3.
+   The interaction comes from the engine's forces (softening, extra forces and test particles
+   included) less the Kepler term, so it carries the round-off of that difference (about
+   eps times the ratio of the central pull to the perturbation). Index 0 of the canonical
+   state holds the centre of mass and its velocity. Test particles (beyond n_active) count
+   as massless. The Kepler drift solves the universal Kepler equation in Stumpff functions
+   (elliptic, parabolic, hyperbolic) by Halley steps kept inside a bracket, with bisection
+   where a step leaves it. Symplectic correctors (Wisdom, Holman & Touma 1996; the
+   coefficients of REBOUND's WHFast) are applied to the canonical state once, when it is
+   opened from y; after every step y is the state with the inverse corrector applied to a
+   copy, so every step's output is synchronized (corrector order k costs about k extra force
+   evaluations a step). A step of another size (the last one of nbody_advance) reopens the
+   canonical state from y. State: nbody__whfast_state (canonical, copy); k[0] forces.
+   ====================================================================================== */
+
+#define NBODY__WHFAST_DOMINANCE 10    /* body 0 must outweigh every other body this many times */
+
+/* Stumpff functions c_0..c_3 (Danby 1988, Fundamentals of Celestial Mechanics, 6.9):
+   c_k(z) = sum_j (-z)^j / (k + 2j)!, the series for |z| <= 0.1, then brought back up with
+   c_0(4z) = 2 c_0^2 - 1, c_1(4z) = c_0 c_1, c_2(4z) = c_1^2 / 2, c_3(4z) = (c_2 + c_0 c_3) / 4 */
+static void nbody__stumpff(nbody_real z, nbody_real c[4]) {
+    static const double inv_fact[18] = {1., 1., 1. / 2, 1. / 6, 1. / 24, 1. / 120, 1. / 720, 1. / 5040, 1. / 40320,
+                                        1. / 362880, 1. / 3628800, 1. / 39916800, 1. / 479001600, 1. / 6227020800.,
+                                        1. / 87178291200., 1. / 1307674368000., 1. / 20922789888000.,
+                                        1. / 355687428096000.};
+    int quarter = 0, j;
+    nbody_real c2, c3;
+    while (NBODY__FABS(z) > (nbody_real)0.1) { z /= 4; ++quarter; }
+    c2 = (nbody_real)inv_fact[16]; c3 = (nbody_real)inv_fact[17];
+    for (j = 14; j >= 2; j -= 2) { c2 = (nbody_real)inv_fact[j] - z * c2; c3 = (nbody_real)inv_fact[j + 1] - z * c3; }
+    c[2] = c2; c[3] = c3; c[1] = 1 - z * c3; c[0] = 1 - z * c2;
+    for (; quarter > 0; --quarter) {
+        c[3] = (c[2] + c[0] * c[3]) / 4;
+        c[2] = c[1] * c[1] / 2;
+        c[1] = c[0] * c[1];
+        c[0] = 2 * c[0] * c[0] - 1;
+    }
+}
+
+/* G_n(X) = X^n c_n(beta X^2) (Stiefel & Scheifele) */
+static void nbody__stiefel(nbody_real beta, nbody_real X, nbody_real G[4]) {
+    nbody_real c[4];
+    nbody__stumpff(beta * X * X, c);
+    G[0] = c[0]; G[1] = X * c[1]; G[2] = X * X * c[2]; G[3] = X * X * X * c[3];
+}
+
+/* Moves (x, v) along its Kepler orbit about a mass of G M = mu for a time dt, in universal
+   variables: with r0 = |x|, eta0 = x.v, beta = 2 mu / r0 - v^2 and zeta0 = mu - beta r0,
+   X solves F(X) = r0 X + eta0 G2 + zeta0 G3 = dt, F'(X) = r(X) = r0 + eta0 G1 + zeta0 G2 > 0,
+   and x(dt) = x + f x + g v, v(dt) = v + fd x + gd v with the f and g functions less their
+   identity part (f = -mu G2 / r0, g = dt - mu G3, fd = -mu G1 / (r0 r), gd = -mu G2 / r).
+   Bound orbits take dt modulo the period (X modulo 2 pi / sqrt(beta)). Returns the
+   iterations used, -1 when the orbit is degenerate (x = 0). */
+/* eps^0.4 of nbody_real (float, double, long double): Halley's last correction needed */
+#define NBODY__KEPLER_CUBIC ((nbody_real)(sizeof(nbody_real) <= 4 ? 1.7e-3 : sizeof(nbody_real) <= 8 ? 5.6e-7 : 2.6e-8))
+static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbody_real *y, nbody_real *z,
+                               nbody_real *vx, nbody_real *vy, nbody_real *vz) {
+    const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
+    nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
+    nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
+    int it, halley;
+    if (!(r0 > 0)) return -1;
+    if (dt == 0 || mu == 0) {
+        *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
+        return 0;
+    }
+    beta = 2 * mu / r0 - v2;
+    zeta0 = mu - beta * r0;
+    if (beta > 0) {                                   /* bound: one period at most */
+        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb, period = xp * mu / beta;
+        nbody_real turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
+        dt -= turns * period;
+        lo = -xp; hi = xp;
+    } else {                   /* unbound: double X from a small start until F crosses dt */
+        nbody_real s = dt > 0 ? 1 : -1, step = NBODY__FABS(dt) / r0;
+        if (beta < 0 && step * NBODY__SQRT(-beta) > 1) step = 1 / NBODY__SQRT(-beta);
+        lo = 0; hi = 0;
+        for (it = 0; it < 2000; ++it) {
+            nbody__stiefel(beta, s * step, G);
+            if (s * (r0 * s * step + eta0 * G[2] + zeta0 * G[3] - dt) >= 0) break;
+            step *= 2;
+        }
+        if (s > 0) hi = step; else lo = -step;
+    }
+    {                                                 /* third-order start: F reverted to dt^3 */
+        nbody_real u = dt / r0;
+        X = u * (1 - u * eta0 / (2 * r0) + u * u * (eta0 * eta0 / (2 * r0 * r0) - zeta0 / (6 * r0)));
+    }
+    if (!(X > lo && X < hi)) X = (lo + hi) / 2;
+    width = hi - lo;
+    for (it = 1; it <= 200; ++it) {
+        nbody_real F, Fp, Fpp, Xn;
+        nbody__stiefel(beta, X, G);
+        F = r0 * X + eta0 * G[2] + zeta0 * G[3] - dt;
+        Fp = r0 + eta0 * G[1] + zeta0 * G[2];
+        Fpp = eta0 * G[0] + zeta0 * G[1];
+        if (F == 0) break;
+        if (F < 0) lo = X; else hi = X;
+        Xn = X - 2 * F * Fp / (2 * Fp * Fp - F * Fpp);                 /* Halley */
+        halley = Xn > lo && Xn < hi;
+        if (!halley) Xn = lo + (hi - lo) / 2;                          /* outside the bracket: bisect */
+        if (it % 4 == 0) {                                             /* slow (far out on an exponential) */
+            if (hi - lo > width / 2) { Xn = lo + (hi - lo) / 2; halley = 0; }
+            width = hi - lo;
+        }
+        /* Halley converges cubically: a correction below eps^0.4 leaves one below eps/1000
+           (eps/24 in float) for the next, so X + correction is final without that iteration */
+        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X)) ||
+            (halley && NBODY__FABS(Xn - X) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X))) {
+            X = Xn;
+            nbody__stiefel(beta, X, G);
+            break;
+        }
+        X = Xn;
+    }
+    r = r0 + eta0 * G[1] + zeta0 * G[2];
+    f = -mu * G[2] / r0; g = dt - mu * G[3];
+    fd = -mu * G[1] / (r0 * r); gd = -mu * G[2] / r;
+    x0 = *x; y0 = *y; z0 = *z;
+    *x += f * x0 + g * *vx; *y += f * y0 + g * *vy; *z += f * z0 + g * *vz;
+    *vx += fd * x0 + gd * *vx; *vy += fd * y0 + gd * *vy; *vz += fd * z0 + gd * *vz;
+    return it;
+}
+
+/* the mass WHFast gives body i: test particles count as massless */
+static nbody_real nbody__whfast_mass(const nbody_sim *s, size_t i) {
+    size_t na = s->desc.n_active ? s->desc.n_active : s->n;
+    return i < na ? s->m[i] : 0;
+}
+
+/* inertial state Y (6n, the state layout) -> canonical state C */
+static void nbody__whfast_from_inertial(const nbody_sim *s, const nbody_real *Y, nbody_real *C) {
+    size_t n = s->n, i;
+    int c;
+    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *u = Y + (size_t)c * n;
+            nbody_real *w = C + (size_t)c * n, msum = nbody__whfast_mass(s, 0), wsum = msum * u[0];
+            for (i = 1; i < n; ++i) {
+                nbody_real mi = nbody__whfast_mass(s, i);
+                w[i] = u[i] - wsum / msum;
+                wsum += mi * u[i];
+                msum += mi;
+            }
+            w[0] = wsum / msum;
+        }
+    } else {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *u = Y + (size_t)c * n;
+            nbody_real *w = C + (size_t)c * n, msum = 0, wsum = 0;
+            for (i = 0; i < n; ++i) { wsum += nbody__whfast_mass(s, i) * u[i]; msum += nbody__whfast_mass(s, i); }
+            w[0] = wsum / msum;
+            for (i = 1; i < n; ++i) w[i] = c < 3 ? u[i] - u[0] : u[i] - w[0];
+        }
+    }
+}
+
+/* canonical state C -> inertial state Y */
+static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, nbody_real *Y) {
+    size_t n = s->n, i;
+    int c;
+    nbody_real mtot = 0;
+    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
+    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *w = C + (size_t)c * n;
+            nbody_real *u = Y + (size_t)c * n, eta = mtot, com = w[0];
+            for (i = n - 1; i >= 1; --i) {               /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
+                nbody_real mi = nbody__whfast_mass(s, i);
+                com -= mi / eta * w[i];
+                u[i] = w[i] + com;
+                eta -= mi;
+            }
+            u[0] = com;
+        }
+    } else {
+        for (c = 0; c < 6; ++c) {
+            const nbody_real *w = C + (size_t)c * n;
+            nbody_real *u = Y + (size_t)c * n, sum = 0;
+            for (i = 1; i < n; ++i) sum += nbody__whfast_mass(s, i) * w[i];
+            if (c < 3) {                                 /* M X = M x_0 + sum m_i Q_i */
+                u[0] = w[0] - sum / mtot;
+                for (i = 1; i < n; ++i) u[i] = u[0] + w[i];
+            } else {                                     /* m_0 (v_0 - V) + sum m_i u_i = 0 */
+                u[0] = w[0] - sum / s->m[0];
+                for (i = 1; i < n; ++i) u[i] = w[i] + w[0];
+            }
+        }
+    }
+}
+
+/* the Kepler part over a time h: every body's Kepler drift, the centre of mass's straight line,
+   and for democratic heliocentric coordinates the jump around it */
+static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) {
+    size_t n = s->n, i;
+    int c;
+    for (c = 0; c < 3; ++c) {
+        nbody_real p = 0, *q = C + (size_t)c * n;
+        const nbody_real *u = C + (size_t)(c + 3) * n;
+        for (i = 1; i < n; ++i) p += nbody__whfast_mass(s, i) * u[i];
+        for (i = 1; i < n; ++i) q[i] += h * p / s->m[0];
+    }
+}
+
+static void nbody__whfast_drift(const nbody_sim *s, nbody_real *C, nbody_real h) {
+    size_t n = s->n, i;
+    nbody_real G = s->desc.G, eta = nbody__whfast_mass(s, 0);
+    int dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    if (dh) nbody__whfast_jump(s, C, h / 2);
+    for (i = 1; i < n; ++i) {
+        eta += nbody__whfast_mass(s, i);
+        nbody__kepler_drift(G * (dh ? s->m[0] : eta), h, C + i, C + n + i, C + 2 * n + i, C + 3 * n + i, C + 4 * n + i,
+                            C + 5 * n + i);
+    }
+    if (dh) nbody__whfast_jump(s, C, h / 2);
+    C[0] += h * C[3 * n]; C[n] += h * C[4 * n]; C[2 * n] += h * C[5 * n];
+}
+
+/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t */
+static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
+    size_t n = s->n, i;
+    nbody_real *Y = (nbody_real *)s->ytmp, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
+    nbody_result r;
+    int c, dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    nbody__whfast_to_inertial(s, C, Y);
+    s->t_stage = t;
+    if ((r = nbody__derivative(s, s->ytmp, s->k[0])) != NBODY_OK) return r;
+    s->f_valid = 0;
+    A = (nbody_real *)s->k[0] + 3 * n;
+    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
+    for (c = 0; c < 3; ++c) {                            /* the centre of mass: external forces only */
+        nbody_real sum = 0;
+        for (i = 0; i < n; ++i) sum += nbody__whfast_mass(s, i) * A[(size_t)c * n + i];
+        C[(size_t)(c + 3) * n] += h * sum / mtot;
+    }
+    eta = nbody__whfast_mass(s, 0);
+    sx = eta * A[0]; sy = eta * A[n]; sz = eta * A[2 * n];   /* sum_{j<i} m_j a_j */
+    for (i = 1; i < n; ++i) {
+        nbody_real x = C[i], y = C[n + i], z = C[2 * n + i], r2 = x * x + y * y + z * z, mi = nbody__whfast_mass(s, i);
+        nbody_real k = G * (dh ? s->m[0] : eta + mi) / (r2 * NBODY__SQRT(r2));
+        nbody_real ax = A[i] + k * x, ay = A[n + i] + k * y, az = A[2 * n + i] + k * z;
+        if (!dh) {                                       /* a'_i = a_i - (sum_{j<i} m_j a_j) / eta_{i-1} */
+            ax -= sx / eta; ay -= sy / eta; az -= sz / eta;
+            sx += mi * A[i]; sy += mi * A[n + i]; sz += mi * A[2 * n + i];
+            eta += mi;
+        }
+        C[3 * n + i] += h * ax; C[4 * n + i] += h * ay; C[5 * n + i] += h * az;
+    }
+    return NBODY_OK;
+}
+
+/* Wisdom, Holman & Touma (1996) corrector stages Z(a, b) = D(a) K(-b) D(-2a) K(b) D(a), applied
+   for k = 1..m as Z(-a_k h, -inv b_k h), then for k = m..1 as Z(a_k h, inv b_k h); inv = 1 applies
+   the corrector, -1 its inverse. a_k = j sqrt(7/40) for stage j (order 3 turns the sign of a). */
+static nbody_result nbody__whfast_corrector(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real inv) {
+    static const double a1 = 0.41833001326703777398908601289259374469640768464934;
+    static const double b3[1] = {-0.024900596027799867499350357910273437184309981229127};
+    static const double b5[2] = {-0.0083001986759332891664501193034244790614366604097090,
+                                 0.041500993379666445832250596517122395307183302048545};
+    static const double b7[3] = {0.0024926811426922105779030593952776964450539008582219,
+                                 -0.018270923246702131478062356884535264841652263842597,
+                                 0.053964399093127498721765893493510877532452806339655};
+    static const double b11[5] = {0.00020361579647854651301632818774633716473696537436847,
+                                  -0.0023487215292295354188307328851055489876255097419754,
+                                  0.012309078592019946317544564763237909911330686448336,
+                                  -0.038121613681288650508647613260247372125243616270670,
+                                  0.072593394748842738674253180742744961827622366521517};
+    static const double b17[8] = {-0.0000043347415473373580190650223498124944896789841432241,
+                                  0.000076436355227935738363241846979413475106795392377415,
+                                  -0.00063599983075817658983166881625078545864140848560259,
+                                  0.0033132577069380655655490196833451994080066801611459,
+                                  -0.012071760822342291062449751726959664253913904872527,
+                                  0.032422198864713580293681523029577130832258806467604,
+                                  -0.065192863576377893658290760803725762027864651086787,
+                                  0.093056103771425958591541059067553547100903397724386};
+    const double *b;
+    int m, k, pass;
+    nbody_result r = NBODY_OK;
+    double sign = 1;
+    switch (s->desc.whfast_corrector) {
+    case 3: b = b3; m = 1; sign = -1; break;
+    case 5: b = b5; m = 2; break;
+    case 7: b = b7; m = 3; break;
+    case 11: b = b11; m = 5; break;
+    case 17: b = b17; m = 8; break;
+    default: return NBODY_OK;
+    }
+    for (pass = 0; pass < 2; ++pass)
+        for (k = 0; k < m && r == NBODY_OK; ++k) {
+            int j = pass ? m - 1 - k : k;                    /* stage j uses a_{m-j} */
+            nbody_real q = pass ? 1 : -1;
+            nbody_real a = q * (nbody_real)(sign * (m - j) * a1) * h, bb = q * inv * (nbody_real)b[j] * h;
+            nbody__whfast_drift(s, C, a);
+            r = nbody__whfast_kick(s, C, -bb, s->t);
+            if (r != NBODY_OK) break;
+            nbody__whfast_drift(s, C, -2 * a);
+            r = nbody__whfast_kick(s, C, bb, s->t);
+            nbody__whfast_drift(s, C, a);
+        }
+    return r;
+}
+
+/* body 0 outweighs every other body NBODY__WHFAST_DOMINANCE times: 0 and a log line when not */
+static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n) {
+    size_t i;
+    for (i = 1; i < n; ++i)
+        if (!(m[0] > NBODY__WHFAST_DOMINANCE * m[i])) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: whfast needs body 0 to be the central body, more than %d times as "
+                       "massive as any other; body %lu has %g against m0 = %g (use radau for such systems)",
+                       NBODY__WHFAST_DOMINANCE, (unsigned long)i, (double)m[i], (double)m[0]);
+            return 0;
+        }
+    return 1;
+}
+
+/* the synchronized state of the canonical one (the inverse corrector on a copy) into Y */
+static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y) {
+    nbody_real *T = (nbody_real *)s->whfast.copy;
+    nbody_result r;
+    memcpy(T, s->whfast.canonical, s->len * sizeof(nbody_real));
+    if ((r = nbody__whfast_corrector(s, T, s->whfast.h, -1)) != NBODY_OK) return r;
+    nbody__whfast_to_inertial(s, T, Y);
+    return NBODY_OK;
+}
+
+/* Deferred synchronization: inside nbody_advance, when no hook, event, archive or progress
+   report reads the state between steps (and no extra force, whose time the corrector's
+   kicks would see otherwise), a step that is not the last one leaves y without
+   the inverse corrector (y_new = the canonical state transformed, finite-checked as usual);
+   the last step, a step of another size and the end of nbody_advance synchronize. The
+   canonical state evolves exactly as with a synchronization every step, so the results
+   are bitwise the same; the corrector costs its extra force evaluations once per call. */
+static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
+    nbody_result r = NBODY_OK;
+    *err = 0;
+    s->whfast.pending = 0;
+    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
+        nbody_real remaining = s->whfast.t_limit - s->t;
+        s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
+    }
+    if (s->whfast.live && s->whfast.deferred && (!s->whfast.pending || s->whfast.h != h)) {
+        /* y synchronized first, as the last accepted step left it: the state a failure keeps */
+        if ((r = nbody__whfast_sync(s, (nbody_real *)s->y)) != NBODY_OK) return r;
+        s->whfast.deferred = 0;
+    }
+    if (s->whfast.live && s->whfast.deferred) memcpy(T, C, s->len * sizeof(nbody_real));   /* kept if this fails */
+    if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
+        if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
+        nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
+        s->whfast.h = h;
+        r = nbody__whfast_corrector(s, C, h, 1);
+    }
+    s->whfast.live = 0;                                  /* until the step is accepted */
+    if (r != NBODY_OK) return r;
+    nbody__whfast_drift(s, C, h / 2);
+    if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
+    nbody__whfast_drift(s, C, h / 2);
+    if (s->desc.whfast_corrector && !s->whfast.pending) {
+        memcpy(T, C, s->len * sizeof(nbody_real));
+        if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
+        nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
+    } else {
+        nbody__whfast_to_inertial(s, C, (nbody_real *)s->y_new);
+    }
+    return NBODY_OK;
+}
+
+static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
+    (void)h;
+    s->whfast.live = 1;
+    s->whfast.deferred = s->whfast.pending;
+    s->f_valid = 0;
+}
+
+/* ======================================================================================
+   >>solver_ops  SOLVER OPERATIONS: what every method is written with
+   f(y) through the engine (plus the extra forces), linear combinations, the final update.
+   ====================================================================================== */
+
+static nbody_result nbody__extra_force(nbody_sim *s, nbody__buf y, nbody__buf f);
+
+static nbody_result nbody__derivative(nbody_sim *s, nbody__buf y, nbody__buf f) {
+    nbody_result r;
+    s->stats.force_evals++;
+    r = s->eng.ops->derivative(&s->eng, y, f);
+    if (r == NBODY_OK && s->desc.extra_force) r = nbody__extra_force(s, y, f);
+    return r;
+}
+
+static nbody__lincomb nbody__op(nbody__buf out, nbody__buf y, nbody_real h, size_t len) {
+    nbody__lincomb op;
+    memset(&op, 0, sizeof op);
+    op.out = out; op.y = y; op.h = h; op.len = len;
+    return op;
+}
+
+/* k[0] = f(y) unless already known */
+static nbody_result nbody__first_stage(nbody_sim *s) {
+    nbody_result r = NBODY_OK;
+    s->t_stage = s->t;
+    if (!s->f_valid) r = nbody__derivative(s, s->y, s->k[0]);
+    if (r == NBODY_OK) s->f_valid = 1;
+    return r;
+}
+
+/* y_new = y + h * sum c_j k_j over the whole state, Kahan-compensated when asked: the one
+   place every method makes its final update */
+static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbody_real *c, nbody__buf const *k) {
+    nbody__lincomb op = nbody__op(s->y_new, s->y, h, s->len);
+    int j;
+    if (s->comp) {
+        nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
+        nbody_result r = s->eng.ops->lincomb(&s->eng, &copy);
+        if (r != NBODY_OK) return r;
+        op.comp = s->comp_new;
+    }
+    op.nk = nk;
+    for (j = 0; j < nk; ++j) { op.c[j] = c[j]; op.k[j] = k[j]; }
+    return s->eng.ops->lincomb(&s->eng, &op);
+}
+
+/* ======================================================================================
+   >>engines  ENGINES: where the forces are computed
+   The CPU engines (SIMPLE, OPENMP, BLOCK, TREE) share the host buffers below and differ
+   in their derivative; GPU engines plug in through the same operations (BACKEND
+   INTERFACE). First the SIMD levels the CPU kernels are built for and the CPU engines'
+   state.
+   ====================================================================================== */
 
 /* ---- SIMD levels: what the build has, what the CPU has ---------------------------------
    Code shape: the library needs its kernels for its own nbody_real only, so the preprocessor
@@ -1231,19 +3098,6 @@ static nbody_result nbody__simd_choose(const nbody_desc *d, const char *engine, 
     nbody__log(d, NBODY_LOG_INFO, "nbody: engine '%s', SIMD level %s (from %s)", engine, nbody__simd_level_name(level), from);
     return NBODY_OK;
 }
-
-/* CPU engines keep the masses and their scratch in this */
-typedef struct nbody__cpu {
-    nbody_real *m;
-    nbody_simd simd;               /* the SIMD level, chosen at init (nbody__simd_choose) */
-    void *tree;                    /* NBODY_ENGINE_TREE: the kd-tree workspace */
-    size_t *targets;               /* NBODY_ENGINE_TREE on a slice: its bodies in leaf order */
-} nbody__cpu;
-
-/* BLOCK's desc.block_size: 0 (automatic) or a multiple of NBODY__BLOCK_SIZE_STEP (a whole
-   number of tiles at every SIMD level: 8 to 32 bodies) in [STEP, NBODY__BLOCK_SIZE_MAX] */
-#define NBODY__BLOCK_SIZE_STEP 32
-#define NBODY__BLOCK_SIZE_MAX 16384
 static nbody_result nbody__cpu_init(nbody__engine *e) {
     nbody__cpu *c;
     nbody_simd level;
@@ -1294,17 +3148,165 @@ static int nbody__threads(const nbody_desc *d) { return d->threads > 0 ? d->thre
 #endif
 
 /* ======================================================================================
-   DIRECT FORCE KERNELS (SIMPLE, OPENMP, BLOCK)
+   >>host  HOST BUFFERS: the vector operations shared by every CPU engine
+   ====================================================================================== */
+
+static nbody_result nbody__host_alloc(nbody__engine *e, size_t len, nbody__buf *out) {
+    size_t bytes = nbody__bytes(len, sizeof(nbody_real));
+    void *p = bytes ? nbody__alloc(&e->desc, bytes) : NULL;
+    if (!p) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(p, 0, bytes);
+    *out = p;
+    return NBODY_OK;
+}
+static void nbody__host_release(nbody__engine *e, nbody__buf b) { nbody__free(&e->desc, b); }
+static nbody_result nbody__host_upload(nbody__engine *e, nbody__buf dst, size_t off, const nbody_real *src, size_t len) {
+    (void)e; memcpy((nbody_real *)dst + off, src, len * sizeof(nbody_real)); return NBODY_OK;
+}
+static nbody_result nbody__host_download(nbody__engine *e, nbody_real *dst, nbody__buf src, size_t off, size_t len) {
+    (void)e; memcpy(dst, (const nbody_real *)src + off, len * sizeof(nbody_real)); return NBODY_OK;
+}
+
+/* sum_j c[j] k[j][i], the terms in a fixed order (reproducible for any thread count) */
+static nbody_real nbody__host_terms(const nbody__lincomb *op, size_t i) {
+    nbody_real s = 0;
+    int j;
+    for (j = 0; j < op->nk; ++j) s += op->c[j] * ((const nbody_real *)op->k[j])[op->k_off + i];
+    return s;
+}
+
+/* Below this many elements a vector op runs serially: entering a parallel region costs more
+   than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
+#define NBODY__HOST_PARALLEL_MIN 65536
+
+/* elements [i0, i1) of a lincomb, the loop and its body in one function: with -fopenmp a
+   per-element helper called from the serial loop and from the parallel region was not
+   inlined by GCC, and a few-body run paid 10-30% for the calls */
+static void nbody__host_lincomb_range(const nbody__lincomb *op, nbody_real *out, const nbody_real *y, nbody_real *comp,
+                                      size_t i0, size_t i1) {
+    size_t i;
+    for (i = i0; i < i1; ++i) {
+        nbody_real d = op->h * nbody__host_terms(op, i), y0 = y ? y[i] : 0;
+        if (comp) {
+            out[i] = nbody__compensated_add(y0, d, &comp[i]);
+        } else {
+            out[i] = y0 + d;
+        }
+    }
+}
+
+static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op) {
+    nbody_real *out = (nbody_real *)op->out + op->out_off;
+    const nbody_real *y = op->y ? (const nbody_real *)op->y + op->y_off : NULL;
+    nbody_real *comp = op->comp ? (nbody_real *)op->comp + op->out_off : NULL;
+    long long len = (long long)op->len;
+    (void)e;
+#if NBODY__OPENMP
+    if (len > NBODY__HOST_PARALLEL_MIN) {
+        long long c, chunks = (len + NBODY__HOST_PARALLEL_MIN - 1) / NBODY__HOST_PARALLEL_MIN;
+        NBODY__PRAGMA(omp parallel for schedule(static))
+        for (c = 0; c < chunks; ++c) {
+            long long lo = c * NBODY__HOST_PARALLEL_MIN, hi = lo + NBODY__HOST_PARALLEL_MIN;
+            nbody__host_lincomb_range(op, out, y, comp, (size_t)lo, (size_t)(hi < len ? hi : len));
+        }
+        return NBODY_OK;
+    }
+#endif
+    nbody__host_lincomb_range(op, out, y, comp, 0, (size_t)len);
+    return NBODY_OK;
+}
+
+static nbody_result nbody__host_error_norm(nbody__engine *e, const nbody__lincomb *op, nbody_real atol,
+                                           nbody_real rtol, nbody_real *norm) {
+    const nbody_real *y = (const nbody_real *)op->y + op->y_off, *yn = (const nbody_real *)op->out + op->out_off;
+    nbody_real worst = 0;
+    size_t i;
+    (void)e;
+    for (i = 0; i < op->len; ++i) {
+        nbody_real a = NBODY__FABS(y[i]), b = NBODY__FABS(yn[i]);
+        nbody_real r = NBODY__FABS(op->h * nbody__host_terms(op, i)) / (atol + rtol * (a > b ? a : b));
+        if (!(r <= worst)) worst = r;          /* NaN sticks */
+        if (worst != worst) break;
+    }
+    *norm = worst;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__host_all_finite(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite) {
+    const nbody_real *p = (const nbody_real *)b + off;
+    size_t i;
+    (void)e;
+    for (i = 0; i < len; ++i) if (!nbody__isfinite(p[i])) { *finite = 0; return NBODY_OK; }
+    *finite = 1;
+    return NBODY_OK;
+}
+
+/* ======================================================================================
+   >>direct  DIRECT FORCE KERNELS (SIMPLE, OPENMP, BLOCK)
    Each body's sum runs over j in index order on one thread: the result is bitwise the same
    for any thread count. The self term is excluded by index, so with softening 0 two distinct
    bodies at the same place give NaN, which the step reports as NBODY_ERR_NOT_FINITE.
    ====================================================================================== */
+
 typedef struct nbody__forces {     /* one force evaluation: sources and targets */
     const nbody_real *x, *y, *z, *m;
     nbody_real *ax, *ay, *az;
     size_t n;
     nbody_real G, eps2;
 } nbody__forces;
+
+/* defined below in >>direct */
+static void nbody__accel_simple(const nbody__forces *f);
+static void nbody__accel_openmp(const nbody__forces *f, int threads);
+static size_t nbody__n_src(const nbody__engine *e);
+static void nbody__accel_test(const nbody__forces *f, size_t na, int threads);
+
+/* defined below in >>block */
+static void nbody__accel_block(const nbody__forces *f, int threads, int block, nbody_simd level);
+static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int threads, int block, nbody_simd level);
+
+static nbody__forces nbody__forces_for(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
+    nbody_real *y = (nbody_real *)yb, *f = (nbody_real *)fb;
+    size_t n = e->n;
+    nbody__forces F;
+    F.x = y; F.y = y + n; F.z = y + 2 * n; F.m = ((nbody__cpu *)e->impl)->m;
+    F.ax = f + 3 * n; F.ay = f + 4 * n; F.az = f + 5 * n;
+    F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
+    memcpy(f, y + 3 * n, 3 * n * sizeof(nbody_real));   /* dx/dt = v */
+    return F;
+}
+
+static nbody_result nbody__simple_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
+    nbody__forces F = nbody__forces_for(e, y, f), A = F;
+    A.n = nbody__n_src(e);                 /* the active bodies among themselves */
+    nbody__accel_simple(&A);
+    if (A.n < F.n) nbody__accel_test(&F, A.n, 1);
+    return NBODY_OK;
+}
+static nbody_result nbody__openmp_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
+    nbody__forces F = nbody__forces_for(e, y, f), A = F;
+#if NBODY__OPENMP
+    int threads = nbody__threads(&e->desc);
+#else
+    int threads = 1;
+#endif
+    A.n = nbody__n_src(e);
+    nbody__accel_openmp(&A, threads);
+    if (A.n < F.n) nbody__accel_test(&F, A.n, threads);
+    return NBODY_OK;
+}
+static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
+    nbody__forces F = nbody__forces_for(e, y, f), A = F;
+#if NBODY__OPENMP
+    int threads = nbody__threads(&e->desc);
+#else
+    int threads = 1;
+#endif
+    A.n = nbody__n_src(e);
+    nbody__accel_block(&A, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
+    if (A.n < F.n) nbody__accel_test_simd(&F, A.n, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
+    return NBODY_OK;
+}
 
 /* acceleration of body i from bodies [j0, j1), scalar */
 static void nbody__accel_row(const nbody__forces *f, size_t i, size_t j0, size_t j1,
@@ -1363,7 +3365,8 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
     }
 }
 
-/* ---- section: BLOCK engine kernel (SIMD) -------------------------------------------
+/* ======================================================================================
+   >>block  BLOCK engine kernel (SIMD)
    Two kernels. The default, symmetric one (NBODY__BLOCK_SYMMETRIC; nbody__simd_forces_sym)
    computes each pair once and adds it to both bodies, in a fixed order for any thread
    count; it measured 1.05-1.7x faster than the one-sided kernel on AVX2 and AVX-512
@@ -1391,7 +3394,9 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
    Exception, by measurement: 256-bit double divides, 1 / (r^2 sqrt(r^2)), see below.
    The levels (AVX-512F, AVX2 + FMA, portable) are all built in and chosen at nbody_create
    (SIMD levels below, docs/cpu.md); long double, other targets and NBODY_NO_SIMD have the
-   portable loop the compiler vectorises only. */
+   portable loop the compiler vectorises only.
+   ====================================================================================== */
+
 /* Below NBODY__BLOCK_PARALLEL_N bodies one thread runs the whole evaluation (n = 1024 is
    about 0.4 ms on one core, far above a fork/join; smaller n gains little and, on a loaded
    machine, loses badly when a worker is descheduled). Chunks of 4 tiles balance well. */
@@ -1404,6 +3409,226 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
    sources, or from as much work (few sources, many targets: test particles) */
 static NBODY__UNUSED int nbody__block_parallel(size_t n, size_t targets) {
     return n >= NBODY__BLOCK_PARALLEL_N || (double)n * (double)targets >= (double)NBODY__BLOCK_PARALLEL_N * NBODY__BLOCK_PARALLEL_N;
+}
+
+/* ---- the kernels of one SIMD level, and the schedules that run them -------------------- */
+typedef struct nbody__simd_kernels {
+    /* one tile of tw targets t[x|y|z] (body i0 in lane 0) against the sources [j0, j1),
+       j0 <= i0 < j1: a[x|y|z] = G * sum */
+    void (*tile)(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, size_t j0, size_t j1,
+                 nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx, const nbody_real *ty, const nbody_real *tz,
+                 nbody_real *ax, nbody_real *ay, nbody_real *az);
+    /* symmetric: the rows [b0, b1) against the whole vectors [v0, v1), both sides summed */
+    void (*sym_pair)(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1);
+    size_t w, tw;                  /* lanes per vector, targets per tile */
+} nbody__simd_kernels;
+#define NBODY__TW_MAX 64           /* the widest tile of any level */
+
+/* defined below in >>block */
+static NBODY__UNUSED void nbody__simd_forces_range(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block,
+                                                   size_t i0, size_t i1);
+static NBODY__UNUSED void nbody__simd_forces(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block);
+static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block);
+static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level);
+static void nbody__accel_block_portable_range(const nbody__forces *f, int threads, int block, size_t t0, size_t t1);
+static void nbody__accel_block_portable(const nbody__forces *f, int threads, int block);
+static int nbody__forces_finite(const nbody__forces *f, size_t count);
+static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric, nbody_simd level);
+
+/* The symmetric kernel is the default where it measured faster (bench/results/cpu-*.md):
+   NBODY__BLOCK_SYMMETRIC 0 forces the one-sided kernel everywhere. */
+#ifndef NBODY__BLOCK_SYMMETRIC
+#define NBODY__BLOCK_SYMMETRIC 1
+#endif
+static void nbody__accel_block(const nbody__forces *f, int threads, int block, nbody_simd level) {
+    nbody__accel_block_kernel(f, threads, block, NBODY__BLOCK_SYMMETRIC, level);
+}
+/* the targets [i0, i1): always the one-sided kernel, whose per-body sums do not depend on
+   where a slice starts (the symmetric kernel's do, on which pairs share a task) */
+static void nbody__accel_block_range(const nbody__forces *f, int threads, int block, size_t i0, size_t i1, nbody_simd level) {
+    const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
+    if (k) {
+        nbody__simd_forces_range(k, f, threads, block, i0, i1);
+        if (nbody__forces_finite(f, i1 - i0)) return;   /* else SIMPLE's classes, as for the whole */
+    }
+    nbody__accel_block_portable_range(f, threads, block, i0, i1);
+}
+/* test particles [na, n) from the sources [0, na) (BLOCK): the one-sided kernel of the level
+   (its tiles of targets against the na sources; the portable loop where there is none), so
+   the same formula and NaN/Inf handling as the active bodies', O(na n) */
+static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int threads, int block, nbody_simd level) {
+    nbody__forces S = *f;
+    S.n = na; S.ax = f->ax + na; S.ay = f->ay + na; S.az = f->az + na;
+    nbody__accel_block_range(&S, threads, block, na, f->n, level);
+}
+/* nonzero when the count accelerations computed are finite */
+static int nbody__forces_finite(const nbody__forces *f, size_t count) {
+    size_t i;
+    for (i = 0; i < count; ++i)
+        if (!nbody__isfinite(f->ax[i]) || !nbody__isfinite(f->ay[i]) || !nbody__isfinite(f->az[i])) return 0;
+    return 1;
+}
+/* block: targets per scheduling chunk of the one-sided kernel (rounded up to whole tiles);
+   0 = automatic. symmetric: the tiled symmetric kernel (the SIMD levels only). level: the
+   SIMD level. The estimate and its series are exact in class only where every term is finite
+   (x = inf gives 0 * inf in e, an r^-3 beyond the range gives inf * 0 with m = 0, ...): when a
+   sum comes out NaN or Inf, which is rare and always a fault or an extreme input, the whole
+   evaluation is done again by the portable loop, which computes each term as the SIMPLE
+   engine does (1 / sqrt, then m inv inv inv), so NaN, Inf and finite results are SIMPLE's. */
+static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric, nbody_simd level) {
+    const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
+    if (k) {
+        if (symmetric) nbody__simd_forces_sym(k, f, threads, block); else nbody__simd_forces(k, f, threads, block);
+        if (nbody__forces_finite(f, f->n)) return;
+    }
+    nbody__accel_block_portable(f, threads, block);
+}
+
+/* the article's 'openmp + block + optimization' loop (a branch-free loop the compiler
+   vectorises), softened, any n: the portable path for long double and non-x86 targets */
+static void nbody__accel_block_portable_range(const nbody__forces *f, int threads, int block, size_t t0, size_t t1) {
+    long long b, nblocks, n = (long long)f->n;
+    (void)threads; (void)n;
+    if (block <= 0) block = NBODY__BLOCK_DEFAULT;
+    nblocks = ((long long)(t1 - t0) + block - 1) / block;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (nbody__block_parallel((size_t)n, t1 - t0)))
+    for (b = 0; b < nblocks; ++b) {
+        size_t i0 = t0 + (size_t)b * (size_t)block, i1 = i0 + (size_t)block, i;
+        if (i1 > t1) i1 = t1;
+        for (i = i0; i < i1; ++i) {
+            nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
+            size_t j;
+            NBODY__PRAGMA(omp simd reduction(+:ax, ay, az))
+            for (j = 0; j < f->n; ++j) {
+                nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
+                nbody_real r2 = (j == i) ? 1 : nbody__soft_r2(dx, dy, dz, f->eps2);
+                nbody_real w = (j == i) ? 0 : nbody__pair_weight(f->m[j], r2);
+                ax += w * dx; ay += w * dy; az += w * dz;
+            }
+            f->ax[i - t0] = f->G * ax; f->ay[i - t0] = f->G * ay; f->az[i - t0] = f->G * az;
+        }
+    }
+}
+static void nbody__accel_block_portable(const nbody__forces *f, int threads, int block) {
+    nbody__accel_block_portable_range(f, threads, block, 0, f->n);
+}
+
+/* ---- the schedules, written once for every level ---- */
+/* symmetric kernel: block of bodies, a multiple of the tile tw, about n/8 (NBODY__SYM_SPLIT;
+   at least 4 pairs per round to share among threads) and at most NBODY__SYM_VECS vectors of w
+   (a pair's column block, 7 arrays, stays in L1); a function of n only, so the sums are too.
+   n/4 measured 4-5 % faster per core for float at N = 4096 on Zen 4, but allows only 2 block
+   pairs at once there */
+#ifndef NBODY__SYM_SPLIT
+#define NBODY__SYM_SPLIT 8
+#endif
+#ifndef NBODY__SYM_VECS
+#define NBODY__SYM_VECS 64
+#endif
+static NBODY__UNUSED size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
+    size_t b = (n / NBODY__SYM_SPLIT + tw - 1) / tw * tw, cap = (size_t)NBODY__SYM_VECS * w / tw * tw;
+    if (b > cap) b = cap;
+    return b < tw ? tw : b;
+}
+/* the tile of targets [i0, min(i0 + tw, i1)) against the sources [j0, j1), body i's sums
+   going to ax[i - o]: a partial tile is padded (its extra lanes are computed, dropped) */
+static NBODY__UNUSED void nbody__simd_tile_out(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1,
+                                               nbody_real G, size_t i0, size_t i1, size_t o) {
+    size_t q, tw = k->tw, nk = i1 - i0 < tw ? i1 - i0 : tw;
+    nbody_real p[6][NBODY__TW_MAX];
+    if (nk == tw) {
+        k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, f->x + i0, f->y + i0, f->z + i0, f->ax + (i0 - o), f->ay + (i0 - o),
+                f->az + (i0 - o));
+        return;
+    }
+    memset(p, 0, sizeof p);            /* the partial tile only; every optimisation level sees it set */
+    for (q = 0; q < nk; ++q) { p[0][q] = f->x[i0 + q]; p[1][q] = f->y[i0 + q]; p[2][q] = f->z[i0 + q]; }
+    k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);
+    for (q = 0; q < nk; ++q) { f->ax[i0 - o + q] = p[3][q]; f->ay[i0 - o + q] = p[4][q]; f->az[i0 - o + q] = p[5][q]; }
+}
+static NBODY__UNUSED void nbody__simd_tile_at(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1, nbody_real G,
+                                              size_t i0, size_t i1) {
+    nbody__simd_tile_out(k, f, j0, j1, G, i0, i1, 0);
+}
+/* one-sided: the targets [i0, i1) against all sources, tile by tile, body i's sums going to
+   ax[i - i0] (a slice of the distributed engine; [0, n) for the whole) */
+static NBODY__UNUSED void nbody__simd_forces_range(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block,
+                                                   size_t i0, size_t i1) {
+    size_t n = f->n, tw = k->tw;
+    long long t, ntiles = (long long)((i1 - i0 + tw - 1) / tw);
+    int chunk = block > 0 ? (int)(((size_t)block + tw - 1) / tw) : NBODY__BLOCK_CHUNK;
+    (void)threads; (void)chunk;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads) if (nbody__block_parallel(n, i1 - i0)))
+    for (t = 0; t < ntiles; ++t) nbody__simd_tile_out(k, f, 0, n, f->G, i0 + (size_t)t * tw, i1, i0);
+}
+static NBODY__UNUSED void nbody__simd_forces(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
+    nbody__simd_forces_range(k, f, threads, block, 0, f->n);
+}
+/* Symmetric forces (CUDA Handbook, ch. 14, tiled): f_ji = -f_ij, each pair computed once.
+   Rows: the broadcast bodies i of block J; columns: w bodies j of block I < J in the lanes.
+   Block I is whole (a multiple of w bodies): only the last block may be partial, and it is
+   never a column block.
+   A block against itself: each tile against itself (the one-sided tile; it stores, so it also
+   zeroes the sums), then tile t's bodies as rows against the later whole vectors as columns,
+   and the bodies of a last partial vector as rows against tile t */
+static NBODY__UNUSED void nbody__simd_sym_block(const nbody__simd_kernels *k, const nbody__forces *f, size_t b0, size_t b1) {
+    size_t i0, tw = k->tw, bw = b0 + (b1 - b0) / k->w * k->w;
+    for (i0 = b0; i0 < b1; i0 += tw) nbody__simd_tile_at(k, f, i0, i0 + tw < b1 ? i0 + tw : b1, 1, i0, b1);
+    for (i0 = b0; i0 + tw < b1; i0 += tw) {
+        k->sym_pair(f, i0 + tw, bw, i0, i0 + tw);
+        if (bw < b1) k->sym_pair(f, i0, i0 + tw, bw, b1);
+    }
+}
+/* Deterministic schedule: blocks of desc.block_size bodies (a multiple of every level's tile,
+   checked at nbody_create), or of nbody__sym_block(n) when it is 0 (a function of n only); first
+   each block against itself (which zeroes the sums), then the block pairs in the rounds of a
+   round-robin tournament (circle method), each round's pairs disjoint. Each pair is a task
+   that depends (inout) on its two blocks: the tasks on a block run in the order they were
+   created, so every body receives its contributions in the same order whatever the thread
+   count, yet no thread waits for a whole round (a barrier per round loses badly when one
+   thread is descheduled on a shared machine). */
+static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
+    size_t n = f->n, bs = block > 0 ? ((size_t)block + k->tw - 1) / k->tw * k->tw : nbody__sym_block(n, k->tw, k->w);
+    long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), q;
+    nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */
+    (void)threads; (void)tok;
+    if (n < NBODY__BLOCK_PARALLEL_N) {   /* serially, in the tasks' order: no parallel region entered */
+        long long r, b;
+        for (b = 0; b < nb; ++b)
+            nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
+        for (r = 0; r < nt - 1; ++r)
+            for (q = 0; q < nt / 2; ++q) {
+                long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
+                long long lo = p < o ? p : o, hi = p < o ? o : p;
+                if (hi >= nb) continue;
+                k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
+            }
+        for (q = 0; q < (long long)n; ++q) { f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G; }
+        return;
+    }
+    NBODY__PRAGMA(omp parallel num_threads(threads))
+    {
+        NBODY__PRAGMA(omp single)
+        {
+            long long r, b;
+            for (b = 0; b < nb; ++b) {
+                NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))
+                nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
+            }
+            for (r = 0; r < nt - 1; ++r)
+                for (q = 0; q < nt / 2; ++q) {
+                    long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
+                    long long lo = p < o ? p : o, hi = p < o ? o : p;
+                    if (hi >= nb) continue;
+                    NBODY__PRAGMA(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs]))
+                    k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
+                }
+        }
+        NBODY__PRAGMA(omp for schedule(static))
+        for (q = 0; q < (long long)n; ++q) {
+            f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G;
+        }
+    }
 }
 /* ---- AVX-512F level: helpers over 512-bit vectors of nbody_real ---- */
 #if NBODY__HAVE_AVX512
@@ -1546,19 +3771,6 @@ NBODY__I256 nbody_real nbody__v256_hsum(nbody__v256 x) {   /* fixed order */
 }
 #endif
 #endif
-
-/* ---- the kernels of one SIMD level, and the schedules that run them -------------------- */
-typedef struct nbody__simd_kernels {
-    /* one tile of tw targets t[x|y|z] (body i0 in lane 0) against the sources [j0, j1),
-       j0 <= i0 < j1: a[x|y|z] = G * sum */
-    void (*tile)(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, size_t j0, size_t j1,
-                 nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx, const nbody_real *ty, const nbody_real *tz,
-                 nbody_real *ax, nbody_real *ay, nbody_real *az);
-    /* symmetric: the rows [b0, b1) against the whole vectors [v0, v1), both sides summed */
-    void (*sym_pair)(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1);
-    size_t w, tw;                  /* lanes per vector, targets per tile */
-} nbody__simd_kernels;
-#define NBODY__TW_MAX 64           /* the widest tile of any level */
 
 /* ---- AVX-512F level: the BLOCK kernels (see the section comment) ---- */
 #if NBODY__HAVE_AVX512
@@ -1772,124 +3984,6 @@ static NBODY__TARGET_AVX2 void nbody__avx2_sym_pair(const nbody__forces *f, size
 static const nbody__simd_kernels nbody__avx2_kernels = {
     nbody__avx2_tile, nbody__avx2_sym_pair, NBODY__V256_W, NBODY__V256_W * NBODY__AVX2_TILE_U};
 #endif
-
-/* ---- the schedules, written once for every level ---- */
-/* symmetric kernel: block of bodies, a multiple of the tile tw, about n/8 (NBODY__SYM_SPLIT;
-   at least 4 pairs per round to share among threads) and at most NBODY__SYM_VECS vectors of w
-   (a pair's column block, 7 arrays, stays in L1); a function of n only, so the sums are too.
-   n/4 measured 4-5 % faster per core for float at N = 4096 on Zen 4, but allows only 2 block
-   pairs at once there */
-#ifndef NBODY__SYM_SPLIT
-#define NBODY__SYM_SPLIT 8
-#endif
-#ifndef NBODY__SYM_VECS
-#define NBODY__SYM_VECS 64
-#endif
-static NBODY__UNUSED size_t nbody__sym_block(size_t n, size_t tw, size_t w) {
-    size_t b = (n / NBODY__SYM_SPLIT + tw - 1) / tw * tw, cap = (size_t)NBODY__SYM_VECS * w / tw * tw;
-    if (b > cap) b = cap;
-    return b < tw ? tw : b;
-}
-/* the tile of targets [i0, min(i0 + tw, i1)) against the sources [j0, j1), body i's sums
-   going to ax[i - o]: a partial tile is padded (its extra lanes are computed, dropped) */
-static NBODY__UNUSED void nbody__simd_tile_out(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1,
-                                               nbody_real G, size_t i0, size_t i1, size_t o) {
-    size_t q, tw = k->tw, nk = i1 - i0 < tw ? i1 - i0 : tw;
-    nbody_real p[6][NBODY__TW_MAX];
-    if (nk == tw) {
-        k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, f->x + i0, f->y + i0, f->z + i0, f->ax + (i0 - o), f->ay + (i0 - o),
-                f->az + (i0 - o));
-        return;
-    }
-    memset(p, 0, sizeof p);            /* the partial tile only; every optimisation level sees it set */
-    for (q = 0; q < nk; ++q) { p[0][q] = f->x[i0 + q]; p[1][q] = f->y[i0 + q]; p[2][q] = f->z[i0 + q]; }
-    k->tile(f->x, f->y, f->z, f->m, j0, j1, f->eps2, G, i0, p[0], p[1], p[2], p[3], p[4], p[5]);
-    for (q = 0; q < nk; ++q) { f->ax[i0 - o + q] = p[3][q]; f->ay[i0 - o + q] = p[4][q]; f->az[i0 - o + q] = p[5][q]; }
-}
-static NBODY__UNUSED void nbody__simd_tile_at(const nbody__simd_kernels *k, const nbody__forces *f, size_t j0, size_t j1, nbody_real G,
-                                              size_t i0, size_t i1) {
-    nbody__simd_tile_out(k, f, j0, j1, G, i0, i1, 0);
-}
-/* one-sided: the targets [i0, i1) against all sources, tile by tile, body i's sums going to
-   ax[i - i0] (a slice of the distributed engine; [0, n) for the whole) */
-static NBODY__UNUSED void nbody__simd_forces_range(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block,
-                                                   size_t i0, size_t i1) {
-    size_t n = f->n, tw = k->tw;
-    long long t, ntiles = (long long)((i1 - i0 + tw - 1) / tw);
-    int chunk = block > 0 ? (int)(((size_t)block + tw - 1) / tw) : NBODY__BLOCK_CHUNK;
-    (void)threads; (void)chunk;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads) if (nbody__block_parallel(n, i1 - i0)))
-    for (t = 0; t < ntiles; ++t) nbody__simd_tile_out(k, f, 0, n, f->G, i0 + (size_t)t * tw, i1, i0);
-}
-static NBODY__UNUSED void nbody__simd_forces(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
-    nbody__simd_forces_range(k, f, threads, block, 0, f->n);
-}
-/* Symmetric forces (CUDA Handbook, ch. 14, tiled): f_ji = -f_ij, each pair computed once.
-   Rows: the broadcast bodies i of block J; columns: w bodies j of block I < J in the lanes.
-   Block I is whole (a multiple of w bodies): only the last block may be partial, and it is
-   never a column block.
-   A block against itself: each tile against itself (the one-sided tile; it stores, so it also
-   zeroes the sums), then tile t's bodies as rows against the later whole vectors as columns,
-   and the bodies of a last partial vector as rows against tile t */
-static NBODY__UNUSED void nbody__simd_sym_block(const nbody__simd_kernels *k, const nbody__forces *f, size_t b0, size_t b1) {
-    size_t i0, tw = k->tw, bw = b0 + (b1 - b0) / k->w * k->w;
-    for (i0 = b0; i0 < b1; i0 += tw) nbody__simd_tile_at(k, f, i0, i0 + tw < b1 ? i0 + tw : b1, 1, i0, b1);
-    for (i0 = b0; i0 + tw < b1; i0 += tw) {
-        k->sym_pair(f, i0 + tw, bw, i0, i0 + tw);
-        if (bw < b1) k->sym_pair(f, i0, i0 + tw, bw, b1);
-    }
-}
-/* Deterministic schedule: blocks of desc.block_size bodies (a multiple of every level's tile,
-   checked at nbody_create), or of nbody__sym_block(n) when it is 0 (a function of n only); first
-   each block against itself (which zeroes the sums), then the block pairs in the rounds of a
-   round-robin tournament (circle method), each round's pairs disjoint. Each pair is a task
-   that depends (inout) on its two blocks: the tasks on a block run in the order they were
-   created, so every body receives its contributions in the same order whatever the thread
-   count, yet no thread waits for a whole round (a barrier per round loses badly when one
-   thread is descheduled on a shared machine). */
-static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
-    size_t n = f->n, bs = block > 0 ? ((size_t)block + k->tw - 1) / k->tw * k->tw : nbody__sym_block(n, k->tw, k->w);
-    long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), q;
-    nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */
-    (void)threads; (void)tok;
-    if (n < NBODY__BLOCK_PARALLEL_N) {   /* serially, in the tasks' order: no parallel region entered */
-        long long r, b;
-        for (b = 0; b < nb; ++b)
-            nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
-        for (r = 0; r < nt - 1; ++r)
-            for (q = 0; q < nt / 2; ++q) {
-                long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
-                long long lo = p < o ? p : o, hi = p < o ? o : p;
-                if (hi >= nb) continue;
-                k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
-            }
-        for (q = 0; q < (long long)n; ++q) { f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G; }
-        return;
-    }
-    NBODY__PRAGMA(omp parallel num_threads(threads))
-    {
-        NBODY__PRAGMA(omp single)
-        {
-            long long r, b;
-            for (b = 0; b < nb; ++b) {
-                NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))
-                nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
-            }
-            for (r = 0; r < nt - 1; ++r)
-                for (q = 0; q < nt / 2; ++q) {
-                    long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
-                    long long lo = p < o ? p : o, hi = p < o ? o : p;
-                    if (hi >= nb) continue;
-                    NBODY__PRAGMA(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs]))
-                    k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
-                }
-        }
-        NBODY__PRAGMA(omp for schedule(static))
-        for (q = 0; q < (long long)n; ++q) {
-            f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G;
-        }
-    }
-}
 /* the kernels of a level; NULL: the portable loop */
 static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
 #if NBODY__HAVE_AVX512
@@ -1902,130 +3996,8 @@ static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
     return NULL;
 }
 
-/* the article's 'openmp + block + optimization' loop (a branch-free loop the compiler
-   vectorises), softened, any n: the portable path for long double and non-x86 targets */
-static void nbody__accel_block_portable_range(const nbody__forces *f, int threads, int block, size_t t0, size_t t1) {
-    long long b, nblocks, n = (long long)f->n;
-    (void)threads; (void)n;
-    if (block <= 0) block = NBODY__BLOCK_DEFAULT;
-    nblocks = ((long long)(t1 - t0) + block - 1) / block;
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (nbody__block_parallel((size_t)n, t1 - t0)))
-    for (b = 0; b < nblocks; ++b) {
-        size_t i0 = t0 + (size_t)b * (size_t)block, i1 = i0 + (size_t)block, i;
-        if (i1 > t1) i1 = t1;
-        for (i = i0; i < i1; ++i) {
-            nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
-            size_t j;
-            NBODY__PRAGMA(omp simd reduction(+:ax, ay, az))
-            for (j = 0; j < f->n; ++j) {
-                nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
-                nbody_real r2 = (j == i) ? 1 : nbody__soft_r2(dx, dy, dz, f->eps2);
-                nbody_real w = (j == i) ? 0 : nbody__pair_weight(f->m[j], r2);
-                ax += w * dx; ay += w * dy; az += w * dz;
-            }
-            f->ax[i - t0] = f->G * ax; f->ay[i - t0] = f->G * ay; f->az[i - t0] = f->G * az;
-        }
-    }
-}
-static void nbody__accel_block_portable(const nbody__forces *f, int threads, int block) {
-    nbody__accel_block_portable_range(f, threads, block, 0, f->n);
-}
-
-/* The symmetric kernel is the default where it measured faster (bench/results/cpu-*.md):
-   NBODY__BLOCK_SYMMETRIC 0 forces the one-sided kernel everywhere. */
-#ifndef NBODY__BLOCK_SYMMETRIC
-#define NBODY__BLOCK_SYMMETRIC 1
-#endif
-/* nonzero when the count accelerations computed are finite */
-static int nbody__forces_finite(const nbody__forces *f, size_t count) {
-    size_t i;
-    for (i = 0; i < count; ++i)
-        if (!nbody__isfinite(f->ax[i]) || !nbody__isfinite(f->ay[i]) || !nbody__isfinite(f->az[i])) return 0;
-    return 1;
-}
-/* block: targets per scheduling chunk of the one-sided kernel (rounded up to whole tiles);
-   0 = automatic. symmetric: the tiled symmetric kernel (the SIMD levels only). level: the
-   SIMD level. The estimate and its series are exact in class only where every term is finite
-   (x = inf gives 0 * inf in e, an r^-3 beyond the range gives inf * 0 with m = 0, ...): when a
-   sum comes out NaN or Inf, which is rare and always a fault or an extreme input, the whole
-   evaluation is done again by the portable loop, which computes each term as the SIMPLE
-   engine does (1 / sqrt, then m inv inv inv), so NaN, Inf and finite results are SIMPLE's. */
-static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int block, int symmetric, nbody_simd level) {
-    const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
-    if (k) {
-        if (symmetric) nbody__simd_forces_sym(k, f, threads, block); else nbody__simd_forces(k, f, threads, block);
-        if (nbody__forces_finite(f, f->n)) return;
-    }
-    nbody__accel_block_portable(f, threads, block);
-}
-static void nbody__accel_block(const nbody__forces *f, int threads, int block, nbody_simd level) {
-    nbody__accel_block_kernel(f, threads, block, NBODY__BLOCK_SYMMETRIC, level);
-}
-/* the targets [i0, i1): always the one-sided kernel, whose per-body sums do not depend on
-   where a slice starts (the symmetric kernel's do, on which pairs share a task) */
-static void nbody__accel_block_range(const nbody__forces *f, int threads, int block, size_t i0, size_t i1, nbody_simd level) {
-    const nbody__simd_kernels *k = nbody__simd_kernels_for(level);
-    if (k) {
-        nbody__simd_forces_range(k, f, threads, block, i0, i1);
-        if (nbody__forces_finite(f, i1 - i0)) return;   /* else SIMPLE's classes, as for the whole */
-    }
-    nbody__accel_block_portable_range(f, threads, block, i0, i1);
-}
-/* test particles [na, n) from the sources [0, na) (BLOCK): the one-sided kernel of the level
-   (its tiles of targets against the na sources; the portable loop where there is none), so
-   the same formula and NaN/Inf handling as the active bodies', O(na n) */
-static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int threads, int block, nbody_simd level) {
-    nbody__forces S = *f;
-    S.n = na; S.ax = f->ax + na; S.ay = f->ay + na; S.az = f->az + na;
-    nbody__accel_block_range(&S, threads, block, na, f->n, level);
-}
-/* ---- end section: BLOCK engine kernel ---- */
-
-static nbody__forces nbody__forces_for(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
-    nbody_real *y = (nbody_real *)yb, *f = (nbody_real *)fb;
-    size_t n = e->n;
-    nbody__forces F;
-    F.x = y; F.y = y + n; F.z = y + 2 * n; F.m = ((nbody__cpu *)e->impl)->m;
-    F.ax = f + 3 * n; F.ay = f + 4 * n; F.az = f + 5 * n;
-    F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
-    memcpy(f, y + 3 * n, 3 * n * sizeof(nbody_real));   /* dx/dt = v */
-    return F;
-}
-
-static nbody_result nbody__simple_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
-    nbody__forces F = nbody__forces_for(e, y, f), A = F;
-    A.n = nbody__n_src(e);                 /* the active bodies among themselves */
-    nbody__accel_simple(&A);
-    if (A.n < F.n) nbody__accel_test(&F, A.n, 1);
-    return NBODY_OK;
-}
-static nbody_result nbody__openmp_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
-    nbody__forces F = nbody__forces_for(e, y, f), A = F;
-#if NBODY__OPENMP
-    int threads = nbody__threads(&e->desc);
-#else
-    int threads = 1;
-#endif
-    A.n = nbody__n_src(e);
-    nbody__accel_openmp(&A, threads);
-    if (A.n < F.n) nbody__accel_test(&F, A.n, threads);
-    return NBODY_OK;
-}
-static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
-    nbody__forces F = nbody__forces_for(e, y, f), A = F;
-#if NBODY__OPENMP
-    int threads = nbody__threads(&e->desc);
-#else
-    int threads = 1;
-#endif
-    A.n = nbody__n_src(e);
-    nbody__accel_block(&A, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
-    if (A.n < F.n) nbody__accel_test_simd(&F, A.n, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
-    return NBODY_OK;
-}
-
 /* ======================================================================================
-   section: KD-TREE (NBODY_ENGINE_TREE)
+   >>tree  KD-TREE (NBODY_ENGINE_TREE)
    Barnes & Hut (Nature 324, 1986) on a kd-tree stored as an implicit binary heap, after the
    article's 'Function Approximation' section. Shared layout (the OpenCL/CUDA tree engines
    read it as is):
@@ -2043,6 +4015,7 @@ static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbod
    desc.leaf_size bodies summed directly, and packets of 32 bodies walking together; with
    leaf_size 1 its accelerations are bitwise those of the plain single-body walk.
    ====================================================================================== */
+
 typedef struct nbody__tree_item {  /* a body while the tree is built: position, mass, index */
     nbody_real p[3], m;
     size_t idx;
@@ -2743,53 +4716,9 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
     return r;
 }
 #define NBODY__TREE_AVAILABLE 1
-/* ---- end section: KD-TREE ---- */
-
-#define NBODY__CPU_ENGINE(label, deriv) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
-    nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
-    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL }
-static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative);
-static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative);
-static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative);
-static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative);
-
-#ifdef NBODY_WITH_OPENCL
-#include "nbody_cl.h"              /* defines nbody__opencl_engine_ops(int tree) */
-#endif
-
-/* the ops table for an engine, NULL when compiled out */
-static const nbody__engine_ops *nbody__engine_ops_for(nbody_engine engine) {
-    switch (engine) {
-    case NBODY_ENGINE_DEFAULT:
-    case NBODY_ENGINE_BLOCK: return &nbody__block_ops;
-    case NBODY_ENGINE_SIMPLE: return &nbody__simple_ops;
-    case NBODY_ENGINE_OPENMP: return &nbody__openmp_ops;
-    case NBODY_ENGINE_TREE: return NBODY__TREE_AVAILABLE ? &nbody__tree_ops : NULL;
-#ifdef NBODY_WITH_CUDA
-    case NBODY_ENGINE_CUDA: return nbody__cuda_engine_ops(0);
-    case NBODY_ENGINE_CUDA_TREE: return nbody__cuda_engine_ops(1);
-#endif
-#ifdef NBODY_WITH_OPENCL
-    case NBODY_ENGINE_OPENCL: return nbody__opencl_engine_ops(0);
-    case NBODY_ENGINE_OPENCL_TREE: return nbody__opencl_engine_ops(1);
-#endif
-    default: return NULL;
-    }
-}
-
-NBODY__DEF int nbody_engine_available(nbody_engine e) {
-    return ((int)e >= 0 && e < NBODY_ENGINE_COUNT_) && nbody__engine_ops_for(e) != NULL;
-}
-
-/* the engines whose derivative honours desc.n_active */
-static int nbody__engine_has_test_particles(nbody_engine e) {
-    return e == NBODY_ENGINE_SIMPLE || e == NBODY_ENGINE_OPENMP || e == NBODY_ENGINE_BLOCK || e == NBODY_ENGINE_TREE ||
-           e == NBODY_ENGINE_DEFAULT || e == NBODY_ENGINE_OPENCL || e == NBODY_ENGINE_OPENCL_TREE ||
-           e == NBODY_ENGINE_CUDA || e == NBODY_ENGINE_CUDA_TREE;
-}
 
 /* ======================================================================================
-   section: SLICES AND THE DISTRIBUTED ENGINE (MPI)
+   >>mpi  SLICES AND THE DISTRIBUTED ENGINE (MPI)
    A distributed engine holds a local engine for its slice of the bodies and implements the
    same engine operations with collectives, so that every solver runs unchanged on many
    ranks: f(y) gathers all positions (MPI_Allgatherv) and asks the local engine for the
@@ -2799,6 +4728,10 @@ static int nbody__engine_has_test_particles(nbody_engine e) {
    lo + k at c * count + k); a global range [off, off + len) of a 6n vector maps onto the
    pieces of it this rank owns. Positions are replicated (3n reals on every rank).
    ====================================================================================== */
+
+/* defined below in >>hooks */
+static const nbody__engine_ops *nbody__engine_ops_for(nbody_engine engine);
+
 
 /* f = [v, a] for the bodies [i0, i0 + m) of a CPU engine: y and f hold those bodies only (6m
    reals each, in the state layout), pos the positions of all n bodies (x, then y, then z) */
@@ -3286,7 +5219,53 @@ static int nbody__engine_writer(nbody__engine *e) { (void)e; return 1; }
 static nbody_result nbody__mpi_verdict(const nbody_desc *desc, nbody_result r) { (void)desc; return r; }
 static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *s, nbody_result r) { (void)desc; (void)s; return r; }
 #endif
-/* ---- end section: SLICES AND THE DISTRIBUTED ENGINE ---- */
+
+/* ======================================================================================
+   >>hooks  ENGINE TABLE AND LIFETIME: the ops table of each engine, start and stop
+   ====================================================================================== */
+
+#define NBODY__CPU_ENGINE(label, deriv) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
+    nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
+    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL }
+static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative);
+static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative);
+static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative);
+static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative);
+
+#ifdef NBODY_WITH_OPENCL
+#include "nbody_cl.h"              /* defines nbody__opencl_engine_ops(int tree) */
+#endif
+
+/* the ops table for an engine, NULL when compiled out */
+static const nbody__engine_ops *nbody__engine_ops_for(nbody_engine engine) {
+    switch (engine) {
+    case NBODY_ENGINE_DEFAULT:
+    case NBODY_ENGINE_BLOCK: return &nbody__block_ops;
+    case NBODY_ENGINE_SIMPLE: return &nbody__simple_ops;
+    case NBODY_ENGINE_OPENMP: return &nbody__openmp_ops;
+    case NBODY_ENGINE_TREE: return NBODY__TREE_AVAILABLE ? &nbody__tree_ops : NULL;
+#ifdef NBODY_WITH_CUDA
+    case NBODY_ENGINE_CUDA: return nbody__cuda_engine_ops(0);
+    case NBODY_ENGINE_CUDA_TREE: return nbody__cuda_engine_ops(1);
+#endif
+#ifdef NBODY_WITH_OPENCL
+    case NBODY_ENGINE_OPENCL: return nbody__opencl_engine_ops(0);
+    case NBODY_ENGINE_OPENCL_TREE: return nbody__opencl_engine_ops(1);
+#endif
+    default: return NULL;
+    }
+}
+
+NBODY__DEF int nbody_engine_available(nbody_engine e) {
+    return ((int)e >= 0 && e < NBODY_ENGINE_COUNT_) && nbody__engine_ops_for(e) != NULL;
+}
+
+/* the engines whose derivative honours desc.n_active */
+static int nbody__engine_has_test_particles(nbody_engine e) {
+    return e == NBODY_ENGINE_SIMPLE || e == NBODY_ENGINE_OPENMP || e == NBODY_ENGINE_BLOCK || e == NBODY_ENGINE_TREE ||
+           e == NBODY_ENGINE_DEFAULT || e == NBODY_ENGINE_OPENCL || e == NBODY_ENGINE_OPENCL_TREE ||
+           e == NBODY_ENGINE_CUDA || e == NBODY_ENGINE_CUDA_TREE;
+}
 
 /* engine lifetime: start with the masses, stop frees everything */
 static nbody_result nbody__engine_start(nbody__engine *e, const nbody_desc *d, size_t n, const nbody_real *m) {
@@ -3318,1819 +5297,7 @@ static void nbody__engine_stop(nbody__engine *e) {
 }
 
 /* ======================================================================================
-   SOLVERS: written once against the engine operations, so every method runs on every
-   engine and the state never leaves the device between steps.
-   ====================================================================================== */
-typedef struct nbody__tableau {    /* explicit or implicit Runge-Kutta */
-    int stages, order, embedded_order, fsal;
-    const nbody_real *a;           /* stages x stages, row-major */
-    const nbody_real *b;           /* propagating (higher-order) weights */
-    const nbody_real *bhat;        /* embedded weights, NULL when none */
-    const nbody_real *c;
-} nbody__tableau;
-
-typedef struct nbody__method_info nbody__method_info;
-
-/* ---- typed solver state: what a method keeps between steps, and its named scratch vectors.
-   Each method that has any owns one struct, a member of nbody_sim (separate members, not a
-   union: every method's state is zero unless it is the one running, and nothing is shared).
-   Its field list (nbody__*_fields, after nbody_sim) is the one description every generic
-   piece works from: buffers are allocated, released and checkpointed through it, scalars
-   are checkpointed and carried over a change of n through it. */
-typedef struct nbody__leapfrog_state {
-    nbody__buf rate;               /* [v + h/2 a(x), (a(x) + a(x'))/2]: the step's one update direction */
-} nbody__leapfrog_state;
-
-typedef struct nbody__irk_state {  /* NBODY_TRAPEZE, NBODY_RKGL, NBODY_RKLC */
-    nbody__buf stage;              /* f at the stage just evaluated, before it replaces K_i */
-} nbody__irk_state;
-
-#define NBODY__ADAMS_MAX_ORDER 5
-typedef struct nbody__adams_state {
-    nbody_real spacing;            /* the step the past derivatives are spaced by */
-    int history;                   /* how many of past[] are valid and spaced by `spacing` */
-    nbody__buf past[NBODY__ADAMS_MAX_ORDER - 1]; /* f_{n-1}, f_{n-2}, ...: a ring rotated by pointer */
-} nbody__adams_state;
-
-#define NBODY__BS_KMAX 8
-typedef struct nbody__bs_state {
-    int column;                    /* target column (order) of the next step; < 2: none yet */
-    nbody_real proposal;           /* next step, chosen together with the column */
-    nbody__buf table[NBODY__BS_KMAX]; /* the latest extrapolation row T_j1 .. T_jj */
-    nbody__buf entry;              /* the new entry T_j,k+1 */
-    nbody__buf scratch;
-    nbody__buf other;              /* the modified midpoint's other increment */
-} nbody__bs_state;
-
-#define NBODY__RADAU_NB 7          /* B_1 .. B_7 */
-typedef struct nbody__radau_state {
-    nbody_real last_step;          /* h of the last accepted step */
-    nbody_real proposal;           /* next step */
-    nbody_real ratio;              /* h / last_step of the attempt in progress */
-    int predicted;                 /* the attempt started from a prediction of B */
-    int have_b;                    /* b_accepted holds the B of an accepted step */
-    nbody__buf b_accepted[NBODY__RADAU_NB]; /* B of the last accepted step */
-    nbody__buf prediction[NBODY__RADAU_NB]; /* the prediction E that step started from */
-    nbody__buf b[NBODY__RADAU_NB];          /* B of the attempt */
-    nbody__buf g[NBODY__RADAU_NB];          /* G of the attempt (Newton form) */
-    nbody__buf b_comp[NBODY__RADAU_NB];     /* B's compensation */
-    nbody__buf change;             /* D = G_k(new) - G_k(old) */
-    nbody__buf x_comp;             /* the state's position compensation, in the acceleration half */
-    nbody__buf divided;            /* the divided difference being built */
-    nbody_real *host;              /* 24n host scratch (PRS23): written before read, not saved */
-} nbody__radau_state;
-
-/* One entry of a method's field list. Checkpoints write each field under its name, and a
-   load matches the names, so adding a field cannot shift another. */
-typedef enum nbody__field_kind { NBODY__FIELD_INT, NBODY__FIELD_REAL, NBODY__FIELD_BUF } nbody__field_kind;
-typedef struct nbody__field {
-    const char *name;              /* as written in checkpoints: at most 15 characters */
-    nbody__field_kind kind;
-    size_t offset;                 /* in nbody_sim */
-    int count;                     /* array length, 1 for one value */
-    int lo, hi;                    /* NBODY__FIELD_INT: the values a checkpoint may hold */
-    int history;                   /* 1: counts valid past buffers; 0 when the state is replaced */
-} nbody__field;
-
-typedef struct nbody__archiver {   /* nbody_archive_attach */
-    char *path;
-    nbody_real every_t, next_t;
-    unsigned long long every_steps, last_step;
-    double every_wall, last_wall;  /* seconds; last_wall from time() */
-} nbody__archiver;
-
-typedef struct nbody__steer {      /* host-side steering state, carried across a change of n */
-    nbody_real *radii;             /* n, NULL = all zero */
-    nbody_real *host;              /* 9n scratch (state + accelerations) for GPU engines, lazily */
-    nbody_event event;
-    int in_hook;                   /* a hook runs: nbody_step / nbody_advance refuse */
-    nbody__archiver *archive;
-} nbody__steer;
-
-typedef struct nbody__whfast_state {   /* NBODY_WHFAST */
-    int live;                      /* canonical holds the canonical state of y (corrector applied) */
-    nbody_real h;                  /* the step canonical was opened with (the corrector's) */
-    nbody__buf canonical;          /* the canonical (Jacobi or democratic heliocentric) state */
-    nbody__buf copy;               /* canonical with the inverse corrector applied */
-    /* deferred synchronization (correctors; not saved: nbody_advance sets and clears them) */
-    int defer;                     /* nbody_advance to t_limit with nothing that reads y between steps */
-    nbody_real t_limit;
-    int pending, deferred;         /* this attempt's y_new / y lack the inverse corrector */
-} nbody__whfast_state;
-
-struct nbody_sim {
-    nbody__engine eng;
-    nbody_desc desc;               /* defaults resolved */
-    const nbody__method_info *method;
-    size_t n, len;                 /* bodies, 6n */
-    nbody__buf y, y_new, ytmp;     /* state, candidate, stage argument */
-    nbody__buf k[NBODY__MAX_TERMS];/* stage derivatives; k[0] = f(y) when f_valid */
-    nbody__buf comp, comp_new;     /* Kahan compensation (desc.compensated) */
-    int nk;                        /* k[0..nk) allocated (the method's stages) */
-    int f_valid;                   /* k[0] holds f(y) */
-    /* Method state. Every piece of it lives in the buffers above or in these structs' listed
-       fields, so a checkpoint that saves them restarts any method bitwise exactly. */
-    nbody__leapfrog_state leapfrog;
-    nbody__irk_state irk;
-    nbody__adams_state adams;
-    nbody__bs_state bs;
-    nbody__radau_state radau;
-    nbody__whfast_state whfast;
-    nbody_real t, dt_next;
-    nbody_real *m;                 /* host copy of the masses */
-    nbody_stats stats;
-    /* desc.progress during one nbody_advance (active = 0 outside it) */
-    struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
-    nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
-    nbody__steer steer;            /* radii, events, archive: host side, between steps */
-};
-
-/* The field lists. To give a new method state: a struct above, a member of nbody_sim, a list
-   here from NBODY__FIELD rows (every buffer, and every scalar that outlives a step), and
-   NBODY__FIELDS(list) in its nbody__methods row; checkpoints, a change of n, nbody_set_state
-   and the buffers' allocation then handle it. Bump NBODY__CKP_VERSION when a list changes
-   (a load also refuses a file whose names differ from the list). For example:
-       static const nbody__field nbody__irk_fields[] = {
-           NBODY__FIELD(irk, nbody__irk_state, stage, NBODY__FIELD_BUF, 1, 0, 0, 0)};  */
-#define NBODY__FIELD(member, type, field, kind, count, lo, hi, history) \
-    {#field, kind, offsetof(nbody_sim, member) + offsetof(type, field), count, lo, hi, history}
-#define NBODY__FIELDS(list) list, (int)(sizeof list / sizeof list[0])
-
-static const nbody__field nbody__leapfrog_fields[] = {
-    NBODY__FIELD(leapfrog, nbody__leapfrog_state, rate, NBODY__FIELD_BUF, 1, 0, 0, 0)};
-static const nbody__field nbody__irk_fields[] = {
-    NBODY__FIELD(irk, nbody__irk_state, stage, NBODY__FIELD_BUF, 1, 0, 0, 0)};
-static const nbody__field nbody__adams_fields[] = {
-    NBODY__FIELD(adams, nbody__adams_state, spacing, NBODY__FIELD_REAL, 1, 0, 0, 0),
-    NBODY__FIELD(adams, nbody__adams_state, history, NBODY__FIELD_INT, 1, 0, NBODY__ADAMS_MAX_ORDER - 1, 1),
-    NBODY__FIELD(adams, nbody__adams_state, past, NBODY__FIELD_BUF, NBODY__ADAMS_MAX_ORDER - 1, 0, 0, 0)};
-static const nbody__field nbody__bs_fields[] = {
-    NBODY__FIELD(bs, nbody__bs_state, column, NBODY__FIELD_INT, 1, 0, NBODY__BS_KMAX - 1, 0),
-    NBODY__FIELD(bs, nbody__bs_state, proposal, NBODY__FIELD_REAL, 1, 0, 0, 0),
-    NBODY__FIELD(bs, nbody__bs_state, table, NBODY__FIELD_BUF, NBODY__BS_KMAX, 0, 0, 0),
-    NBODY__FIELD(bs, nbody__bs_state, entry, NBODY__FIELD_BUF, 1, 0, 0, 0),
-    NBODY__FIELD(bs, nbody__bs_state, scratch, NBODY__FIELD_BUF, 1, 0, 0, 0),
-    NBODY__FIELD(bs, nbody__bs_state, other, NBODY__FIELD_BUF, 1, 0, 0, 0)};
-static const nbody__field nbody__radau_fields[] = {
-    NBODY__FIELD(radau, nbody__radau_state, last_step, NBODY__FIELD_REAL, 1, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, proposal, NBODY__FIELD_REAL, 1, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, ratio, NBODY__FIELD_REAL, 1, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, predicted, NBODY__FIELD_INT, 1, 0, 1, 0),
-    NBODY__FIELD(radau, nbody__radau_state, have_b, NBODY__FIELD_INT, 1, 0, 1, 1),
-    NBODY__FIELD(radau, nbody__radau_state, b_accepted, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, prediction, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, b, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, g, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, b_comp, NBODY__FIELD_BUF, NBODY__RADAU_NB, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, change, NBODY__FIELD_BUF, 1, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, x_comp, NBODY__FIELD_BUF, 1, 0, 0, 0),
-    NBODY__FIELD(radau, nbody__radau_state, divided, NBODY__FIELD_BUF, 1, 0, 0, 0)};
-static const nbody__field nbody__whfast_fields[] = {
-    NBODY__FIELD(whfast, nbody__whfast_state, live, NBODY__FIELD_INT, 1, 0, 1, 1),
-    NBODY__FIELD(whfast, nbody__whfast_state, h, NBODY__FIELD_REAL, 1, 0, 0, 0),
-    NBODY__FIELD(whfast, nbody__whfast_state, canonical, NBODY__FIELD_BUF, 1, 0, 0, 0),
-    NBODY__FIELD(whfast, nbody__whfast_state, copy, NBODY__FIELD_BUF, 1, 0, 0, 0)};
-
-static void *nbody__field_at(nbody_sim *s, const nbody__field *f) { return (char *)s + f->offset; }
-
-/* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
-   (<= 1 accepts) for adaptive methods, 0 otherwise */
-typedef nbody_result (*nbody__attempt_fn)(nbody_sim *s, nbody_real h, nbody_real *err);
-/* after an accepted step (y_new already swapped into y) */
-typedef void (*nbody__commit_fn)(nbody_sim *s, nbody_real h);
-
-struct nbody__method_info {
-    nbody_method id;
-    int order;                     /* nominal order (Adams: from desc.order) */
-    int adaptive;                  /* has an error estimate: tolerance > 0 turns control on */
-    int nk;                        /* stage derivatives it needs */
-    const nbody__field *fields;    /* its state (NULL: none) */
-    int nfields;
-    const nbody__tableau *tableau;
-    nbody__attempt_fn attempt;
-    nbody__commit_fn commit;       /* NULL: nothing to do */
-};
-
-static nbody_result nbody__extra_force(nbody_sim *s, nbody__buf y, nbody__buf f);
-
-static nbody_result nbody__derivative(nbody_sim *s, nbody__buf y, nbody__buf f) {
-    nbody_result r;
-    s->stats.force_evals++;
-    r = s->eng.ops->derivative(&s->eng, y, f);
-    if (r == NBODY_OK && s->desc.extra_force) r = nbody__extra_force(s, y, f);
-    return r;
-}
-
-static nbody__lincomb nbody__op(nbody__buf out, nbody__buf y, nbody_real h, size_t len) {
-    nbody__lincomb op;
-    memset(&op, 0, sizeof op);
-    op.out = out; op.y = y; op.h = h; op.len = len;
-    return op;
-}
-
-/* k[0] = f(y) unless already known */
-static nbody_result nbody__first_stage(nbody_sim *s) {
-    nbody_result r = NBODY_OK;
-    s->t_stage = s->t;
-    if (!s->f_valid) r = nbody__derivative(s, s->y, s->k[0]);
-    if (r == NBODY_OK) s->f_valid = 1;
-    return r;
-}
-
-/* y_new = y + h * sum c_j k_j over the whole state, Kahan-compensated when asked: the one
-   place every method makes its final update */
-static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbody_real *c, nbody__buf const *k) {
-    nbody__lincomb op = nbody__op(s->y_new, s->y, h, s->len);
-    int j;
-    if (s->comp) {
-        nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
-        nbody_result r = s->eng.ops->lincomb(&s->eng, &copy);
-        if (r != NBODY_OK) return r;
-        op.comp = s->comp_new;
-    }
-    op.nk = nk;
-    for (j = 0; j < nk; ++j) { op.c[j] = c[j]; op.k[j] = k[j]; }
-    return s->eng.ops->lincomb(&s->eng, &op);
-}
-
-/* ---- explicit Runge-Kutta from a Butcher tableau (with an embedded row when present) ---- */
-static nbody_result nbody__erk_step(nbody_sim *s, const nbody__tableau *T, nbody_real h, nbody_real *err) {
-    nbody_result r = nbody__first_stage(s);
-    int i, j;
-    for (i = 1; i < T->stages && r == NBODY_OK; ++i) {
-        nbody__lincomb op = nbody__op(s->ytmp, s->y, h, s->len);
-        for (j = 0; j < i; ++j) {
-            nbody_real a = T->a[i * T->stages + j];
-            if (a != 0) { op.c[op.nk] = a; op.k[op.nk] = s->k[j]; op.nk++; }
-        }
-        r = s->eng.ops->lincomb(&s->eng, &op);
-        s->t_stage = s->t + T->c[i] * h;
-        if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->k[i]);
-    }
-    if (r == NBODY_OK) r = nbody__update(s, h, T->stages, T->b, s->k);
-    *err = 0;
-    if (r == NBODY_OK && T->bhat && s->desc.tolerance > 0) {
-        nbody__lincomb op = nbody__op(s->y_new, s->y, h, s->len);
-        op.nk = T->stages;
-        for (j = 0; j < T->stages; ++j) { op.c[j] = T->b[j] - T->bhat[j]; op.k[j] = s->k[j]; }
-        r = s->eng.ops->error_norm(&s->eng, &op, s->desc.tolerance, s->desc.tolerance, err);
-    }
-    return r;
-}
-
-static nbody_result nbody__attempt_erk(nbody_sim *s, nbody_real h, nbody_real *err) {
-    return nbody__erk_step(s, s->method->tableau, h, err);
-}
-
-static void nbody__swap(nbody__buf *a, nbody__buf *b) { nbody__buf t = *a; *a = *b; *b = t; }
-
-static void nbody__commit_erk(nbody_sim *s, nbody_real h) {
-    const nbody__tableau *T = s->method->tableau;
-    (void)h;
-    if (T->fsal) { nbody__swap(&s->k[0], &s->k[T->stages - 1]); s->f_valid = 1; }
-    else s->f_valid = 0;
-}
-
-/* ---- leapfrog, kick-drift-kick: v+ = v + h/2 a(x); x' = x + h v+; v' = v+ + h/2 a(x').
-   Written as one update y' = y + h [v+, (a(x) + a(x'))/2] so the compensated path is shared;
-   a(x') is reused as a(x) of the next step (one force evaluation per step). */
-static nbody_result nbody__attempt_leapfrog(nbody_sim *s, nbody_real h, nbody_real *err) {
-    size_t half = s->len / 2;      /* positions [0, half), velocities [half, len) */
-    nbody__buf rate = s->leapfrog.rate;
-    nbody__lincomb op;
-    nbody_result r = nbody__first_stage(s);
-    *err = 0;
-    if (r != NBODY_OK) return r;
-    op = nbody__op(rate, s->y, h / 2, half);                   /* rate_x = v + h/2 a(x) */
-    op.y_off = half; op.nk = 1; op.c[0] = 1; op.k[0] = s->k[0]; op.k_off = half;
-    if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
-    op = nbody__op(s->ytmp, s->y, h, half);                    /* x' = x + h rate_x */
-    op.nk = 1; op.c[0] = 1; op.k[0] = rate;
-    if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
-    s->t_stage = s->t + h;
-    if ((r = nbody__derivative(s, s->ytmp, s->k[1])) != NBODY_OK) return r;
-    op = nbody__op(rate, NULL, 1, half);                       /* rate_v = (a + a')/2 */
-    op.out_off = half; op.k_off = half; op.nk = 2; op.c[0] = op.c[1] = (nbody_real)0.5;
-    op.k[0] = s->k[0]; op.k[1] = s->k[1];
-    if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
-    {
-        nbody_real one = 1;
-        return nbody__update(s, h, 1, &one, &rate);
-    }
-}
-
-static void nbody__commit_leapfrog(nbody_sim *s, nbody_real h) {
-    (void)h;
-    nbody__swap(&s->k[0], &s->k[1]);   /* a(x') of the step just taken */
-    s->f_valid = 1;
-}
-
-/* ---- tableaux ---- */
-static const nbody_real nbody__euler_a[] = {0};
-static const nbody_real nbody__euler_b[] = {1};
-static const nbody_real nbody__euler_c[] = {0};
-static const nbody__tableau nbody__euler_tab = {1, 1, 0, 0, nbody__euler_a, nbody__euler_b, NULL, nbody__euler_c};
-
-/* explicit midpoint (Runge's second-order method) */
-static const nbody_real nbody__midpoint_a[] = {0, 0, NBODY__Q(1, 2), 0};
-static const nbody_real nbody__midpoint_b[] = {0, 1};
-static const nbody_real nbody__midpoint_c[] = {0, NBODY__Q(1, 2)};
-static const nbody__tableau nbody__midpoint_tab = {2, 2, 0, 0, nbody__midpoint_a, nbody__midpoint_b, NULL, nbody__midpoint_c};
-
-/* classical fourth-order Runge-Kutta (Kutta 1901) */
-static const nbody_real nbody__rk4_a[] = {0, 0, 0, 0, NBODY__Q(1, 2), 0, 0, 0, 0, NBODY__Q(1, 2), 0, 0, 0, 0, 1, 0};
-static const nbody_real nbody__rk4_b[] = {NBODY__Q(1, 6), NBODY__Q(1, 3), NBODY__Q(1, 3), NBODY__Q(1, 6)};
-static const nbody_real nbody__rk4_c[] = {0, NBODY__Q(1, 2), NBODY__Q(1, 2), 1};
-static const nbody__tableau nbody__rk4_tab = {4, 4, 0, 0, nbody__rk4_a, nbody__rk4_b, NULL, nbody__rk4_c};
-
-/* ---- section: INTEGRATORS (tableaux, implicit, Adams, Bulirsch-Stoer) ---- */
-/* Every method below propagates its higher-order solution; the embedded row only estimates
-   the error. Method state: nbody__adams_state, nbody__bs_state (with nbody_sim). */
-
-static nbody_real nbody__eps(void) {
-    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)FLT_EPSILON;
-    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)DBL_EPSILON;
-    return (nbody_real)LDBL_EPSILON;
-}
-
-/* after a step whose last stage is not f(y_new): k[0] must be evaluated again */
-static void nbody__commit_invalidate(nbody_sim *s, nbody_real h) { (void)h; s->f_valid = 0; }
-
-/* Kutta's third-order method (Kutta 1901; HNW I, Table II.1.1): starts Adams order 3 */
-static const nbody_real nbody__kutta3_a[] = {0, 0, 0, NBODY__Q(1, 2), 0, 0, -1, 2, 0};
-static const nbody_real nbody__kutta3_b[] = {NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
-static const nbody_real nbody__kutta3_c[] = {0, NBODY__Q(1, 2), 1};
-static const nbody__tableau nbody__kutta3_tab = {3, 3, 0, 0, nbody__kutta3_a, nbody__kutta3_b, NULL, nbody__kutta3_c};
-
-/* Cash & Karp, ACM TOMS 16 (1990) 201-222, Table 5 (the 5(4) pair of Numerical Recipes 16.2) */
-static const nbody_real nbody__rkck_a[] = {
-    0, 0, 0, 0, 0, 0,
-    NBODY__Q(1, 5), 0, 0, 0, 0, 0,
-    NBODY__Q(3, 40), NBODY__Q(9, 40), 0, 0, 0, 0,
-    NBODY__Q(3, 10), NBODY__Q(-9, 10), NBODY__Q(6, 5), 0, 0, 0,
-    NBODY__Q(-11, 54), NBODY__Q(5, 2), NBODY__Q(-70, 27), NBODY__Q(35, 27), 0, 0,
-    NBODY__Q(1631, 55296), NBODY__Q(175, 512), NBODY__Q(575, 13824), NBODY__Q(44275, 110592), NBODY__Q(253, 4096), 0};
-static const nbody_real nbody__rkck_b[] = {NBODY__Q(37, 378), 0, NBODY__Q(250, 621), NBODY__Q(125, 594), 0, NBODY__Q(512, 1771)};
-static const nbody_real nbody__rkck_bhat[] = {NBODY__Q(2825, 27648), 0, NBODY__Q(18575, 48384), NBODY__Q(13525, 55296),
-                                              NBODY__Q(277, 14336), NBODY__Q(1, 4)};
-static const nbody_real nbody__rkck_c[] = {0, NBODY__Q(1, 5), NBODY__Q(3, 10), NBODY__Q(3, 5), 1, NBODY__Q(7, 8)};
-static const nbody__tableau nbody__rkck_tab = {6, 5, 4, 0, nbody__rkck_a, nbody__rkck_b, nbody__rkck_bhat, nbody__rkck_c};
-/* its fifth-order row alone starts Adams order 5 */
-static const nbody__tableau nbody__rkck5_tab = {6, 5, 0, 0, nbody__rkck_a, nbody__rkck_b, NULL, nbody__rkck_c};
-
-/* Dormand & Prince, J. Comput. Appl. Math. 6 (1980) 19-26 (HNW I, Table II.5.2, DOPRI5).
-   The last row equals b, so stage 7 is f(y_new): first same as last. */
-static const nbody_real nbody__rkdp_a[] = {
-    0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(1, 5), 0, 0, 0, 0, 0, 0,
-    NBODY__Q(3, 40), NBODY__Q(9, 40), 0, 0, 0, 0, 0,
-    NBODY__Q(44, 45), NBODY__Q(-56, 15), NBODY__Q(32, 9), 0, 0, 0, 0,
-    NBODY__Q(19372, 6561), NBODY__Q(-25360, 2187), NBODY__Q(64448, 6561), NBODY__Q(-212, 729), 0, 0, 0,
-    NBODY__Q(9017, 3168), NBODY__Q(-355, 33), NBODY__Q(46732, 5247), NBODY__Q(49, 176), NBODY__Q(-5103, 18656), 0, 0,
-    NBODY__Q(35, 384), 0, NBODY__Q(500, 1113), NBODY__Q(125, 192), NBODY__Q(-2187, 6784), NBODY__Q(11, 84), 0};
-static const nbody_real nbody__rkdp_b[] = {NBODY__Q(35, 384), 0, NBODY__Q(500, 1113), NBODY__Q(125, 192),
-                                           NBODY__Q(-2187, 6784), NBODY__Q(11, 84), 0};
-static const nbody_real nbody__rkdp_bhat[] = {NBODY__Q(5179, 57600), 0, NBODY__Q(7571, 16695), NBODY__Q(393, 640),
-                                              NBODY__Q(-92097, 339200), NBODY__Q(187, 2100), NBODY__Q(1, 40)};
-static const nbody_real nbody__rkdp_c[] = {0, NBODY__Q(1, 5), NBODY__Q(3, 10), NBODY__Q(4, 5), NBODY__Q(8, 9), 1, 1};
-static const nbody__tableau nbody__rkdp_tab = {7, 5, 4, 1, nbody__rkdp_a, nbody__rkdp_b, nbody__rkdp_bhat, nbody__rkdp_c};
-
-/* Verner's 6(5) pair as used by DVERK (Hull, Enright & Jackson, "User's guide for DVERK",
-   Univ. Toronto TR 100, 1976; Verner, SIAM J. Numer. Anal. 15 (1978) 772-790) */
-static const nbody_real nbody__dverk_a[] = {
-    0, 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(1, 6), 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(4, 75), NBODY__Q(16, 75), 0, 0, 0, 0, 0, 0,
-    NBODY__Q(5, 6), NBODY__Q(-8, 3), NBODY__Q(5, 2), 0, 0, 0, 0, 0,
-    NBODY__Q(-165, 64), NBODY__Q(55, 6), NBODY__Q(-425, 64), NBODY__Q(85, 96), 0, 0, 0, 0,
-    NBODY__Q(12, 5), -8, NBODY__Q(4015, 612), NBODY__Q(-11, 36), NBODY__Q(88, 255), 0, 0, 0,
-    NBODY__Q(-8263, 15000), NBODY__Q(124, 75), NBODY__Q(-643, 680), NBODY__Q(-81, 250), NBODY__Q(2484, 10625), 0, 0, 0,
-    NBODY__Q(3501, 1720), NBODY__Q(-300, 43), NBODY__Q(297275, 52632), NBODY__Q(-319, 2322), NBODY__Q(24068, 84065), 0,
-    NBODY__Q(3850, 26703), 0};
-static const nbody_real nbody__dverk_b[] = {NBODY__Q(3, 40), 0, NBODY__Q(875, 2244), NBODY__Q(23, 72), NBODY__Q(264, 1955), 0,
-                                            NBODY__Q(125, 11592), NBODY__Q(43, 616)};
-static const nbody_real nbody__dverk_bhat[] = {NBODY__Q(13, 160), 0, NBODY__Q(2375, 5984), NBODY__Q(5, 16), NBODY__Q(12, 85),
-                                               NBODY__Q(3, 44), 0, 0};
-static const nbody_real nbody__dverk_c[] = {0, NBODY__Q(1, 6), NBODY__Q(4, 15), NBODY__Q(2, 3), NBODY__Q(5, 6), 1, NBODY__Q(1, 15), 1};
-static const nbody__tableau nbody__dverk_tab = {8, 6, 5, 0, nbody__dverk_a, nbody__dverk_b, nbody__dverk_bhat, nbody__dverk_c};
-
-/* Fehlberg 7(8), NASA TR R-287 (1968), Table X (HNW I, Table II.5.4, RKF78). Propagated with the
-   eighth-order weights; their difference from the seventh-order ones is 41/840 (k1 + k11 - k12 - k13). */
-static const nbody_real nbody__rkf_a[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(2, 27), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(1, 36), NBODY__Q(1, 12), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(1, 24), 0, NBODY__Q(1, 8), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(5, 12), 0, NBODY__Q(-25, 16), NBODY__Q(25, 16), 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(1, 20), 0, 0, NBODY__Q(1, 4), NBODY__Q(1, 5), 0, 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(-25, 108), 0, 0, NBODY__Q(125, 108), NBODY__Q(-65, 27), NBODY__Q(125, 54), 0, 0, 0, 0, 0, 0, 0,
-    NBODY__Q(31, 300), 0, 0, 0, NBODY__Q(61, 225), NBODY__Q(-2, 9), NBODY__Q(13, 900), 0, 0, 0, 0, 0, 0,
-    2, 0, 0, NBODY__Q(-53, 6), NBODY__Q(704, 45), NBODY__Q(-107, 9), NBODY__Q(67, 90), 3, 0, 0, 0, 0, 0,
-    NBODY__Q(-91, 108), 0, 0, NBODY__Q(23, 108), NBODY__Q(-976, 135), NBODY__Q(311, 54), NBODY__Q(-19, 60), NBODY__Q(17, 6),
-    NBODY__Q(-1, 12), 0, 0, 0, 0,
-    NBODY__Q(2383, 4100), 0, 0, NBODY__Q(-341, 164), NBODY__Q(4496, 1025), NBODY__Q(-301, 82), NBODY__Q(2133, 4100),
-    NBODY__Q(45, 82), NBODY__Q(45, 164), NBODY__Q(18, 41), 0, 0, 0,
-    NBODY__Q(3, 205), 0, 0, 0, 0, NBODY__Q(-6, 41), NBODY__Q(-3, 205), NBODY__Q(-3, 41), NBODY__Q(3, 41), NBODY__Q(6, 41), 0, 0, 0,
-    NBODY__Q(-1777, 4100), 0, 0, NBODY__Q(-341, 164), NBODY__Q(4496, 1025), NBODY__Q(-289, 82), NBODY__Q(2193, 4100),
-    NBODY__Q(51, 82), NBODY__Q(33, 164), NBODY__Q(12, 41), 0, 1, 0};
-static const nbody_real nbody__rkf_b[] = {0, 0, 0, 0, 0, NBODY__Q(34, 105), NBODY__Q(9, 35), NBODY__Q(9, 35), NBODY__Q(9, 280),
-                                          NBODY__Q(9, 280), 0, NBODY__Q(41, 840), NBODY__Q(41, 840)};
-static const nbody_real nbody__rkf_bhat[] = {NBODY__Q(41, 840), 0, 0, 0, 0, NBODY__Q(34, 105), NBODY__Q(9, 35), NBODY__Q(9, 35),
-                                             NBODY__Q(9, 280), NBODY__Q(9, 280), NBODY__Q(41, 840), 0, 0};
-static const nbody_real nbody__rkf_c[] = {0, NBODY__Q(2, 27), NBODY__Q(1, 9), NBODY__Q(1, 6), NBODY__Q(5, 12), NBODY__Q(1, 2),
-                                          NBODY__Q(5, 6), NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 3), 1, 0, 1};
-static const nbody__tableau nbody__rkf_tab = {13, 8, 7, 0, nbody__rkf_a, nbody__rkf_b, nbody__rkf_bhat, nbody__rkf_c};
-
-/* ---- implicit Runge-Kutta ----
-   Trapezoidal rule = Lobatto IIIA with 2 stages (its first stage is explicit, K1 = f(y)). */
-static const nbody_real nbody__trapeze_a[] = {0, 0, NBODY__Q(1, 2), NBODY__Q(1, 2)};
-static const nbody_real nbody__trapeze_b[] = {NBODY__Q(1, 2), NBODY__Q(1, 2)};
-static const nbody_real nbody__trapeze_c[] = {0, 1};
-static const nbody__tableau nbody__trapeze_tab = {2, 2, 0, 0, nbody__trapeze_a, nbody__trapeze_b, NULL, nbody__trapeze_c};
-
-/* Lobatto IIIC, 3 stages, order 4 (Chipman 1971; HNW II, Table IV.5.11). Embedded: the
-   trapezoidal rule over the stage derivatives, b^ = (1/2, 0, 1/2), order 2 (sum b^ = 1,
-   sum b^ c = 1/2), so err = h/3 (K1 - 2 K2 + K3) = O(h^3): conservative, never optimistic. */
-static const nbody_real nbody__lobatto_a[] = {NBODY__Q(1, 6), NBODY__Q(-1, 3), NBODY__Q(1, 6),
-                                              NBODY__Q(1, 6), NBODY__Q(5, 12), NBODY__Q(-1, 12),
-                                              NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
-static const nbody_real nbody__lobatto_b[] = {NBODY__Q(1, 6), NBODY__Q(2, 3), NBODY__Q(1, 6)};
-static const nbody_real nbody__lobatto_bhat[] = {NBODY__Q(1, 2), 0, NBODY__Q(1, 2)};
-static const nbody_real nbody__lobatto_c[] = {0, NBODY__Q(1, 2), 1};
-static const nbody__tableau nbody__lobatto_tab = {3, 4, 2, 0, nbody__lobatto_a, nbody__lobatto_b, nbody__lobatto_bhat, nbody__lobatto_c};
-
-/* Gauss-Legendre, 3 stages, order 6 (Kuntzmann 1961, Butcher 1964; HNW I, Table II.7.4);
-   the sqrt(15) entries are computed in the working precision, so they are not stored. */
-static void nbody__gauss3(nbody__tableau *T, nbody_real a[9], nbody_real b[3], nbody_real c[3]) {
-    nbody_real r = NBODY__SQRT((nbody_real)15);
-    a[0] = NBODY__Q(5, 36);          a[1] = NBODY__Q(2, 9) - r / 15; a[2] = NBODY__Q(5, 36) - r / 30;
-    a[3] = NBODY__Q(5, 36) + r / 24; a[4] = NBODY__Q(2, 9);          a[5] = NBODY__Q(5, 36) - r / 24;
-    a[6] = NBODY__Q(5, 36) + r / 30; a[7] = NBODY__Q(2, 9) + r / 15; a[8] = NBODY__Q(5, 36);
-    b[0] = b[2] = NBODY__Q(5, 18); b[1] = NBODY__Q(4, 9);
-    c[0] = NBODY__Q(1, 2) - r / 10; c[1] = NBODY__Q(1, 2); c[2] = NBODY__Q(1, 2) + r / 10;
-    T->stages = 3; T->order = 6; T->embedded_order = 0; T->fsal = 0;
-    T->a = a; T->b = b; T->bhat = NULL; T->c = c;
-}
-
-#define NBODY__IRK_MAX_SWEEPS 60
-
-/* max_i |h (p_i - q_i)| / (atol + rtol |y_i|): the scaled size of a difference of derivatives */
-static nbody_result nbody__scaled_change(nbody_sim *s, nbody_real h, nbody__buf p, nbody__buf q, nbody_real tol,
-                                         nbody_real *norm) {
-    nbody__lincomb op = nbody__op(s->y, s->y, h, s->len);
-    op.nk = 2; op.c[0] = 1; op.c[1] = -1; op.k[0] = p; op.k[1] = q;
-    return s->eng.ops->error_norm(&s->eng, &op, tol, tol, norm);
-}
-
-/* Stage derivatives K_i = f(y + h sum_j a_ij K_j) in k[1..stages], solved to convergence by
-   Gauss-Seidel fixed-point sweeps starting from K_i = f(y). For gravity (non-stiff) each sweep
-   is a contraction by about h |df/dy|, so it converges for any step an explicit method could
-   take; a sweep stops when the largest change of h K_i is below 16 eps (scaled like the error
-   norm). No convergence in NBODY__IRK_MAX_SWEEPS sweeps means the step is too large: with step
-   control it is rejected and shrunk (err = +Inf); with a fixed step the step fails with
-   NBODY_ERR_STEP_TOO_SMALL and the state is unchanged. A row of zeros (trapezoid) is K = f(y). */
-static nbody_result nbody__solve_irk(nbody_sim *s, const nbody__tableau *T, nbody_real h, nbody_real *err) {
-    nbody_real tol = 16 * nbody__eps(), change = 0;
-    int i, j, sweep, S = T->stages;
-    nbody_result r = nbody__first_stage(s);
-    *err = 0;
-    for (i = 0; i < S && r == NBODY_OK; ++i) {
-        nbody__lincomb copy = nbody__op(s->k[1 + i], s->k[0], 0, s->len);
-        r = s->eng.ops->lincomb(&s->eng, &copy);
-    }
-    for (sweep = 0; r == NBODY_OK; ++sweep) {
-        if (sweep == NBODY__IRK_MAX_SWEEPS) {
-            nbody__log(&s->desc, NBODY_LOG_WARNING, "nbody: implicit stages did not converge with dt = %g at t = %g",
-                       (double)h, (double)s->t);
-            if (s->method->adaptive && s->desc.tolerance > 0) { *err = (nbody_real)HUGE_VAL; return NBODY_OK; }
-            return NBODY_ERR_STEP_TOO_SMALL;
-        }
-        change = 0;
-        for (i = 0; i < S && r == NBODY_OK; ++i) {
-            nbody__lincomb op = nbody__op(s->ytmp, s->y, h, s->len);
-            nbody_real ci = 0;
-            for (j = 0; j < S; ++j)
-                if (T->a[i * S + j] != 0) { op.c[op.nk] = T->a[i * S + j]; op.k[op.nk] = s->k[1 + j]; op.nk++; }
-            if (op.nk == 0) continue;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            s->t_stage = s->t + T->c[i] * h;
-            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->irk.stage);
-            if (r == NBODY_OK) r = nbody__scaled_change(s, h, s->irk.stage, s->k[1 + i], tol, &ci);
-            nbody__swap(&s->irk.stage, &s->k[1 + i]);
-            if (!(ci <= change)) change = ci;          /* NaN sticks: it ends the sweeps below */
-        }
-        if (!(change > 1)) break;
-    }
-    if (r == NBODY_OK) r = nbody__update(s, h, S, T->b, &s->k[1]);
-    if (r == NBODY_OK && T->bhat && s->desc.tolerance > 0) {
-        nbody__lincomb op = nbody__op(s->y_new, s->y, h, s->len);
-        op.nk = S;
-        for (j = 0; j < S; ++j) { op.c[j] = T->b[j] - T->bhat[j]; op.k[j] = s->k[1 + j]; }
-        r = s->eng.ops->error_norm(&s->eng, &op, s->desc.tolerance, s->desc.tolerance, err);
-    }
-    return r;
-}
-
-static nbody_result nbody__attempt_irk(nbody_sim *s, nbody_real h, nbody_real *err) {
-    return nbody__solve_irk(s, s->method->tableau, h, err);
-}
-
-static nbody_result nbody__attempt_gauss(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody__tableau T;
-    nbody_real a[9], b[3], c[3];
-    nbody__gauss3(&T, a, b, c);
-    return nbody__solve_irk(s, &T, h, err);
-}
-
-/* ---- Adams-Bashforth of order p (HNW I, III.1, Table 1.1):
-   y_{n+1} = y_n + h sum_{j<p} beta_j f_{n-j}. f_n is k[0]; f_{n-1} .. f_{n-p+1} are the ring
-   adams.past[0 .. p-2]; adams.history counts how many of them are valid AND spaced by
-   adams.spacing. Until p-1 are, a Runge-Kutta step of order p is taken instead (a new dt, a
-   clipped last step or nbody_set_state restart the history). */
-static const nbody_real nbody__adams_beta[NBODY__ADAMS_MAX_ORDER][NBODY__ADAMS_MAX_ORDER] = {
-    {1, 0, 0, 0, 0},
-    {NBODY__Q(3, 2), NBODY__Q(-1, 2), 0, 0, 0},
-    {NBODY__Q(23, 12), NBODY__Q(-16, 12), NBODY__Q(5, 12), 0, 0},
-    {NBODY__Q(55, 24), NBODY__Q(-59, 24), NBODY__Q(37, 24), NBODY__Q(-9, 24), 0},
-    {NBODY__Q(1901, 720), NBODY__Q(-2774, 720), NBODY__Q(2616, 720), NBODY__Q(-1274, 720), NBODY__Q(251, 720)}};
-static const nbody__tableau *const nbody__adams_start[NBODY__ADAMS_MAX_ORDER] = {
-    &nbody__euler_tab, &nbody__midpoint_tab, &nbody__kutta3_tab, &nbody__rk4_tab, &nbody__rkck5_tab};
-
-/* The history is usable for a step h: equal spacing up to 1e-10 relative (a last step clipped
-   by accumulated round-off in t keeps it; the constant-step formula then errs by O(1e-10 h^2 f'),
-   far below the method's own error). */
-static int nbody__adams_spaced(const nbody_sim *s, nbody_real h) {
-    nbody_real rel = 64 * nbody__eps() > (nbody_real)1e-10 ? 64 * nbody__eps() : (nbody_real)1e-10;
-    return s->adams.history > 0 && NBODY__FABS(h - s->adams.spacing) <= rel * NBODY__FABS(h);
-}
-
-static nbody_result nbody__attempt_adams(nbody_sim *s, nbody_real h, nbody_real *err) {
-    int p = s->desc.order, j, usable = nbody__adams_spaced(s, h) ? s->adams.history : 0;
-    nbody_real beta[NBODY__ADAMS_MAX_ORDER];
-    nbody__buf f[NBODY__ADAMS_MAX_ORDER];
-    nbody_result r;
-    if (usable < p - 1) return nbody__erk_step(s, nbody__adams_start[p - 1], h, err);   /* a Runge-Kutta starter */
-    *err = 0;
-    if ((r = nbody__first_stage(s)) != NBODY_OK) return r;
-    for (j = 0; j < p; ++j) { beta[j] = nbody__adams_beta[p - 1][j]; f[j] = j ? s->adams.past[j - 1] : s->k[0]; }
-    return nbody__update(s, h, p, beta, f);
-}
-
-/* f_n joins the ring (buffers rotate by pointer: nothing is copied) */
-static void nbody__commit_adams(nbody_sim *s, nbody_real h) {
-    int p = s->desc.order, j;
-    nbody__adams_state *A = &s->adams;
-    if (!nbody__adams_spaced(s, h)) A->history = 0;
-    A->spacing = h;
-    if (p > 1) {
-        nbody__buf oldest = A->past[p - 2];
-        for (j = p - 2; j > 0; --j) A->past[j] = A->past[j - 1];
-        A->past[0] = s->k[0];
-        s->k[0] = oldest;
-        if (A->history < p - 1) A->history++;
-    }
-    s->f_valid = 0;
-}
-
-/* ---- Bulirsch-Stoer (Deuflhard 1983; HNW I, II.9, as in ODEX): modified midpoint with
-   n_j = 2j substeps, Aitken-Neville extrapolation in (H/n_j)^2, T_jk of order 2k.
-   Everything is an increment d = z - y (smaller numbers, and the final update is y + d
-   through nbody__update). bs.table: the latest row T_j1..T_jj; bs.entry: the new entry;
-   bs.other: the midpoint's other increment.
-   Fixed step (tolerance 0): NBODY__BS_FIXED columns, order 8. Adaptive: the ODEX
-   convergence tests in columns kopt-1, kopt, kopt+1, then order and step chosen by the work
-   per unit step A_k / H_k; the controller uses the step proposed here. */
-#define NBODY__BS_FIXED 4
-
-/* *out = z_n - y for n midpoint substeps over H (Gragg 1965), no final smoothing: for
-   even n its error has an expansion in even powers of H/n. k[0] = f(y) already. */
-static nbody_result nbody__bs_midpoint(nbody_sim *s, nbody_real H, int n, nbody__buf *out) {
-    nbody_real h = H / (nbody_real)n;
-    nbody__buf a = s->bs.other, b = *out, t;
-    nbody__lincomb op = nbody__op(a, NULL, 0, s->len);            /* d_0 = 0 */
-    nbody_result r = s->eng.ops->lincomb(&s->eng, &op);
-    int m;
-    if (r == NBODY_OK) {                                           /* d_1 = h f(y) */
-        op = nbody__op(b, NULL, h, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = s->k[0];
-        r = s->eng.ops->lincomb(&s->eng, &op);
-    }
-    for (m = 1; m < n && r == NBODY_OK; ++m) {                     /* d_{m+1} = d_{m-1} + 2h f(y + d_m) */
-        op = nbody__op(s->ytmp, s->y, 1, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = b;
-        r = s->eng.ops->lincomb(&s->eng, &op);
-        s->t_stage = s->t + (nbody_real)m * h;
-        if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, s->k[1]);
-        op = nbody__op(a, a, 2 * h, s->len); op.nk = 1; op.c[0] = 1; op.k[0] = s->k[1];
-        if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-        t = a; a = b; b = t;
-    }
-    *out = b;
-    s->bs.other = a;
-    return r;
-}
-
-/* row j (1-based) of the extrapolation table: T_j1 from the midpoint rule, then
-   T_{j,k+1} = T_jk + (T_jk - T_{j-1,k}) / ((n_j / n_{j-k})^2 - 1); the row replaces the old one */
-static nbody_result nbody__bs_row(nbody_sim *s, nbody_real H, int j) {
-    nbody__bs_state *S = &s->bs;
-    nbody_result r = nbody__bs_midpoint(s, H, 2 * j, &S->entry);
-    int k;
-    for (k = 1; k < j && r == NBODY_OK; ++k) {
-        nbody_real q = (nbody_real)j / (nbody_real)(j - k), inv = 1 / (q * q - 1);
-        nbody__lincomb op = nbody__op(S->scratch, S->entry, 1, s->len);
-        op.nk = 2; op.c[0] = inv; op.c[1] = -inv; op.k[0] = S->entry; op.k[1] = S->table[k - 1];
-        r = s->eng.ops->lincomb(&s->eng, &op);
-        nbody__swap(&S->table[k - 1], &S->entry);                   /* T_jk kept for row j+1 */
-        nbody__swap(&S->entry, &S->scratch);
-    }
-    nbody__swap(&S->table[j - 1], &S->entry);                       /* T_jj */
-    return r;
-}
-
-/* ODEX's step for column j: H_j = H 0.94 (0.65 / err)^(1/(2j-1)), H_j / H kept in
-   [0.02^(1/(2j-1)) / 4, 50^(1/(2j-1))] so high columns grow less per step */
-static nbody_real nbody__bs_factor(nbody_real err, int j) {
-    nbody_real x = (nbody_real)1 / (nbody_real)(2 * j - 1), lo = NBODY__POW((nbody_real)0.02, x);
-    nbody_real f = (nbody_real)0.94 * NBODY__POW((nbody_real)0.65 / err, x);
-    if (!(f >= lo / 4)) f = lo / 4;                                 /* NaN included */
-    return f > 1 / lo ? 1 / lo : f;
-}
-
-/* ODEX's choice of the next column from the work per unit step W_k = A_k / H_k */
-static int nbody__bs_next_column(const nbody_real *w, int kc, int kopt) {
-    int k;
-    if (kc == 2) k = 3;
-    else if (kc <= kopt) {
-        k = kc;
-        if (w[kc - 1] < (nbody_real)0.8 * w[kc]) k = kc - 1;
-        if (w[kc] < (nbody_real)0.9 * w[kc - 1]) k = kc + 1;
-    } else {
-        k = kc - 1;
-        if (kc > 3 && w[kc - 2] < (nbody_real)0.8 * w[kc - 1]) k = kc - 2;
-        if (w[kc] < (nbody_real)0.9 * w[k]) k = kc;
-    }
-    return k > NBODY__BS_KMAX - 1 ? NBODY__BS_KMAX - 1 : k;
-}
-
-static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *err) {
-    int adaptive = s->desc.tolerance > 0, kopt = s->bs.column, last, j, kc = 0, knew;
-    nbody_real work_k[NBODY__BS_KMAX + 2], hk[NBODY__BS_KMAX + 2], cost[NBODY__BS_KMAX + 2], e = 0, one = 1;
-    nbody_result r = nbody__first_stage(s);
-    *err = 0;
-    if (kopt < 2) {                                                /* ODEX's first guess from the tolerance */
-        kopt = adaptive ? (int)(-(nbody_real)log10((double)s->desc.tolerance) * (nbody_real)0.6 + (nbody_real)1.5) : 0;
-        if (kopt < 3) kopt = 3;
-        if (kopt > NBODY__BS_KMAX - 1) kopt = NBODY__BS_KMAX - 1;
-    }
-    last = adaptive ? kopt + 1 : NBODY__BS_FIXED;
-    cost[0] = 1;                                                   /* f(y), shared by every row */
-    for (j = 1; j <= NBODY__BS_KMAX; ++j) cost[j] = cost[j - 1] + (nbody_real)(2 * j - 1);
-    for (j = 1; j <= last && r == NBODY_OK; ++j) {
-        r = nbody__bs_row(s, H, j);
-        if (r != NBODY_OK || !adaptive || j < 2) continue;
-        r = nbody__scaled_change(s, 1, s->bs.table[j - 1], s->bs.table[j - 2], s->desc.tolerance, &e);
-        hk[j] = H * nbody__bs_factor(e, j);
-        work_k[j] = cost[j] / hk[j];
-        if (j >= kopt - 1 && e <= 1) { kc = j; break; }
-        /* ODEX: give up early when even column kopt+1 cannot be expected to converge */
-        if (j == kopt - 1 && e > (nbody_real)((kopt + 1) * (kopt + 1) * kopt * kopt)) break;
-        if (j == kopt && e > (nbody_real)((kopt + 1) * (kopt + 1))) break;
-    }
-    if (r != NBODY_OK) return r;
-    if (!adaptive) return nbody__update(s, 1, 1, &one, &s->bs.table[NBODY__BS_FIXED - 1]);
-    if (j > last) j = last;
-    if (kc) {                                                      /* accepted in column kc */
-        knew = nbody__bs_next_column(work_k, kc, kopt);
-        s->bs.proposal = knew > kc ? hk[kc] * (cost[knew] / cost[kc]) : hk[knew];
-        s->bs.column = knew;
-        *err = e;
-        return nbody__update(s, 1, 1, &one, &s->bs.table[kc - 1]);
-    }
-    knew = j < kopt ? j : kopt;                                    /* rejected after column j */
-    if (knew >= 3 && work_k[knew - 1] < (nbody_real)0.8 * work_k[knew]) knew--;
-    if (knew < 2) knew = 2;
-    s->bs.proposal = hk[knew];
-    s->bs.column = knew;
-    *err = e > 1 ? e : (nbody_real)HUGE_VAL;
-    return NBODY_OK;
-}
-
-/* BS chooses its next step together with its order in the attempt */
-static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->bs.proposal; }
-/* ---- end section: INTEGRATORS ---- */
-
-/* ---- section: GAUSS-RADAU (NBODY_RADAU) ------------------------------------------------
-   Everhart's 15th-order predictor-corrector (Everhart 1985, ASSL 115, 185) as in IAS15
-   (Rein & Spiegel 2015, MNRAS 446, 1424). Over a step h the acceleration is the polynomial
-       a(t0 + s h) = a0 + B1 s + B2 s^2 + ... + B7 s^7,
-   fitted through f at the 7 Gauss-Radau nodes h_1..h_7 of [0, 1] (with h_0 = 0); equally
-   a0 + G1 s + G2 s (s - h1) + ... (Newton form, G by divided differences). Positions and
-   velocities are its exact integrals:
-       x(s) = x0 + s h v0 + (s h)^2 (a0/2 + sum_j B_j s^j / ((j+1)(j+2)))
-       v(s) = v0 + s h (a0 + sum_j B_j s^j / (j+1)).
-   Predictor-corrector sweeps over the nodes refine G and B until max |dB7| / max |a| falls
-   below eps/2 (or stops falling, or 12 sweeps). B is accumulated with compensated summation,
-   and the final update is compensated (desc.compensated is forced on). The next step starts
-   from B shifted to the new interval (the polynomial's Taylor shift, corrected by how far
-   the last prediction was off), and the step size comes from
-     PRS23 (default; Pham, Rein & Spiegel 2024, MNRAS 527, 11729):
-       tau_i^2 = 2 |a|^2 / (|a'|^2 + |a| |a''|) at the step's end for each body, dt = tau_min (7! eps)^(1/7)
-     GLOBAL (Rein & Spiegel 2015): err = max |B7| / max |a|, dt = h (eps / err)^(1/7)
-   with eps = desc.tolerance (0 = 1e-9). A proposed step below h/4 rejects the step; growth is
-   at most 4x a step. Written against the engine operations: every engine runs it.
-   Vectors live in the acceleration half [3n, 6n) of 6n buffers (the k layout); k[0] = f(y),
-   k[1] = f at a node. The rest of the state is nbody__radau_state (with nbody_sim). */
-#define NBODY__RADAU_EPS ((nbody_real)1e-9)
-
-typedef struct nbody__radau_consts {
-    nbody_real h[8];               /* nodes, h[0] = 0 */
-    nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
-    nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
-    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
-} nbody__radau_consts;
-
-/* the nodes: 0 and the roots of (P_7 + P_8)(2s - 1) (Gauss-Radau), to 32 digits */
-static const long double nbody__radau_nodes[8] = {0.0L,
-    0.056262560536922146465652191032311L, 0.18024069173689236498757994280918L,
-    0.35262471711316963737390777017124L, 0.54715362633055538300144855765235L,
-    0.73421017721541053152321060830661L, 0.88532094683909576809035976293249L,
-    0.97752061356128750189117450042915L};
-
-/* every derived constant, computed in long double from the nodes */
-static void nbody__radau_setup(nbody__radau_consts *K) {
-    long double c[8][8], d[8][8];
-    int k, j, i;
-    memset(c, 0, sizeof c); memset(d, 0, sizeof d); memset(K, 0, sizeof *K);
-    c[1][1] = 1;
-    for (k = 2; k <= 7; ++k)                     /* N_k = N_{k-1} (s - h_{k-1}) */
-        for (j = 1; j <= k; ++j) c[k][j] = c[k - 1][j - 1] - nbody__radau_nodes[k - 1] * c[k - 1][j];
-    /* B_j = sum_{k >= j} c[k][j] G_k: unit upper triangular in (j, k); invert by back substitution */
-    for (j = 7; j >= 1; --j) {
-        d[j][j] = 1;
-        for (k = j - 1; k >= 1; --k) {           /* row k of the inverse, column j */
-            long double sum = 0;
-            for (i = k + 1; i <= j; ++i) sum += c[i][k] * d[i][j];
-            d[k][j] = -sum;
-        }
-    }
-    for (k = 0; k < 8; ++k) {
-        K->h[k] = (nbody_real)nbody__radau_nodes[k];
-        for (j = 0; j < 8; ++j) {
-            K->c[k][j] = (nbody_real)c[k][j];
-            K->d[k][j] = (nbody_real)d[k][j];
-            if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
-        }
-    }
-}
-
-static nbody_real nbody__radau_eps(const nbody_sim *s) {
-    return s->desc.tolerance > 0 ? s->desc.tolerance : NBODY__RADAU_EPS;
-}
-
-/* max_i |v[3n + i]| over the acceleration half */
-static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *out) {
-    nbody__lincomb op = nbody__op(v, v, 1, s->len / 2);
-    op.out_off = op.y_off = op.k_off = s->len / 2;
-    op.nk = 1; op.c[0] = 1; op.k[0] = v;
-    return s->eng.ops->error_norm(&s->eng, &op, 1, 0, out);
-}
-
-/* out = q^j sum_{m >= j} binom(m, j) src_m (+ extra when given): the Taylor shift of B */
-static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody__buf *src, int j, nbody_real q,
-                                       nbody__buf plus, nbody__buf minus) {
-    size_t half = s->len / 2;
-    nbody__lincomb op = nbody__op(out, plus, 1, half);
-    nbody_real qj = 1, binom;
-    int m, i;
-    for (i = 0; i < j; ++i) qj *= q;
-    op.out_off = op.y_off = op.k_off = half;
-    for (m = j; m <= 7; ++m) {
-        binom = 1;
-        for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
-        op.c[op.nk] = qj * binom; op.k[op.nk] = src[m - 1]; op.nk++;
-    }
-    if (minus) { op.c[op.nk] = -1; op.k[op.nk] = minus; op.nk++; }
-    return s->eng.ops->lincomb(&s->eng, &op);
-}
-
-/* PRS23: the smallest tau_i^2 (in units of h^2), from a0 and B downloaded to the host;
-   0 when no body has a normal acceleration */
-static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
-    size_t n = s->n, half = s->len / 2, i;
-    nbody_real *a = s->radau.host, best = (nbody_real)HUGE_VAL;
-    nbody_result r = s->eng.ops->download(&s->eng, a, s->k[0], half, half);
-    int j, c;
-    for (j = 0; j < 7 && r == NBODY_OK; ++j)
-        r = s->eng.ops->download(&s->eng, a + (size_t)(j + 1) * half, s->radau.b[j], half, half);
-    if (r != NBODY_OK) return r;
-    for (i = 0; i < n; ++i) {
-        nbody_real y2 = 0, y3 = 0, y4 = 0, t2;
-        for (c = 0; c < 3; ++c) {
-            size_t k = (size_t)c * n + i;
-            nbody_real v = a[k], d1 = 0, d2 = 0;
-            for (j = 1; j <= 7; ++j) {
-                nbody_real b = a[(size_t)j * half + k];
-                v += b; d1 += (nbody_real)j * b; d2 += (nbody_real)(j * (j - 1)) * b;
-            }
-            y2 += v * v; y3 += d1 * d1; y4 += d2 * d2;
-        }
-        if (!(y2 > 0) || !nbody__isfinite(y2)) continue;
-        t2 = 2 * y2 / (y3 + NBODY__SQRT(y4 * y2));
-        if (t2 > 0 && nbody__isfinite(t2) && t2 < best) best = t2;
-    }
-    *tau2 = nbody__isfinite(best) ? best : 0;
-    return NBODY_OK;
-}
-
-static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody__radau_consts K;
-    size_t half = s->len / 2;
-    nbody__radau_state *R = &s->radau;
-    nbody__buf *B = R->b, *G = R->g, *CS = R->b_comp, *BACC = R->b_accepted, *EACC = R->prediction;
-    nbody__buf D = R->change, at = s->k[1];
-    nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
-    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
-    int predict = R->have_b && q > 0 && q <= 20, j, k, sweep;
-    nbody_result r = nbody__first_stage(s);
-    nbody__lincomb op;
-    *err = 0;
-    if (r != NBODY_OK) return r;
-    nbody__radau_setup(&K);
-    /* B from the prediction (or 0), G from B, compensations 0 */
-    for (j = 1; j <= 7 && r == NBODY_OK; ++j) {
-        if (predict) r = nbody__radau_shift(s, B[j - 1], BACC, j, q, BACC[j - 1], EACC[j - 1]);
-        else { op = nbody__op(B[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
-        if (r == NBODY_OK) { op = nbody__op(CS[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
-    }
-    for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
-        op = nbody__op(G[k - 1], NULL, 1, half);
-        op.out_off = op.k_off = half;
-        for (j = k; j <= 7; ++j) { op.c[op.nk] = K.d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
-        r = s->eng.ops->lincomb(&s->eng, &op);
-    }
-    /* the position half of the state's compensation, moved to the acceleration half */
-    op = nbody__op(R->x_comp, s->comp, 1, half);
-    op.out_off = half;
-    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-    R->predicted = predict;
-    R->ratio = q;
-    for (sweep = 0; r == NBODY_OK; ++sweep) {
-        if (pc < thresh) break;
-        if (sweep > 2 && pc_last <= pc) break;
-        if (sweep >= 12) break;
-        pc_last = pc;
-        for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
-            nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
-            /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
-            op = nbody__op(s->ytmp, s->y, 1, half);
-            op.k_off = half;
-            op.nk = 10; op.c[0] = t; op.k[0] = s->y; op.c[1] = t * t / 2; op.k[1] = s->k[0];
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[1 + j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[1 + j] = B[j - 1]; }
-            op.c[9] = -1; op.k[9] = R->x_comp;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
-            op = nbody__op(s->ytmp, s->y, 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 9; op.c[0] = t; op.k[0] = s->k[0]; p = 1;
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[j] = t * p / (nbody_real)(j + 1); op.k[j] = B[j - 1]; }
-            op.c[8] = -1; op.k[8] = s->comp;
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            s->t_stage = s->t + t;
-            if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
-            if (r != NBODY_OK) break;
-            /* new G_k by divided differences: ((((a - a0)/h_k - G1) r[k][1] - G2) r[k][2] ...) r[k][k-1];
-               D = G_k(new) - G_k(old) */
-            /* G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1], nested
-               as written (a - a0 first: nearly equal numbers); then D = G_k(new) - G_k(old) */
-            op = nbody__op(R->divided, at, 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            for (j = 0; j < k && r == NBODY_OK; ++j) {
-                op = nbody__op(R->divided, NULL, j ? K.r[k][j] : 1 / K.h[k], half);
-                op.out_off = op.k_off = half;
-                op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-                if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
-                r = s->eng.ops->lincomb(&s->eng, &op);
-            }
-            op = nbody__op(D, NULL, 1, half);
-            op.out_off = op.k_off = half;
-            op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            op = nbody__op(G[k - 1], G[k - 1], 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 1; op.c[0] = 1; op.k[0] = D;
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
-                op = nbody__op(B[j - 1], B[j - 1], 1, half);
-                op.out_off = op.y_off = op.k_off = half;
-                op.nk = 1; op.c[0] = K.c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
-                r = s->eng.ops->lincomb(&s->eng, &op);
-            }
-        }
-        /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D) */
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, D, &dmax);
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
-        if (r != NBODY_OK) break;
-        pc = amax > 0 ? dmax / amax : (dmax > 0 ? (nbody_real)HUGE_VAL : 0);
-        if (pc != pc) pc = (nbody_real)HUGE_VAL;
-        if (!nbody__isfinite(pc) && sweep >= 1) break;   /* NaN state: the finite check reports it */
-    }
-    if (r != NBODY_OK) return r;
-    /* the step's end: x and v, every term added on its own with compensation, smallest first
-       (a single rounded increment would carry a bias the compensation cannot remove) */
-    {
-        nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
-        r = s->eng.ops->lincomb(&s->eng, &copy);
-        for (j = 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
-            nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
-            nbody_real cx = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
-            op.k_off = half; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx; op.k[0] = term;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            if (r != NBODY_OK || j == 0) break;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
-            op.out_off = op.y_off = op.k_off = half; op.comp = s->comp_new;
-            op.nk = 1; op.c[0] = j >= 2 ? h / (nbody_real)j : h; op.k[0] = term;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-        }
-    }
-    if (r != NBODY_OK) return r;
-    /* the next step */
-    if (s->desc.radau_control == NBODY_RADAU_FIXED) { R->proposal = h; return NBODY_OK; }
-    if (s->desc.radau_control != NBODY_RADAU_GLOBAL) {
-        nbody_real tau2 = 0;
-        r = nbody__radau_prs23(s, &tau2);
-        if (r != NBODY_OK) return r;
-        proposal = tau2 > 0 ? NBODY__SQRT(tau2) * h * NBODY__POW(nbody__radau_eps(s) * 5040, (nbody_real)1 / 7) : 4 * h;
-    }
-    /* The global criterion: by choice, or as the second opinion before PRS23 rejects a step. A
-       body whose acceleration passes through zero (the figure-eight's middle body at each
-       crossing) has a PRS23 timescale proportional to the time since the crossing, about a
-       quarter of any step just taken: PRS23 alone would reject every step there. */
-    if (s->desc.radau_control == NBODY_RADAU_GLOBAL || proposal < h / 4) {
-        nbody_real b7 = 0, global;
-        r = nbody__radau_maxabs(s, B[6], &b7);
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
-        if (r != NBODY_OK) return r;
-        global = (b7 > 0 && amax > 0 && nbody__isfinite(b7 / amax))
-                     ? h * NBODY__POW(nbody__radau_eps(s) / (b7 / amax), (nbody_real)1 / 7) : 4 * h;
-        proposal = s->desc.radau_control == NBODY_RADAU_GLOBAL || !(global <= proposal) ? global : proposal;
-    }
-    if (!(proposal == proposal)) proposal = h / 4;
-    if (proposal > 4 * h) proposal = 4 * h;
-    R->proposal = proposal;
-    *err = proposal < h / 4 ? 2 : 0;                     /* much smaller: redo with the proposal */
-    return NBODY_OK;
-}
-
-/* the accepted B becomes the next step's source; its prediction E is kept beside it */
-static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
-    nbody__radau_state *R = &s->radau;
-    nbody__buf *B = R->b, *BACC = R->b_accepted, *EACC = R->prediction;
-    size_t half = s->len / 2;
-    int j;
-    for (j = 1; j <= 7; ++j) {
-        if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
-        else {
-            nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, half);
-            op.out_off = half;
-            s->eng.ops->lincomb(&s->eng, &op);
-        }
-    }
-    for (j = 0; j < 7; ++j) nbody__swap(&BACC[j], &B[j]);
-    R->last_step = h;
-    R->have_b = 1;
-    s->f_valid = 0;
-}
-
-static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->radau.proposal; }
-/* ---- end section: GAUSS-RADAU ---- */
-
-/* ---- section: WHFAST (NBODY_WHFAST) ----------------------------------------------------
-   Wisdom & Holman (1991) in the form of WHFast (Rein & Tamayo 2015, MNRAS 452, 376): the
-   Hamiltonian is split into Kepler motions about body 0 and an interaction part, and a step
-   is drift(h/2) kick(h) drift(h/2). Canonical coordinates (desc.whfast_coordinates):
-     Jacobi: r'_i = x_i - X_{i-1} (X_k the centre of mass of bodies 0..k), each a Kepler orbit
-       of mu = G eta_i (eta_i = m_0 + .. + m_i); the kick adds to v'_i the Jacobi transform of
-       the engine's accelerations plus G eta_i r'_i / |r'_i|^3 (that is, minus the Kepler part).
-     democratic heliocentric (Duncan, Levison & Lee 1998): Q_i = x_i - x_0 with barycentric
-       velocities u_i, Kepler orbits of mu = G m_0, a jump Q_i += h sum_j m_j u_j / m_0 (half
-       on each side of the Kepler drift), kicks by the engine's accelerations plus G m_0 Q_i / |Q_i|^3.
-   The interaction comes from the engine's forces (softening, extra forces and test particles
-   included) less the Kepler term, so it carries the round-off of that difference (about
-   eps times the ratio of the central pull to the perturbation). Index 0 of the canonical
-   state holds the centre of mass and its velocity. Test particles (beyond n_active) count
-   as massless. The Kepler drift solves the universal Kepler equation in Stumpff functions
-   (elliptic, parabolic, hyperbolic) by Halley steps kept inside a bracket, with bisection
-   where a step leaves it. Symplectic correctors (Wisdom, Holman & Touma 1996; the
-   coefficients of REBOUND's WHFast) are applied to the canonical state once, when it is
-   opened from y; after every step y is the state with the inverse corrector applied to a
-   copy, so every step's output is synchronized (corrector order k costs about k extra force
-   evaluations a step). A step of another size (the last one of nbody_advance) reopens the
-   canonical state from y. State: nbody__whfast_state (canonical, copy); k[0] forces. */
-#define NBODY__WHFAST_DOMINANCE 10    /* body 0 must outweigh every other body this many times */
-
-/* Stumpff functions c_0..c_3 (Danby 1988, Fundamentals of Celestial Mechanics, 6.9):
-   c_k(z) = sum_j (-z)^j / (k + 2j)!, the series for |z| <= 0.1, then brought back up with
-   c_0(4z) = 2 c_0^2 - 1, c_1(4z) = c_0 c_1, c_2(4z) = c_1^2 / 2, c_3(4z) = (c_2 + c_0 c_3) / 4 */
-static void nbody__stumpff(nbody_real z, nbody_real c[4]) {
-    static const double inv_fact[18] = {1., 1., 1. / 2, 1. / 6, 1. / 24, 1. / 120, 1. / 720, 1. / 5040, 1. / 40320,
-                                        1. / 362880, 1. / 3628800, 1. / 39916800, 1. / 479001600, 1. / 6227020800.,
-                                        1. / 87178291200., 1. / 1307674368000., 1. / 20922789888000.,
-                                        1. / 355687428096000.};
-    int quarter = 0, j;
-    nbody_real c2, c3;
-    while (NBODY__FABS(z) > (nbody_real)0.1) { z /= 4; ++quarter; }
-    c2 = (nbody_real)inv_fact[16]; c3 = (nbody_real)inv_fact[17];
-    for (j = 14; j >= 2; j -= 2) { c2 = (nbody_real)inv_fact[j] - z * c2; c3 = (nbody_real)inv_fact[j + 1] - z * c3; }
-    c[2] = c2; c[3] = c3; c[1] = 1 - z * c3; c[0] = 1 - z * c2;
-    for (; quarter > 0; --quarter) {
-        c[3] = (c[2] + c[0] * c[3]) / 4;
-        c[2] = c[1] * c[1] / 2;
-        c[1] = c[0] * c[1];
-        c[0] = 2 * c[0] * c[0] - 1;
-    }
-}
-
-/* G_n(X) = X^n c_n(beta X^2) (Stiefel & Scheifele) */
-static void nbody__stiefel(nbody_real beta, nbody_real X, nbody_real G[4]) {
-    nbody_real c[4];
-    nbody__stumpff(beta * X * X, c);
-    G[0] = c[0]; G[1] = X * c[1]; G[2] = X * X * c[2]; G[3] = X * X * X * c[3];
-}
-
-/* Moves (x, v) along its Kepler orbit about a mass of G M = mu for a time dt, in universal
-   variables: with r0 = |x|, eta0 = x.v, beta = 2 mu / r0 - v^2 and zeta0 = mu - beta r0,
-   X solves F(X) = r0 X + eta0 G2 + zeta0 G3 = dt, F'(X) = r(X) = r0 + eta0 G1 + zeta0 G2 > 0,
-   and x(dt) = x + f x + g v, v(dt) = v + fd x + gd v with the f and g functions less their
-   identity part (f = -mu G2 / r0, g = dt - mu G3, fd = -mu G1 / (r0 r), gd = -mu G2 / r).
-   Bound orbits take dt modulo the period (X modulo 2 pi / sqrt(beta)). Returns the
-   iterations used, -1 when the orbit is degenerate (x = 0). */
-/* eps^0.4 of nbody_real (float, double, long double): Halley's last correction needed */
-#define NBODY__KEPLER_CUBIC ((nbody_real)(sizeof(nbody_real) <= 4 ? 1.7e-3 : sizeof(nbody_real) <= 8 ? 5.6e-7 : 2.6e-8))
-static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbody_real *y, nbody_real *z,
-                               nbody_real *vx, nbody_real *vy, nbody_real *vz) {
-    const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
-    nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
-    nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
-    int it, halley;
-    if (!(r0 > 0)) return -1;
-    if (dt == 0 || mu == 0) {
-        *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
-        return 0;
-    }
-    beta = 2 * mu / r0 - v2;
-    zeta0 = mu - beta * r0;
-    if (beta > 0) {                                   /* bound: one period at most */
-        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb, period = xp * mu / beta;
-        nbody_real turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
-        dt -= turns * period;
-        lo = -xp; hi = xp;
-    } else {                   /* unbound: double X from a small start until F crosses dt */
-        nbody_real s = dt > 0 ? 1 : -1, step = NBODY__FABS(dt) / r0;
-        if (beta < 0 && step * NBODY__SQRT(-beta) > 1) step = 1 / NBODY__SQRT(-beta);
-        lo = 0; hi = 0;
-        for (it = 0; it < 2000; ++it) {
-            nbody__stiefel(beta, s * step, G);
-            if (s * (r0 * s * step + eta0 * G[2] + zeta0 * G[3] - dt) >= 0) break;
-            step *= 2;
-        }
-        if (s > 0) hi = step; else lo = -step;
-    }
-    {                                                 /* third-order start: F reverted to dt^3 */
-        nbody_real u = dt / r0;
-        X = u * (1 - u * eta0 / (2 * r0) + u * u * (eta0 * eta0 / (2 * r0 * r0) - zeta0 / (6 * r0)));
-    }
-    if (!(X > lo && X < hi)) X = (lo + hi) / 2;
-    width = hi - lo;
-    for (it = 1; it <= 200; ++it) {
-        nbody_real F, Fp, Fpp, Xn;
-        nbody__stiefel(beta, X, G);
-        F = r0 * X + eta0 * G[2] + zeta0 * G[3] - dt;
-        Fp = r0 + eta0 * G[1] + zeta0 * G[2];
-        Fpp = eta0 * G[0] + zeta0 * G[1];
-        if (F == 0) break;
-        if (F < 0) lo = X; else hi = X;
-        Xn = X - 2 * F * Fp / (2 * Fp * Fp - F * Fpp);                 /* Halley */
-        halley = Xn > lo && Xn < hi;
-        if (!halley) Xn = lo + (hi - lo) / 2;                          /* outside the bracket: bisect */
-        if (it % 4 == 0) {                                             /* slow (far out on an exponential) */
-            if (hi - lo > width / 2) { Xn = lo + (hi - lo) / 2; halley = 0; }
-            width = hi - lo;
-        }
-        /* Halley converges cubically: a correction below eps^0.4 leaves one below eps/1000
-           (eps/24 in float) for the next, so X + correction is final without that iteration */
-        if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X)) ||
-            (halley && NBODY__FABS(Xn - X) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X))) {
-            X = Xn;
-            nbody__stiefel(beta, X, G);
-            break;
-        }
-        X = Xn;
-    }
-    r = r0 + eta0 * G[1] + zeta0 * G[2];
-    f = -mu * G[2] / r0; g = dt - mu * G[3];
-    fd = -mu * G[1] / (r0 * r); gd = -mu * G[2] / r;
-    x0 = *x; y0 = *y; z0 = *z;
-    *x += f * x0 + g * *vx; *y += f * y0 + g * *vy; *z += f * z0 + g * *vz;
-    *vx += fd * x0 + gd * *vx; *vy += fd * y0 + gd * *vy; *vz += fd * z0 + gd * *vz;
-    return it;
-}
-
-/* the mass WHFast gives body i: test particles count as massless */
-static nbody_real nbody__whfast_mass(const nbody_sim *s, size_t i) {
-    size_t na = s->desc.n_active ? s->desc.n_active : s->n;
-    return i < na ? s->m[i] : 0;
-}
-
-/* inertial state Y (6n, the state layout) -> canonical state C */
-static void nbody__whfast_from_inertial(const nbody_sim *s, const nbody_real *Y, nbody_real *C) {
-    size_t n = s->n, i;
-    int c;
-    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
-        for (c = 0; c < 6; ++c) {
-            const nbody_real *u = Y + (size_t)c * n;
-            nbody_real *w = C + (size_t)c * n, msum = nbody__whfast_mass(s, 0), wsum = msum * u[0];
-            for (i = 1; i < n; ++i) {
-                nbody_real mi = nbody__whfast_mass(s, i);
-                w[i] = u[i] - wsum / msum;
-                wsum += mi * u[i];
-                msum += mi;
-            }
-            w[0] = wsum / msum;
-        }
-    } else {
-        for (c = 0; c < 6; ++c) {
-            const nbody_real *u = Y + (size_t)c * n;
-            nbody_real *w = C + (size_t)c * n, msum = 0, wsum = 0;
-            for (i = 0; i < n; ++i) { wsum += nbody__whfast_mass(s, i) * u[i]; msum += nbody__whfast_mass(s, i); }
-            w[0] = wsum / msum;
-            for (i = 1; i < n; ++i) w[i] = c < 3 ? u[i] - u[0] : u[i] - w[0];
-        }
-    }
-}
-
-/* canonical state C -> inertial state Y */
-static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, nbody_real *Y) {
-    size_t n = s->n, i;
-    int c;
-    nbody_real mtot = 0;
-    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
-    if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
-        for (c = 0; c < 6; ++c) {
-            const nbody_real *w = C + (size_t)c * n;
-            nbody_real *u = Y + (size_t)c * n, eta = mtot, com = w[0];
-            for (i = n - 1; i >= 1; --i) {               /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
-                nbody_real mi = nbody__whfast_mass(s, i);
-                com -= mi / eta * w[i];
-                u[i] = w[i] + com;
-                eta -= mi;
-            }
-            u[0] = com;
-        }
-    } else {
-        for (c = 0; c < 6; ++c) {
-            const nbody_real *w = C + (size_t)c * n;
-            nbody_real *u = Y + (size_t)c * n, sum = 0;
-            for (i = 1; i < n; ++i) sum += nbody__whfast_mass(s, i) * w[i];
-            if (c < 3) {                                 /* M X = M x_0 + sum m_i Q_i */
-                u[0] = w[0] - sum / mtot;
-                for (i = 1; i < n; ++i) u[i] = u[0] + w[i];
-            } else {                                     /* m_0 (v_0 - V) + sum m_i u_i = 0 */
-                u[0] = w[0] - sum / s->m[0];
-                for (i = 1; i < n; ++i) u[i] = w[i] + w[0];
-            }
-        }
-    }
-}
-
-/* the Kepler part over a time h: every body's Kepler drift, the centre of mass's straight line,
-   and for democratic heliocentric coordinates the jump around it */
-static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) {
-    size_t n = s->n, i;
-    int c;
-    for (c = 0; c < 3; ++c) {
-        nbody_real p = 0, *q = C + (size_t)c * n;
-        const nbody_real *u = C + (size_t)(c + 3) * n;
-        for (i = 1; i < n; ++i) p += nbody__whfast_mass(s, i) * u[i];
-        for (i = 1; i < n; ++i) q[i] += h * p / s->m[0];
-    }
-}
-
-static void nbody__whfast_drift(const nbody_sim *s, nbody_real *C, nbody_real h) {
-    size_t n = s->n, i;
-    nbody_real G = s->desc.G, eta = nbody__whfast_mass(s, 0);
-    int dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
-    if (dh) nbody__whfast_jump(s, C, h / 2);
-    for (i = 1; i < n; ++i) {
-        eta += nbody__whfast_mass(s, i);
-        nbody__kepler_drift(G * (dh ? s->m[0] : eta), h, C + i, C + n + i, C + 2 * n + i, C + 3 * n + i, C + 4 * n + i,
-                            C + 5 * n + i);
-    }
-    if (dh) nbody__whfast_jump(s, C, h / 2);
-    C[0] += h * C[3 * n]; C[n] += h * C[4 * n]; C[2 * n] += h * C[5 * n];
-}
-
-/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t */
-static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
-    size_t n = s->n, i;
-    nbody_real *Y = (nbody_real *)s->ytmp, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
-    nbody_result r;
-    int c, dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
-    nbody__whfast_to_inertial(s, C, Y);
-    s->t_stage = t;
-    if ((r = nbody__derivative(s, s->ytmp, s->k[0])) != NBODY_OK) return r;
-    s->f_valid = 0;
-    A = (nbody_real *)s->k[0] + 3 * n;
-    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
-    for (c = 0; c < 3; ++c) {                            /* the centre of mass: external forces only */
-        nbody_real sum = 0;
-        for (i = 0; i < n; ++i) sum += nbody__whfast_mass(s, i) * A[(size_t)c * n + i];
-        C[(size_t)(c + 3) * n] += h * sum / mtot;
-    }
-    eta = nbody__whfast_mass(s, 0);
-    sx = eta * A[0]; sy = eta * A[n]; sz = eta * A[2 * n];   /* sum_{j<i} m_j a_j */
-    for (i = 1; i < n; ++i) {
-        nbody_real x = C[i], y = C[n + i], z = C[2 * n + i], r2 = x * x + y * y + z * z, mi = nbody__whfast_mass(s, i);
-        nbody_real k = G * (dh ? s->m[0] : eta + mi) / (r2 * NBODY__SQRT(r2));
-        nbody_real ax = A[i] + k * x, ay = A[n + i] + k * y, az = A[2 * n + i] + k * z;
-        if (!dh) {                                       /* a'_i = a_i - (sum_{j<i} m_j a_j) / eta_{i-1} */
-            ax -= sx / eta; ay -= sy / eta; az -= sz / eta;
-            sx += mi * A[i]; sy += mi * A[n + i]; sz += mi * A[2 * n + i];
-            eta += mi;
-        }
-        C[3 * n + i] += h * ax; C[4 * n + i] += h * ay; C[5 * n + i] += h * az;
-    }
-    return NBODY_OK;
-}
-
-/* Wisdom, Holman & Touma (1996) corrector stages Z(a, b) = D(a) K(-b) D(-2a) K(b) D(a), applied
-   for k = 1..m as Z(-a_k h, -inv b_k h), then for k = m..1 as Z(a_k h, inv b_k h); inv = 1 applies
-   the corrector, -1 its inverse. a_k = j sqrt(7/40) for stage j (order 3 turns the sign of a). */
-static nbody_result nbody__whfast_corrector(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real inv) {
-    static const double a1 = 0.41833001326703777398908601289259374469640768464934;
-    static const double b3[1] = {-0.024900596027799867499350357910273437184309981229127};
-    static const double b5[2] = {-0.0083001986759332891664501193034244790614366604097090,
-                                 0.041500993379666445832250596517122395307183302048545};
-    static const double b7[3] = {0.0024926811426922105779030593952776964450539008582219,
-                                 -0.018270923246702131478062356884535264841652263842597,
-                                 0.053964399093127498721765893493510877532452806339655};
-    static const double b11[5] = {0.00020361579647854651301632818774633716473696537436847,
-                                  -0.0023487215292295354188307328851055489876255097419754,
-                                  0.012309078592019946317544564763237909911330686448336,
-                                  -0.038121613681288650508647613260247372125243616270670,
-                                  0.072593394748842738674253180742744961827622366521517};
-    static const double b17[8] = {-0.0000043347415473373580190650223498124944896789841432241,
-                                  0.000076436355227935738363241846979413475106795392377415,
-                                  -0.00063599983075817658983166881625078545864140848560259,
-                                  0.0033132577069380655655490196833451994080066801611459,
-                                  -0.012071760822342291062449751726959664253913904872527,
-                                  0.032422198864713580293681523029577130832258806467604,
-                                  -0.065192863576377893658290760803725762027864651086787,
-                                  0.093056103771425958591541059067553547100903397724386};
-    const double *b;
-    int m, k, pass;
-    nbody_result r = NBODY_OK;
-    double sign = 1;
-    switch (s->desc.whfast_corrector) {
-    case 3: b = b3; m = 1; sign = -1; break;
-    case 5: b = b5; m = 2; break;
-    case 7: b = b7; m = 3; break;
-    case 11: b = b11; m = 5; break;
-    case 17: b = b17; m = 8; break;
-    default: return NBODY_OK;
-    }
-    for (pass = 0; pass < 2; ++pass)
-        for (k = 0; k < m && r == NBODY_OK; ++k) {
-            int j = pass ? m - 1 - k : k;                    /* stage j uses a_{m-j} */
-            nbody_real q = pass ? 1 : -1;
-            nbody_real a = q * (nbody_real)(sign * (m - j) * a1) * h, bb = q * inv * (nbody_real)b[j] * h;
-            nbody__whfast_drift(s, C, a);
-            r = nbody__whfast_kick(s, C, -bb, s->t);
-            if (r != NBODY_OK) break;
-            nbody__whfast_drift(s, C, -2 * a);
-            r = nbody__whfast_kick(s, C, bb, s->t);
-            nbody__whfast_drift(s, C, a);
-        }
-    return r;
-}
-
-/* body 0 outweighs every other body NBODY__WHFAST_DOMINANCE times: 0 and a log line when not */
-static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n) {
-    size_t i;
-    for (i = 1; i < n; ++i)
-        if (!(m[0] > NBODY__WHFAST_DOMINANCE * m[i])) {
-            nbody__log(d, NBODY_LOG_ERROR, "nbody: whfast needs body 0 to be the central body, more than %d times as "
-                       "massive as any other; body %lu has %g against m0 = %g (use radau for such systems)",
-                       NBODY__WHFAST_DOMINANCE, (unsigned long)i, (double)m[i], (double)m[0]);
-            return 0;
-        }
-    return 1;
-}
-
-/* the synchronized state of the canonical one (the inverse corrector on a copy) into Y */
-static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y) {
-    nbody_real *T = (nbody_real *)s->whfast.copy;
-    nbody_result r;
-    memcpy(T, s->whfast.canonical, s->len * sizeof(nbody_real));
-    if ((r = nbody__whfast_corrector(s, T, s->whfast.h, -1)) != NBODY_OK) return r;
-    nbody__whfast_to_inertial(s, T, Y);
-    return NBODY_OK;
-}
-
-/* Deferred synchronization: inside nbody_advance, when no hook, event, archive or progress
-   report reads the state between steps (and no extra force, whose time the corrector's
-   kicks would see otherwise), a step that is not the last one leaves y without
-   the inverse corrector (y_new = the canonical state transformed, finite-checked as usual);
-   the last step, a step of another size and the end of nbody_advance synchronize. The
-   canonical state evolves exactly as with a synchronization every step, so the results
-   are bitwise the same; the corrector costs its extra force evaluations once per call. */
-static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
-    nbody_result r = NBODY_OK;
-    *err = 0;
-    s->whfast.pending = 0;
-    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
-        nbody_real remaining = s->whfast.t_limit - s->t;
-        s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
-    }
-    if (s->whfast.live && s->whfast.deferred && (!s->whfast.pending || s->whfast.h != h)) {
-        /* y synchronized first, as the last accepted step left it: the state a failure keeps */
-        if ((r = nbody__whfast_sync(s, (nbody_real *)s->y)) != NBODY_OK) return r;
-        s->whfast.deferred = 0;
-    }
-    if (s->whfast.live && s->whfast.deferred) memcpy(T, C, s->len * sizeof(nbody_real));   /* kept if this fails */
-    if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
-        if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
-        nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
-        s->whfast.h = h;
-        r = nbody__whfast_corrector(s, C, h, 1);
-    }
-    s->whfast.live = 0;                                  /* until the step is accepted */
-    if (r != NBODY_OK) return r;
-    nbody__whfast_drift(s, C, h / 2);
-    if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
-    nbody__whfast_drift(s, C, h / 2);
-    if (s->desc.whfast_corrector && !s->whfast.pending) {
-        memcpy(T, C, s->len * sizeof(nbody_real));
-        if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
-        nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
-    } else {
-        nbody__whfast_to_inertial(s, C, (nbody_real *)s->y_new);
-    }
-    return NBODY_OK;
-}
-
-static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
-    (void)h;
-    s->whfast.live = 1;
-    s->whfast.deferred = s->whfast.pending;
-    s->f_valid = 0;
-}
-/* ---- end section: WHFAST ---- */
-
-/* one row per nbody_method, in enum order; attempt NULL = not built yet */
-static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
-    {NBODY_METHOD_DEFAULT, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
-    {NBODY_EULER, 1, 0, 1, NULL, 0, &nbody__euler_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_MIDPOINT, 2, 0, 2, NULL, 0, &nbody__midpoint_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_LEAPFROG, 2, 0, 2, NBODY__FIELDS(nbody__leapfrog_fields), NULL, nbody__attempt_leapfrog, nbody__commit_leapfrog},
-    {NBODY_TRAPEZE, 2, 0, 3, NBODY__FIELDS(nbody__irk_fields), &nbody__trapeze_tab, nbody__attempt_irk, nbody__commit_invalidate},
-    {NBODY_RK4, 4, 0, 4, NULL, 0, &nbody__rk4_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKCK, 5, 1, 6, NULL, 0, &nbody__rkck_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKDP, 5, 1, 7, NULL, 0, &nbody__rkdp_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKDVERK, 6, 1, 8, NULL, 0, &nbody__dverk_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKF, 8, 1, 13, NULL, 0, &nbody__rkf_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKGL, 6, 0, 4, NBODY__FIELDS(nbody__irk_fields), NULL, nbody__attempt_gauss, nbody__commit_invalidate},
-    {NBODY_RKLC, 4, 1, 4, NBODY__FIELDS(nbody__irk_fields), &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
-    {NBODY_ADAMS, 5, 0, 6, NBODY__FIELDS(nbody__adams_fields), NULL, nbody__attempt_adams, nbody__commit_adams},
-    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__FIELDS(nbody__bs_fields), NULL, nbody__attempt_bs, nbody__commit_invalidate},
-    {NBODY_RADAU, 15, 1, 2, NBODY__FIELDS(nbody__radau_fields), NULL, nbody__attempt_radau, nbody__commit_radau},
-    {NBODY_WHFAST, 2, 0, 1, NBODY__FIELDS(nbody__whfast_fields), NULL, nbody__attempt_whfast, nbody__commit_whfast}};
-
-NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
-    if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
-    if (m == NBODY_METHOD_DEFAULT) m = NBODY_LEAPFROG;
-    if (m == NBODY_ADAMS) return adams_order >= 1 && adams_order <= 5 ? adams_order : 5;
-    return nbody__methods[m].order;
-}
-
-NBODY__DEF int nbody_method_adaptive(nbody_method m) {
-    if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
-    return nbody__methods[m].adaptive;
-}
-
-/* ---- step-size controller (Hairer, Norsett & Wanner, Solving ODEs I, II.4):
-   h_new = h * min(grow, max(shrink, safety * err^(-1/(q+1)))), q the lower order of the pair */
-#define NBODY__SAFETY ((nbody_real)0.9)
-#define NBODY__GROW ((nbody_real)5)
-#define NBODY__SHRINK ((nbody_real)0.2)
-
-static nbody_real nbody__controller(const nbody_sim *s, nbody_real h, nbody_real err) {
-    int q = s->method->tableau ? s->method->tableau->embedded_order : s->method->order - 1;
-    nbody_real f;
-    if (s->method->id == NBODY_BS) return nbody__bs_proposal(s);   /* step chosen with the order */
-    if (s->method->id == NBODY_RADAU) return nbody__radau_proposal(s);
-    if (q < 1) q = 1;
-    if (!(err == err)) return h * NBODY__SHRINK;                  /* NaN: shrink hard */
-    if (err <= 0) return h * NBODY__GROW;
-    f = NBODY__SAFETY * NBODY__POW(err, -(nbody_real)1 / (nbody_real)(q + 1));
-    if (f > NBODY__GROW) f = NBODY__GROW;
-    if (f < NBODY__SHRINK) f = NBODY__SHRINK;
-    return h * f;
-}
-
-static int nbody__adaptive(const nbody_sim *s) {
-    if (s->method->id == NBODY_RADAU) return s->desc.radau_control != NBODY_RADAU_FIXED;   /* tolerance 0 = 1e-9 */
-    return s->method->adaptive && s->desc.tolerance > 0;
-}
-
-/* ---- progress (desc.progress) ---- */
-static double nbody__wall_seconds(void) {
-#if NBODY__OPENMP
-    return omp_get_wtime();
-#else
-    return (double)clock() / (double)CLOCKS_PER_SEC;
-#endif
-}
-
-/* Calls desc.progress.func, inside nbody_advance, after an accepted step (accepted = 1) or a
-   rejected one, as its interval says; 1 = cancel. */
-static int nbody__progress(nbody_sim *s, int accepted) {
-    nbody_progress_info info;
-    double now;
-    if (!s->progress.active || !s->desc.progress.func) return 0;
-    if (s->desc.progress.interval <= 0 && !accepted) return 0;      /* every accepted step */
-    now = nbody__wall_seconds();
-    if (s->desc.progress.interval > 0 && now - s->progress.last < s->desc.progress.interval) return 0;
-    s->progress.last = now;
-    info.t = s->t;
-    info.t_start = s->progress.t_start;
-    info.t_end = s->progress.t_end;
-    info.dt = s->stats.dt;
-    info.steps = s->stats.steps;
-    info.rejected = s->stats.rejected;
-    info.elapsed = now - s->progress.wall0;
-    return s->desc.progress.func(&info, s->desc.progress.user_data) != 0;
-}
-
-/* Take one accepted step, never past t_limit (pass +Inf for none). The state is committed
-   only when the step succeeds and is finite: on any error y, t and history are unchanged. */
-static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
-    nbody_real h = s->dt_next, remaining = t_limit - s->t, err = 0;
-    int clipped = 0, rejected = 0, finite = 0;
-    nbody_result r;
-    if (s->desc.dt_max > 0 && h > s->desc.dt_max) h = s->desc.dt_max;
-    if (h >= remaining || remaining - h < h * (nbody_real)1e-8) { h = remaining; clipped = 1; }
-    /* a step that t + h cannot resolve (below half an ulp of t in NBODY_REAL) would leave t
-       where it is, and nbody_advance would loop forever */
-    if (!clipped && !(s->t + h > s->t)) {
-        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g does not change t = %g in this precision",
-                   (double)h, (double)s->t);
-        return NBODY_ERR_STEP_TOO_SMALL;
-    }
-    for (;;) {
-        nbody_real h_old = h;
-        r = s->method->attempt(s, h, &err);
-        if (r != NBODY_OK) return r;
-        if (!nbody__adaptive(s) || err <= 1) break;
-        s->stats.rejected++;
-        rejected = 1;
-        h = nbody__controller(s, h, err);
-        if (!(h < h_old)) h = h_old * NBODY__SHRINK;   /* every rejection shrinks: the loop ends */
-        clipped = 0;
-        if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * 4 * nbody__eps() || !(h > 0)) {
-            nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g below dt_min at t = %g", (double)h, (double)s->t);
-            return NBODY_ERR_STEP_TOO_SMALL;
-        }
-        if (nbody__progress(s, 0)) return NBODY_ERR_CANCELLED;
-    }
-    r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite);
-    if (r != NBODY_OK) return r;
-    if (!finite) {
-        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: state became NaN/Inf in the step from t = %g", (double)s->t);
-        return NBODY_ERR_NOT_FINITE;
-    }
-    nbody__swap(&s->y, &s->y_new);
-    if (s->comp) nbody__swap(&s->comp, &s->comp_new);
-    s->t = clipped ? t_limit : s->t + h;
-    s->stats.steps++;
-    s->stats.dt = h;
-    if (s->method->commit) s->method->commit(s, h);
-    if (nbody__adaptive(s)) {
-        nbody_real next = nbody__controller(s, h, err);
-        if (rejected && next > h) next = h;            /* no growth right after a rejection */
-        if (!(clipped && !rejected && next < s->dt_next)) s->dt_next = next;
-        if (s->desc.dt_max > 0 && s->dt_next > s->desc.dt_max) s->dt_next = s->desc.dt_max;
-        if (s->dt_next < s->desc.dt_min) s->dt_next = s->desc.dt_min;
-    }
-    return NBODY_OK;
-}
-
-/* ---- simulation object ---- */
-/* the method state's buffers, through its field list: alloc = 1 allocates them, 0 releases them */
-static nbody_result nbody__state_buffers(nbody_sim *s, int alloc) {
-    nbody_result r = NBODY_OK;
-    int i, j;
-    for (i = 0; i < s->method->nfields; ++i) {
-        const nbody__field *f = &s->method->fields[i];
-        nbody__buf *b = (nbody__buf *)nbody__field_at(s, f);
-        if (f->kind != NBODY__FIELD_BUF) continue;
-        for (j = 0; j < f->count && r == NBODY_OK; ++j) {
-            if (alloc) r = s->eng.ops->alloc(&s->eng, s->len, &b[j]);
-            else s->eng.ops->release(&s->eng, b[j]);
-        }
-    }
-    return r;
-}
-
-/* the state was replaced (nbody_set_state): the method's past buffers no longer belong to it */
-static void nbody__state_forget_history(nbody_sim *s) {
-    int i;
-    for (i = 0; i < s->method->nfields; ++i)
-        if (s->method->fields[i].history) *(int *)nbody__field_at(s, &s->method->fields[i]) = 0;
-}
-
-/* the method's scalars from another simulation of the same method, but its history counts
-   (to's buffers are new) */
-static void nbody__state_copy_scalars(nbody_sim *to, nbody_sim *from) {
-    int i;
-    for (i = 0; i < to->method->nfields; ++i) {
-        const nbody__field *f = &to->method->fields[i];
-        size_t size = f->kind == NBODY__FIELD_INT ? sizeof(int) : sizeof(nbody_real);
-        if (f->kind == NBODY__FIELD_BUF || f->history) continue;
-        memcpy(nbody__field_at(to, f), nbody__field_at(from, f), (size_t)f->count * size);
-    }
-}
-
-static void nbody__release_buffers(nbody_sim *s) {
-    int i;
-    if (!s->eng.ops) return;
-    s->eng.ops->release(&s->eng, s->y); s->eng.ops->release(&s->eng, s->y_new);
-    s->eng.ops->release(&s->eng, s->ytmp);
-    s->eng.ops->release(&s->eng, s->comp); s->eng.ops->release(&s->eng, s->comp_new);
-    for (i = 0; i < NBODY__MAX_TERMS; ++i) s->eng.ops->release(&s->eng, s->k[i]);
-    (void)nbody__state_buffers(s, 0);
-}
-
-static void nbody__steer_free(nbody_sim *s);
-
-NBODY__DEF void nbody_destroy(nbody_sim *sim) {
-    nbody_desc d;
-    if (!sim) return;
-    nbody__steer_free(sim);
-    d = sim->desc;
-    nbody__release_buffers(sim);
-    nbody__engine_stop(&sim->eng);
-    nbody__free(&d, sim->m);
-    nbody__free(&d, sim->radau.host);
-    nbody__free(&d, sim);
-}
-
-/* upload a host system into a 6n state buffer y of engine e (n already checked) */
-static nbody_result nbody__upload_system(nbody__engine *e, nbody__buf y, const nbody_system *in) {
-    const nbody_real *f[6];
-    nbody_result r = NBODY_OK;
-    int i;
-    f[0] = in->x; f[1] = in->y; f[2] = in->z; f[3] = in->vx; f[4] = in->vy; f[5] = in->vz;
-    for (i = 0; i < 6 && r == NBODY_OK; ++i) r = e->ops->upload(e, y, (size_t)i * in->n, f[i], in->n);
-    return r;
-}
-
-static nbody_result nbody__upload_state(nbody_sim *s, const nbody_system *in) {
-    return nbody__upload_system(&s->eng, s->y, in);
-}
-
-static nbody_result nbody__alloc_buffers(nbody_sim *s) {
-    nbody_result r = NBODY_OK;
-    int i;
-    r = s->eng.ops->alloc(&s->eng, s->len, &s->y);
-    if (r == NBODY_OK) r = s->eng.ops->alloc(&s->eng, s->len, &s->y_new);
-    if (r == NBODY_OK) r = s->eng.ops->alloc(&s->eng, s->len, &s->ytmp);
-    if (r == NBODY_OK && s->desc.compensated) {
-        r = s->eng.ops->alloc(&s->eng, s->len, &s->comp);
-        if (r == NBODY_OK) r = s->eng.ops->alloc(&s->eng, s->len, &s->comp_new);
-    }
-    for (i = 0; i < s->nk && r == NBODY_OK; ++i) r = s->eng.ops->alloc(&s->eng, s->len, &s->k[i]);
-    if (r == NBODY_OK) r = nbody__state_buffers(s, 1);
-    return r;
-}
-
-/* The CPU tree's median relative force error (docs/tree.md, Plummer sphere N = 20000):
-   6.4e-3 (theta / 0.5)^2.5 with monopoles, 1.7e-3 (theta / 0.5)^3.5 with quadrupoles. */
-static double nbody__tree_error_at_half(int quad) { return quad ? 1.7e-3 : 6.4e-3; }
-static double nbody__tree_error_power(int quad) { return quad ? 3.5 : 2.5; }
-
-/* The tree's force jumps (by about its force error) whenever a node opens as bodies move; an
-   error estimate sees each jump, and a tolerance far below it makes the step control chase
-   them with tiny, often rejected steps. Measured on the galaxy pair (bench/bench_tolerance.c,
-   bench/results/tolerance-tree.md): steps stay near the direct engine's while the tolerance is
-   at least NBODY__TREE_TOL_RATIO times the force error. */
-#define NBODY__TREE_TOL_RATIO 1e-3
-static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info *m) {
-    int quad = (d->engine == NBODY_ENGINE_TREE || d->engine == NBODY_ENGINE_CUDA_TREE) && d->quadrupole;
-    double e_half = nbody__tree_error_at_half(quad), p = nbody__tree_error_power(quad);
-    double err = e_half * pow((double)d->theta / 0.5, p), least = NBODY__TREE_TOL_RATIO * err;
-    if (!m->adaptive || d->tolerance <= 0 || (double)d->tolerance >= least) return;
-    if (d->engine != NBODY_ENGINE_TREE && d->engine != NBODY_ENGINE_CUDA_TREE && d->engine != NBODY_ENGINE_OPENCL_TREE)
-        return;
-    nbody__log(d, NBODY_LOG_WARNING,
-               "nbody: tolerance %g is below what the %s engine's force error allows (median relative error about "
-               "%.1e at theta %g%s): the step control would chase the error's jumps with tiny, often rejected steps; "
-               "use a tolerance of at least %.1e, or theta <= %.2g for this tolerance, or a direct engine (block)",
-               (double)d->tolerance, nbody_engine_name(d->engine), err, (double)d->theta, quad ? " with quadrupoles" : "",
-               least, 0.5 * pow((double)d->tolerance / (NBODY__TREE_TOL_RATIO * e_half), 1 / p));
-}
-
-NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, const nbody_system *initial) {
-    nbody_desc d;
-    nbody_sim *s;
-    nbody_result r;
-    if (!out || !desc) return NBODY_ERR_INVALID_ARGUMENT;
-    r = nbody__desc_valid(desc) && nbody__system_valid(initial) && initial->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
-            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
-    if ((r = nbody__mpi_same(desc, initial, r)) != NBODY_OK) return r;   /* with mpi_comm: all ranks alike */
-    d = nbody__desc_defaults(desc);
-    if (d.n_active > initial->n) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: n_active %lu > n %lu", (unsigned long)d.n_active, (unsigned long)initial->n);
-        return NBODY_ERR_INVALID_ARGUMENT;
-    }
-    if (d.extra_force && !d.extra_force_velocity_free && (d.method == NBODY_LEAPFROG || d.method == NBODY_WHFAST)) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: %s needs velocity-free forces: set extra_force_velocity_free "
-                   "when extra_force ignores velocities, or choose another method", nbody_method_name(d.method));
-        return NBODY_ERR_INVALID_ARGUMENT;
-    }
-    if (d.method == NBODY_WHFAST) {
-        if (d.engine != NBODY_ENGINE_SIMPLE && d.engine != NBODY_ENGINE_OPENMP && d.engine != NBODY_ENGINE_BLOCK &&
-            d.engine != NBODY_ENGINE_TREE) {
-            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast runs on the CPU engines (simple, openmp, block, tree), not on %s",
-                       nbody_engine_name(d.engine));
-            return NBODY_ERR_UNAVAILABLE;
-        }
-        if (d.whfast_corrector && d.whfast_coordinates != NBODY_WHFAST_JACOBI) {
-            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast correctors need Jacobi coordinates");
-            return NBODY_ERR_INVALID_ARGUMENT;
-        }
-        if (!nbody__whfast_dominant(&d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
-    }
-    if (!nbody__methods[d.method].attempt) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
-        return NBODY_ERR_UNAVAILABLE;
-    }
-    nbody__warn_tolerance(&d, &nbody__methods[d.method]);
-    s = (nbody_sim *)nbody__alloc(&d, sizeof *s);
-    if (!s) return NBODY_ERR_OUT_OF_MEMORY;
-    memset(s, 0, sizeof *s);
-    s->desc = d;
-    s->method = &nbody__methods[d.method];
-    s->n = initial->n;
-    s->len = 6 * initial->n;
-    s->nk = s->method->nk;
-    s->t = initial->t;
-    s->dt_next = d.dt;
-    s->m = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->n, sizeof(nbody_real)));
-    if (!s->m) { nbody__free(&d, s); return NBODY_ERR_OUT_OF_MEMORY; }
-    memcpy(s->m, initial->m, s->n * sizeof(nbody_real));
-    r = nbody__engine_start(&s->eng, &d, s->n, s->m);
-    if (r == NBODY_OK && d.method == NBODY_RADAU) {
-        s->radau.host = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->len, 4 * sizeof(nbody_real)));
-        if (!s->radau.host) r = NBODY_ERR_OUT_OF_MEMORY;
-    }
-    if (r == NBODY_OK) r = nbody__alloc_buffers(s);
-    if (r == NBODY_OK) r = nbody__upload_state(s, initial);
-    if (s->eng.ops) r = nbody__engine_agree(&s->eng, r);
-    if (r != NBODY_OK) { nbody_destroy(s); return r; }
-    s->stats.t = s->t;
-    s->stats.dt = 0;
-    *out = s;
-    return NBODY_OK;
-}
-
-static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit);
-
-NBODY__DEF nbody_result nbody_step(nbody_sim *sim) {
-    if (!sim || sim->steer.in_hook) return NBODY_ERR_INVALID_ARGUMENT;
-    return nbody__step_steered(sim, (nbody_real)HUGE_VAL);
-}
-
-NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
-    nbody_result r = NBODY_OK;
-    if (!sim || sim->steer.in_hook || !nbody__isfinite(t_end) || t_end < sim->t) return NBODY_ERR_INVALID_ARGUMENT;
-    if (sim->desc.progress.func) {
-        sim->progress.active = 1;
-        sim->progress.t_start = sim->t;
-        sim->progress.t_end = t_end;
-        sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
-    }
-    /* WHFast with a corrector: synchronize only where the state is read (see its section) */
-    sim->whfast.defer = sim->method->id == NBODY_WHFAST && sim->desc.whfast_corrector && !sim->desc.before_step &&
-                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive && !sim->desc.extra_force &&
-                        sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
-                        !(sim->desc.escape_distance > 0);
-    sim->whfast.t_limit = t_end;
-    while (r == NBODY_OK && sim->t < t_end) {
-        r = nbody__step_steered(sim, t_end);
-        if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
-    }
-    sim->whfast.defer = 0;
-    if (sim->whfast.deferred) {                        /* stopped early: y synchronized, if it can be */
-        int finite = 0;
-        nbody_result q;
-        if (!sim->whfast.live) {                       /* a failed deferred attempt: the accepted state is in copy */
-            memcpy(sim->whfast.canonical, sim->whfast.copy, sim->len * sizeof(nbody_real));
-            sim->whfast.live = 1;
-        }
-        q = nbody__whfast_sync(sim, (nbody_real *)sim->y_new);
-        if (q == NBODY_OK) q = sim->eng.ops->all_finite(&sim->eng, sim->y_new, 0, sim->len, &finite);
-        if (q == NBODY_OK && finite) nbody__swap(&sim->y, &sim->y_new);
-        sim->whfast.deferred = 0;
-    }
-    sim->progress.active = 0;
-    return r;
-}
-
-NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out) {
-    nbody_real *f[6];
-    nbody_result r = NBODY_OK;
-    int i;
-    if (!sim || !out || out->n != sim->n || !out->x || !out->y || !out->z || !out->vx || !out->vy ||
-        !out->vz || !out->m)
-        return NBODY_ERR_INVALID_ARGUMENT;
-    f[0] = out->x; f[1] = out->y; f[2] = out->z; f[3] = out->vx; f[4] = out->vy; f[5] = out->vz;
-    for (i = 0; i < 6 && r == NBODY_OK; ++i)
-        r = sim->eng.ops->download((nbody__engine *)&sim->eng, f[i], sim->y, (size_t)i * sim->n, sim->n);
-    if (r != NBODY_OK) return r;
-    memcpy(out->m, sim->m, sim->n * sizeof(nbody_real));
-    out->t = sim->t;
-    return NBODY_OK;
-}
-
-static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in);
-
-NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) {
-    nbody_result r;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
-    r = nbody__system_valid(in) ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
-    if ((r = nbody__mpi_same(&sim->desc, in, r)) != NBODY_OK) return r;   /* every rank the same system */
-    if (in->n != sim->n) return nbody__resize(sim, in);
-    r = sim->eng.ops->set_masses(&sim->eng, in->m);
-    if (r == NBODY_OK) r = nbody__upload_state(sim, in);
-    if ((r = nbody__engine_agree(&sim->eng, r)) != NBODY_OK) return r;
-    if (sim->comp) {
-        nbody__lincomb zero = nbody__op(sim->comp, NULL, 0, sim->len);
-        r = sim->eng.ops->lincomb(&sim->eng, &zero);
-        if (r != NBODY_OK) return r;
-    }
-    memcpy(sim->m, in->m, sim->n * sizeof(nbody_real));
-    sim->t = in->t;
-    sim->f_valid = 0;
-    nbody__state_forget_history(sim);
-    return NBODY_OK;
-}
-
-NBODY__DEF const char *nbody_simd_name(const nbody_sim *sim) {
-    if (!sim || !sim->eng.ops || sim->eng.ops->init != nbody__cpu_init || !sim->eng.impl) return "none";
-    return nbody__simd_level_name(((const nbody__cpu *)sim->eng.impl)->simd);
-}
-
-NBODY__DEF nbody_stats nbody_get_stats(const nbody_sim *sim) {
-    nbody_stats st;
-    memset(&st, 0, sizeof st);
-    if (!sim) return st;
-    st = sim->stats;
-    st.t = sim->t;
-    return st;
-}
-
-NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_system *s,
-                                            nbody_real *ax, nbody_real *ay, nbody_real *az) {
-    nbody_desc d;
-    nbody__engine e;
-    nbody__buf y = NULL, f = NULL;
-    nbody_result r;
-    if (!desc) return NBODY_ERR_INVALID_ARGUMENT;
-    r = ax && ay && az && nbody__desc_valid(desc) && nbody__system_valid(s) && s->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
-            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
-    if ((r = nbody__mpi_same(desc, s, r)) != NBODY_OK) return r;
-    d = nbody__desc_defaults(desc);
-    r = nbody__engine_start(&e, &d, s->n, s->m);
-    if (r != NBODY_OK) return r;
-    r = e.ops->alloc(&e, 6 * s->n, &y);
-    if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * s->n, &f);
-    if (r == NBODY_OK) r = nbody__upload_system(&e, y, s);
-    r = nbody__engine_agree(&e, r);
-    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);   /* f = (v, a) */
-    if (r == NBODY_OK) r = e.ops->download(&e, ax, f, 3 * s->n, s->n);
-    if (r == NBODY_OK) r = e.ops->download(&e, ay, f, 4 * s->n, s->n);
-    if (r == NBODY_OK) r = e.ops->download(&e, az, f, 5 * s->n, s->n);
-    if (y) e.ops->release(&e, y);
-    if (f) e.ops->release(&e, f);
-    nbody__engine_stop(&e);
-    return r;
-}
-
-/* ======================================================================================
-   STEERING (docs/steering.md): extra forces, hooks, exit conditions, collisions, a change
+   >>steering  STEERING (docs/steering.md): extra forces, hooks, exit conditions, collisions, a change
    of n. Events are decided on the host between accepted steps: a GPU engine hands its
    state back in one download, and takes it back through nbody_set_state when a collision
    changes it. An engine with find_contacts (CUDA, OpenCL) finds the touching and close
@@ -5139,6 +5306,7 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
    gravity come down, the callback runs on the host, the accelerations go back up, at
    every force evaluation.
    ====================================================================================== */
+
 static int nbody__host_engine(const nbody_sim *s) { return s->eng.ops->alloc == nbody__host_alloc; }
 
 /* the 9n host scratch of a GPU engine, allocated on first use */
@@ -5427,16 +5595,6 @@ static nbody_result nbody__after_step(nbody_sim *s) {
     return r;
 }
 
-static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit) {
-    nbody_result r;
-    if (s->desc.before_step) {
-        if (nbody__hook(s, s->desc.before_step)) return nbody__stop(s, NBODY_EVENT_HOOK, 0, 0, 0);
-        if (!(s->t < t_limit)) return NBODY_OK;      /* the hook moved the time past the limit */
-    }
-    r = nbody__step_to(s, t_limit);
-    return r == NBODY_OK ? nbody__after_step(s) : r;
-}
-
 /* nbody_set_state with another n: a new simulation from the same desc takes over the
    object; the step size, the statistics, the method scalars and the steering state stay */
 static nbody_result nbody__resize_to(nbody_sim *sim, const nbody_system *in, size_t n_active) {
@@ -5503,11 +5661,11 @@ NBODY__DEF nbody_result nbody_get_event(const nbody_sim *sim, nbody_event *out) 
     *out = sim->steer.event;
     return NBODY_OK;
 }
-/* ---- end section: STEERING ---- */
 
 /* ======================================================================================
-   DIAGNOSTICS
+   >>diagnostics  DIAGNOSTICS
    ====================================================================================== */
+
 typedef struct nbody__kahan { nbody_real sum, c; } nbody__kahan;
 static void nbody__kahan_add(nbody__kahan *k, nbody_real v) { k->sum = nbody__compensated_add(k->sum, v, &k->c); }
 
@@ -5557,9 +5715,10 @@ NBODY__DEF nbody_result nbody_measure(const nbody_system *s, nbody_real G, nbody
 }
 
 /* ======================================================================================
-   INITIAL CONDITIONS: splitmix64 (Steele, Lea & Flood 2014), integer-only, so a seed gives
+   >>ic  INITIAL CONDITIONS: splitmix64 (Steele, Lea & Flood 2014), integer-only, so a seed gives
    the same bodies on every platform and compiler.
    ====================================================================================== */
+
 typedef struct nbody__rng { unsigned long long s; } nbody__rng;
 static unsigned long long nbody__rng_next(nbody__rng *r) {
     unsigned long long z = (r->s += 0x9E3779B97F4A7C15ULL);
@@ -5753,9 +5912,12 @@ NBODY__DEF nbody_result nbody_ic_outer_solar_system(nbody_system *s) {
     return NBODY_OK;
 }
 
-/* ---- section: ORBITAL ELEMENTS ----------------------------------------------------------
+/* ======================================================================================
+   >>orbital  ORBITAL ELEMENTS
    Angles from atan2 of two projections (never acos: no loss near 0 and pi). Kepler's equation
-   by Newton steps kept inside a bracket on which it is monotonic. */
+   by Newton steps kept inside a bracket on which it is monotonic.
+   ====================================================================================== */
+
 static nbody_real nbody__atan2(nbody_real y, nbody_real x) { return (nbody_real)atan2((double)y, (double)x); }
 static nbody_real nbody__sin(nbody_real x) { return sizeof(nbody_real) > sizeof(double) ? (nbody_real)sinl((long double)x) : (nbody_real)sin((double)x); }
 static nbody_real nbody__cos(nbody_real x) { return sizeof(nbody_real) > sizeof(double) ? (nbody_real)cosl((long double)x) : (nbody_real)cos((double)x); }
@@ -5935,14 +6097,14 @@ NBODY__DEF nbody_result nbody_move_to_com(nbody_system *s) {
     nbody__to_com_frame(s, 0, s->n);
     return NBODY_OK;
 }
-/* ---- end section: ORBITAL ELEMENTS ---- */
 
 /* ======================================================================================
-   FILES
+   >>files  FILES
    Snapshot layout (native byte order, marked): "NBODYSNP" | u32 version | u32 byte-order mark
    0x01020304 | u32 sizeof(nbody_real) | u32 reserved 0 | u64 n | real t | 7 n reals (x y z vx
    vy vz m) | u64 FNV-1a 64 checksum of everything before it.
    ====================================================================================== */
+
 #define NBODY__SNAP_MAGIC "NBODYSNP"
 #define NBODY__SNAP_VERSION 1u
 #define NBODY__SNAP_HEADER (8 + 4 * 4 + 8)
@@ -6048,7 +6210,8 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
     return ok ? NBODY_OK : NBODY_ERR_IO;
 }
 
-/* ---- section: CHECKPOINTS -------------------------------------------------------------
+/* ======================================================================================
+   >>checkpoints  CHECKPOINTS
    Layout (native byte order, marked like a snapshot):
      "NBODYCKP" | u32 version | u32 byte-order mark 0x01020304 | u32 sizeof(nbody_real) |
      u32 sizeof(int) | u64 n | int ints[15] | real reals[10] | u64 steps, rejected, force_evals |
@@ -6064,7 +6227,9 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
    reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt
    A load finds each record's field by its name, and refuses a file whose records are not
    exactly the method's fields with their kinds and counts (or hold an int out of its range).
-   y_new and ytmp are not saved: every method writes them before reading them in a step. */
+   y_new and ytmp are not saved: every method writes them before reading them in a step.
+   ====================================================================================== */
+
 #define NBODY__CKP_MAGIC "NBODYCKP"
 #define NBODY__CKP_VERSION 3u         /* 2: leaf_size added to the desc ints; 3: radau_control,
                                          whfast_coordinates, whfast_corrector added, method state by named fields */
@@ -6393,9 +6558,9 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
     if (f) fclose(f);
     return r;
 }
-/* ---- end section: CHECKPOINTS ---- */
 
-/* ---- section: SNAPSHOT ARCHIVE --------------------------------------------------------
+/* ======================================================================================
+   >>archive  SNAPSHOT ARCHIVE
    Layout (native byte order): "NBODYARC" | u32 version | u32 byte-order mark 0x01020304 |
    u32 sizeof(nbody_real) | u32 0, then records, appended one after another:
      "NBODYREC" | real t | u64 n | u64 n_active (0 = all) | u64 has_radii |
@@ -6403,7 +6568,9 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
      from t through the checkpoint length | the checkpoint (nbody_checkpoint_save's format,
      with its own checksum, verified when the record is loaded).
    nbody_archive_open indexes the records and stops at the first torn or corrupt one (an
-   append cut short by a crash): the records before it stay usable. */
+   append cut short by a crash): the records before it stay usable.
+   ====================================================================================== */
+
 #define NBODY__ARC_MAGIC "NBODYARC"
 #define NBODY__REC_MAGIC "NBODYREC"
 #define NBODY__ARC_VERSION 1u
@@ -6644,9 +6811,11 @@ NBODY__DEF nbody_result nbody_archive_load(const nbody_archive *a, size_t i, con
     fclose(f);
     return r;
 }
-/* ---- end section: SNAPSHOT ARCHIVE ---- */
 
-/* ---- section: CUDA-OpenGL INTEROP (viewer) --------------------------------------------- */
+/* ======================================================================================
+   >>interop  CUDA-OpenGL INTEROP (viewer)
+   ====================================================================================== */
+
 #ifdef NBODY_WITH_CUDA
 #ifdef __cplusplus
 extern "C" {
@@ -6668,7 +6837,6 @@ NBODY__DEF nbody_result nbody_cuda_positions(const nbody_sim *sim, void *device_
     return NBODY_ERR_UNAVAILABLE;
 #endif
 }
-/* ---- end section: CUDA-OpenGL INTEROP ---- */
 
 #endif /* NBODY_IMPLEMENTATION */
 
