@@ -169,7 +169,7 @@ done <<ARGS
 --video-every 0.1|needs --video
 --out $tmp/afile/x --csv --t-end 1000|cannot write the outputs
 --out $tmp/afile/sub/x --snapshot-every 1 --t-end 1000|cannot create the folder
---video $tmp/afile/v.mp4 --t-end 1000|cannot write the video
+--video $tmp/afile/v.mp4 --t-end 1000|cannot write the video\|--video: ffmpeg is not installed
 ARGS
 check "--out creates its folders (mkdir -p)" sh -c "$NB --scenario figure8 --t-end 0.01 --csv --out $tmp/new/deeper/f && [ -s $tmp/new/deeper/f_final.csv ]"
 "$NB" --scenario figure8 --t-end 0.01 --snapshot-every 0.005 --out "$tmp/f8" >/dev/null 2>&1
