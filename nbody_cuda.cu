@@ -887,7 +887,7 @@ __device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restri
         nbody__v4<T> q = nbody__ldg4(node + cur);
         T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z;
         T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-        unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+        unsigned int skip = nbody__heap_skip(cur);
         bool acc = d2 > q.w, open;
         if (WARP) {
             if (cur == resume) resume = 0;
@@ -899,7 +899,7 @@ __device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restri
         }
         if (acc) {
             T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
-            ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+            nbody__pull(w, dx, dy, dz, &ax, &ay, &az);
         }
         cur = open ? 2 * cur : skip;
     } while (cur != 1);
@@ -1006,12 +1006,12 @@ __device__ __forceinline__ void nbody__cu_gw_nodes(const nbody__cu_gw<T> &s, con
 #pragma unroll
         for (int b = 0; b < BPL; ++b) {
             T dx = q.x - a.me[b].x, dy = q.y - a.me[b].y, dz = q.z - a.me[b].z;
-            T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
+            T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2);
             if (QUAD) {
                 nbody__cu_quad_add(s.qtile[2 * j], s.qtile[2 * j + 1], q.w, dx, dy, dz, r2, a.ax[b], a.ay[b], a.az[b]);
             } else {
                 T w = nbody__weight(q.w, r2);
-                a.ax[b] = fma(w, dx, a.ax[b]); a.ay[b] = fma(w, dy, a.ay[b]); a.az[b] = fma(w, dz, a.az[b]);
+                nbody__pull(w, dx, dy, dz, &a.ax[b], &a.ay[b], &a.az[b]);
             }
         }
     }
@@ -1030,7 +1030,7 @@ __device__ __forceinline__ void nbody__cu_gw_bodies(const nbody__cu_gw<T> &s, co
             T dx = q.x - a.me[b].x, dy = q.y - a.me[b].y, dz = q.z - a.me[b].z;
             T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
             T w = d2 > 0 ? nbody__weight(q.w, d2 + eps2) : (T)0;
-            a.ax[b] = fma(w, dx, a.ax[b]); a.ay[b] = fma(w, dy, a.ay[b]); a.az[b] = fma(w, dz, a.az[b]);
+            nbody__pull(w, dx, dy, dz, &a.ax[b], &a.ay[b], &a.az[b]);
         }
     }
     __syncwarp();
@@ -1177,14 +1177,14 @@ __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const
             nbody__v4<T> q = nbody__ldg4(node + cur);
             T dx = q.x - px, dy = q.y - py, dz = q.z - pz;
             T d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-            unsigned int skip = (cur >> (__ffs(~cur) - 1)) + 1;
+            unsigned int skip = nbody__heap_skip(cur);
             bool acc = d2 > q.w;
             if (acc && nquad && cur < nt) {
                 nbody__cu_quad_add(nbody__ldg4(nquad + 2 * cur), nbody__ldg4(nquad + 2 * cur + 1), __ldg(nmass + cur), dx, dy, dz,
                                    d2 + eps2, ax, ay, az);
             } else if (acc) {
                 T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
-                ax = fma(w, dx, ax); ay = fma(w, dy, ay); az = fma(w, dz, az);
+                nbody__pull(w, dx, dy, dz, &ax, &ay, &az);
             }
             cur = !acc && cur < nt ? 2 * cur : skip;
         } while (cur != 1);
