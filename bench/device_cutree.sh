@@ -1,8 +1,9 @@
 #!/bin/sh
-# The CUDA tree's group walk, variants side by side (H100): the per-body warp walk (tuned
-# default for monopoles), the group walk with a static grid, with a work counter, and with
-# 2 bodies per lane; a stats build counts per group the tested and accepted nodes, the direct
-# bodies and the clocks. Then the CUDA tests (double, float) with the default group walk.
+# The CUDA tree's group walk beside the per-body walks (H100): the engine's default (tuned
+# per-body walk for monopoles, group walk for quadrupoles) and the group walk forced on
+# monopoles (BENCH_WALK=3); a stats build (-DNBODY_CU_GW_STATS) counts per group the tested
+# and accepted nodes, the direct bodies and the clocks (mean and slowest group). Then the
+# CUDA tests (double, float) and, with `san`, compute-sanitizer memcheck.
 #   sh bench/device_cutree.sh [bench] [tests] [san]
 cd "$(dirname "$0")/.." || exit 1
 B=build/device-cutree; mkdir -p $B
@@ -23,18 +24,13 @@ cc $CFLAGS -DNBODY_REAL=float tests/cuda_engines.c $B/f.o -o $B/cef $LIBS &
 wait
 for st in $stages; do case $st in
 bench)
-  echo "### stats 2^20, 1 / 2 bodies per lane"
-  BENCH_WALK=3 ./$B/btas cuda-tree 1048576 3 5 5
-  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 1048576 3 5 5
-  echo "### 2^22, 1 / 2 bodies per lane (stats)"
-  BENCH_WALK=3 ./$B/btas cuda-tree 4194304 3 5 5
-  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 4194304 3 5 5
-  echo "### 2^24: warp walk default; group walk 2 bodies per lane (stats)"
-  ./$B/bta cuda-tree 16777216 3 5 5
-  BENCH_WALK=3 NBODY_CU_GW_BPL=2 ./$B/btas cuda-tree 16777216 3 5 5 ;;
+  for n in 1048576 4194304 16777216; do
+    echo "### N=$n engine default (monopole: per-body walk; quadrupole: group walk)"; ./$B/bta cuda-tree $n 3 5 5
+    echo "### N=$n group walk forced, with its counters"; BENCH_WALK=3 ./$B/btas cuda-tree $n 3 5 5
+  done ;;
 tests)
   for t in ce cef; do NBODY_REQUIRE_CUDA=1 ./$B/$t > $B/$t.log 2>&1; echo "$t rc=$? $(grep RESULT $B/$t.log)"; grep FAIL $B/$t.log | head; done
-  NBODY_CU_GW_BPL=2 ./$B/cef > $B/cef2.log 2>&1; echo "cef bpl2 rc=$? $(grep RESULT $B/cef2.log)"; grep FAIL $B/cef2.log | head ;;
+  ;;
 san)
   NBODY_TEST_SMALL=1 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 ./$B/ce > $B/san.log 2>&1; echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY|RESULT' $B/san.log | tr '\n' ' ')" ;;
 esac; done
