@@ -330,7 +330,9 @@ __device__ __forceinline__ void nbody__cu_targets(const nbody__v4<T> *bodies, si
     }
 }
 
-/* One block: targets [base, base + R*B), thread t holds base + r*B + t for r < R. Sources
+/* One block: targets [base, base + R*B) of the targets [i0, i0 + m) (the whole engine: 0, n;
+   a slice of several GPUs or MPI ranks: its own), thread t holds base + r*B + t for r < R;
+   source slice k's sums go to out + 3mk, body i at i - i0. Sources
    run in tiles of B records through shared memory; blockIdx.y selects a slice of
    tiles_per_slice tiles of the sources [0, nsrc). With softening 0 the self term (0 * Inf)
    is removed by index, only in the R tiles that overlap the block's own targets.
@@ -360,18 +362,17 @@ __device__ __forceinline__ void nbody__cu_tile(const nbody__v4<T> *sh, int cnt, 
 }
 
 template <class T, int R, bool UNI>
-__global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out,
-                                                        size_t n, size_t nsrc, size_t tiles_per_slice, size_t tile_cap,
-                                                        T eps2, T scale) {
+__global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out, size_t i0, size_t m,
+                                size_t nsrc, size_t tiles_per_slice, size_t tile_cap, T eps2, T scale) {
     extern __shared__ unsigned char nbody__smem[];
     nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
     const int B = blockDim.x;
-    const size_t base = (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B;
+    const size_t base = i0 + (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B, end = i0 + m;
     const size_t t0 = blockIdx.y * tiles_per_slice, tn = tiles_per_slice < tile_cap ? tiles_per_slice : tile_cap;
     const size_t t1 = t0 + tn < ntiles ? t0 + tn : ntiles;
     T px[R], py[R], pz[R], pm[R], ax[R], ay[R], az[R];
     bool tv[R];
-    nbody__cu_targets<T, R>(bodies, n, base, B, px, py, pz, pm, tv, ax, ay, az);
+    nbody__cu_targets<T, R>(bodies, end, base, B, px, py, pz, pm, tv, ax, ay, az);
     for (size_t t = t0; t < t1; ++t) {
         size_t j0 = t * B, j = j0 + threadIdx.x;
         int cnt = (int)(nsrc - j0 < (size_t)B ? nsrc - j0 : (size_t)B);
@@ -383,11 +384,11 @@ __global__ void nbody__cu_dense(const nbody__v4<T> *__restrict__ bodies, T *__re
         else
             nbody__cu_tile<T, R, false, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
     }
-    out += blockIdx.y * 3 * n;
+    out += blockIdx.y * 3 * m;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         size_t i = base + (size_t)r * B + threadIdx.x;
-        if (i < n) { out[i] = scale * ax[r]; out[n + i] = scale * ay[r]; out[2 * n + i] = scale * az[r]; }
+        if (i < end) { out[i - i0] = scale * ax[r]; out[m + i - i0] = scale * ay[r]; out[2 * m + i - i0] = scale * az[r]; }
     }
 }
 
@@ -646,7 +647,8 @@ static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_
     size_t iblocks = (n + (size_t)B * R - 1) / ((size_t)B * R);
     nbody__r eps2 = e->desc.softening * e->desc.softening, scale = c->uni ? e->desc.G * c->mass1 : e->desc.G, one = 1;
     nbody__r *out = f + 3 * n;
-    void *args[] = {&c->bodies, &out, &n, &nsrc, &tps, &tile_cap, &eps2, &scale};
+    size_t i0 = 0;
+    void *args[] = {&c->bodies, &out, &i0, &n, &nsrc, &tps, &tile_cap, &eps2, &scale};
     dim3 grid((unsigned int)iblocks, (unsigned int)slices);
     if (slices > 1 && nbody__cu_reserve(e, &c->partial, &c->partial_len, slices * 3 * n) != NBODY_OK) {
         /* no room for the slices' partial sums: one slice writes the result directly */
@@ -656,7 +658,7 @@ static nbody_result nbody__cu_dense_launch(nbody__engine *e, int B, int R, size_
     }
     if (slices > 1) {
         out = c->partial;
-        args[7] = &one;
+        args[8] = &one;
     }
     NBODY__CU(cudaLaunchKernel(fn, grid, dim3((unsigned int)B), args, B * sizeof(nbody__rec), 0));
     if (mid) NBODY__CU(cudaEventRecord(mid));
@@ -841,6 +843,13 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
     }
 }
 
+/* the tree walks: monopoles a thread per leaf alone or the warps' threads together (the
+   same bits, so several GPUs or MPI ranks walking for their slices' leaf lists give the
+   bits of one GPU), quadrupoles and buckets the group walk (forced for monopoles by
+   benchmarks and tests) */
+#define NBODY__CU_WALK_THREAD 1
+#define NBODY__CU_WALK_WARP 2
+#define NBODY__CU_WALK_GROUP 3
 #define NBODY__CU_GW_BPL 2         /* the group walk's bodies per lane: groups of 64 (measured faster than 32) */
 
 /* The group walk's groups: nodes of at most GS bodies (their bodies are contiguous in
@@ -1229,7 +1238,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
             NBODY__CU(cudaGetLastError());
         }
     }
-    {   /* the group walk's groups, their count in gw_next[1] */
+    if (c->nquad || c->walk == NBODY__CU_WALK_GROUP) {   /* the group walk's groups, their count in gw_next[1] */
         size_t bytes = c->gw_tmpbytes;
         nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * NBODY__CU_GW_BPL, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
                                                                                c->val[0]);
@@ -1239,13 +1248,6 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     return NBODY_OK;
 }
 
-/* the tree walks: monopoles a thread per leaf alone or the warps' threads together (the
-   same bits, so several GPUs or MPI ranks walking for their slices' leaf lists give the
-   bits of one GPU), quadrupoles and buckets the group walk (forced for monopoles by
-   benchmarks and tests) */
-#define NBODY__CU_WALK_THREAD 1
-#define NBODY__CU_WALK_WARP 2
-#define NBODY__CU_WALK_GROUP 3
 
 /* the group walk's stack entries, and its threads per block for a given B: whole warps, as
    many as its shared memory allows */
@@ -2129,37 +2131,6 @@ template <class T> __global__ void nbody__cu_pack_pos(const T *p, const T *m, nb
     }
 }
 
-/* nbody__cu_dense for the targets [i0, i0 + m): out holds slice k's sums at k * 3m */
-template <class T, int R, bool UNI>
-__global__ void nbody__cu_dense_slice(const nbody__v4<T> *__restrict__ bodies, T *__restrict__ out, size_t i0, size_t m,
-                                      size_t nsrc, size_t tiles_per_slice, T eps2, T scale) {
-    extern __shared__ unsigned char nbody__smem[];
-    nbody__v4<T> *sh = (nbody__v4<T> *)nbody__smem;
-    const int B = blockDim.x;
-    const size_t base = i0 + (size_t)blockIdx.x * B * R, ntiles = (nsrc + B - 1) / B, end = i0 + m;
-    const size_t t0 = blockIdx.y * tiles_per_slice, t1 = t0 + tiles_per_slice < ntiles ? t0 + tiles_per_slice : ntiles;
-    T px[R], py[R], pz[R], pm[R], ax[R], ay[R], az[R];
-    bool tv[R];
-    nbody__cu_targets<T, R>(bodies, end, base, B, px, py, pz, pm, tv, ax, ay, az);
-    for (size_t t = t0; t < t1; ++t) {
-        size_t j0 = t * B, j = j0 + threadIdx.x;
-        int cnt = (int)(nsrc - j0 < (size_t)B ? nsrc - j0 : (size_t)B);
-        __syncthreads();
-        if (j < nsrc) sh[threadIdx.x] = bodies[j];
-        __syncthreads();
-        if (eps2 == 0 && j0 + B > base && j0 < base + (size_t)B * R)
-            nbody__cu_tile<T, R, true, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
-        else
-            nbody__cu_tile<T, R, false, UNI>(sh, cnt, j0, base, B, px, py, pz, ax, ay, az, eps2);
-    }
-    out += blockIdx.y * 3 * m;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        size_t i = base + (size_t)r * B + threadIdx.x;
-        if (i < end) { out[i - i0] = scale * ax[r]; out[m + i - i0] = scale * ay[r]; out[2 * m + i - i0] = scale * az[r]; }
-    }
-}
-
 __global__ void nbody__cu_iota(unsigned int *v, size_t n) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) v[k] = (unsigned int)k;
 }
@@ -2249,9 +2220,9 @@ static nbody_result nbody__cu_slice_tree(nbody__engine *e, const nbody__r *p, nb
 template <int R, bool UNI>
 static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, size_t i0, size_t m) {
     nbody__cuda *c = nbody__cu(e);
-    const void *fn = (const void *)nbody__cu_dense_slice<nbody__r, R, UNI>;
+    const void *fn = (const void *)nbody__cu_dense<nbody__r, R, UNI>;
     int B = c->block > 0 ? c->block : 256, occ = 0;
-    size_t n = e->n, ntiles = (n + B - 1) / B, iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R), G, S, tps;
+    size_t n = e->n, ntiles = (n + B - 1) / B, iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R), G, S, tps, all = (size_t)-1;
     nbody__r eps2 = e->desc.softening * e->desc.softening, scale = UNI ? e->desc.G * c->mass1 : e->desc.G, one = 1;
     nbody__r *out = f + 3 * m;
     nbody_result r;
@@ -2273,7 +2244,7 @@ static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, 
     }
     {
         nbody__r sc = S > 1 ? one : scale;
-        void *args[] = {&c->bodies, &out, &i0, &m, &n, &tps, &eps2, &sc};
+        void *args[] = {&c->bodies, &out, &i0, &m, &n, &tps, &all, &eps2, &sc};
         NBODY__CU(cudaLaunchKernel(fn, dim3((unsigned int)iblocks, (unsigned int)S), dim3((unsigned int)B), args, B * sizeof(nbody__rec), 0));
     }
     if (S > 1) {
