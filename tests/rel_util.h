@@ -5,6 +5,22 @@
 #include <string.h>
 #define REL_UNUSED __attribute__((unused))
 
+/* the engine runs here: compiled in and a device answers (a 2-body simulation starts) */
+REL_UNUSED static int rel_engine_runs(nbody_engine e) {
+    nbody_system s;
+    nbody_sim *sim;
+    nbody_desc d;
+    int ok;
+    if (!nbody_engine_available(e)) return 0;
+    memset(&s, 0, sizeof s); memset(&d, 0, sizeof d);
+    if (nbody_ic_figure_eight(&s) != NBODY_OK) return 0;
+    d.engine = e;
+    ok = nbody_create(&sim, &d, &s) == NBODY_OK;
+    if (ok) nbody_destroy(sim);
+    nbody_system_free(&s);
+    return ok;
+}
+
 /* bitwise equality of two systems (positions, velocities, masses, time) */
 REL_UNUSED static int rel_same(const nbody_system *a, const nbody_system *b) {
     const nbody_real *fa[7], *fb[7];

@@ -11,6 +11,8 @@
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "check.h"
+#define REL_NAME "contacts"
+#include "rel_util.h"
 #include <math.h>
 
 #ifdef NBODY_WITH_CUDA
@@ -99,21 +101,6 @@ static void test_host_detector(void) {
     }
 }
 
-static int engine_runs(nbody_engine e) {
-    nbody_system s;
-    nbody_sim *sim;
-    nbody_desc d;
-    int ok;
-    if (!nbody_engine_available(e)) return 0;
-    memset(&s, 0, sizeof s); memset(&d, 0, sizeof d);
-    if (nbody_ic_figure_eight(&s) != NBODY_OK) return 0;
-    d.engine = e;
-    ok = nbody_create(&sim, &d, &s) == NBODY_OK;
-    if (ok) nbody_destroy(sim);
-    nbody_system_free(&s);
-    return ok;
-}
-
 static int info_again;   /* "search again" log lines: the overflow path ran */
 static void count_log(nbody_log_level level, const char *msg, void *user) {
     (void)level; (void)user;
@@ -153,7 +140,7 @@ static void test_device_detector(void) {
     static const char *modes[] = {"by n", "direct", "tree"};
     int k, z, mode;
     for (k = 0; k < NGPU; ++k) {
-        if (!engine_runs(gpu_engines[k])) {
+        if (!rel_engine_runs(gpu_engines[k])) {
             if (nbody_engine_available(gpu_engines[k]))
                 check_skip(gpu_engines[k] == NBODY_ENGINE_CUDA ? "NBODY_REQUIRE_CUDA" : NULL, "contacts: GPU engine does not run here");
             continue;
@@ -212,7 +199,7 @@ static void test_device_detector(void) {
 static void test_overflow(void) {
     int k, mode;
     for (k = 0; k < NGPU; ++k) {
-        if (!engine_runs(gpu_engines[k])) continue;
+        if (!rel_engine_runs(gpu_engines[k])) continue;
         for (mode = 1; mode <= 2; ++mode) {
             size_t n = scaled(2000), count = 0;
             nbody_system s;
@@ -332,7 +319,7 @@ static void test_through_engine(void) {
            truncation error of the far field: theta^2 of the other pairs' pull (~1e-5) over
            t = 0.6 bounds it by ~3e-7 in velocity */
         double tol = sizeof(nbody_real) == sizeof(float) ? (tree ? 2e-4 : 1e-4) : (tree ? 1e-6 : 1e-12);
-        if (!engine_runs(gpu_engines[k])) continue;
+        if (!rel_engine_runs(gpu_engines[k])) continue;
         for (h = 0; h < 6; ++h) {
             nbody_system a, b;
             nbody_event ea, eb;
