@@ -119,6 +119,7 @@ typedef struct nbody__cuda {
     int smem_max;                  /* shared memory a block may opt in to */
     int gw_maxthreads[2];          /* the group walk's threads per block (registers): monopole, quadrupole */
     unsigned int *gw_next;         /* that counter, then the number of groups */
+    int gw_occ_threads, gw_occ;    /* the group walk's resident blocks an SM (gw_occ) at gw_occ_threads a block */
     unsigned int *gw_groups;       /* n: the groups' nodes (nbody__cu_group_flags) */
     unsigned char *gw_flag;        /* 2n: node i is a group */
     void *gw_tmp;                  /* scratch of the selection */
@@ -1277,13 +1278,16 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
     unsigned int blocks, sb;
     if (walk == NBODY__CU_WALK_GROUP || c->nquad) {   /* as many blocks as are resident, at most a warp per group */
         size_t smem, P = 1, warps = (nt + 31) / 32;
-        int T = nbody__cu_gw_threads(c, B, &smem), per = 0;
+        int T = nbody__cu_gw_threads(c, B, &smem);
         nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL);
         while (P * 2 <= 2 * nt - 1) P *= 2;
         warps = (warps + bstride - 1) / bstride;
         blocks = (unsigned int)((warps + T / 32 - 1) / (T / 32));
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, T, smem) == cudaSuccess && per > 0 && (size_t)per * c->sms < blocks)
-            blocks = (unsigned int)(per * c->sms);
+        if (c->gw_occ_threads != T) {   /* blocks of T threads resident on an SM, asked once per T */
+            c->gw_occ_threads = T;
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c->gw_occ, fn, T, smem) != cudaSuccess) { c->gw_occ = 0; (void)cudaGetLastError(); }
+        }
+        if (c->gw_occ > 0 && (size_t)c->gw_occ * c->sms < blocks) blocks = (unsigned int)(c->gw_occ * c->sms);
         if (blocks > nbody__cu_grid_cap) blocks = nbody__cu_grid_cap;
         NBODY__CU(cudaMemsetAsync(c->gw_next, 0, sizeof(unsigned int)));
         fn<<<blocks, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f, (unsigned int)nt, (unsigned int)P,
