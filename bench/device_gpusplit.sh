@@ -32,8 +32,11 @@ timeout 100 ./$B/cuda_multi_float | grep -E 'FAIL|SKIP|GPUs:|^RESULT'
 echo "== devices = 1 (the symmetric kernel's checks on one GPU)"
 NBODY_TEST_DEVICES=1 timeout 40 ./$B/cuda_multi | grep -E 'FAIL|SKIP|^RESULT'
 el
+# --report-api-errors no: NCCL's own set-up returns CUDA errors it handles itself (it asks for the
+# attributes of kernels built for other architectures, and enables peer access already enabled);
+# memcheck counts those as errors though no memory access is wrong
 echo "== compute-sanitizer memcheck, devices = 2, small case (all-gather and split)"
-NBODY_TEST_SMALL=1 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 ./$B/cuda_multi > /tmp/gs-san.log 2>&1
+NBODY_TEST_SMALL=1 timeout 90 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 ./$B/cuda_multi > /tmp/gs-san.log 2>&1
 echo "exit $?"; grep -E 'ERROR SUMMARY|^RESULT|FAIL' /tmp/gs-san.log | tail -4
 grep -E 'Invalid|out of bounds|nbody__cu' /tmp/gs-san.log | sort | uniq -c | sort -rn | head -8
 el
