@@ -4796,10 +4796,13 @@ static NBODY__UNUSED nbody_result nbody__cpu_derivative_slice(nbody__engine *e, 
    tree on every rank) and computes the accelerations of the bodies at leaf positions
    [j0, j0 + m), a compact region of space whose packets of neighbours walk nearly the same
    nodes, into out (3m: a_x of those bodies in leaf order, then a_y, then a_z), through acc
-   (3n scratch, by body). *finite = 0 (nothing computed) when a position is NaN or Inf.
+   (3n scratch, by body). *finite = 0 (nothing computed) when a position is NaN or Inf;
+   *walk_s: the processor seconds of the walk, every thread of this process together (the
+   build, the same on every rank, not counted; a machine shared with other jobs does not
+   inflate it as it does wall time).
    nbody__cpu_tree_leaf_take then hands every body its acceleration from the gathered outs. */
 static NBODY__UNUSED nbody_result nbody__cpu_tree_leaf_slice(nbody__engine *e, nbody__buf pos, size_t j0, size_t m,
-                                                            nbody_real *acc, nbody_real *out, int *finite) {
+                                                            nbody_real *acc, nbody_real *out, int *finite, double *walk_s) {
     nbody__cpu *c = (nbody__cpu *)e->impl;
     const nbody_real *p = (const nbody_real *)pos;
     size_t n = e->n, i;
@@ -4827,7 +4830,9 @@ static NBODY__UNUSED nbody_result nbody__cpu_tree_leaf_slice(nbody__engine *e, n
     if (r != NBODY_OK) return r;
     t->avx2 = c->simd >= NBODY_SIMD_AVX2;
     for (i = 0; i < m; ++i) c->targets[i] = t->items[j0 + i].idx;
+    *walk_s = (double)clock();             /* processor time: the work, not other jobs' turns */
     nbody__tree_forces_of(t, &e->desc, &F, c->targets, 0, m);
+    *walk_s = ((double)clock() - *walk_s) / (double)CLOCKS_PER_SEC;
     for (i = 0; i < m; ++i) {
         size_t b = c->targets[i];
         out[i] = acc[b]; out[m + i] = acc[n + b]; out[2 * m + i] = acc[2 * n + b];
@@ -4877,6 +4882,10 @@ typedef struct nbody__dist {
     nbody_real *packed;            /* 3n: each rank's [x, y, z] of its slice, rank after rank */
     nbody__buf pos;                /* 3n in the local engine: x, y, z of all bodies */
     nbody_real *tacc;              /* TREE in leaf-order slices: 3n scratch, 3n gathered */
+    size_t *wfirst;                /* TREE: rank r walks leaf positions [wfirst[r], wfirst[r + 1]);
+                                      then size + 1 more: the previous walk's */
+    int *wcounts3, *wdispls3;      /* 3 * its walk's length, 3 * wfirst[r] */
+    double *wtime;                 /* each rank's last walk, seconds */
 } nbody__dist;
 
 static nbody__dist *nbody__dist_of(nbody__engine *e) { return (nbody__dist *)e->impl; }
@@ -4970,22 +4979,57 @@ static nbody_result nbody__dist_slice_forces(nbody__dist *d, nbody__buf y, nbody
     }
 }
 
+/* Load balance of the TREE walk by measured cost: given each rank's walk time t[k] over its
+   leaf positions [w[k], w[k + 1]), spread evenly over them, moves the inner boundaries w[1 ..
+   size - 1] to where the cumulative time reaches k / size of the total, so that the next walk
+   (of a tree that has barely changed) takes about as long on every rank. Every rank calls it
+   with the same gathered times and gets the same boundaries. Forces do not depend on the
+   boundaries (a body's walk is its own), so neither do the results, only their speed. Times
+   that are not all positive and finite leave w as it is; so do more than
+   NBODY__DIST_MAX_RANKS ranks (their walks stay split by count). */
+#define NBODY__DIST_MAX_RANKS 1024
+static NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *t, int size) {
+    double total = 0, cum = 0;
+    size_t nw[NBODY__DIST_MAX_RANKS + 1];
+    int k, j = 0;
+    if (size < 2 || size > NBODY__DIST_MAX_RANKS) return;
+    for (k = 0; k < size; ++k) {
+        if (!(t[k] >= 0 && t[k] < 1e30) || (t[k] == 0 && w[k + 1] > w[k])) return;
+        total += t[k];
+    }
+    if (!(total > 0)) return;
+    nw[0] = w[0];
+    for (k = 1; k < size; ++k) {
+        double target = total * k / size, pos;
+        while (j < size - 1 && cum + t[j] <= target) cum += t[j++];
+        pos = (double)w[j] + (t[j] > 0 ? (target - cum) / t[j] * (double)(w[j + 1] - w[j]) : 0);
+        nw[k] = (size_t)(pos + 0.5);
+        if (nw[k] > w[j + 1]) nw[k] = w[j + 1];
+        if (nw[k] < nw[k - 1]) nw[k] = nw[k - 1];
+    }
+    for (k = 1; k < size; ++k) w[k] = nw[k];
+}
+
 /* TREE (leaf visit order, no test particles): rank r walks the bodies at the tree's leaf
    positions [first[r], first[r + 1]), a compact region of space, instead of its own bodies,
    which lie anywhere; the accelerations then go to their owners through one more all-gather
    (3n reals, as the positions). A body's walk does not depend on the packet it is in, so the
    forces are those of the plain engine bit for bit. Collective: every rank gathers, whatever r. */
 static nbody_result nbody__dist_tree_leaf_forces(nbody__dist *d, nbody__engine *e, nbody__buf y, nbody__buf f, nbody_result r) {
-    size_t n = e->n, m = d->count;
+    size_t n = e->n, m = d->count, w0 = d->wfirst[d->rank];
     nbody_real *scratch = d->tacc, *all = d->tacc + 3 * n;
     nbody_real *yl = (nbody_real *)y, *fl = (nbody_real *)f;
-    int finite = 1;
-    if (r == NBODY_OK) r = nbody__cpu_tree_leaf_slice(&d->local, d->pos, d->lo, m, scratch, all + 3 * d->lo, &finite);
-    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, d->counts3, d->displs3, d->real, d->comm) != MPI_SUCCESS &&
+    int finite = 1, k;
+    double walk_s = 0;
+    if (r == NBODY_OK)
+        r = nbody__cpu_tree_leaf_slice(&d->local, d->pos, w0, d->wfirst[d->rank + 1] - w0, scratch, all + 3 * w0, &finite, &walk_s);
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, d->wcounts3, d->wdispls3, d->real, d->comm) != MPI_SUCCESS &&
         r == NBODY_OK)
         r = NBODY_ERR_DEVICE;
     r = nbody__mpi_worst(d->comm, r);     /* every rank's part is needed: all fail together */
     if (r != NBODY_OK) return r;
+    /* the take below reads this walk's boundaries: the next walk's are set after it */
+    if (MPI_Allgather(&walk_s, 1, MPI_DOUBLE, d->wtime, 1, MPI_DOUBLE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
     if (m) memcpy(fl, yl + 3 * m, 3 * m * sizeof(nbody_real));   /* dx/dt = v */
     if (!finite) {                         /* NaN/Inf positions (the same on every rank): NaN forces */
         size_t i;
@@ -4996,7 +5040,17 @@ static nbody_result nbody__dist_tree_leaf_forces(nbody__dist *d, nbody__engine *
         for (i = 0; i < 3 * m; ++i) fl[3 * m + i] = nan;
         return NBODY_OK;
     }
-    nbody__cpu_tree_leaf_take(&d->local, all, d->first, d->size, d->lo, m, fl + 3 * m);
+    nbody__cpu_tree_leaf_take(&d->local, all, d->wfirst, d->size, d->lo, m, fl + 3 * m);
+    if (finite) {                          /* halfway to the balanced boundaries: a noisy time moves them less */
+        memcpy(d->wfirst + d->size + 1, d->wfirst, ((size_t)d->size + 1) * sizeof(size_t));
+        nbody__dist_rebalance(d->wfirst, d->wtime, d->size);
+        for (k = 1; k < d->size; ++k) d->wfirst[k] = d->wfirst[k] / 2 + d->wfirst[d->size + 1 + k] / 2 +
+                                                     (d->wfirst[k] % 2 + d->wfirst[d->size + 1 + k] % 2) / 2;
+        for (k = 0; k < d->size; ++k) {
+            d->wcounts3[k] = (int)(3 * (d->wfirst[k + 1] - d->wfirst[k]));
+            d->wdispls3[k] = (int)(3 * d->wfirst[k]);
+        }
+    }
     return NBODY_OK;
 }
 
@@ -5092,6 +5146,7 @@ static void nbody__dist_shutdown(nbody__engine *e) {
     nbody__free(&e->desc, d->first); nbody__free(&e->desc, d->counts3);
     nbody__free(&e->desc, d->packed);
     nbody__free(&e->desc, d->tacc);
+    nbody__free(&e->desc, d->wfirst); nbody__free(&e->desc, d->wcounts3); nbody__free(&e->desc, d->wtime);
     nbody__free(&e->desc, d);
     e->impl = NULL;
 }
@@ -5150,7 +5205,15 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
     if (r == NBODY_OK && ld.engine == NBODY_ENGINE_TREE && ld.visit_order == NBODY_ORDER_LEAF && nbody__n_src(e) == e->n &&
         d->size > 1) {                     /* slices of the tree's leaf order, see nbody__dist_tree_leaf_forces */
         d->tacc = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(6 * e->n, sizeof(nbody_real)));
-        if (!d->tacc) r = NBODY_ERR_OUT_OF_MEMORY;
+        d->wfirst = (size_t *)nbody__alloc(&e->desc, nbody__bytes(2 * ((size_t)d->size + 1), sizeof(size_t)));   /* + the last */
+        d->wcounts3 = (int *)nbody__alloc(&e->desc, nbody__bytes(2 * (size_t)d->size, sizeof(int)));
+        d->wtime = (double *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size, sizeof(double)));
+        if (!d->tacc || !d->wfirst || !d->wcounts3 || !d->wtime) r = NBODY_ERR_OUT_OF_MEMORY;
+        if (r == NBODY_OK) {               /* the first walk: by count, as the bodies are owned */
+            d->wdispls3 = d->wcounts3 + d->size;
+            memcpy(d->wfirst, d->first, ((size_t)d->size + 1) * sizeof(size_t));
+            memcpy(d->wcounts3, d->counts3, 2 * (size_t)d->size * sizeof(int));
+        }
     }
     r = d->comm != MPI_COMM_NULL ? nbody__mpi_worst(d->comm, r) : r;
     if (r != NBODY_OK) nbody__dist_shutdown(e);

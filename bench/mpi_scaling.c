@@ -6,7 +6,13 @@
    Run:   mpirun -np 2 build/mpi_scaling 32768 1 block      (2 ranks x 1 thread)
           build/mpi_scaling 32768 2 block --plain            (1 process x 2 threads, no MPI)
    Timing: leapfrog steps (one force evaluation each) after one warm-up step, the median of
-   up to 9 steps or 20 s, wall clock on rank 0 (the ranks wait for each other every step). */
+   up to 9 steps or 20 s, wall clock on rank 0 (the ranks wait for each other every step).
+   TREE under MPI also prints the ranks' walk times of the last step, slowest / mean.
+   Environment (benchmarks of the TREE walk's load balance, docs/scaling.md):
+     BENCH_IC=lopsided   a Plummer sphere of n/2 bodies beside a disc galaxy of n/2 (default:
+                         Plummer of n)
+     BENCH_SPLIT=count   the walk split by body count before every step, as the bodies are
+                         owned (the default is the engine's: split by the measured walk times) */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -37,11 +43,31 @@ int main(int argc, char **argv) {
     d.threads = threads; d.softening = (nbody_real)0.01; d.dt = (nbody_real)1e-4;
     d.mpi_comm = plain ? NULL : &world;
     if (plain && size > 1) { if (rank == 0) fprintf(stderr, "--plain: one process\n"); MPI_Abort(world, 2); }
-    r = nbody_ic_plummer(&s, n, 1);
+    if (getenv("BENCH_IC") && !strcmp(getenv("BENCH_IC"), "lopsided")) {
+        nbody_system half = {0};
+        size_t i, h = n / 2;
+        r = nbody_ic_plummer(&s, n, 1);
+        if (r == NBODY_OK) r = nbody_ic_galaxy(&half, n - h, (nbody_real)0.3, 2);
+        for (i = 0; r == NBODY_OK && i < n - h; ++i) {   /* the disc, 4 units away, mass 1 as the sphere */
+            s.x[h + i] = half.x[i] + 4; s.y[h + i] = half.y[i]; s.z[h + i] = half.z[i];
+            s.vx[h + i] = half.vx[i]; s.vy[h + i] = half.vy[i]; s.vz[h + i] = half.vz[i];
+            s.m[h + i] = half.m[i];
+        }
+        for (i = 0; r == NBODY_OK && i < h; ++i) s.m[i] = (nbody_real)1 / (nbody_real)h;
+        nbody_system_free(&half);
+    } else
+        r = nbody_ic_plummer(&s, n, 1);
     if (r == NBODY_OK) r = nbody_create(&sim, &d, &s);
     if (r == NBODY_OK) r = nbody_step(sim);                 /* warm-up: first force evaluation */
     for (k = 0; k < 9 && r == NBODY_OK && (k < 3 || total < 20); ++k, ++reps) {
         double t0;
+        nbody__dist *dd = plain ? NULL : nbody__dist_of(&sim->eng);
+        if (dd && dd->wfirst && getenv("BENCH_SPLIT") && !strcmp(getenv("BENCH_SPLIT"), "count")) {
+            int q;                         /* benchmark only: the walk split as the bodies are owned */
+            memcpy(dd->wfirst, dd->first, ((size_t)size + 1) * sizeof(size_t));
+            memcpy(dd->wcounts3, dd->counts3, 2 * (size_t)size * sizeof(int));
+            for (q = 0; q < size; ++q) dd->wdispls3[q] = dd->displs3[q];
+        }
         MPI_Barrier(world);
         t0 = MPI_Wtime();
         r = nbody_step(sim);
@@ -54,6 +80,15 @@ int main(int argc, char **argv) {
     if (rank == 0)
         printf("| %s | %d | %d | %s | %lu | %.1f |\n", plain ? "plain" : "mpi", size, threads, nbody_engine_name(d.engine),
                (unsigned long)n, 1e3 * t[reps / 2]);
+    if (rank == 0 && !plain && nbody__dist_of(&sim->eng)->wfirst) {
+        const nbody__dist *dd = nbody__dist_of(&sim->eng);
+        double slow = 0, mean = 0;
+        for (k = 0; k < size; ++k) { slow = dd->wtime[k] > slow ? dd->wtime[k] : slow; mean += dd->wtime[k] / size; }
+        printf("walk times of the last step (ms):");
+        for (k = 0; k < size; ++k) printf(" %.1f", 1e3 * dd->wtime[k]);
+        printf("; slowest / mean %.3f; split %s\n", mean > 0 ? slow / mean : 0,
+               getenv("BENCH_SPLIT") && !strcmp(getenv("BENCH_SPLIT"), "count") ? "by count" : "by measured time");
+    }
     nbody_destroy(sim);
     nbody_system_free(&s);
     MPI_Finalize();

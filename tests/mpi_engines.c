@@ -279,6 +279,63 @@ static void check_refusals(const nbody_system *s0) {
     nbody_system_free(&s);
 }
 
+/* the TREE walk's boundaries follow the measured walk times (nbody__dist_rebalance): the rule
+   itself, then a run whose boundaries are pushed to the extremes between steps keeps the
+   bits of one process (a body's walk is its own, whichever rank walks it) */
+static void check_rebalance(const nbody_system *s0) {
+    size_t w2[3] = {0, 50, 100}, w3[4] = {0, 0, 100, 100}, w4[3] = {0, 50, 100};
+    double t2[2] = {3, 1}, t3[3] = {0, 2, 0}, bad[2] = {1, 0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_sim *sim = NULL;
+    nbody_system ref = {0}, got = {0};
+    nbody_result r;
+    int k, moved = 0, valid = 1;
+    nbody__dist_rebalance(w2, t2, 2);
+    CHECK(w2[0] == 0 && w2[1] == 33 && w2[2] == 100, "rebalance: times 3, 1 over 50 + 50 -> boundary %lu (33)", (unsigned long)w2[1]);
+    nbody__dist_rebalance(w3, t3, 3);
+    CHECK(w3[0] == 0 && w3[1] == 33 && w3[2] == 67 && w3[3] == 100, "rebalance: empty ranges -> %lu %lu (33 67)",
+          (unsigned long)w3[1], (unsigned long)w3[2]);
+    nbody__dist_rebalance(w4, bad, 2);
+    CHECK(w4[1] == 50, "rebalance: a zero time for a non-empty range leaves the boundaries (%lu)", (unsigned long)w4[1]);
+    t2[0] = 1; t2[1] = 1; w4[1] = 50;
+    nbody__dist_rebalance(w4, t2, 2);
+    CHECK(w4[1] == 50, "rebalance: equal times keep equal halves (%lu)", (unsigned long)w4[1]);
+    nbody_system_alloc(&ref, s0->n); nbody_system_alloc(&got, s0->n);
+    d.engine = NBODY_ENGINE_TREE; d.method = NBODY_RK4; d.softening = (nbody_real)0.05; d.dt = (nbody_real)4e-3;
+    r = nbody_create(&sim, &d, s0);
+    if (r == NBODY_OK) r = steps(sim, 6);
+    if (r == NBODY_OK) r = nbody_get_state(sim, &ref);
+    nbody_destroy(sim); sim = NULL;
+    d.mpi_comm = &world_;
+    r = r == NBODY_OK ? nbody_create(&sim, &d, s0) : r;
+    for (k = 0; k < 6 && r == NBODY_OK; ++k) {
+        nbody__dist *dd = nbody__dist_of(&sim->eng);
+        if (dd->wfirst) {                  /* size > 1: every walk but the last on one rank, in turn */
+            int q;
+            for (q = 0; q <= size_; ++q) dd->wfirst[q] = q <= k % size_ ? 0 : s0->n;
+            for (q = 0; q < size_; ++q) {
+                dd->wcounts3[q] = (int)(3 * (dd->wfirst[q + 1] - dd->wfirst[q]));
+                dd->wdispls3[q] = (int)(3 * dd->wfirst[q]);
+            }
+        }
+        r = steps(sim, 1);
+        if (dd->wfirst) {
+            int q;
+            for (q = 0; q < size_; ++q) valid &= dd->wfirst[q] <= dd->wfirst[q + 1];
+            valid &= dd->wfirst[0] == 0 && dd->wfirst[size_] == s0->n;
+            moved |= dd->wfirst[1] != 0 && dd->wfirst[1] != s0->n;
+        }
+    }
+    if (r == NBODY_OK) r = nbody_get_state(sim, &got);
+    nbody_destroy(sim);
+    CHECK(r == NBODY_OK && same_system(&got, &ref) && valid, "%d ranks, TREE with its walk boundaries forced to extremes: %s, %s%s",
+          size_, nbody_result_string(r), same_system(&got, &ref) ? "bitwise one process" : "not one process's state",
+          valid ? "" : ", boundaries out of order");
+    if (size_ > 1)
+        CHECK(moved, "%d ranks: the walk boundaries moved back from the extremes by the measured times", size_);
+    nbody_system_free(&ref); nbody_system_free(&got);
+}
+
 int main(int argc, char **argv) {
     nbody_system s = {0}, small = {0}, three = {0};
     int totals[3], sums[3];
@@ -295,6 +352,7 @@ int main(int argc, char **argv) {
     check_methods(&three, NBODY_ENGINE_BLOCK);
     check_checkpoints(&s, dir);
     check_refusals(&s);
+    check_rebalance(&small);
 #ifdef NBODY_WITH_CUDA
     check_cuda(&s);
 #endif
