@@ -4,7 +4,9 @@
 passed=0; failed=0; skipped=0
 for t in "$@"; do
     echo "== $t"
+    t0=$(date +%s)
     out=$("./$t" 2>&1); rc=$?
+    [ $(( $(date +%s) - t0 )) -ge 10 ] && echo "   ($t took $(( $(date +%s) - t0 )) s)"
     printf '%s\n' "$out" | grep -v '^RESULT '
     res=$(printf '%s\n' "$out" | grep '^RESULT ' | tail -n 1)
     if [ -z "$res" ]; then
