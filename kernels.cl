@@ -306,6 +306,49 @@ __kernel void nbody_tree(__global const real *restrict y, __global real *restric
     nbody_cl_store(y, f, n, i, a, G);
 }
 
+/* The same walk for a work-group together (the CUDA tree engine's warp walk): the group walks
+   the union of its work-items' walks, one node a step for all (one broadcast load), opening a
+   node when any work-item needs it opened. A work-item that accepts a node the group opens
+   adds it and idles until the walk reaches skip(node), which in this pre-order walk is where
+   it leaves that subtree: each work-item adds the same nodes in the same order as alone (the
+   same bits as nbody_tree). One barrier a step: the flag of step s lives in slot s mod 3, and
+   the slot of step s + 1 is cleared during step s (its last readers finished at step s - 2). */
+__kernel void nbody_tree_union(__global const real *restrict y, __global real *restrict f, uint n, real G,
+                               real eps2, __global const real4 *restrict node, __global const real *restrict mass,
+                               __global const uint *restrict body, int leaf_order, uint nt, __global const real *restrict box) {
+    __local int flag[3];
+    /* work-items past n walk for the last work-item's body (in its group: nothing added to the
+       union) and store nothing (would they, they would store the same bits) */
+    uint g = get_global_id(0), lid = get_local_id(0), gw = min(g, n - 1), c = 1, nodes = 2 * nt, resume = 0, step = 0;
+    uint i = leaf_order && gw < nt ? body[nt + gw] : gw;
+    real xi = y[i], yi = y[n + i], zi = y[2 * n + i];
+    nbody_cl_vec a = {0, 0, 0};
+    if (box[6] != 0) {                     /* the same for the whole group */
+        a.x = a.y = a.z = (real)NAN;
+        if (g < n) nbody_cl_store(y, f, n, i, a, G);
+        return;
+    }
+    if (lid == 0) { flag[0] = 0; flag[1] = 0; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    do {
+        real4 p = node[c];
+        real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
+        uint skip = nbody__heap_skip(c), slot = step % 3;
+        int acc = dx * dx + dy * dy + dz * dz > p.w || (c >= nt && body[c] != i), open;
+        if (c == resume) resume = 0;      /* 0: walking now */
+        if (lid == 0) flag[(step + 1) % 3] = 0;
+        if (resume == 0 && !acc && c < nt) flag[slot] = 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        open = flag[slot];
+        acc = acc && resume == 0;
+        if (acc && open) resume = skip;
+        if (acc) nbody_cl_pair(&a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
+        c = open ? 2 * c : skip;
+        ++step;
+    } while (c != 1);
+    if (g < n) nbody_cl_store(y, f, n, i, a, G);
+}
+
 /* ---- engine operations (semantics: nbody__lincomb and nbody__engine_ops in nbody.h) ------ */
 #define NBODY_CL_MAX_TERMS 16
 typedef struct { real c[NBODY_CL_MAX_TERMS]; } nbody_cl_coeffs;

@@ -147,6 +147,29 @@ static void test_tree_forces(void) {
         free(a);
         nbody_system_free(&s);
     }
+    {   /* the two walks (a work-item alone, a work-group's union) give the same bits: leaf and
+           body order, test particles, n not a multiple of the group */
+        static const size_t cases[][3] = {{1001, 0, 0}, {1001, 0, 1}, {3001, 2000, 0}, {3001, 2000, 1}, {5, 0, 0}};
+        size_t k;
+        for (k = 0; k < sizeof cases / sizeof *cases; ++k) {
+            size_t n = cases[k][0];
+            nbody_desc d = NBODY__ZERO_INIT;
+            nbody_real *a = (nbody_real *)malloc(6 * n * sizeof(nbody_real)), *b = a + 3 * n;
+            nbody_ic_plummer(&s, n, 9 + k);
+            d.engine = NBODY_ENGINE_OPENCL_TREE; d.softening = (nbody_real)0.01; d.theta = (nbody_real)0.6;
+            d.n_active = cases[k][1]; d.visit_order = cases[k][2] ? NBODY_ORDER_BODY : NBODY_ORDER_LEAF;
+            nbody__cl_tree_walk_mode = 1;
+            r = nbody_accelerations(&d, &s, a, a + n, a + 2 * n);
+            nbody__cl_tree_walk_mode = 2;
+            if (r == NBODY_OK) r = nbody_accelerations(&d, &s, b, b + n, b + 2 * n);
+            nbody__cl_tree_walk_mode = 0;
+            CHECK(r == NBODY_OK && memcmp(a, b, 3 * n * sizeof(nbody_real)) == 0, "opencl-tree: union walk must equal the walk alone "
+                  "(n = %lu, n_active %lu, body order %d: %s)", (unsigned long)n, (unsigned long)cases[k][1], (int)cases[k][2],
+                  nbody_result_string(r));
+            free(a);
+            nbody_system_free(&s);
+        }
+    }
 }
 
 /* float dense forces against the direct sum in double, Plummer n = 16384: the kernel's
