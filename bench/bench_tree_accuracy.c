@@ -10,7 +10,7 @@
    device); the accelerations are downloaded once afterwards for the errors. With the CUDA
    engine built in, the CUDA tree's build and walk are also timed apart (device events); the
    OpenCL tree's likewise, in as many evaluations again, each part finished and timed on the
-   host clock. */
+   host clock (BENCH_CL_WALK=1 or 2 forces its walk: each work-item alone, the group's union). */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -97,6 +97,10 @@ int main(int argc, char **argv) {
 #ifdef NBODY_WITH_CUDA
             if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE && getenv("BENCH_WALK"))   /* 1 thread, 2 warp, 3 group walk */
                 nbody__cuda_bench_config(&e, 0, getenv("BENCH_BLOCK") ? atoi(getenv("BENCH_BLOCK")) : 1024, atoi(getenv("BENCH_WALK")));
+#endif
+#ifdef NBODY_WITH_OPENCL
+            /* BENCH_CL_WALK=1 each work-item alone, 2 the work-group union (else tuned on GPUs) */
+            nbody__cl_tree_walk_mode = getenv("BENCH_CL_WALK") ? atoi(getenv("BENCH_CL_WALK")) : 0;
 #endif
             if (r == NBODY_OK) r = e.ops->derivative(&e, yb, fb);          /* untimed: tuning, loading */
 #ifdef NBODY_CU_GW_STATS
