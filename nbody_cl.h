@@ -2534,7 +2534,7 @@ static void nbody__clm_shutdown(nbody__engine *e) {
     nbody__clm *g = (nbody__clm *)e->impl;
     int k;
     if (!g) return;
-    for (k = 0; g->dev && k < g->nd; ++k)  /* every queue done before any host array goes (the tree's) */
+    for (k = 0; g->dev && k < g->nd; ++k)  /* every queue done before any buffer goes (device 0 holds the tree) */
         if (g->dev[k].impl && ((nbody__cl *)g->dev[k].impl)->q) clFinish(((nbody__cl *)g->dev[k].impl)->q);
     for (k = 0; g->dev && k < g->nd; ++k) {
         if (g->dev[k].impl) {
