@@ -30,6 +30,11 @@ void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_
 void nbody__cuda_gw_stats(unsigned long long out[8], int reset);
 #endif
 #endif
+/* the engines' tuning lines (which walk a GPU chose) */
+static void log_tuning(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_INFO && strstr(msg, "walk")) printf("<!-- %s -->\n", msg);
+}
 static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 /* direct sums in double for the sampled bodies idx[0..k) */
@@ -89,6 +94,7 @@ int main(int argc, char **argv) {
             int rep;
             memset(&d, 0, sizeof d);
             d.engine = eng; d.theta = (nbody_real)(0.1 * t); d.quadrupole = quad; d.softening = (nbody_real)eps; d.leaf_size = leaf;
+            d.log.func = log_tuning;
             d = nbody__desc_defaults(&d);
             r = nbody__engine_start(&e, &d, n, s.m);
             if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &yb);
