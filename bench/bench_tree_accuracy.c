@@ -10,7 +10,8 @@
    device); the accelerations are downloaded once afterwards for the errors. With the CUDA
    engine built in, the CUDA tree's build and walk are also timed apart (device events); the
    OpenCL tree's likewise, in as many evaluations again, each part finished and timed on the
-   host clock (BENCH_CL_WALK=1 or 2 forces its walk: each work-item alone, the group's union). */
+   host clock (BENCH_CL_WALK=1 or 2 forces its walk: each work-item alone, the group's union;
+   BENCH_CL_BLOCK its work-group size, desc.block_size). */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
             memset(&d, 0, sizeof d);
             d.engine = eng; d.theta = (nbody_real)(0.1 * t); d.quadrupole = quad; d.softening = (nbody_real)eps; d.leaf_size = leaf;
             d.log.func = log_tuning;
+            if (eng == NBODY_ENGINE_OPENCL_TREE && getenv("BENCH_CL_BLOCK")) d.block_size = atoi(getenv("BENCH_CL_BLOCK"));
             d = nbody__desc_defaults(&d);
             r = nbody__engine_start(&e, &d, n, s.m);
             if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &yb);

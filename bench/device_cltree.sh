@@ -12,7 +12,8 @@
 #   5. error x time, float, Plummer 2^20 and 2^22, theta 0.5, monopole: ms per force
 #      evaluation with the build, build and walk apart, relative force error over 2000 sampled
 #      bodies against the direct sum in double; the OpenCL tree tuned, then with each walk
-#      forced (BENCH_CL_WALK=1 each work-item alone, 2 the work-group union).
+#      forced (BENCH_CL_WALK=1 each work-item alone, 2 the work-group union), and at 2^20 the
+#      walk alone with 128, 256, 512 work-items a group (BENCH_CL_BLOCK; tuned: 1024).
 #   sh bench/device_cltree.sh
 cd "$(dirname "$0")/.." || exit 1
 B=build/device-cltree
@@ -95,6 +96,12 @@ for n in 1048576 4194304; do
         echo; echo "opencl-tree, walk forced: BENCH_CL_WALK=$w"
         BENCH_CL_WALK=$w ./$B/bench_tree_accuracy_float opencl-tree $n 3 5 5 | grep monopole
     done
+    if [ $n = 1048576 ]; then
+        for b in 128 256 512; do
+            echo; echo "opencl-tree, each work-item alone, $b a group: BENCH_CL_WALK=1 BENCH_CL_BLOCK=$b"
+            BENCH_CL_WALK=1 BENCH_CL_BLOCK=$b ./$B/bench_tree_accuracy_float opencl-tree $n 3 5 5 | grep monopole
+        done
+    fi
     echo
 done
 echo "total: $(( $(date +%s) - t0 )) s"
