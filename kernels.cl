@@ -323,29 +323,29 @@ __kernel void nbody_tree_union(__global const real *restrict y, __global real *r
     uint i = leaf_order && gw < nt ? body[nt + gw] : gw;
     real xi = y[i], yi = y[n + i], zi = y[2 * n + i];
     nbody_cl_vec a = {0, 0, 0};
-    if (box[6] != 0) {                     /* the same for the whole group */
+    if (box[6] != 0) {                     /* the same for the whole group (no return before a barrier:
+                                              PoCL then stored for work-items past n) */
         a.x = a.y = a.z = (real)NAN;
-        if (g < n) nbody_cl_store(y, f, n, i, a, G);
-        return;
-    }
-    if (lid == 0) { flag[0] = 0; flag[1] = 0; }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    do {
-        real4 p = node[c];
-        real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
-        uint skip = nbody__heap_skip(c), slot = step % 3;
-        int acc = dx * dx + dy * dy + dz * dz > p.w || (c >= nt && body[c] != i), open;
-        if (c == resume) resume = 0;      /* 0: walking now */
-        if (lid == 0) flag[(step + 1) % 3] = 0;
-        if (resume == 0 && !acc && c < nt) flag[slot] = 1;
+    } else {
+        if (lid == 0) { flag[0] = 0; flag[1] = 0; }
         barrier(CLK_LOCAL_MEM_FENCE);
-        open = flag[slot];
-        acc = acc && resume == 0;
-        if (acc && open) resume = skip;
-        if (acc) nbody_cl_pair(&a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
-        c = open ? 2 * c : skip;
-        ++step;
-    } while (c != 1);
+        do {
+            real4 p = node[c];
+            real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
+            uint skip = nbody__heap_skip(c), slot = step % 3;
+            int acc = dx * dx + dy * dy + dz * dz > p.w || (c >= nt && body[c] != i), open;
+            if (c == resume) resume = 0;      /* 0: walking now */
+            if (lid == 0) flag[(step + 1) % 3] = 0;
+            if (resume == 0 && !acc && c < nt) flag[slot] = 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            open = flag[slot];
+            acc = acc && resume == 0;
+            if (acc && open) resume = skip;
+            if (acc) nbody_cl_pair(&a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
+            c = open ? 2 * c : skip;
+            ++step;
+        } while (c != 1);
+    }
     if (g < n) nbody_cl_store(y, f, n, i, a, G);
 }
 

@@ -526,7 +526,12 @@ int main(void) {
     check_every_method(NBODY_ENGINE_OPENCL);
     test_not_finite(NBODY_ENGINE_OPENCL, NBODY_LEAPFROG);
     test_not_finite(NBODY_ENGINE_OPENCL, NBODY_RK4);
-    if (nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) test_not_finite(NBODY_ENGINE_OPENCL_TREE, NBODY_RK4);
+    if (nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) {
+        test_not_finite(NBODY_ENGINE_OPENCL_TREE, NBODY_RK4);
+        nbody__cl_tree_walk_mode = 2;      /* the work-group union walk too */
+        test_not_finite(NBODY_ENGINE_OPENCL_TREE, NBODY_RK4);
+        nbody__cl_tree_walk_mode = 0;
+    }
     test_device_choice();
     return check_finish();
 }
