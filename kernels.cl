@@ -7,6 +7,7 @@
    Written once for both precisions. The host builds it with
        -DNBODY_CL_REAL=double|float   the scalar type, equal to the host's nbody_real
        -DNBODY_CL_FP64=1              with double (the host checked cl_khr_fp64)
+       -DNBODY_CL_HAS_FP64=1          the device has cl_khr_fp64 (the tree key's arithmetic)
        -DNBODY_CL_TILE=T              work-group size of the dense force kernel
        -DNBODY_CL_GROUP=G             work-group size of the reductions (a power of two)
    State layout as on the host: y = [x(n) y(n) z(n) vx(n) vy(n) vz(n)], f(y) = [v, a(x)].
@@ -85,25 +86,212 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
     if (i < n) nbody_cl_store(y, f, n, i, a, G);
 }
 
-/* Barnes-Hut on the heap kd-tree built on the host: nodes 1 .. 2n-1, children 2i and 2i+1,
-   leaves n .. 2n-1; node c is used as one body when d^2 > crit2[c] = (r/theta)^2.
+/* ---- the tree, built on the device every evaluation: the CUDA tree engine's build
+   (nbody_cuda.cu), step for step, with nbody.h's shared formulas, so both engines build the
+   same tree. The active bodies [0, nt) (test particles [nt, n) walk the tree, are not in it):
+   1. their bounding box (nbody_tree_box: groups' partial boxes, then one group folds them);
+      it also flags a position of any body that is NaN or Inf, and the walk then gives NaN;
+   2. the key of each position in the box (nbody__tree_key: the 63-bit Morton code);
+   3. a stable LSD radix sort of (key, body) pairs, NBODY_CL_RADIX_BITS a pass: each work-item
+      counts the digits of its own run of keys in local memory, one work-group scans the
+      groups' counts (digit-major: the offset of each digit in each group), and each
+      work-item writes its run in order from its offset: ties keep body order, no atomics,
+      the same permutation on every device (and the one CUB's stable sort gives);
+   4. the leaves n .. 2n-1 of the heap in depth-first order of the sorted bodies (the bottom
+      level [P, 2n) first, then [n, P), P = 2^floor(log2(2n - 1))): every subtree holds a
+      contiguous run of the curve, balanced by count as the heap shape requires;
+   5. the internal nodes level by level from the leaves (nbody__tree_inner: centre of mass,
+      bounding radius, second moment, the critical distance of NBODY__TREE_CRIT). */
+#define NBODY_CL_RADIX_BITS 4
+#define NBODY_CL_RADIX (1 << NBODY_CL_RADIX_BITS)
+
+/* the box reduction's fold of this work-group's values v (lo x y z, hi x y z, bad) into
+   out[0..8) (out[7] = 0) */
+void nbody_cl_box_fold(__local real *sh, real *v, __global real *out) {
+    uint lid = get_local_id(0), s, k;
+    for (k = 0; k < 7; ++k) sh[k * NBODY_CL_GROUP + lid] = v[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (s = NBODY_CL_GROUP / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            for (k = 0; k < 7; ++k) {
+                real a = sh[k * NBODY_CL_GROUP + lid], b = sh[k * NBODY_CL_GROUP + lid + s];
+                sh[k * NBODY_CL_GROUP + lid] = k < 3 ? fmin(a, b) : fmax(a, b);
+            }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        for (k = 0; k < 7; ++k) out[k] = sh[k * NBODY_CL_GROUP];
+        out[7] = 0;
+    }
+}
+
+/* stage 1: each group's box of the active bodies of the state y into partial[8 group ..],
+   with the flag of a NaN or Inf position among all n bodies */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_GROUP, 1, 1)))
+void nbody_tree_box(__global const real *y, uint n, uint nt, __global real *partial) {
+    __local real sh[7 * NBODY_CL_GROUP];
+    real v[7];
+    uint i;
+    v[0] = v[1] = v[2] = (real)INFINITY; v[3] = v[4] = v[5] = -(real)INFINITY; v[6] = 0;
+    for (i = get_global_id(0); i < n; i += get_global_size(0)) {
+        real x = y[i], yy = y[n + i], z = y[2 * n + i];
+        if (!isfinite(x) || !isfinite(yy) || !isfinite(z)) v[6] = 1;
+        else if (i < nt) {
+            v[0] = fmin(v[0], x); v[1] = fmin(v[1], yy); v[2] = fmin(v[2], z);
+            v[3] = fmax(v[3], x); v[4] = fmax(v[4], yy); v[5] = fmax(v[5], z);
+        }
+    }
+    nbody_cl_box_fold(sh, v, partial + 8 * get_group_id(0));
+}
+
+/* stage 2 (one work-group): the groups' boxes folded into box[0..8) */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_GROUP, 1, 1)))
+void nbody_tree_box_final(__global const real *partial, uint groups, __global real *box) {
+    __local real sh[7 * NBODY_CL_GROUP];
+    real v[7];
+    uint g, k;
+    v[0] = v[1] = v[2] = (real)INFINITY; v[3] = v[4] = v[5] = -(real)INFINITY; v[6] = 0;
+    for (g = get_local_id(0); g < groups; g += NBODY_CL_GROUP)
+        for (k = 0; k < 7; ++k) v[k] = k < 3 ? fmin(v[k], partial[8 * g + k]) : fmax(v[k], partial[8 * g + k]);
+    nbody_cl_box_fold(sh, v, box);
+}
+
+/* the sort keys of the active bodies, and their indices */
+__kernel void nbody_tree_keys(__global const real *y, uint n, uint nt, __global const real *box, __global ulong *key,
+                              __global uint *val) {
+    uint i = get_global_id(0);
+    if (i >= nt) return;
+    key[i] = nbody__tree_key(y[i], y[n + i], y[2 * n + i], box[0], box[1], box[2], box[3], box[4], box[5]);
+    val[i] = i;
+}
+
+/* the radix sort's counts: work-item lid of group g owns the keys [i0, i1), the run
+   (g NBODY_CL_GROUP + lid) per .. + per (clipped to n); cnt[d NBODY_CL_GROUP + lid] = how
+   many of them have digit d at bit `shift` */
+void nbody_cl_sort_count(__global const ulong *key, uint n, uint per, uint shift, __local uint *cnt, uint *i0, uint *i1) {
+    uint lid = get_local_id(0), start = (get_group_id(0) * NBODY_CL_GROUP + lid) * per, d, i;
+    *i0 = min(start, n); *i1 = min(start + per, n);
+    for (d = 0; d < NBODY_CL_RADIX; ++d) cnt[d * NBODY_CL_GROUP + lid] = 0;
+    for (i = *i0; i < *i1; ++i) cnt[((uint)(key[i] >> shift) & (NBODY_CL_RADIX - 1)) * NBODY_CL_GROUP + lid]++;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* pass 1: hist[d groups + g] = the keys of group g with digit d */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_GROUP, 1, 1)))
+void nbody_sort_hist(__global const ulong *key, uint n, uint per, uint shift, __global uint *hist, uint groups) {
+    __local uint cnt[NBODY_CL_RADIX * NBODY_CL_GROUP];
+    uint lid = get_local_id(0), i0, i1, t, s = 0;
+    nbody_cl_sort_count(key, n, per, shift, cnt, &i0, &i1);
+    if (lid < NBODY_CL_RADIX) {
+        for (t = 0; t < NBODY_CL_GROUP; ++t) s += cnt[lid * NBODY_CL_GROUP + t];
+        hist[lid * groups + get_group_id(0)] = s;
+    }
+}
+
+/* pass 2 (one work-group): hist[0..len) replaced by its exclusive prefix sums */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_GROUP, 1, 1)))
+void nbody_sort_scan(__global uint *hist, uint len) {
+    __local uint sh[NBODY_CL_GROUP];
+    uint lid = get_local_id(0), carry = 0, base, s;
+    for (base = 0; base < len; base += NBODY_CL_GROUP) {
+        uint v = base + lid < len ? hist[base + lid] : 0;
+        sh[lid] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (s = 1; s < NBODY_CL_GROUP; s <<= 1) {      /* inclusive scan (Hillis & Steele) */
+            uint t = lid >= s ? sh[lid - s] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            sh[lid] += t;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (base + lid < len) hist[base + lid] = carry + sh[lid] - v;
+        carry += sh[NBODY_CL_GROUP - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* pass 3: each work-item writes its run in order from its offset: digit d of group g starts
+   at hist[d groups + g], and within the group the work-items follow in order */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_GROUP, 1, 1)))
+void nbody_sort_scatter(__global const ulong *key, __global const uint *val, __global ulong *key_out, __global uint *val_out,
+                        uint n, uint per, uint shift, __global const uint *hist, uint groups) {
+    __local uint cnt[NBODY_CL_RADIX * NBODY_CL_GROUP];
+    uint lid = get_local_id(0), i0, i1, i;
+    nbody_cl_sort_count(key, n, per, shift, cnt, &i0, &i1);
+    if (lid < NBODY_CL_RADIX) {
+        uint s = hist[lid * groups + get_group_id(0)], t;
+        for (t = 0; t < NBODY_CL_GROUP; ++t) {
+            uint c = cnt[lid * NBODY_CL_GROUP + t];
+            cnt[lid * NBODY_CL_GROUP + t] = s;
+            s += c;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (i = i0; i < i1; ++i) {
+        ulong k = key[i];
+        uint p = cnt[((uint)(k >> shift) & (NBODY_CL_RADIX - 1)) * NBODY_CL_GROUP + lid]++;
+        key_out[p] = k; val_out[p] = val[i];
+    }
+}
+
+/* the leaves: leaf nt + k holds the body sorted[p], p its depth-first position; node = (x, y,
+   z, crit2 = 0: a leaf is always a body), lo = (x, y, z, B2 = 0), hi = (x, y, z), radius 0 */
+__kernel void nbody_tree_leaves(__global const real *y, __global const real *m, uint n, uint nt, uint P,
+                                __global const uint *sorted, __global real4 *node, __global real *mass, __global real4 *lo,
+                                __global real4 *hi, __global real *rad, __global uint *body) {
+    uint k = get_global_id(0), j, p, b;
+    real4 v;
+    if (k >= nt) return;
+    j = nt + k; p = j >= P ? j - P : (2 * nt - P) + (j - nt);
+    b = sorted[p];
+    v = (real4)(y[b], y[n + b], y[2 * n + b], 0);
+    node[j] = v; lo[j] = v; hi[j] = v;
+    mass[j] = m[b]; rad[j] = 0; body[j] = b;
+}
+
+/* the internal nodes [i0, i1) of one level from their children (the level below: done) */
+__kernel void nbody_tree_internal(uint i0, uint i1, uint nt, __global real4 *node, __global real *mass, __global real4 *lo,
+                                  __global real4 *hi, __global real *rad, real inv_theta) {
+    uint i = i0 + get_global_id(0), l, r;
+    real4 cl, cr, bl, br, hl, hr, blo, bhi;
+    real ml, mr, cx, cy, cz, radius, b2, crit;
+    if (i >= i1) return;
+    l = 2 * i; r = l + 1;
+    cl = node[l]; cr = node[r]; bl = lo[l]; br = lo[r]; hl = hi[l]; hr = hi[r];
+    ml = mass[l]; mr = mass[r];
+    blo = (real4)(fmin(bl.x, br.x), fmin(bl.y, br.y), fmin(bl.z, br.z), 0);
+    bhi = (real4)(fmax(hl.x, hr.x), fmax(hl.y, hr.y), fmax(hl.z, hr.z), 0);
+    crit = nbody__tree_inner(cl.x, cl.y, cl.z, ml, rad[l], bl.w, cr.x, cr.y, cr.z, mr, rad[r], br.w, blo.x, blo.y, blo.z, bhi.x,
+                            bhi.y, bhi.z, inv_theta, 2 * i >= nt, &cx, &cy, &cz, &radius, &b2);
+    blo.w = b2;
+    node[i] = (real4)(cx, cy, cz, crit * crit);
+    mass[i] = ml + mr; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
+}
+
+/* Barnes-Hut on that heap tree: nodes 1 .. 2nt-1, children 2i and 2i+1, leaves nt .. 2nt-1;
+   node c is used as one body when d^2 > crit2[c].
    Stackless walk (the article's next_up / skip_down): "descend" is the left child when one
    exists, "skip this subtree" shifts off the trailing one-bits of the index and adds one,
    which is the right sibling of the nearest left ancestor, or the root when the walk is done
    (nbody__heap_next, nbody__heap_skip).
    Leaves (crit2 = 0) act as bodies, except the target's own leaf, excluded by index as on
    the CPU; another body at distance 0 gives the same term the direct kernels give.
-   Leaf order (leaf_order = 1): work-item g takes the body of leaf n+g, so neighbouring
-   work-items are neighbours in space and walk nearly the same nodes. */
+   Leaf order (leaf_order = 1): work-item g takes the body of leaf nt+g, so neighbouring
+   work-items are neighbours in space and walk nearly the same nodes. box[6] != 0 (a position
+   is NaN or Inf): NaN accelerations, no walk. */
 __kernel void nbody_tree(__global const real *restrict y, __global real *restrict f, uint n, real G,
                          real eps2, __global const real4 *restrict node, __global const real *restrict mass,
-                         __global const uint *restrict body, int leaf_order, uint nt) {
+                         __global const uint *restrict body, int leaf_order, uint nt, __global const real *restrict box) {
     /* the tree holds bodies [0, nt), the active ones; test particles [nt, n) walk it too */
     uint g = get_global_id(0), i, c = 1, nodes = 2 * nt;
     real xi, yi, zi;
     nbody_cl_vec a = {0, 0, 0};
     if (g >= n) return;
     i = leaf_order && g < nt ? body[nt + g] : g;
+    if (box[6] != 0) {
+        a.x = a.y = a.z = (real)NAN;
+        nbody_cl_store(y, f, n, i, a, G);
+        return;
+    }
     xi = y[i]; yi = y[n + i]; zi = y[2 * n + i];
     do {
         real4 p = node[c];                 /* cx, cy, cz, crit2 */
@@ -116,6 +304,49 @@ __kernel void nbody_tree(__global const real *restrict y, __global real *restric
         }
     } while (c != 1);
     nbody_cl_store(y, f, n, i, a, G);
+}
+
+/* The same walk for a work-group together (the CUDA tree engine's warp walk): the group walks
+   the union of its work-items' walks, one node a step for all (one broadcast load), opening a
+   node when any work-item needs it opened. A work-item that accepts a node the group opens
+   adds it and idles until the walk reaches skip(node), which in this pre-order walk is where
+   it leaves that subtree: each work-item adds the same nodes in the same order as alone (the
+   same bits as nbody_tree). One barrier a step: the flag of step s lives in slot s mod 3, and
+   the slot of step s + 1 is cleared during step s (its last readers finished at step s - 2). */
+__kernel void nbody_tree_union(__global const real *restrict y, __global real *restrict f, uint n, real G,
+                               real eps2, __global const real4 *restrict node, __global const real *restrict mass,
+                               __global const uint *restrict body, int leaf_order, uint nt, __global const real *restrict box) {
+    __local int flag[3];
+    /* work-items past n walk for the last work-item's body (in its group: nothing added to the
+       union) and store nothing (would they, they would store the same bits) */
+    uint g = get_global_id(0), lid = get_local_id(0), gw = min(g, n - 1), c = 1, nodes = 2 * nt, resume = 0, step = 0;
+    uint i = leaf_order && gw < nt ? body[nt + gw] : gw;
+    real xi = y[i], yi = y[n + i], zi = y[2 * n + i];
+    nbody_cl_vec a = {0, 0, 0};
+    if (box[6] != 0) {                     /* the same for the whole group (no return before a barrier:
+                                              PoCL then stored for work-items past n) */
+        a.x = a.y = a.z = (real)NAN;
+    } else {
+        if (lid == 0) { flag[0] = 0; flag[1] = 0; }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        do {
+            real4 p = node[c];
+            real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
+            uint skip = nbody__heap_skip(c), slot = step % 3;
+            int acc = dx * dx + dy * dy + dz * dz > p.w || (c >= nt && body[c] != i), open;
+            if (c == resume) resume = 0;      /* 0: walking now */
+            if (lid == 0) flag[(step + 1) % 3] = 0;
+            if (resume == 0 && !acc && c < nt) flag[slot] = 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            open = flag[slot];
+            acc = acc && resume == 0;
+            if (acc && open) resume = skip;
+            if (acc) nbody_cl_pair(&a, xi, yi, zi, p.x, p.y, p.z, mass[c], eps2);
+            c = open ? 2 * c : skip;
+            ++step;
+        } while (c != 1);
+    }
+    if (g < n) nbody_cl_store(y, f, n, i, a, G);
 }
 
 /* ---- engine operations (semantics: nbody__lincomb and nbody__engine_ops in nbody.h) ------ */

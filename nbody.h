@@ -619,23 +619,8 @@ struct nbody__engine {
    resolved) and log by formatting a line themselves and calling e->desc.log.func when it is
    not NULL. They never print, abort or exit. */
 
-/* The tree's opening criterion, one formula for every tree engine (the kd-tree build of
-   the implementation, and the CUDA build in nbody_cuda.cu, which passes its own sqrt). A
-   node of mass M, bodies within r of its centre of mass c and second moment
-   B2 = sum_j m_j |x_j - c|^2 acts as one body on a point at distance d from c when
-       d > r + k sqrt(3 B2 / M) / theta,   k = 2 for a node of two bodies, else 1.
-   Salmon & Warren (1994) bound the error of the monopole by
-   (3 - 2 r/d) / (1 - r/d)^2 B2 / d^4 <= 3 B2 / (d^2 (d - r)^2), so with k = 1 that error is
-   at most theta^2 times the node's own pull M / d^2, wherever c lies in the node (the offset
-   of the centre of mass is in r) and however the mass is spread (a compact core in a wide
-   node has a small B2). Measured on Plummer spheres, the worst bodies are those whose pulls
-   cancel, where a pair node's error is the largest term: opening a pair costs one extra
-   interaction, hence its tolerance is four times tighter (k = 2). Returns the critical
-   distance; callers store its square. b2m = B2 / M (0 for a massless node). */
-/* r * (1 + 2^-20): a body on the bounding sphere (a massless one at a node whose mass sits in
-   one point has b2m = 0) must not be accepted by the rounding of sqrt(r^2)^2 */
-#define NBODY__TREE_CRIT(r, b2m, inv_theta, pair, SQRT) \
-    ((r) * (1 + 1.0 / 1048576) + ((pair) ? 2 : 1) * (inv_theta) * SQRT(3 * (b2m)))
+/* The tree's opening criterion NBODY__TREE_CRIT, the key of a position and the internal
+   node of the GPU trees: in the block of shared formulas below. */
 
 #ifdef NBODY_WITH_CUDA
 /* Defined in nbody_cuda.cu (compiled with the same NBODY_REAL). tree = 0 dense, 1 tree. */
@@ -665,14 +650,23 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
                           (-ffp-contract=off) rounds the product, as its SIMD kernels do
      NBODY__HEAP_INDEX    a heap node index: size_t on the CPU, 32 bits on the GPUs
      NBODY__CTZ(v)        the number of trailing zero bits of v != 0
+     NBODY__U64, NBODY__U64C(c)   an unsigned 64-bit integer type, and a constant of it
+     NBODY__KEY_REAL      the arithmetic of the tree key (double; float on an OpenCL device
+                          without cl_khr_fp64), NBODY__TREE_SLACK its criterion's 1 + 2^-20
+     NBODY__FMIN, NBODY__FMAX   min and max in the working precision (no NaN occurs there)
    The reciprocal square root of the GPUs' fast weight (nbody__weight in nbody_cuda.cu,
    nbody_cl_weight in kernels.cl) is the hardware's, not in this block.
    Keep the operations in the order written: the CPU's SIMD kernels reproduce these sums lane
    by lane and the tests compare them bit for bit; reassociating one changes the last bits
    of every engine that uses it. */
 #if defined(__OPENCL_VERSION__)
-#if NBODY_CL_FP64
+#if NBODY_CL_FP64 || NBODY_CL_HAS_FP64     /* the host passes NBODY_CL_HAS_FP64 when the device has it */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define NBODY__KEY_REAL double
+#define NBODY__TREE_SLACK (1 + 1.0 / 1048576)
+#else
+#define NBODY__KEY_REAL float
+#define NBODY__TREE_SLACK (1 + 1.0f / 1048576)
 #endif
 #define NBODY__SHARED
 #define NBODY__REAL NBODY_CL_REAL
@@ -680,6 +674,10 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
 #define NBODY__FMA(a, b, c) mad(a, b, c)
 #define NBODY__HEAP_INDEX uint
 #define NBODY__CTZ(v) (31 - (int)clz((v) & (0u - (v))))   /* OpenCL C 1.x has no ctz */
+#define NBODY__U64 ulong
+#define NBODY__U64C(c) c##UL
+#define NBODY__FMIN(a, b) fmin(a, b)
+#define NBODY__FMAX(a, b) fmax(a, b)
 #elif defined(__CUDACC__)
 #define NBODY__SHARED static __device__ __forceinline__
 #define NBODY__REAL nbody_real
@@ -687,6 +685,8 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
 #define NBODY__FMA(a, b, c) fma(a, b, c)
 #define NBODY__HEAP_INDEX unsigned int
 #define NBODY__CTZ(v) (__ffs((int)(v)) - 1)
+#define NBODY__FMIN(a, b) fmin(a, b)
+#define NBODY__FMAX(a, b) fmax(a, b)
 #else
 #include <math.h>
 #if defined(__GNUC__) || defined(__clang__)
@@ -725,6 +725,14 @@ NBODY__SHARED int nbody__ctz64_msvc(unsigned long long v) { unsigned long i; _Bi
 #define NBODY__CTZ64(v) nbody__ctz64_portable(v)
 #endif
 #define NBODY__CTZ(v) NBODY__CTZ64((unsigned long long)(v))
+#define NBODY__FMIN(a, b) ((b) < (a) ? (b) : (a))
+#define NBODY__FMAX(a, b) ((b) > (a) ? (b) : (a))
+#endif
+#if !defined(__OPENCL_VERSION__)
+#define NBODY__U64 unsigned long long
+#define NBODY__U64C(c) c##ULL
+#define NBODY__KEY_REAL double
+#define NBODY__TREE_SLACK (1 + 1.0 / 1048576)
 #endif
 
 /* ---- the pair interaction: a_i += m_j d / (|d|^2 + eps^2)^(3/2), d = x_j - x_i (Plummer
@@ -801,6 +809,92 @@ NBODY__SHARED NBODY__HEAP_INDEX nbody__heap_skip(NBODY__HEAP_INDEX i) {
    the node arrays), else skip. */
 NBODY__SHARED NBODY__HEAP_INDEX nbody__heap_next(NBODY__HEAP_INDEX i, NBODY__HEAP_INDEX tree_size) {
     return 2 * i < tree_size ? 2 * i : nbody__heap_skip(i);
+}
+/* The tree's opening criterion, one formula for every tree engine (the kd-tree build of
+   the implementation, nbody__tree_inner of the GPU builds in nbody_cuda.cu and kernels.cl). A
+   node of mass M, bodies within r of its centre of mass c and second moment
+   B2 = sum_j m_j |x_j - c|^2 acts as one body on a point at distance d from c when
+       d > r + k sqrt(3 B2 / M) / theta,   k = 2 for a node of two bodies, else 1.
+   Salmon & Warren (1994) bound the error of the monopole by
+   (3 - 2 r/d) / (1 - r/d)^2 B2 / d^4 <= 3 B2 / (d^2 (d - r)^2), so with k = 1 that error is
+   at most theta^2 times the node's own pull M / d^2, wherever c lies in the node (the offset
+   of the centre of mass is in r) and however the mass is spread (a compact core in a wide
+   node has a small B2). Measured on Plummer spheres, the worst bodies are those whose pulls
+   cancel, where a pair node's error is the largest term: opening a pair costs one extra
+   interaction, hence its tolerance is four times tighter (k = 2). Returns the critical
+   distance; callers store its square. b2m = B2 / M (0 for a massless node). */
+/* r * (1 + 2^-20): a body on the bounding sphere (a massless one at a node whose mass sits in
+   one point has b2m = 0) must not be accepted by the rounding of sqrt(r^2)^2 */
+#define NBODY__TREE_CRIT(r, b2m, inv_theta, pair, SQRT) \
+    ((r) * NBODY__TREE_SLACK + ((pair) ? 2 : 1) * (inv_theta) * SQRT(3 * (b2m)))
+
+
+/* ---- the GPU trees' build (nbody_cuda.cu, kernels.cl; tests emulate it on the CPU): bodies
+   sorted by the key of their position in the bounding box, laid into the leaves of the heap
+   in depth-first order, the internal nodes filled from their children. */
+/* v's low 21 bits spread to every third bit */
+NBODY__SHARED NBODY__U64 nbody__tree_spread3(NBODY__U64 v) {
+    v &= NBODY__U64C(0x1fffff);
+    v = (v | v << 32) & NBODY__U64C(0x1f00000000ffff);
+    v = (v | v << 16) & NBODY__U64C(0x1f0000ff0000ff);
+    v = (v | v << 8) & NBODY__U64C(0x100f00f00f00f00f);
+    v = (v | v << 4) & NBODY__U64C(0x10c30c30c30c30c3);
+    v = (v | v << 2) & NBODY__U64C(0x1249249249249249);
+    return v;
+}
+/* a coordinate in the box [lo, hi] on 21 bits: (x - lo) / (hi - lo) in NBODY__KEY_REAL
+   (double wherever the device has it: every engine then gets the same bits) */
+NBODY__SHARED NBODY__U64 nbody__tree_coord(NBODY__REAL x, NBODY__REAL lo, NBODY__REAL hi) {
+    NBODY__REAL ext = hi - lo;
+    NBODY__KEY_REAL u = ext > 0 ? (NBODY__KEY_REAL)(x - lo) / (NBODY__KEY_REAL)ext : (NBODY__KEY_REAL)0;
+    NBODY__U64 q = (NBODY__U64)(u * (NBODY__KEY_REAL)2097151);
+    return q > NBODY__U64C(2097151) ? NBODY__U64C(2097151) : q;
+}
+/* The sort key of a position in the bounding box lo..hi: the 63-bit Morton code (Z order),
+   x in bit 0 of each triple. Every GPU build sorts by this one function (stable, ties by
+   body index), so every engine builds the same tree of the same bodies. */
+NBODY__SHARED NBODY__U64 nbody__tree_key(NBODY__REAL x, NBODY__REAL y, NBODY__REAL z, NBODY__REAL lox, NBODY__REAL loy,
+                                         NBODY__REAL loz, NBODY__REAL hix, NBODY__REAL hiy, NBODY__REAL hiz) {
+    return nbody__tree_spread3(nbody__tree_coord(x, lox, hix)) | nbody__tree_spread3(nbody__tree_coord(y, loy, hiy)) << 1 |
+           nbody__tree_spread3(nbody__tree_coord(z, loz, hiz)) << 2;
+}
+/* An internal node from its children l and r: centres of mass (lx, ly, lz), (rx, ry, rz),
+   masses ml, mr, radii rl, rr (bodies within r of the centre of mass), second moments b2l, b2r
+   (sum m |x - c|^2), and the node's box lo..hi (the union of the children's). Writes the
+   node's centre of mass c (the box centre when massless; kept inside the box), radius and
+   second moment (parallel-axis theorem); returns its critical distance (NBODY__TREE_CRIT;
+   pair: both children are leaves). The radius is the smaller of two bounds: the sphere
+   about c around the children's spheres, and the distance from c to the box's farthest
+   corner. */
+NBODY__SHARED NBODY__REAL nbody__tree_inner(NBODY__REAL lx, NBODY__REAL ly, NBODY__REAL lz, NBODY__REAL ml, NBODY__REAL rl,
+                                           NBODY__REAL b2l, NBODY__REAL rx, NBODY__REAL ry, NBODY__REAL rz, NBODY__REAL mr,
+                                           NBODY__REAL rr, NBODY__REAL b2r, NBODY__REAL lox, NBODY__REAL loy, NBODY__REAL loz,
+                                           NBODY__REAL hix, NBODY__REAL hiy, NBODY__REAL hiz, NBODY__REAL inv_theta, int pair,
+                                           NBODY__REAL *cx, NBODY__REAL *cy, NBODY__REAL *cz, NBODY__REAL *radius,
+                                           NBODY__REAL *b2) {
+    NBODY__REAL m = ml + mr, x, y, z, corner, ra;
+    if (m > 0) {
+        x = (ml * lx + mr * rx) / m; y = (ml * ly + mr * ry) / m; z = (ml * lz + mr * rz) / m;
+    } else {
+        x = (lox + hix) / 2; y = (loy + hiy) / 2; z = (loz + hiz) / 2;
+    }
+    /* inside the box (rounding), so the corner bound stays a bound */
+    x = NBODY__FMIN(NBODY__FMAX(x, lox), hix); y = NBODY__FMIN(NBODY__FMAX(y, loy), hiy); z = NBODY__FMIN(NBODY__FMAX(z, loz), hiz);
+    {
+        NBODY__REAL ax = lx - x, ay = ly - y, az = lz - z, bx = rx - x, by = ry - y, bz = rz - z;
+        ra = NBODY__FMAX(NBODY__SQRT(ax * ax + ay * ay + az * az) + rl, NBODY__SQRT(bx * bx + by * by + bz * bz) + rr);
+    }
+    {
+        NBODY__REAL fx = NBODY__FMAX(x - lox, hix - x), fy = NBODY__FMAX(y - loy, hiy - y), fz = NBODY__FMAX(z - loz, hiz - z);
+        corner = NBODY__SQRT(fx * fx + fy * fy + fz * fz);
+    }
+    ra = NBODY__FMIN(ra, corner);
+    {
+        NBODY__REAL ax = lx - x, ay = ly - y, az = lz - z, bx = rx - x, by = ry - y, bz = rz - z;
+        *b2 = (b2l + ml * (ax * ax + ay * ay + az * az)) + (b2r + mr * (bx * bx + by * by + bz * bz));
+    }
+    *cx = x; *cy = y; *cz = z; *radius = ra;
+    return NBODY__TREE_CRIT(ra, m > 0 ? *b2 / m : (NBODY__REAL)0, inv_theta, pair, NBODY__SQRT);
 }
 /* END SHARED FORMULAS */
 #endif /* backend interface */

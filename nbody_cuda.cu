@@ -741,28 +741,12 @@ static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_
 /* ======================================================================================
    tree build and walk
    ====================================================================================== */
-__device__ __forceinline__ unsigned long long nbody__cu_spread3(unsigned long long v) {  /* 21 bits -> every third bit */
-    v &= 0x1fffffULL;
-    v = (v | v << 32) & 0x1f00000000ffffULL;
-    v = (v | v << 16) & 0x1f0000ff0000ffULL;
-    v = (v | v << 8) & 0x100f00f00f00f00fULL;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-    v = (v | v << 2) & 0x1249249249249249ULL;
-    return v;
-}
-
+/* the sort keys: nbody__tree_key (nbody.h), the key every GPU build sorts by */
 template <class T> __global__ void nbody__cu_morton(const T *x, size_t n, const nbody__box<T> *box,
                                                     unsigned long long *key, unsigned int *val) {
     nbody__box<T> b = *box;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned long long code = 0;
-        for (int d = 0; d < 3; ++d) {
-            T ext = b.hi[d] - b.lo[d];
-            double u = ext > 0 ? (double)(x[d * n + i] - b.lo[d]) / (double)ext : 0.0;
-            unsigned long long q = (unsigned long long)(u * 2097151.0);
-            code |= nbody__cu_spread3(q > 2097151ULL ? 2097151ULL : q) << d;
-        }
-        key[i] = code;
+        key[i] = nbody__tree_key(x[i], x[n + i], x[2 * n + i], b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2]);
         val[i] = (unsigned int)i;
     }
 }
@@ -784,42 +768,21 @@ template <class T> __global__ void nbody__cu_leaves(const T *x, const T *m, size
     }
 }
 
-template <class T> __device__ __forceinline__ T nbody__cu_dist(T ax, T ay, T az, T bx, T by, T bz) {
-    T dx = ax - bx, dy = ay - by, dz = az - bz;
-    return sqrt(dx * dx + dy * dy + dz * dz);
-}
-
 /* internal nodes [i0, i1) of a tree of n leaves from their children, which are already
    done (grid-stride). lo[i].w holds the node's second moment B2 = sum m |x - c|^2 about its
    centre of mass (parallel-axis theorem from the children's); node[i].w the squared critical
-   distance of NBODY__TREE_CRIT, the CPU tree's formula. */
+   distance of NBODY__TREE_CRIT, the CPU tree's formula (nbody__tree_inner, nbody.h). */
 template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
                                                       nbody__v4<T> *hi, T *rad, T inv_theta, uint2 *nrange, nbody__v4<T> *quad) {
     for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
         size_t l = 2 * i, r = l + 1;
         nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
-        T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, corner = 0, b2, crit;
+        T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, b2, crit;
         blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
         bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
-        if (m > 0) {
-            c.x = (ml * cl.x + mr * cr.x) / m; c.y = (ml * cl.y + mr * cr.y) / m; c.z = (ml * cl.z + mr * cr.z) / m;
-        } else {                       /* massless: the box centre */
-            c.x = (blo.x + bhi.x) / 2; c.y = (blo.y + bhi.y) / 2; c.z = (blo.z + bhi.z) / 2;
-        }
-        /* keep the centre inside the box (rounding) so the corner bound stays a bound */
-        c.x = fmin(fmax(c.x, blo.x), bhi.x); c.y = fmin(fmax(c.y, blo.y), bhi.y); c.z = fmin(fmax(c.z, blo.z), bhi.z);
-        radius = fmax(nbody__cu_dist(cl.x, cl.y, cl.z, c.x, c.y, c.z) + rad[l], nbody__cu_dist(cr.x, cr.y, cr.z, c.x, c.y, c.z) + rad[r]);
-        {
-            T fx = fmax(c.x - blo.x, bhi.x - c.x), fy = fmax(c.y - blo.y, bhi.y - c.y), fz = fmax(c.z - blo.z, bhi.z - c.z);
-            corner = sqrt(fx * fx + fy * fy + fz * fz);
-        }
-        radius = fmin(radius, corner);
-        {
-            T lx = cl.x - c.x, ly = cl.y - c.y, lz = cl.z - c.z, rx = cr.x - c.x, ry = cr.y - c.y, rz = cr.z - c.z;
-            b2 = (bl.w + ml * (lx * lx + ly * ly + lz * lz)) + (br.w + mr * (rx * rx + ry * ry + rz * rz));
-        }
+        crit = nbody__tree_inner(cl.x, cl.y, cl.z, ml, rad[l], bl.w, cr.x, cr.y, cr.z, mr, rad[r], br.w, blo.x, blo.y, blo.z, bhi.x, bhi.y,
+                                bhi.z, inv_theta, 2 * i >= n, &c.x, &c.y, &c.z, &radius, &b2);
         blo.w = b2;
-        crit = NBODY__TREE_CRIT(radius, m > 0 ? b2 / m : (T)0, inv_theta, 2 * i >= n, sqrt);
         c.w = crit * crit;
         node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
         {   /* a subtree's bodies are contiguous in depth-first order, the left child's first */

@@ -8,7 +8,10 @@
    Plummer sphere, seed 2026, softening 1e-3. A configuration the engine refuses prints so.
    The time is that of the derivative and a download of one value (which waits for the
    device); the accelerations are downloaded once afterwards for the errors. With the CUDA
-   engine built in, the CUDA tree's build and walk are also timed apart (device events). */
+   engine built in, the CUDA tree's build and walk are also timed apart (device events); the
+   OpenCL tree's likewise, in as many evaluations again, each part finished and timed on the
+   host clock (BENCH_CL_WALK=1 or 2 forces its walk: each work-item alone, the group's union;
+   BENCH_CL_BLOCK its work-group size, desc.block_size). */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -28,6 +31,11 @@ void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_
 void nbody__cuda_gw_stats(unsigned long long out[8], int reset);
 #endif
 #endif
+/* the engines' tuning lines (which walk a GPU chose) */
+static void log_tuning(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_INFO && strstr(msg, "walk")) printf("<!-- %s -->\n", msg);
+}
 static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 /* direct sums in double for the sampled bodies idx[0..k) */
@@ -87,6 +95,8 @@ int main(int argc, char **argv) {
             int rep;
             memset(&d, 0, sizeof d);
             d.engine = eng; d.theta = (nbody_real)(0.1 * t); d.quadrupole = quad; d.softening = (nbody_real)eps; d.leaf_size = leaf;
+            d.log.func = log_tuning;
+            if (eng == NBODY_ENGINE_OPENCL_TREE && getenv("BENCH_CL_BLOCK")) d.block_size = atoi(getenv("BENCH_CL_BLOCK"));
             d = nbody__desc_defaults(&d);
             r = nbody__engine_start(&e, &d, n, s.m);
             if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &yb);
@@ -95,6 +105,10 @@ int main(int argc, char **argv) {
 #ifdef NBODY_WITH_CUDA
             if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE && getenv("BENCH_WALK"))   /* 1 thread, 2 warp, 3 group walk */
                 nbody__cuda_bench_config(&e, 0, getenv("BENCH_BLOCK") ? atoi(getenv("BENCH_BLOCK")) : 1024, atoi(getenv("BENCH_WALK")));
+#endif
+#ifdef NBODY_WITH_OPENCL
+            /* BENCH_CL_WALK=1 each work-item alone, 2 the work-group union (else tuned on GPUs) */
+            nbody__cl_tree_walk_mode = getenv("BENCH_CL_WALK") ? atoi(getenv("BENCH_CL_WALK")) : 0;
 #endif
             if (r == NBODY_OK) r = e.ops->derivative(&e, yb, fb);          /* untimed: tuning, loading */
 #ifdef NBODY_CU_GW_STATS
@@ -115,6 +129,18 @@ int main(int argc, char **argv) {
                 }
 #endif
             }
+#ifdef NBODY_WITH_OPENCL
+            if (r == NBODY_OK && eng == NBODY_ENGINE_OPENCL_TREE && e.desc.devices <= 1) {
+                /* build and walk apart: as many evaluations again, each part finished and timed */
+                nbody__cl_tree_timing = 1;
+                for (rep = 0; r == NBODY_OK && rep < reps; ++rep) {
+                    r = e.ops->derivative(&e, yb, fb);
+                    bsum += ((nbody__cl *)e.impl)->tree_build_ms; wsum += ((nbody__cl *)e.impl)->tree_walk_ms;
+                }
+                nbody__cl_tree_timing = 0;
+                bms = bsum / reps;
+            }
+#endif
             if (r == NBODY_OK) r = e.ops->download(&e, f, fb, 3 * n, 3 * n);
             if (r != NBODY_OK) {
                 printf("| %s | %.1f | %s | | | |\n", quad ? "quadrupole" : "monopole", 0.1 * t, nbody_result_string(r));
