@@ -85,6 +85,171 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
     if (i < n) nbody_cl_store(y, f, n, i, a, G);
 }
 
+/* ---- the symmetric dense kernel: Newton's third law, each pair of bodies computed once ----
+   The sources [0, ns) fall in T tiles of S = B x NBODY_CL_SYM_R bodies (B the work-group
+   size, a runtime value). A force evaluation is one launch per round, in a queue that runs
+   them in order, so no work-group ever waits for another:
+   - nbody_dense_sym_first: work-group I sums, one-sided, tile I on itself (the self pair
+     excluded by index) and, for even T, the opposite tile I + T/2 (the pairs that the rounds
+     below would meet twice), into acc[I] with Kahan's compensation;
+   - nbody_dense_sym for rounds q = 1 .. (T-1)/2: work-group I meets tile J = (I + q) mod T,
+     every pair of the two tiles once. Over the rounds every pair of distinct tiles meets
+     exactly once, and in each round every tile is an I once and a J once. The action on I is
+     added to acc[I] at once (after the reaction I received in round q - 1, parked in pend);
+     the reaction on J is parked in pend[q & 1] for J's own work-group of round q + 1;
+   - nbody_dense_sym_finish adds the last round's reactions and writes f.
+   So every body's sum is formed in one fixed order: the same bits on every run. Memory: 12 n
+   reals (acc and its compensation, pend for two parities of rounds).
+   Inside a pair of tiles (register blocking, no sub-group operations): work-item w holds R
+   bodies of I in registers (w, B + w, 2B + w, ...) with their actions, and J is in local
+   memory as B blocks of R bodies (block b: b, B + b, ...) with a reaction sum per body. In
+   step s = 0 .. B-1 work-item w takes block (w + s) mod B: the B work-items hold B different
+   blocks, so each adds R x R pairs to both sides, the reactions into the local sums, without
+   a race; a barrier ends the step. A local load and store per R pairs, against the one-sided
+   kernel's load per pair: the pair costs 16 operations and one reciprocal square root for
+   two interactions, the one-sided kernel 12 and one for one. Bodies past ns (the partial
+   last tile) have mass 0 and their pairs weight 0 (a select, in the tiles that have them). */
+#ifndef NBODY_CL_SYM_R
+#define NBODY_CL_SYM_R 8
+#endif
+
+/* the R bodies of tile base (ns sources) held by work-item lid of B: positions, masses (0
+   past ns, those positions a copy of body ns - 1) */
+void nbody_cl_sym_hold(__global const real *restrict y, __global const real *restrict m, uint n, uint ns, uint base,
+                       uint B, uint lid, real *px, real *py, real *pz, real *pm) {
+    uint r;
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+        uint i = base + r * B + lid, c = i < ns ? i : ns - 1;
+        px[r] = y[c]; py[r] = y[n + c]; pz[r] = y[2 * n + c]; pm[r] = i < ns ? m[c] : 0;
+    }
+}
+
+/* tile base's S bodies into local memory: (x, y, z, m), mass 0 past ns */
+void nbody_cl_sym_stage(__global const real *restrict y, __global const real *restrict m, uint n, uint ns, uint base,
+                        uint S, __local real4 *jb) {
+    uint k;
+    for (k = get_local_id(0); k < S; k += get_local_size(0)) {
+        uint j = base + k, c = j < ns ? j : ns - 1;
+        jb[k] = (real4)(y[c], y[n + c], y[2 * n + c], j < ns ? m[c] : 0);
+    }
+}
+
+/* acc[i] (compensation comp[i]) += v, component-wise over the 3 n-strided rows */
+void nbody_cl_sym_add(__global real *acc, __global real *comp, uint n, uint i, real vx, real vy, real vz) {
+    real c;
+    c = comp[i]; acc[i] = nbody__compensated_add(acc[i], vx, &c); comp[i] = c;
+    c = comp[n + i]; acc[n + i] = nbody__compensated_add(acc[n + i], vy, &c); comp[n + i] = c;
+    c = comp[2 * n + i]; acc[2 * n + i] = nbody__compensated_add(acc[2 * n + i], vz, &c); comp[2 * n + i] = c;
+}
+
+/* round 0: acc = tile I on itself, plus the opposite tile for even T; comp from 0 */
+__kernel void nbody_dense_sym_first(__global const real *restrict y, __global const real *restrict m,
+                                    __global real *restrict acc, __local real4 *jb, uint n, uint ns, uint ntiles, real eps2) {
+    const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
+    real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
+    nbody_cl_vec a[NBODY_CL_SYM_R], comp[NBODY_CL_SYM_R];
+    uint r, k, pass, passes = ntiles > 1 && ntiles % 2 == 0 ? 2 : 1;
+    nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) { a[r].x = a[r].y = a[r].z = 0; comp[r] = a[r]; }
+    for (pass = 0; pass < passes; ++pass) {
+        const uint J = pass ? (I + ntiles / 2) % ntiles : I, count = min(S, ns - J * S);
+        nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+            const uint own = pass ? S : r * B + lid;       /* the self pair's index in the tile */
+            nbody_cl_vec s = {0, 0, 0};
+            for (k = 0; k < count; ++k) {
+                real4 p = jb[k];
+                real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
+                real w = nbody_cl_weight(p.w, nbody__soft_r2_fused(dx, dy, dz, eps2));
+                w = k != own ? w : 0;
+                nbody__pull(w, dx, dy, dz, &s.x, &s.y, &s.z);
+            }
+            a[r].x = nbody__compensated_add(a[r].x, s.x, &comp[r].x);
+            a[r].y = nbody__compensated_add(a[r].y, s.y, &comp[r].y);
+            a[r].z = nbody__compensated_add(a[r].z, s.z, &comp[r].z);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+        uint i = I * S + r * B + lid;
+        if (i >= ns) continue;
+        acc[i] = a[r].x; acc[n + i] = a[r].y; acc[2 * n + i] = a[r].z;
+        acc[3 * n + i] = comp[r].x; acc[4 * n + i] = comp[r].y; acc[5 * n + i] = comp[r].z;
+    }
+}
+
+/* the R x R pairs of the held bodies and block b of the staged tile, both ways; EDGE: a pair
+   with a body past the sources (held index >= ci, staged index >= cj) weighs 0 */
+void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint b, uint lid, int edge, uint ci, uint cj,
+                        const real *px, const real *py, const real *pz, const real *pm,
+                        real *ax, real *ay, real *az, real eps2) {
+    uint jj, r;
+    for (jj = 0; jj < NBODY_CL_SYM_R; ++jj) {
+        const uint k = jj * B + b;
+        const real4 p = jb[k];
+        real4 u = jr[k];
+#pragma unroll
+        for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+            real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
+            real inv = rsqrt(nbody__soft_r2_fused(dx, dy, dz, eps2)), w = (inv * inv) * inv, wi, wj;
+            if (edge) w = r * B + lid < ci && k < cj ? w : 0;
+            wi = w * p.w; wj = w * pm[r];
+            nbody__pull(wi, dx, dy, dz, &ax[r], &ay[r], &az[r]);
+            u.x = mad(-wj, dx, u.x); u.y = mad(-wj, dy, u.y); u.z = mad(-wj, dz, u.z);
+        }
+        jr[k] = u;
+    }
+}
+
+/* round q >= 1: tile I against tile (I + q) mod T, both ways */
+__kernel void nbody_dense_sym(__global const real *restrict y, __global const real *restrict m,
+                              __global real *restrict acc, __global real *restrict pend,
+                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles, uint q, real eps2) {
+    const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
+    const uint J = (I + q) % ntiles, ci = min(S, ns - I * S), cj = min(S, ns - J * S);
+    const int edge = ci < S || cj < S;
+    __global real *park = pend + (q & 1) * 3 * n, *prev = pend + ((q - 1) & 1) * 3 * n;
+    real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
+    real ax[NBODY_CL_SYM_R], ay[NBODY_CL_SYM_R], az[NBODY_CL_SYM_R];
+    uint r, s, k;
+    nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) ax[r] = ay[r] = az[r] = 0;
+    nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb);
+    for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (s = 0; s < B; ++s) {
+        uint b = lid + s < B ? lid + s : lid + s - B;
+        if (edge) nbody_cl_sym_block(jb, jr, B, b, lid, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+        else nbody_cl_sym_block(jb, jr, B, b, lid, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+        uint i = I * S + r * B + lid;
+        if (i >= ns) continue;
+        if (q > 1) nbody_cl_sym_add(acc, acc + 3 * n, n, i, prev[i], prev[n + i], prev[2 * n + i]);
+        nbody_cl_sym_add(acc, acc + 3 * n, n, i, ax[r], ay[r], az[r]);
+    }
+    for (k = lid; k < cj; k += B) {
+        uint j = J * S + k;
+        park[j] = jr[k].x; park[n + j] = jr[k].y; park[2 * n + j] = jr[k].z;
+    }
+}
+
+/* f = [v, G (acc + the last round's reactions)] for the sources; rounds: how many ran */
+__kernel void nbody_dense_sym_finish(__global const real *restrict y, __global real *restrict f, __global real *restrict acc,
+                                     __global const real *restrict pend, uint n, uint ns, uint rounds, real G) {
+    uint i = get_global_id(0);
+    nbody_cl_vec a;
+    if (i >= ns) return;
+    if (rounds > 0) {
+        __global const real *last = pend + (rounds & 1) * 3 * n;
+        nbody_cl_sym_add(acc, acc + 3 * n, n, i, last[i], last[n + i], last[2 * n + i]);
+    }
+    a.x = acc[i]; a.y = acc[n + i]; a.z = acc[2 * n + i];
+    nbody_cl_store(y, f, n, i, a, G);
+}
+
 /* Barnes-Hut on the heap kd-tree built on the host: nodes 1 .. 2n-1, children 2i and 2i+1,
    leaves n .. 2n-1; node c is used as one body when d^2 > crit2[c] = (r/theta)^2.
    Stackless walk (the article's next_up / skip_down): "descend" is the left child when one
