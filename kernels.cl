@@ -148,7 +148,7 @@ __kernel void nbody_dense_sym_first(__global const real *restrict y, __global co
     const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
     real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
     nbody_cl_vec a[NBODY_CL_SYM_R], comp[NBODY_CL_SYM_R];
-    uint r, k, pass, passes = ntiles > 1 && ntiles % 2 == 0 ? 2 : 1;
+    uint r, k, k0, pass, passes = ntiles > 1 && ntiles % 2 == 0 ? 2 : 1;
     nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
     for (r = 0; r < NBODY_CL_SYM_R; ++r) { a[r].x = a[r].y = a[r].z = 0; comp[r] = a[r]; }
     for (pass = 0; pass < passes; ++pass) {
@@ -158,12 +158,16 @@ __kernel void nbody_dense_sym_first(__global const real *restrict y, __global co
         for (r = 0; r < NBODY_CL_SYM_R; ++r) {
             const uint own = pass ? S : r * B + lid;       /* the self pair's index in the tile */
             nbody_cl_vec s = {0, 0, 0};
-            for (k = 0; k < count; ++k) {
-                real4 p = jb[k];
-                real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
-                real w = nbody_cl_weight(p.w, nbody__soft_r2_fused(dx, dy, dz, eps2));
-                w = k != own ? w : 0;
-                nbody__pull(w, dx, dy, dz, &s.x, &s.y, &s.z);
+            for (k0 = 0; k0 < count; k0 += NBODY_CL_SYM_R) {   /* partial sums of R terms, as in the rounds */
+                nbody_cl_vec t = {0, 0, 0};
+                for (k = k0; k < k0 + NBODY_CL_SYM_R && k < count; ++k) {
+                    real4 p = jb[k];
+                    real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
+                    real w = nbody_cl_weight(p.w, nbody__soft_r2_fused(dx, dy, dz, eps2));
+                    w = k != own ? w : 0;
+                    nbody__pull(w, dx, dy, dz, &t.x, &t.y, &t.z);
+                }
+                s.x += t.x; s.y += t.y; s.z += t.z;
             }
             a[r].x = nbody__compensated_add(a[r].x, s.x, &comp[r].x);
             a[r].y = nbody__compensated_add(a[r].y, s.y, &comp[r].y);
