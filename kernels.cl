@@ -124,13 +124,14 @@ void nbody_cl_sym_hold(__global const real *restrict y, __global const real *res
     }
 }
 
-/* tile base's S bodies into local memory: (x, y, z, m), mass 0 past ns */
+/* tile base's S bodies into local memory: (x, y, z, m), m = 1 when uni (every mass equal:
+   the host scales the sums), mass 0 past ns */
 void nbody_cl_sym_stage(__global const real *restrict y, __global const real *restrict m, uint n, uint ns, uint base,
-                        uint S, __local real4 *jb) {
+                        uint S, __local real4 *jb, int uni) {
     uint k;
     for (k = get_local_id(0); k < S; k += get_local_size(0)) {
         uint j = base + k, c = j < ns ? j : ns - 1;
-        jb[k] = (real4)(y[c], y[n + c], y[2 * n + c], j < ns ? m[c] : 0);
+        jb[k] = (real4)(y[c], y[n + c], y[2 * n + c], j < ns ? (uni ? 1 : m[c]) : 0);
     }
 }
 
@@ -144,7 +145,7 @@ void nbody_cl_sym_add(__global real *acc, __global real *comp, uint n, uint i, r
 
 /* round 0: acc = tile I on itself, plus the opposite tile for even T; comp from 0 */
 __kernel void nbody_dense_sym_first(__global const real *restrict y, __global const real *restrict m,
-                                    __global real *restrict acc, __local real4 *jb, uint n, uint ns, uint ntiles, real eps2) {
+                                    __global real *restrict acc, __local real4 *jb, uint n, uint ns, uint ntiles, real eps2, int uni) {
     const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
     real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
     nbody_cl_vec a[NBODY_CL_SYM_R], comp[NBODY_CL_SYM_R];
@@ -153,7 +154,7 @@ __kernel void nbody_dense_sym_first(__global const real *restrict y, __global co
     for (r = 0; r < NBODY_CL_SYM_R; ++r) { a[r].x = a[r].y = a[r].z = 0; comp[r] = a[r]; }
     for (pass = 0; pass < passes; ++pass) {
         const uint J = pass ? (I + ntiles / 2) % ntiles : I, count = min(S, ns - J * S);
-        nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb);
+        nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (r = 0; r < NBODY_CL_SYM_R; ++r) {
             const uint own = pass ? S : r * B + lid;       /* the self pair's index in the tile */
@@ -184,11 +185,12 @@ __kernel void nbody_dense_sym_first(__global const real *restrict y, __global co
 }
 
 /* the R x R pairs of the held bodies and block b of the staged tile, both ways; EDGE: a pair
-   with a body past the sources (held index >= ci, staged index >= cj) weighs 0. Each side's R
+   with a body past the sources (held index >= ci, staged index >= cj) weighs 0; UNI: every
+   mass is equal, the sums are of r2^(-3/2) d (the host scales them). Each side's R
    terms are summed apart before they join the running sums (the action's over the block, the
    reaction's over the held bodies): those sums then take S / R terms instead of S, which
    halves the float error of a tile pair for 3 additions per R pairs a side. */
-void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint b, uint lid, int edge, uint ci, uint cj,
+void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint b, uint lid, int edge, int uni, uint ci, uint cj,
                         const real *px, const real *py, const real *pz, const real *pm,
                         real *ax, real *ay, real *az, real eps2) {
     real tx[NBODY_CL_SYM_R], ty[NBODY_CL_SYM_R], tz[NBODY_CL_SYM_R];
@@ -204,7 +206,7 @@ void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint
             real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
             real inv = rsqrt(nbody__soft_r2_fused(dx, dy, dz, eps2)), w = (inv * inv) * inv, wi, wj;
             if (edge) w = r * B + lid < ci && k < cj ? w : 0;
-            wi = w * p.w; wj = w * pm[r];
+            wi = uni ? w : w * p.w; wj = uni ? w : w * pm[r];
             nbody__pull(wi, dx, dy, dz, &tx[r], &ty[r], &tz[r]);
             ux = mad(-wj, dx, ux); uy = mad(-wj, dy, uy); uz = mad(-wj, dz, uz);
         }
@@ -217,7 +219,7 @@ void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint
 /* round q >= 1: tile I against tile (I + q) mod T, both ways */
 __kernel void nbody_dense_sym(__global const real *restrict y, __global const real *restrict m,
                               __global real *restrict acc, __global real *restrict pend,
-                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles, uint q, real eps2) {
+                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles, uint q, real eps2, int uni) {
     const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
     const uint J = (I + q) % ntiles, ci = min(S, ns - I * S), cj = min(S, ns - J * S);
     const int edge = ci < S || cj < S;
@@ -227,13 +229,15 @@ __kernel void nbody_dense_sym(__global const real *restrict y, __global const re
     uint r, s, k;
     nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
     for (r = 0; r < NBODY_CL_SYM_R; ++r) ax[r] = ay[r] = az[r] = 0;
-    nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb);
+    nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
     for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (s = 0; s < B; ++s) {
         uint b = lid + s < B ? lid + s : lid + s - B;
-        if (edge) nbody_cl_sym_block(jb, jr, B, b, lid, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
-        else nbody_cl_sym_block(jb, jr, B, b, lid, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        if (uni && !edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 1, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        else if (uni) nbody_cl_sym_block(jb, jr, B, b, lid, 1, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+        else if (!edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        else nbody_cl_sym_block(jb, jr, B, b, lid, 1, 0, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (r = 0; r < NBODY_CL_SYM_R; ++r) {

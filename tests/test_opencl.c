@@ -238,7 +238,8 @@ static double max_err_ref(const nbody_real *a, const double *ref, const double *
 
 /* the symmetric kernel against the direct sum in double and the one-sided kernel: one tile
    (N below the tile), even and odd tile counts, partial last tiles, softening 0 and 0.01,
-   two work-group sizes; bitwise run to run; test particles (n_active). Bounds: 1e-12 of the
+   equal masses and not (two forms of the kernel), two work-group sizes; bitwise run to run;
+   test particles (n_active). Bounds: 1e-12 of the
    force in double; in float 1e-6 of the terms' magnitudes (a few roundings of the terms). */
 static void test_dense_symmetric(void) {
     static const size_t sizes[] = {1, 2, 3, 31, 64, 65, 200, 257, 1001, 1500};
@@ -249,7 +250,9 @@ static void test_dense_symmetric(void) {
         nbody_system s = {0};
         nbody_real *sym = (nbody_real *)malloc(9 * n * sizeof(nbody_real)), *one = sym + 3 * n, *again = one + 3 * n;
         int ie;
+        size_t i;
         nbody_ic_plummer(&s, n, 40 + k);
+        for (i = 0; k % 2 && i < n; ++i) s.m[i] *= (nbody_real)(0.5 + 0.25 * (double)(i % 7));   /* unequal masses */
         for (ie = 0; ie < 2; ++ie) {
             nbody_real eps = (nbody_real)(0.01 * ie);
             double *ref = tree_acc_direct(&s, (double)eps), *scale = term_scale(&s, (double)eps);
