@@ -112,12 +112,16 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
 #ifndef NBODY_CL_SYM_R
 #define NBODY_CL_SYM_R 8
 #endif
+/* the helpers that take the held bodies' private arrays are inlined at every call, so the
+   arrays stay in registers (a compiler that kept the calls would pass them through memory) */
+#define NBODY_CL_SYM_INLINE __attribute__((always_inline))
 
 /* the R bodies of tile base (ns sources) held by work-item lid of B: positions, masses (0
    past ns, those positions a copy of body ns - 1) */
-void nbody_cl_sym_hold(__global const real *restrict y, __global const real *restrict m, uint n, uint ns, uint base,
+NBODY_CL_SYM_INLINE void nbody_cl_sym_hold(__global const real *restrict y, __global const real *restrict m, uint n, uint ns, uint base,
                        uint B, uint lid, real *px, real *py, real *pz, real *pm) {
     uint r;
+#pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) {
         uint i = base + r * B + lid, c = i < ns ? i : ns - 1;
         px[r] = y[c]; py[r] = y[n + c]; pz[r] = y[2 * n + c]; pm[r] = i < ns ? m[c] : 0;
@@ -151,11 +155,13 @@ __kernel void nbody_dense_sym_first(__global const real *restrict y, __global co
     nbody_cl_vec a[NBODY_CL_SYM_R], comp[NBODY_CL_SYM_R];
     uint r, k, k0, pass, passes = ntiles > 1 && ntiles % 2 == 0 ? 2 : 1;
     nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
+#pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) { a[r].x = a[r].y = a[r].z = 0; comp[r] = a[r]; }
     for (pass = 0; pass < passes; ++pass) {
         const uint J = pass ? (I + ntiles / 2) % ntiles : I, count = min(S, ns - J * S);
         nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
         barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
         for (r = 0; r < NBODY_CL_SYM_R; ++r) {
             const uint own = pass ? S : r * B + lid;       /* the self pair's index in the tile */
             nbody_cl_vec s = {0, 0, 0};
@@ -176,6 +182,7 @@ __kernel void nbody_dense_sym_first(__global const real *restrict y, __global co
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) {
         uint i = I * S + r * B + lid;
         if (i >= ns) continue;
@@ -190,12 +197,14 @@ __kernel void nbody_dense_sym_first(__global const real *restrict y, __global co
    terms are summed apart before they join the running sums (the action's over the block, the
    reaction's over the held bodies): those sums then take S / R terms instead of S, which
    halves the float error of a tile pair for 3 additions per R pairs a side. */
-void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint b, uint lid, int edge, int uni, uint ci, uint cj,
+NBODY_CL_SYM_INLINE void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint b, uint lid, int edge, int uni, uint ci, uint cj,
                         const real *px, const real *py, const real *pz, const real *pm,
                         real *ax, real *ay, real *az, real eps2) {
     real tx[NBODY_CL_SYM_R], ty[NBODY_CL_SYM_R], tz[NBODY_CL_SYM_R];
     uint jj, r;
+#pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) tx[r] = ty[r] = tz[r] = 0;
+#pragma unroll
     for (jj = 0; jj < NBODY_CL_SYM_R; ++jj) {
         const uint k = jj * B + b;
         const real4 p = jb[k];
@@ -213,6 +222,7 @@ void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint
         v = jr[k];
         jr[k] = (real4)(v.x + ux, v.y + uy, v.z + uz, 0);
     }
+#pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) { ax[r] += tx[r]; ay[r] += ty[r]; az[r] += tz[r]; }
 }
 
@@ -228,6 +238,7 @@ __kernel void nbody_dense_sym(__global const real *restrict y, __global const re
     real ax[NBODY_CL_SYM_R], ay[NBODY_CL_SYM_R], az[NBODY_CL_SYM_R];
     uint r, s, k;
     nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
+#pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) ax[r] = ay[r] = az[r] = 0;
     nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
     for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
@@ -240,6 +251,7 @@ __kernel void nbody_dense_sym(__global const real *restrict y, __global const re
         else nbody_cl_sym_block(jb, jr, B, b, lid, 1, 0, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) {
         uint i = I * S + r * B + lid;
         if (i >= ns) continue;
