@@ -87,27 +87,28 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
 
 /* ---- the symmetric dense kernel: Newton's third law, each pair of bodies computed once ----
    The sources [0, ns) fall in T tiles of S = B x NBODY_CL_SYM_R bodies (B the work-group
-   size, a runtime value). A force evaluation is one launch per round, in a queue that runs
-   them in order, so no work-group ever waits for another:
+   size, a runtime value). A force evaluation is a few launches in a queue that runs them in
+   order, so no work-group ever waits for another:
    - nbody_dense_sym_first: work-group I sums, one-sided, tile I on itself (the self pair
      excluded by index) and, for even T, the opposite tile I + T/2 (the pairs that the rounds
      below would meet twice), into acc[I] with Kahan's compensation;
-   - nbody_dense_sym for rounds q = 1 .. (T-1)/2: work-group I meets tile J = (I + q) mod T,
-     every pair of the two tiles once. Over the rounds every pair of distinct tiles meets
-     exactly once, and in each round every tile is an I once and a J once. The action on I is
-     added to acc[I] at once (after the reaction I received in round q - 1, parked in pend);
-     the reaction on J is parked in pend[q & 1] for J's own work-group of round q + 1;
-   - nbody_dense_sym_finish adds the last round's reactions and writes f.
-   So every body's sum is formed in one fixed order: the same bits on every run. Memory: 12 n
-   reals (acc and its compensation, pend for two parities of rounds).
+   - nbody_dense_sym, rounds q = 1 .. (T-1)/2 of a round-robin tournament, K rounds a launch:
+     in round q work-group I meets tile J = (I + q) mod T, every pair of the two tiles once.
+     Over the rounds every pair of distinct tiles meets exactly once, and in each round every
+     tile is an I once and a J once. Work-group I adds its actions to acc[I] at the end of its
+     launch, after the reactions that I received in the previous launch (parked in pend, one
+     slot of 3n a round, in round order); the reactions of this launch go to its own slots;
+   - nbody_dense_sym_finish adds the last launch's reactions and writes f.
+   So every body's sum is formed in one fixed order: the same bits on every run. Memory:
+   6n reals (acc and its compensation) and 2K x 3n (pend, two launches' slots).
    Inside a pair of tiles (register blocking, no sub-group operations): work-item w holds R
    bodies of I in registers (w, B + w, 2B + w, ...) with their actions, and J is in local
    memory as B blocks of R bodies (block b: b, B + b, ...) with a reaction sum per body. In
    step s = 0 .. B-1 work-item w takes block (w + s) mod B: the B work-items hold B different
    blocks, so each adds R x R pairs to both sides, the reactions into the local sums, without
-   a race; a barrier ends the step. A local load and store per R pairs, against the one-sided
-   kernel's load per pair: the pair costs 16 operations and one reciprocal square root for
-   two interactions, the one-sided kernel 12 and one for one. Bodies past ns (the partial
+   a race; a barrier ends the step. Two local loads and a store per R pairs: with equal masses
+   a pair costs 14 operations, 0.75 for the partial sums below and one reciprocal square root
+   for two interactions, the one-sided kernel 12 and one for one. Bodies past ns (the partial
    last tile) have mass 0 and their pairs weight 0 (a select, in the tiles that have them). */
 #ifndef NBODY_CL_SYM_R
 #define NBODY_CL_SYM_R 8
@@ -226,53 +227,64 @@ NBODY_CL_SYM_INLINE void nbody_cl_sym_block(__local const real4 *jb, __local rea
     for (r = 0; r < NBODY_CL_SYM_R; ++r) { ax[r] += tx[r]; ay[r] += ty[r]; az[r] += tz[r]; }
 }
 
-/* round q >= 1: tile I against tile (I + q) mod T, both ways */
+/* rounds q0 .. q0 + count - 1 (q0 >= 1), one after another: tile I against tile (I + q) mod T,
+   both ways. The reactions of round q0 + t go to pend slot park + t; acc[I] takes the slots
+   prev .. prev + nprev - 1 (the previous launch's reactions on I, in round order), then the
+   actions of these rounds. */
 __kernel void nbody_dense_sym(__global const real *restrict y, __global const real *restrict m,
                               __global real *restrict acc, __global real *restrict pend,
-                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles, uint q, real eps2, int uni) {
+                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles,
+                              uint q0, uint count, uint park, uint prev, uint nprev, real eps2, int uni) {
     const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
-    const uint J = (I + q) % ntiles, ci = min(S, ns - I * S), cj = min(S, ns - J * S);
-    const int edge = ci < S || cj < S;
-    __global real *park = pend + (q & 1) * 3 * n, *prev = pend + ((q - 1) & 1) * 3 * n;
+    const uint ci = min(S, ns - I * S);
     real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
     real ax[NBODY_CL_SYM_R], ay[NBODY_CL_SYM_R], az[NBODY_CL_SYM_R];
-    uint r, s, k;
+    uint r, s, k, t;
     nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
 #pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) ax[r] = ay[r] = az[r] = 0;
-    nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
-    for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (s = 0; s < B; ++s) {
-        uint b = lid + s < B ? lid + s : lid + s - B;
-        if (uni && !edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 1, S, S, px, py, pz, pm, ax, ay, az, eps2);
-        else if (uni) nbody_cl_sym_block(jb, jr, B, b, lid, 1, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
-        else if (!edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
-        else nbody_cl_sym_block(jb, jr, B, b, lid, 1, 0, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+    for (t = 0; t < count; ++t) {
+        const uint J = (I + q0 + t) % ntiles, cj = min(S, ns - J * S);
+        const int edge = ci < S || cj < S;
+        __global real *out = pend + (size_t)(park + t) * 3 * n;
+        barrier(CLK_LOCAL_MEM_FENCE);      /* the last round's tile and reactions are read */
+        nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
+        for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
         barrier(CLK_LOCAL_MEM_FENCE);
+        for (s = 0; s < B; ++s) {
+            uint b = lid + s < B ? lid + s : lid + s - B;
+            if (uni && !edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 1, S, S, px, py, pz, pm, ax, ay, az, eps2);
+            else if (uni) nbody_cl_sym_block(jb, jr, B, b, lid, 1, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+            else if (!edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
+            else nbody_cl_sym_block(jb, jr, B, b, lid, 1, 0, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        for (k = lid; k < cj; k += B) {
+            uint j = J * S + k;
+            out[j] = jr[k].x; out[n + j] = jr[k].y; out[2 * n + j] = jr[k].z;
+        }
     }
 #pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) {
         uint i = I * S + r * B + lid;
         if (i >= ns) continue;
-        if (q > 1) nbody_cl_sym_add(acc, acc + 3 * n, n, i, prev[i], prev[n + i], prev[2 * n + i]);
+        for (t = 0; t < nprev; ++t) {
+            __global const real *in = pend + (size_t)(prev + t) * 3 * n;
+            nbody_cl_sym_add(acc, acc + 3 * n, n, i, in[i], in[n + i], in[2 * n + i]);
+        }
         nbody_cl_sym_add(acc, acc + 3 * n, n, i, ax[r], ay[r], az[r]);
-    }
-    for (k = lid; k < cj; k += B) {
-        uint j = J * S + k;
-        park[j] = jr[k].x; park[n + j] = jr[k].y; park[2 * n + j] = jr[k].z;
     }
 }
 
-/* f = [v, G (acc + the last round's reactions)] for the sources; rounds: how many ran */
+/* f = [v, G (acc + the last launch's reactions: slots last .. last + nlast - 1)] for the sources */
 __kernel void nbody_dense_sym_finish(__global const real *restrict y, __global real *restrict f, __global real *restrict acc,
-                                     __global const real *restrict pend, uint n, uint ns, uint rounds, real G) {
-    uint i = get_global_id(0);
+                                     __global const real *restrict pend, uint n, uint ns, uint last, uint nlast, real G) {
+    uint i = get_global_id(0), t;
     nbody_cl_vec a;
     if (i >= ns) return;
-    if (rounds > 0) {
-        __global const real *last = pend + (rounds & 1) * 3 * n;
-        nbody_cl_sym_add(acc, acc + 3 * n, n, i, last[i], last[n + i], last[2 * n + i]);
+    for (t = 0; t < nlast; ++t) {
+        __global const real *in = pend + (size_t)(last + t) * 3 * n;
+        nbody_cl_sym_add(acc, acc + 3 * n, n, i, in[i], in[n + i], in[2 * n + i]);
     }
     a.x = acc[i]; a.y = acc[n + i]; a.z = acc[2 * n + i];
     nbody_cl_store(y, f, n, i, a, G);

@@ -3,7 +3,8 @@
    (N^2 counting, one force evaluation = one derivative on the device) and the force error
    against the direct sum in double on 1024 sampled bodies (Plummer, softening 1e-3, G = 1).
    Rows: the engine's own choice ("auto"), the one-sided kernel, the symmetric kernel forced
-   with several work-group sizes x bodies per work-item, and the CUDA engine (its tuner's choice).
+   with several work-group sizes x bodies per work-item x rounds a launch, and the CUDA engine
+   (its tuner's choice).
    Precision: this file's nbody_real; bench_clsym_float.c includes it with float.
        make build/bench_clsym build/bench_clsym_float          (WITH_OPENCL=1, WITH_CUDA=1 optional)
        ./build/bench_clsym_float [max_n] [min_n]    (default 1048576 65536; N = min_n x 4^k)
@@ -72,7 +73,7 @@ typedef struct { double rate, median, max; size_t group; int sym; } bench_row;
 
 /* one engine configuration: kernel -1 the engine's choice, 0 one-sided, 1 symmetric with
    work-groups of group x per_item bodies (OpenCL); CUDA: its tuner. 0 on success. */
-static int measure(nbody_engine eng, int kernel, int group, int per_item, const nbody_system *s, const double *ref,
+static int measure(nbody_engine eng, int kernel, int group, int per_item, int rounds, const nbody_system *s, const double *ref,
                    size_t step, size_t count, double min_s, bench_row *out) {
     nbody_desc d = NBODY__ZERO_INIT;
     nbody_sim *sim = NULL;
@@ -84,7 +85,7 @@ static int measure(nbody_engine eng, int kernel, int group, int per_item, const 
     memset(out, 0, sizeof *out);
     d.engine = eng; d.softening = (nbody_real)EPS; d.G = 1; d.method = NBODY_RK4; d.log.func = bench_log;
     r = a && e ? nbody_create(&sim, &d, s) : NBODY_ERR_OUT_OF_MEMORY;
-    if (r == NBODY_OK && eng == NBODY_ENGINE_OPENCL) r = nbody__cl_dense_config(&sim->eng, kernel, group, per_item, &out->group);
+    if (r == NBODY_OK && eng == NBODY_ENGINE_OPENCL) r = nbody__cl_dense_config(&sim->eng, kernel, group, per_item, rounds, &out->group);
     out->sym = out->group > 0;
     if (r == NBODY_OK) r = sim->eng.ops->derivative(&sim->eng, sim->y, sim->k[0]);   /* warm-up (CUDA: tuning) */
     if (r == NBODY_OK) r = sim->eng.ops->download(&sim->eng, &probe, sim->k[0], 6 * n - 1, 1);
@@ -136,7 +137,9 @@ int main(int argc, char **argv) {
     size_t max_n = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 1048576, n;
     size_t min_n = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 65536;
     const int r0 = sizeof(nbody_real) == sizeof(double) ? 4 : 8;  /* the engine's bodies per work-item */
-    const int sweep[][2] = {{32, 0}, {64, 0}, {128, 0}, {64, 1}, {128, 1}, {256, 1}};   /* group, per_item r0 >> k */
+    /* group, per_item r0 >> k, rounds a launch (0: the engine's 4) */
+    const int sweep[][3] = {{32, 0, 0}, {64, 0, 0}, {128, 0, 0}, {64, 1, 0}, {128, 1, 0}, {256, 1, 0},
+                            {32, 0, 1}, {128, 0, 1}, {32, 0, 16}, {128, 0, 16}};
     nbody_system s = {0};
     nbody_sim *sim = NULL;
     nbody_desc probe = NBODY__ZERO_INIT;
@@ -161,22 +164,22 @@ int main(int argc, char **argv) {
         ref = sample_ref(&s, step, count);
         if (!ref) { printf("no memory\n"); return 1; }
 #ifdef NBODY_WITH_CUDA
-        if (measure(NBODY_ENGINE_CUDA, -1, 0, 0, &s, ref, step, count, min_s, &b) == 0) {
+        if (measure(NBODY_ENGINE_CUDA, -1, 0, 0, 0, &s, ref, step, count, min_s, &b) == 0) {
             cuda = b.rate;
             snprintf(cfg, sizeof cfg, "tuned: %s, %lu threads", b.sym ? "symmetric" : "one-sided", (unsigned long)b.group);
             print_row(n, "cuda", cfg, &b, cuda);
         }
 #endif
-        if (measure(NBODY_ENGINE_OPENCL, -1, 0, 0, &s, ref, step, count, min_s, &b) == 0) {
-            if (b.sym) snprintf(cfg, sizeof cfg, "auto: symmetric %lu x %d", (unsigned long)b.group, r0);
+        if (measure(NBODY_ENGINE_OPENCL, -1, 0, 0, 0, &s, ref, step, count, min_s, &b) == 0) {
+            if (b.sym) snprintf(cfg, sizeof cfg, "auto: symmetric %lu x %d, 4 rounds a launch", (unsigned long)b.group, r0);
             else snprintf(cfg, sizeof cfg, "auto: one-sided");
             print_row(n, "opencl", cfg, &b, cuda);
         }
-        if (measure(NBODY_ENGINE_OPENCL, 0, 0, 0, &s, ref, step, count, min_s, &b) == 0) print_row(n, "opencl", "one-sided", &b, cuda);
+        if (measure(NBODY_ENGINE_OPENCL, 0, 0, 0, 0, &s, ref, step, count, min_s, &b) == 0) print_row(n, "opencl", "one-sided", &b, cuda);
         for (k = 0; k < sizeof sweep / sizeof *sweep; ++k) {
             int per = r0 >> sweep[k][1];
-            if (measure(NBODY_ENGINE_OPENCL, 1, sweep[k][0], per, &s, ref, step, count, min_s, &b) != 0) continue;
-            snprintf(cfg, sizeof cfg, "symmetric %lu x %d", (unsigned long)b.group, per);
+            if (measure(NBODY_ENGINE_OPENCL, 1, sweep[k][0], per, sweep[k][2], &s, ref, step, count, min_s, &b) != 0) continue;
+            snprintf(cfg, sizeof cfg, "symmetric %lu x %d, %d rounds a launch", (unsigned long)b.group, per, sweep[k][2] ? sweep[k][2] : 4);
             print_row(n, "opencl", cfg, &b, cuda);
         }
         free(ref);

@@ -171,8 +171,10 @@ static void test_dense_float_accuracy(void) {
 
 /* ---- the symmetric dense kernel (forced through nbody__cl_dense_config) ---------------- */
 /* accelerations a[3n] of s on one OpenCL device with the dense kernel chosen: kernel 0
-   one-sided, 1 symmetric with work-groups of `group`; n_active as desc.n_active */
-static nbody_result accel_kernel(const nbody_system *s, nbody_real eps, size_t n_active, int kernel, int group, nbody_real *a) {
+   one-sided, 1 symmetric with work-groups of `group` and `rounds` rounds a launch (0: the
+   engine's); n_active as desc.n_active */
+static nbody_result accel_kernel(const nbody_system *s, nbody_real eps, size_t n_active, int kernel, int group, int rounds,
+                                 nbody_real *a) {
     nbody_desc d0 = NBODY__ZERO_INIT, d;
     nbody__engine e;
     nbody__buf y = NULL, f = NULL;
@@ -182,7 +184,7 @@ static nbody_result accel_kernel(const nbody_system *s, nbody_real eps, size_t n
     d = nbody__desc_defaults(&d0);
     r = nbody__engine_start(&e, &d, n, s->m);
     if (r != NBODY_OK) return r;
-    r = nbody__cl_dense_config(&e, kernel, group, 0, &chosen);
+    r = nbody__cl_dense_config(&e, kernel, group, 0, rounds, &chosen);
     if (r == NBODY_OK && chosen != (size_t)(kernel ? group : 0)) r = NBODY_ERR_DEVICE;   /* the force did not take */
     if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &y);
     if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &f);
@@ -238,12 +240,13 @@ static double max_err_ref(const nbody_real *a, const double *ref, const double *
 
 /* the symmetric kernel against the direct sum in double and the one-sided kernel: one tile
    (N below the tile), even and odd tile counts, partial last tiles, softening 0 and 0.01,
-   equal masses and not (two forms of the kernel), two work-group sizes; bitwise run to run;
+   equal masses and not (two forms of the kernel), work-group sizes 8, 32, 16 with 3, 1, 4
+   rounds a launch (the last launch partial or not); bitwise run to run;
    test particles (n_active). Bounds: 1e-12 of the
    force in double; in float 1e-6 of the terms' magnitudes (a few roundings of the terms). */
 static void test_dense_symmetric(void) {
     static const size_t sizes[] = {1, 2, 3, 31, 64, 65, 200, 257, 1001, 1500};
-    static const int groups[] = {8, 32};
+    static const int groups[] = {8, 32, 16}, rounds[] = {3, 1, 0};   /* 0: the engine's 4 */
     size_t k, g;
     for (k = 0; k < sizeof sizes / sizeof *sizes; ++k) {
         size_t n = sizes[k];
@@ -256,15 +259,15 @@ static void test_dense_symmetric(void) {
         for (ie = 0; ie < 2; ++ie) {
             nbody_real eps = (nbody_real)(0.01 * ie);
             double *ref = tree_acc_direct(&s, (double)eps), *scale = term_scale(&s, (double)eps);
-            nbody_result r1 = accel_kernel(&s, eps, 0, 0, 0, one);
+            nbody_result r1 = accel_kernel(&s, eps, 0, 0, 0, 0, one);
             double e_one = r1 == NBODY_OK && ref && scale ? max_err_ref(one, ref, scale, n) : 1;
             for (g = 0; g < sizeof groups / sizeof *groups; ++g) {
-                nbody_result r = accel_kernel(&s, eps, 0, 1, groups[g], sym), ra;
+                nbody_result r = accel_kernel(&s, eps, 0, 1, groups[g], rounds[g], sym), ra;
                 double e_sym = r == NBODY_OK && ref && scale ? max_err_ref(sym, ref, scale, n) : 1;
                 CHECK(r == NBODY_OK && e_sym <= TOL(1e-12, 1e-6) && e_one <= TOL(1e-12, 1e-6),
-                      "symmetric n = %u eps %g group %d: max error %.3g against the double sum (one-sided %.3g, %s)",
-                      (unsigned)n, (double)eps, groups[g], e_sym, e_one, nbody_result_string(r));
-                ra = accel_kernel(&s, eps, 0, 1, groups[g], again);
+                      "symmetric n = %u eps %g group %d, %d rounds a launch: max error %.3g against the double sum (one-sided %.3g, %s)",
+                      (unsigned)n, (double)eps, groups[g], rounds[g], e_sym, e_one, nbody_result_string(r));
+                ra = accel_kernel(&s, eps, 0, 1, groups[g], rounds[g], again);
                 CHECK(ra == NBODY_OK && memcmp(sym, again, 3 * n * sizeof(nbody_real)) == 0,
                       "symmetric n = %u eps %g group %d: not bitwise the same on a second run", (unsigned)n, (double)eps, groups[g]);
                 if (n >= 1001)
@@ -284,12 +287,12 @@ static void test_dense_symmetric(void) {
         nbody_ic_plummer(&s, n, 77);
         for (k = 0; k < 2; ++k) {
             nbody_desc d = NBODY__ZERO_INIT;
-            nbody_result r, r1 = accel_kernel(&s, (nbody_real)0.01, actives[k], 0, 0, one), r2;
+            nbody_result r, r1 = accel_kernel(&s, (nbody_real)0.01, actives[k], 0, 0, 0, one), r2;
             d.engine = NBODY_ENGINE_SIMPLE; d.softening = (nbody_real)0.01; d.n_active = actives[k];
             r2 = nbody_accelerations(&d, &s, ref, ref + n, ref + 2 * n);
             for (g = 0; g < sizeof groups / sizeof *groups; ++g) {
                 double e_ref, e_one;
-                r = accel_kernel(&s, (nbody_real)0.01, actives[k], 1, groups[g], sym);
+                r = accel_kernel(&s, (nbody_real)0.01, actives[k], 1, groups[g], rounds[g], sym);
                 e_ref = r == NBODY_OK && r2 == NBODY_OK ? max_rel(sym, ref, n) : 1;
                 e_one = r == NBODY_OK && r1 == NBODY_OK ? max_rel(sym, one, n) : 1;
                 CHECK(e_ref <= TOL(1e-12, 1e-5) && e_one <= TOL(1e-12, 1e-5),
@@ -316,7 +319,7 @@ static void test_dense_symmetric_float_accuracy(void) {
     ref = tree_acc_direct(&s, TREE_ACC_EPS);
     e = (double *)malloc(n * sizeof(double));
     for (kernel = 0; kernel < 2 && ref && e; ++kernel) {
-        nbody_result r = accel_kernel(&s, (nbody_real)TREE_ACC_EPS, 0, kernel, kernel ? 32 : 0, a);
+        nbody_result r = accel_kernel(&s, (nbody_real)TREE_ACC_EPS, 0, kernel, kernel ? 32 : 0, 0, a);
         size_t i;
         CHECK(r == NBODY_OK, "float accuracy, kernel %d: %s", kernel, nbody_result_string(r));
         for (i = 0; i < n; ++i) {
