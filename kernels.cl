@@ -95,9 +95,9 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
    - nbody_dense_sym, rounds q = 1 .. (T-1)/2 of a round-robin tournament, K rounds a launch:
      in round q work-group I meets tile J = (I + q) mod T, every pair of the two tiles once.
      Over the rounds every pair of distinct tiles meets exactly once, and in each round every
-     tile is an I once and a J once. Work-group I adds its actions to acc[I] at the end of its
-     launch, after the reactions that I received in the previous launch (parked in pend, one
-     slot of 3n a round, in round order); the reactions of this launch go to its own slots;
+     tile is an I once and a J once. Work-group I adds its actions to acc[I] after each round,
+     after the reactions that I received in the previous launch (parked in pend, one slot of
+     3n a round, in round order); the reactions of this launch go to its own slots;
    - nbody_dense_sym_finish adds the last launch's reactions and writes f.
    So every body's sum is formed in one fixed order: the same bits on every run. Memory:
    6n reals (acc and its compensation) and 2K x 3n (pend, two launches' slots).
@@ -230,7 +230,7 @@ NBODY_CL_SYM_INLINE void nbody_cl_sym_block(__local const real4 *jb, __local rea
 /* rounds q0 .. q0 + count - 1 (q0 >= 1), one after another: tile I against tile (I + q) mod T,
    both ways. The reactions of round q0 + t go to pend slot park + t; acc[I] takes the slots
    prev .. prev + nprev - 1 (the previous launch's reactions on I, in round order), then the
-   actions of these rounds. */
+   actions of each round. */
 __kernel void nbody_dense_sym(__global const real *restrict y, __global const real *restrict m,
                               __global real *restrict acc, __global real *restrict pend,
                               __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles,
@@ -263,16 +263,16 @@ __kernel void nbody_dense_sym(__global const real *restrict y, __global const re
             uint j = J * S + k;
             out[j] = jr[k].x; out[n + j] = jr[k].y; out[2 * n + j] = jr[k].z;
         }
-    }
 #pragma unroll
-    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
-        uint i = I * S + r * B + lid;
-        if (i >= ns) continue;
-        for (t = 0; t < nprev; ++t) {
-            __global const real *in = pend + (size_t)(prev + t) * 3 * n;
-            nbody_cl_sym_add(acc, acc + 3 * n, n, i, in[i], in[n + i], in[2 * n + i]);
+        for (r = 0; r < NBODY_CL_SYM_R; ++r) {   /* each round's actions join acc apart */
+            uint i = I * S + r * B + lid, u;
+            for (u = 0; t == 0 && u < nprev && i < ns; ++u) {
+                __global const real *in = pend + (size_t)(prev + u) * 3 * n;
+                nbody_cl_sym_add(acc, acc + 3 * n, n, i, in[i], in[n + i], in[2 * n + i]);
+            }
+            if (i < ns) nbody_cl_sym_add(acc, acc + 3 * n, n, i, ax[r], ay[r], az[r]);
+            ax[r] = ay[r] = az[r] = 0;
         }
-        nbody_cl_sym_add(acc, acc + 3 * n, n, i, ax[r], ay[r], az[r]);
     }
 }
 
