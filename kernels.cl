@@ -95,12 +95,13 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
    - nbody_dense_sym, rounds q = 1 .. (T-1)/2 of a round-robin tournament, K rounds a launch:
      in round q work-group I meets tile J = (I + q) mod T, every pair of the two tiles once.
      Over the rounds every pair of distinct tiles meets exactly once, and in each round every
-     tile is an I once and a J once. Work-group I adds its actions to acc[I] after each round,
-     after the reactions that I received in the previous launch (parked in pend, one slot of
-     3n a round, in round order); the reactions of this launch go to its own slots;
-   - nbody_dense_sym_finish adds the last launch's reactions and writes f.
+     tile is an I once and a J once: the actions on I and the reactions on J go to two slots
+     of 3n reals of that round, and the T x K work-groups of a launch are independent (so a
+     launch is many waves of work-groups: little time lost to its last, partial wave);
+   - nbody_dense_sym_sum then adds each round's two slots to acc in round order, and after
+     the last launch writes f.
    So every body's sum is formed in one fixed order: the same bits on every run. Memory:
-   6n reals (acc and its compensation) and 2K x 3n (pend, two launches' slots).
+   6n reals (acc and its compensation) and 2K x 3n (the slots).
    Inside a pair of tiles (register blocking, no sub-group operations): work-item w holds R
    bodies of I in registers (w, B + w, 2B + w, ...) with their actions, and J is in local
    memory as B blocks of R bodies (block b: b, B + b, ...) with a reaction sum per body. In
@@ -115,7 +116,14 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
 #endif
 /* the helpers that take the held bodies' private arrays are inlined at every call, so the
    arrays stay in registers (a compiler that kept the calls would pass them through memory) */
+#if defined(__has_attribute)
+#if __has_attribute(always_inline)
 #define NBODY_CL_SYM_INLINE __attribute__((always_inline))
+#endif
+#endif
+#ifndef NBODY_CL_SYM_INLINE
+#define NBODY_CL_SYM_INLINE
+#endif
 
 /* the R bodies of tile base (ns sources) held by work-item lid of B: positions, masses (0
    past ns, those positions a copy of body ns - 1) */
@@ -227,65 +235,59 @@ NBODY_CL_SYM_INLINE void nbody_cl_sym_block(__local const real4 *jb, __local rea
     for (r = 0; r < NBODY_CL_SYM_R; ++r) { ax[r] += tx[r]; ay[r] += ty[r]; az[r] += tz[r]; }
 }
 
-/* rounds q0 .. q0 + count - 1 (q0 >= 1), one after another: tile I against tile (I + q) mod T,
-   both ways. The reactions of round q0 + t go to pend slot park + t; acc[I] takes the slots
-   prev .. prev + nprev - 1 (the previous launch's reactions on I, in round order), then the
-   actions of each round. */
-__kernel void nbody_dense_sym(__global const real *restrict y, __global const real *restrict m,
-                              __global real *restrict acc, __global real *restrict pend,
-                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles,
-                              uint q0, uint count, uint park, uint prev, uint nprev, real eps2, int uni) {
-    const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
-    const uint ci = min(S, ns - I * S);
+/* rounds q0 .. q0 + count - 1 (q0 >= 1), all independent: work-group g takes round
+   q = q0 + t and tile I (g = t T + I) and meets tile J = (I + q) mod T, both ways. The actions
+   on I go to pend slot t, the reactions on J to slot K + t (3n reals a slot): in each round
+   every tile is an I once and a J once, so every body gets one value in each. */
+__kernel void nbody_dense_sym(__global const real *restrict y, __global const real *restrict m, __global real *restrict pend,
+                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles, uint q0, uint K,
+                              real eps2, int uni) {
+    const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R;
+    const uint t = get_group_id(0) / ntiles, I = get_group_id(0) % ntiles, J = (I + q0 + t) % ntiles;
+    const uint ci = min(S, ns - I * S), cj = min(S, ns - J * S);
+    const int edge = ci < S || cj < S;
+    __global real *act = pend + (size_t)t * 3 * n, *react = pend + (size_t)(K + t) * 3 * n;
     real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
     real ax[NBODY_CL_SYM_R], ay[NBODY_CL_SYM_R], az[NBODY_CL_SYM_R];
-    uint r, s, k, t;
+    uint r, s, k;
     nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
 #pragma unroll
     for (r = 0; r < NBODY_CL_SYM_R; ++r) ax[r] = ay[r] = az[r] = 0;
-    for (t = 0; t < count; ++t) {
-        const uint J = (I + q0 + t) % ntiles, cj = min(S, ns - J * S);
-        const int edge = ci < S || cj < S;
-        __global real *out = pend + (size_t)(park + t) * 3 * n;
-        barrier(CLK_LOCAL_MEM_FENCE);      /* the last round's tile and reactions are read */
-        nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
-        for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
+    nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
+    for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (s = 0; s < B; ++s) {
+        uint b = lid + s < B ? lid + s : lid + s - B;
+        if (uni && !edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 1, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        else if (uni) nbody_cl_sym_block(jb, jr, B, b, lid, 1, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+        else if (!edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        else nbody_cl_sym_block(jb, jr, B, b, lid, 1, 0, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (s = 0; s < B; ++s) {
-            uint b = lid + s < B ? lid + s : lid + s - B;
-            if (uni && !edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 1, S, S, px, py, pz, pm, ax, ay, az, eps2);
-            else if (uni) nbody_cl_sym_block(jb, jr, B, b, lid, 1, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
-            else if (!edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
-            else nbody_cl_sym_block(jb, jr, B, b, lid, 1, 0, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        for (k = lid; k < cj; k += B) {
-            uint j = J * S + k;
-            out[j] = jr[k].x; out[n + j] = jr[k].y; out[2 * n + j] = jr[k].z;
-        }
+    }
 #pragma unroll
-        for (r = 0; r < NBODY_CL_SYM_R; ++r) {   /* each round's actions join acc apart */
-            uint i = I * S + r * B + lid, u;
-            for (u = 0; t == 0 && u < nprev && i < ns; ++u) {
-                __global const real *in = pend + (size_t)(prev + u) * 3 * n;
-                nbody_cl_sym_add(acc, acc + 3 * n, n, i, in[i], in[n + i], in[2 * n + i]);
-            }
-            if (i < ns) nbody_cl_sym_add(acc, acc + 3 * n, n, i, ax[r], ay[r], az[r]);
-            ax[r] = ay[r] = az[r] = 0;
-        }
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+        uint i = I * S + r * B + lid;
+        if (i < ns) { act[i] = ax[r]; act[n + i] = ay[r]; act[2 * n + i] = az[r]; }
+    }
+    for (k = lid; k < cj; k += B) {
+        uint j = J * S + k;
+        react[j] = jr[k].x; react[n + j] = jr[k].y; react[2 * n + j] = jr[k].z;
     }
 }
 
-/* f = [v, G (acc + the last launch's reactions: slots last .. last + nlast - 1)] for the sources */
-__kernel void nbody_dense_sym_finish(__global const real *restrict y, __global real *restrict f, __global real *restrict acc,
-                                     __global const real *restrict pend, uint n, uint ns, uint last, uint nlast, real G) {
+/* acc += the count rounds of pend (each round's action, then its reaction, compensated), in
+   round order; store: then f = [v, G acc] for the sources */
+__kernel void nbody_dense_sym_sum(__global const real *restrict y, __global real *restrict f, __global real *restrict acc,
+                                  __global const real *restrict pend, uint n, uint ns, uint count, uint K, real G, int store) {
     uint i = get_global_id(0), t;
     nbody_cl_vec a;
     if (i >= ns) return;
-    for (t = 0; t < nlast; ++t) {
-        __global const real *in = pend + (size_t)(last + t) * 3 * n;
-        nbody_cl_sym_add(acc, acc + 3 * n, n, i, in[i], in[n + i], in[2 * n + i]);
+    for (t = 0; t < count; ++t) {
+        __global const real *act = pend + (size_t)t * 3 * n, *react = pend + (size_t)(K + t) * 3 * n;
+        nbody_cl_sym_add(acc, acc + 3 * n, n, i, act[i], act[n + i], act[2 * n + i]);
+        nbody_cl_sym_add(acc, acc + 3 * n, n, i, react[i], react[n + i], react[2 * n + i]);
     }
+    if (!store) return;
     a.x = acc[i]; a.y = acc[n + i]; a.z = acc[2 * n + i];
     nbody_cl_store(y, f, n, i, a, G);
 }

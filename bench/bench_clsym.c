@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
     size_t max_n = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 1048576, n;
     size_t min_n = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 65536;
     const int r0 = sizeof(nbody_real) == sizeof(double) ? 4 : 8;  /* the engine's bodies per work-item */
-    /* group, per_item r0 >> k, rounds a launch (0: the engine's 4) */
+    /* group, per_item r0 >> k, rounds a launch (0: the engine's choice) */
     const int sweep[][3] = {{32, 0, 0}, {64, 0, 0}, {128, 0, 0}, {64, 1, 0}, {128, 1, 0}, {256, 1, 0},
                             {32, 0, 1}, {128, 0, 1}, {32, 0, 16}, {128, 0, 16}};
     nbody_system s = {0};
@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
         }
 #endif
         if (measure(NBODY_ENGINE_OPENCL, -1, 0, 0, 0, &s, ref, step, count, min_s, &b) == 0) {
-            if (b.sym) snprintf(cfg, sizeof cfg, "auto: symmetric %lu x %d, 4 rounds a launch", (unsigned long)b.group, r0);
+            if (b.sym) snprintf(cfg, sizeof cfg, "auto: symmetric %lu x %d", (unsigned long)b.group, r0);
             else snprintf(cfg, sizeof cfg, "auto: one-sided");
             print_row(n, "opencl", cfg, &b, cuda);
         }
@@ -179,7 +179,8 @@ int main(int argc, char **argv) {
         for (k = 0; k < sizeof sweep / sizeof *sweep; ++k) {
             int per = r0 >> sweep[k][1];
             if (measure(NBODY_ENGINE_OPENCL, 1, sweep[k][0], per, sweep[k][2], &s, ref, step, count, min_s, &b) != 0) continue;
-            snprintf(cfg, sizeof cfg, "symmetric %lu x %d, %d rounds a launch", (unsigned long)b.group, per, sweep[k][2] ? sweep[k][2] : 4);
+            if (sweep[k][2]) snprintf(cfg, sizeof cfg, "symmetric %lu x %d, %d rounds a launch", (unsigned long)b.group, per, sweep[k][2]);
+            else snprintf(cfg, sizeof cfg, "symmetric %lu x %d", (unsigned long)b.group, per);
             print_row(n, "opencl", cfg, &b, cuda);
         }
         free(ref);
