@@ -1413,7 +1413,6 @@ static nbody_result nbody__cl_kernel(nbody__engine *e, nbody__cl *c, const char 
 }
 
 /* the symmetric dense kernel (nbody__cl_sym_* below): when it is chosen, rounds a launch */
-#define NBODY__CL_SYM_FILL 4               /* a round's work-groups per compute unit, at least */
 #define NBODY__CL_SYM_WAVES 16             /* a launch's work-groups per resident work-group, about */
 #define NBODY__CL_SYM_MAX_ROUNDS 32        /* rounds a launch, at most */
 static void nbody__cl_sym_release_kernels(nbody__cl *c);
@@ -1737,11 +1736,12 @@ static nbody_result nbody__cl_dense_derivative(nbody__engine *e, nbody__buf yb, 
 
 /* ---------------------------------------------------------------- symmetric dense kernel
    kernels.cl's nbody_dense_sym_first / nbody_dense_sym / nbody_dense_sym_sum: each pair
-   once, a few launches of rounds of the tile tournament, deterministic (see there). Chosen when a
-   round has at least NBODY__CL_SYM_FILL work-groups per compute unit: the work-group size is
-   the largest of 128, 64, 32 (GPUs; other devices 32) that gives that many tiles, and with
-   none the one-sided kernel runs (small N: its tiles fill the device, and it needs no launch
-   per round). A rule of N and the device, not a timing: the same bits on every run. A given
+   once, a few launches of rounds of the tile tournament, deterministic (see there). Chosen when
+   there are at least as many tiles as compute units (the first launch has a work-group a
+   tile) and the rounds hold NBODY__CL_SYM_WAVES work-groups for each the device holds at once:
+   the work-group size is the largest of 128, 64, 32 (GPUs; other devices 32) that allows it,
+   and with none the one-sided kernel runs (small N: its tiles fill the device in one launch).
+   A rule of N and the device, not a timing: the same bits on every run. A given
    desc.block_size keeps the one-sided kernel with that tile, as the CUDA engine does; several
    devices run the one-sided kernel (bitwise the same as one device running it). */
 
@@ -1794,6 +1794,12 @@ static nbody_result nbody__cl_sym_kernels(nbody__engine *e, nbody__cl *c, cl_dev
     return NBODY_OK;
 }
 
+/* work-groups of B the device holds at once, at most: on a GPU units x its register-limited
+   work-group size / B (the round kernel's limit reflects its registers), elsewhere one a unit */
+static size_t nbody__cl_sym_resident(const nbody__cl *c, size_t B) {
+    return c->units * (c->gpu && c->sym_limit / B > 1 ? c->sym_limit / B : 1);
+}
+
 /* the symmetric kernel's work-group size for this evaluation, 0 for the one-sided kernel */
 static size_t nbody__cl_sym_choice(nbody__engine *e) {
     static const size_t groups[] = {128, 64, 32};
@@ -1802,9 +1808,11 @@ static size_t nbody__cl_sym_choice(nbody__engine *e) {
     if (ns == 0 || c->sym_mode == 0 || c->sym_max == 0) return 0;
     if (c->sym_mode > 0 && c->sym_group) return c->sym_group <= c->sym_max ? c->sym_group : c->sym_max;
     if (c->sym_mode < 0 && e->desc.block_size > 0) return 0;
-    for (k = c->gpu ? 0 : 2; k < sizeof groups / sizeof *groups && !B; ++k)   /* CPUs: 32 (PoCL measured fastest) */
-        if (groups[k] <= c->sym_max && (ns + groups[k] * c->sym_r - 1) / (groups[k] * c->sym_r) >= NBODY__CL_SYM_FILL * c->units)
+    for (k = c->gpu ? 0 : 2; k < sizeof groups / sizeof *groups && !B; ++k) {   /* CPUs: 32 (PoCL measured fastest) */
+        size_t T = (ns + groups[k] * c->sym_r - 1) / (groups[k] * c->sym_r);
+        if (groups[k] <= c->sym_max && T >= c->units && T * (T - 1) / 2 >= NBODY__CL_SYM_WAVES * nbody__cl_sym_resident(c, groups[k]))
             B = groups[k];
+    }
     if (!B && c->sym_mode > 0) B = c->sym_max < 32 ? c->sym_max : 32;
     if (B != c->sym_logged) {
         c->sym_logged = (unsigned)B;
@@ -1815,13 +1823,12 @@ static size_t nbody__cl_sym_choice(nbody__engine *e) {
 }
 
 /* Rounds a launch: about NBODY__CL_SYM_WAVES work-groups of the launch for each that the
-   device holds at once (units x its register-limited work-group size / B, an upper bound),
-   so the launch's last, partial wave costs little; at most NBODY__CL_SYM_MAX_ROUNDS, and
-   the slots (6n reals a round) within an eighth of the device's memory. */
+   device holds at once, so the launch's last, partial wave costs little; at most
+   NBODY__CL_SYM_MAX_ROUNDS, and the slots (6n reals a round) within an eighth of the
+   device's memory. */
 static cl_uint nbody__cl_sym_rounds(nbody__engine *e, size_t B, cl_uint T, cl_uint rounds) {
     nbody__cl *c = (nbody__cl *)e->impl;
-    size_t resident = c->units * (c->sym_limit / B > 1 ? c->sym_limit / B : 1);
-    size_t K = c->sym_k ? c->sym_k : (NBODY__CL_SYM_WAVES * resident + T - 1) / T;
+    size_t K = c->sym_k ? c->sym_k : (NBODY__CL_SYM_WAVES * nbody__cl_sym_resident(c, B) + T - 1) / T;
     size_t per_round = 6 * e->n * sizeof(nbody_real);
     if (!c->sym_k && K > NBODY__CL_SYM_MAX_ROUNDS) K = NBODY__CL_SYM_MAX_ROUNDS;
     if (!c->sym_k && K * per_round > c->sym_mem / 8) K = (size_t)(c->sym_mem / 8 / per_round);
