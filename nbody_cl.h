@@ -1283,7 +1283,7 @@ typedef struct nbody__cl {
     cl_uint *ct_hpairs;
     nbody_real *ct_hvals;
     nbody__contact *ct_out;
-    /* the symmetric dense kernel (nbody__cl_sym_*): kernels, scratch (6n reals each), choice */
+    /* the symmetric dense kernel (nbody__cl_sym_*): kernels, scratch (sums 6n, slots 6Kn reals), choice */
     cl_kernel sym_first, sym_round, sym_sum;
     cl_mem sym_acc, sym_pend;
     int sym_mode;                          /* -1 automatic, 0 one-sided, 1 symmetric */
