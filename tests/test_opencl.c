@@ -240,13 +240,13 @@ static double max_err_ref(const nbody_real *a, const double *ref, const double *
 
 /* the symmetric kernel against the direct sum in double and the one-sided kernel: one tile
    (N below the tile), even and odd tile counts, partial last tiles, softening 0 and 0.01,
-   equal masses and not (two forms of the kernel), work-group sizes 8, 32, 16 with 3, 1, 4
-   rounds a launch (the last launch partial or not); bitwise run to run;
-   test particles (n_active). Bounds: 1e-12 of the
-   force in double; in float 1e-6 of the terms' magnitudes (a few roundings of the terms). */
+   equal masses and not (two forms of the kernel), work-group sizes 8, 32, 16 with 3, 1 and
+   the automatic count of rounds a launch (the last launch partial or not); bitwise run to
+   run; test particles (n_active). Bounds: 1e-12 of the force in double; in float 1e-6 of
+   the terms' magnitudes (a few roundings of the terms). */
 static void test_dense_symmetric(void) {
     static const size_t sizes[] = {1, 2, 3, 31, 64, 65, 200, 257, 1001, 1500};
-    static const int groups[] = {8, 32, 16}, rounds[] = {3, 1, 0};   /* 0: the engine's 4 */
+    static const int groups[] = {8, 32, 16}, rounds[] = {3, 1, 0};   /* 0: automatic */
     size_t k, g;
     for (k = 0; k < sizeof sizes / sizeof *sizes; ++k) {
         size_t n = sizes[k];
