@@ -172,6 +172,7 @@ $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 $(BUILD)/test_opencl_float: tests/test_opencl.c
 $(BUILD)/test_opencl_devices_float: tests/test_opencl_devices.c
 $(BUILD)/bench_opencl_float: bench/bench_opencl.c
+$(BUILD)/bench_clsym_float: bench/bench_clsym.c
 $(patsubst examples/%.c,$(BUILD)/%,$(EXAMPLE_SRCS)): examples/example.h
 
 # other precisions (NBODY_REAL)

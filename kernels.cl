@@ -86,6 +86,213 @@ void nbody_dense(__global const real *restrict y, __global const real *restrict 
     if (i < n) nbody_cl_store(y, f, n, i, a, G);
 }
 
+/* ---- the symmetric dense kernel: Newton's third law, each pair of bodies computed once ----
+   The sources [0, ns) fall in T tiles of S = B x NBODY_CL_SYM_R bodies (B the work-group
+   size, a runtime value). A force evaluation is a few launches in a queue that runs them in
+   order, so no work-group ever waits for another:
+   - nbody_dense_sym_first: work-group I sums, one-sided, tile I on itself (the self pair
+     excluded by index) and, for even T, the opposite tile I + T/2 (the pairs that the rounds
+     below would meet twice), into acc[I] with Kahan's compensation;
+   - nbody_dense_sym, rounds q = 1 .. (T-1)/2 of a round-robin tournament, K rounds a launch:
+     in round q work-group I meets tile J = (I + q) mod T, every pair of the two tiles once.
+     Over the rounds every pair of distinct tiles meets exactly once, and in each round every
+     tile is an I once and a J once: the actions on I and the reactions on J go to two slots
+     of 3n reals of that round, and the T x K work-groups of a launch are independent (so a
+     launch is many waves of work-groups: little time lost to its last, partial wave);
+   - nbody_dense_sym_sum then adds each round's two slots to acc in round order, and after
+     the last launch writes f.
+   So every body's sum is formed in one fixed order: the same bits on every run. Memory:
+   6n reals (acc and its compensation) and 2K x 3n (the slots).
+   Inside a pair of tiles (register blocking, no sub-group operations): work-item w holds R
+   bodies of I in registers (w, B + w, 2B + w, ...) with their actions, and J is in local
+   memory as B blocks of R bodies (block b: b, B + b, ...) with a reaction sum per body. In
+   step s = 0 .. B-1 work-item w takes block (w + s) mod B: the B work-items hold B different
+   blocks, so each adds R x R pairs to both sides, the reactions into the local sums, without
+   a race; a barrier ends the step. Two local loads and a store per R pairs: with equal masses
+   a pair costs 14 operations, 0.75 for the partial sums below and one reciprocal square root
+   for two interactions, the one-sided kernel 12 and one for one. Bodies past ns (the partial
+   last tile) have mass 0 and their pairs weight 0 (a select, in the tiles that have them). */
+#ifndef NBODY_CL_SYM_R
+#define NBODY_CL_SYM_R 8
+#endif
+/* the helpers that take the held bodies' private arrays are inlined at every call, so the
+   arrays stay in registers (a compiler that kept the calls would pass them through memory) */
+#if defined(__has_attribute)
+#if __has_attribute(always_inline)
+#define NBODY_CL_SYM_INLINE __attribute__((always_inline))
+#endif
+#endif
+#ifndef NBODY_CL_SYM_INLINE
+#define NBODY_CL_SYM_INLINE
+#endif
+
+/* the R bodies of tile base (ns sources) held by work-item lid of B: positions, masses (0
+   past ns, those positions a copy of body ns - 1) */
+NBODY_CL_SYM_INLINE void nbody_cl_sym_hold(__global const real *restrict y, __global const real *restrict m, uint n, uint ns, uint base,
+                       uint B, uint lid, real *px, real *py, real *pz, real *pm) {
+    uint r;
+#pragma unroll
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+        uint i = base + r * B + lid, c = i < ns ? i : ns - 1;
+        px[r] = y[c]; py[r] = y[n + c]; pz[r] = y[2 * n + c]; pm[r] = i < ns ? m[c] : 0;
+    }
+}
+
+/* tile base's S bodies into local memory: (x, y, z, m), m = 1 when uni (every mass equal:
+   the host scales the sums), mass 0 past ns */
+void nbody_cl_sym_stage(__global const real *restrict y, __global const real *restrict m, uint n, uint ns, uint base,
+                        uint S, __local real4 *jb, int uni) {
+    uint k;
+    for (k = get_local_id(0); k < S; k += get_local_size(0)) {
+        uint j = base + k, c = j < ns ? j : ns - 1;
+        jb[k] = (real4)(y[c], y[n + c], y[2 * n + c], j < ns ? (uni ? 1 : m[c]) : 0);
+    }
+}
+
+/* acc[i] (compensation comp[i]) += v, component-wise over the 3 n-strided rows */
+void nbody_cl_sym_add(__global real *acc, __global real *comp, uint n, uint i, real vx, real vy, real vz) {
+    real c;
+    c = comp[i]; acc[i] = nbody__compensated_add(acc[i], vx, &c); comp[i] = c;
+    c = comp[n + i]; acc[n + i] = nbody__compensated_add(acc[n + i], vy, &c); comp[n + i] = c;
+    c = comp[2 * n + i]; acc[2 * n + i] = nbody__compensated_add(acc[2 * n + i], vz, &c); comp[2 * n + i] = c;
+}
+
+/* round 0: acc = tile I on itself, plus the opposite tile for even T; comp from 0 */
+__kernel void nbody_dense_sym_first(__global const real *restrict y, __global const real *restrict m,
+                                    __global real *restrict acc, __local real4 *jb, uint n, uint ns, uint ntiles, real eps2, int uni) {
+    const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R, I = get_group_id(0);
+    real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
+    nbody_cl_vec a[NBODY_CL_SYM_R], comp[NBODY_CL_SYM_R];
+    uint r, k, k0, pass, passes = ntiles > 1 && ntiles % 2 == 0 ? 2 : 1;
+    nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
+#pragma unroll
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) { a[r].x = a[r].y = a[r].z = 0; comp[r] = a[r]; }
+    for (pass = 0; pass < passes; ++pass) {
+        const uint J = pass ? (I + ntiles / 2) % ntiles : I, count = min(S, ns - J * S);
+        nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+            const uint own = pass ? S : r * B + lid;       /* the self pair's index in the tile */
+            nbody_cl_vec s = {0, 0, 0};
+            for (k0 = 0; k0 < count; k0 += NBODY_CL_SYM_R) {   /* partial sums of R terms, as in the rounds */
+                nbody_cl_vec t = {0, 0, 0};
+                for (k = k0; k < k0 + NBODY_CL_SYM_R && k < count; ++k) {
+                    real4 p = jb[k];
+                    real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
+                    real w = nbody_cl_weight(p.w, nbody__soft_r2_fused(dx, dy, dz, eps2));
+                    w = k != own ? w : 0;
+                    nbody__pull(w, dx, dy, dz, &t.x, &t.y, &t.z);
+                }
+                s.x += t.x; s.y += t.y; s.z += t.z;
+            }
+            a[r].x = nbody__compensated_add(a[r].x, s.x, &comp[r].x);
+            a[r].y = nbody__compensated_add(a[r].y, s.y, &comp[r].y);
+            a[r].z = nbody__compensated_add(a[r].z, s.z, &comp[r].z);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#pragma unroll
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+        uint i = I * S + r * B + lid;
+        if (i >= ns) continue;
+        acc[i] = a[r].x; acc[n + i] = a[r].y; acc[2 * n + i] = a[r].z;
+        acc[3 * n + i] = comp[r].x; acc[4 * n + i] = comp[r].y; acc[5 * n + i] = comp[r].z;
+    }
+}
+
+/* the R x R pairs of the held bodies and block b of the staged tile, both ways; EDGE: a pair
+   with a body past the sources (held index >= ci, staged index >= cj) weighs 0; UNI: every
+   mass is equal, the sums are of r2^(-3/2) d (the host scales them). Each side's R
+   terms are summed apart before they join the running sums (the action's over the block, the
+   reaction's over the held bodies): those sums then take S / R terms instead of S, which
+   halves the float error of a tile pair for 3 additions per R pairs a side. */
+NBODY_CL_SYM_INLINE void nbody_cl_sym_block(__local const real4 *jb, __local real4 *jr, uint B, uint b, uint lid, int edge, int uni, uint ci, uint cj,
+                        const real *px, const real *py, const real *pz, const real *pm,
+                        real *ax, real *ay, real *az, real eps2) {
+    real tx[NBODY_CL_SYM_R], ty[NBODY_CL_SYM_R], tz[NBODY_CL_SYM_R];
+    uint jj, r;
+#pragma unroll
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) tx[r] = ty[r] = tz[r] = 0;
+#pragma unroll
+    for (jj = 0; jj < NBODY_CL_SYM_R; ++jj) {
+        const uint k = jj * B + b;
+        const real4 p = jb[k];
+        real4 v;
+        real ux = 0, uy = 0, uz = 0;
+#pragma unroll
+        for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+            real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
+            real inv = rsqrt(nbody__soft_r2_fused(dx, dy, dz, eps2)), w = (inv * inv) * inv, wi, wj;
+            if (edge) w = r * B + lid < ci && k < cj ? w : 0;
+            wi = uni ? w : w * p.w; wj = uni ? w : w * pm[r];
+            nbody__pull(wi, dx, dy, dz, &tx[r], &ty[r], &tz[r]);
+            ux = mad(-wj, dx, ux); uy = mad(-wj, dy, uy); uz = mad(-wj, dz, uz);
+        }
+        v = jr[k];
+        jr[k] = (real4)(v.x + ux, v.y + uy, v.z + uz, 0);
+    }
+#pragma unroll
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) { ax[r] += tx[r]; ay[r] += ty[r]; az[r] += tz[r]; }
+}
+
+/* rounds q0 .. q0 + count - 1 (q0 >= 1), all independent: work-group g takes round
+   q = q0 + t and tile I (g = t T + I) and meets tile J = (I + q) mod T, both ways. The actions
+   on I go to pend slot t, the reactions on J to slot K + t (3n reals a slot): in each round
+   every tile is an I once and a J once, so every body gets one value in each. */
+__kernel void nbody_dense_sym(__global const real *restrict y, __global const real *restrict m, __global real *restrict pend,
+                              __local real4 *jb, __local real4 *jr, uint n, uint ns, uint ntiles, uint q0, uint K,
+                              real eps2, int uni) {
+    const uint B = get_local_size(0), lid = get_local_id(0), S = B * NBODY_CL_SYM_R;
+    const uint t = get_group_id(0) / ntiles, I = get_group_id(0) % ntiles, J = (I + q0 + t) % ntiles;
+    const uint ci = min(S, ns - I * S), cj = min(S, ns - J * S);
+    const int edge = ci < S || cj < S;
+    __global real *act = pend + (size_t)t * 3 * n, *react = pend + (size_t)(K + t) * 3 * n;
+    real px[NBODY_CL_SYM_R], py[NBODY_CL_SYM_R], pz[NBODY_CL_SYM_R], pm[NBODY_CL_SYM_R];
+    real ax[NBODY_CL_SYM_R], ay[NBODY_CL_SYM_R], az[NBODY_CL_SYM_R];
+    uint r, s, k;
+    nbody_cl_sym_hold(y, m, n, ns, I * S, B, lid, px, py, pz, pm);
+#pragma unroll
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) ax[r] = ay[r] = az[r] = 0;
+    nbody_cl_sym_stage(y, m, n, ns, J * S, S, jb, uni);
+    for (k = lid; k < S; k += B) jr[k] = (real4)(0, 0, 0, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (s = 0; s < B; ++s) {
+        uint b = lid + s < B ? lid + s : lid + s - B;
+        if (uni && !edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 1, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        else if (uni) nbody_cl_sym_block(jb, jr, B, b, lid, 1, 1, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+        else if (!edge) nbody_cl_sym_block(jb, jr, B, b, lid, 0, 0, S, S, px, py, pz, pm, ax, ay, az, eps2);
+        else nbody_cl_sym_block(jb, jr, B, b, lid, 1, 0, ci, cj, px, py, pz, pm, ax, ay, az, eps2);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#pragma unroll
+    for (r = 0; r < NBODY_CL_SYM_R; ++r) {
+        uint i = I * S + r * B + lid;
+        if (i < ns) { act[i] = ax[r]; act[n + i] = ay[r]; act[2 * n + i] = az[r]; }
+    }
+    for (k = lid; k < cj; k += B) {
+        uint j = J * S + k;
+        react[j] = jr[k].x; react[n + j] = jr[k].y; react[2 * n + j] = jr[k].z;
+    }
+}
+
+/* acc += the count rounds of pend (each round's action, then its reaction, compensated), in
+   round order; store: then f = [v, G acc] for the sources */
+__kernel void nbody_dense_sym_sum(__global const real *restrict y, __global real *restrict f, __global real *restrict acc,
+                                  __global const real *restrict pend, uint n, uint ns, uint count, uint K, real G, int store) {
+    uint i = get_global_id(0), t;
+    nbody_cl_vec a;
+    if (i >= ns) return;
+    for (t = 0; t < count; ++t) {
+        __global const real *act = pend + (size_t)t * 3 * n, *react = pend + (size_t)(K + t) * 3 * n;
+        nbody_cl_sym_add(acc, acc + 3 * n, n, i, act[i], act[n + i], act[2 * n + i]);
+        nbody_cl_sym_add(acc, acc + 3 * n, n, i, react[i], react[n + i], react[2 * n + i]);
+    }
+    if (!store) return;
+    a.x = acc[i]; a.y = acc[n + i]; a.z = acc[2 * n + i];
+    nbody_cl_store(y, f, n, i, a, G);
+}
+
 /* ---- the tree, built on the device every evaluation: the CUDA tree engine's build
    (nbody_cuda.cu), step for step, with nbody.h's shared formulas, so both engines build the
    same tree. The active bodies [0, nt) (test particles [nt, n) walk the tree, are not in it):

@@ -226,6 +226,177 @@ static void test_dense_float_accuracy(void) {
     nbody_system_free(&s);
 }
 
+/* ---- the symmetric dense kernel (forced through nbody__cl_dense_config) ---------------- */
+/* accelerations a[3n] of s on one OpenCL device with the dense kernel chosen: kernel 0
+   one-sided, 1 symmetric with work-groups of `group` and `rounds` rounds a launch (0: the
+   engine's); n_active as desc.n_active */
+static nbody_result accel_kernel(const nbody_system *s, nbody_real eps, size_t n_active, int kernel, int group, int rounds,
+                                 nbody_real *a) {
+    nbody_desc d0 = NBODY__ZERO_INIT, d;
+    nbody__engine e;
+    nbody__buf y = NULL, f = NULL;
+    size_t n = s->n, chosen = 0;
+    nbody_result r;
+    d0.engine = NBODY_ENGINE_OPENCL; d0.softening = eps; d0.n_active = n_active;
+    d = nbody__desc_defaults(&d0);
+    r = nbody__engine_start(&e, &d, n, s->m);
+    if (r != NBODY_OK) return r;
+    r = nbody__cl_dense_config(&e, kernel, group, 0, rounds, &chosen);
+    if (r == NBODY_OK && chosen != (size_t)(kernel ? group : 0)) r = NBODY_ERR_DEVICE;   /* the force did not take */
+    if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &y);
+    if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * n, &f);
+    if (r == NBODY_OK) r = nbody__upload_system(&e, y, s);
+    if (r == NBODY_OK) r = e.ops->derivative(&e, y, f);
+    if (r == NBODY_OK) r = e.ops->download(&e, a, f, 3 * n, 3 * n);
+    if (y) e.ops->release(&e, y);
+    if (f) e.ops->release(&e, f);
+    nbody__engine_stop(&e);
+    return r;
+}
+
+/* largest per-body relative difference of a against b (3n each) */
+static double max_rel(const nbody_real *a, const nbody_real *b, size_t n) {
+    const nbody_real *pa[3], *pb[3];
+    double m = 0;
+    size_t i;
+    pa[0] = a; pa[1] = a + n; pa[2] = a + 2 * n; pb[0] = b; pb[1] = b + n; pb[2] = b + 2 * n;
+    for (i = 0; i < n; ++i) {
+        double e = rel_err(i, pa, pb);
+        if (!(e <= m)) m = e;
+    }
+    return m;
+}
+
+/* per body, the sum of the magnitudes of its terms m_j |d| / (|d|^2 + eps^2)^(3/2), in double */
+static double *term_scale(const nbody_system *s, double eps) {
+    size_t n = s->n, i, j;
+    double *sc = (double *)calloc(n ? n : 1, sizeof(double));
+    for (i = 0; sc && i < n; ++i)
+        for (j = 0; j < n; ++j) {
+            double dx = (double)s->x[j] - (double)s->x[i], dy = (double)s->y[j] - (double)s->y[i];
+            double dz = (double)s->z[j] - (double)s->z[i], r2 = dx * dx + dy * dy + dz * dz + eps * eps;
+            if (j != i) sc[i] += (double)s->m[j] * sqrt(dx * dx + dy * dy + dz * dz) / (r2 * sqrt(r2));
+        }
+    return sc;
+}
+
+/* largest per-body error of a (3n) against the double direct sum ref (3n): relative to the
+   force (double), or relative to the sum of the terms' magnitudes scale (float: a body whose
+   terms cancel has a relative error of the roundings of those terms, whichever the order) */
+static double max_err_ref(const nbody_real *a, const double *ref, const double *scale, size_t n) {
+    double m = 0;
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        double dx = (double)a[i] - ref[i], dy = (double)a[n + i] - ref[n + i], dz = (double)a[2 * n + i] - ref[2 * n + i];
+        double nr = DOUBLE ? sqrt(ref[i] * ref[i] + ref[n + i] * ref[n + i] + ref[2 * n + i] * ref[2 * n + i]) : scale[i];
+        double e = sqrt(dx * dx + dy * dy + dz * dz) / (nr > 0 ? nr : 1);
+        if (!(e <= m)) m = e;
+    }
+    return m;
+}
+
+/* the symmetric kernel against the direct sum in double and the one-sided kernel: one tile
+   (N below the tile), even and odd tile counts, partial last tiles, softening 0 and 0.01,
+   equal masses and not (two forms of the kernel), work-group sizes 8, 32, 16 with 3, 1 and
+   the automatic count of rounds a launch (the last launch partial or not); bitwise run to
+   run; test particles (n_active). Bounds: 1e-12 of the force in double; in float 1e-6 of
+   the terms' magnitudes (a few roundings of the terms). */
+static void test_dense_symmetric(void) {
+    static const size_t sizes[] = {1, 2, 3, 31, 64, 65, 200, 257, 1001, 1500};
+    static const int groups[] = {8, 32, 16}, rounds[] = {3, 1, 0};   /* 0: automatic */
+    size_t k, g;
+    for (k = 0; k < sizeof sizes / sizeof *sizes; ++k) {
+        size_t n = sizes[k];
+        nbody_system s = {0};
+        nbody_real *sym = (nbody_real *)malloc(9 * n * sizeof(nbody_real)), *one = sym + 3 * n, *again = one + 3 * n;
+        int ie;
+        size_t i;
+        nbody_ic_plummer(&s, n, 40 + k);
+        for (i = 0; k % 2 && i < n; ++i) s.m[i] *= (nbody_real)(0.5 + 0.25 * (double)(i % 7));   /* unequal masses */
+        for (ie = 0; ie < 2; ++ie) {
+            nbody_real eps = (nbody_real)(0.01 * ie);
+            double *ref = tree_acc_direct(&s, (double)eps), *scale = term_scale(&s, (double)eps);
+            nbody_result r1 = accel_kernel(&s, eps, 0, 0, 0, 0, one);
+            double e_one = r1 == NBODY_OK && ref && scale ? max_err_ref(one, ref, scale, n) : 1;
+            for (g = 0; g < sizeof groups / sizeof *groups; ++g) {
+                nbody_result r = accel_kernel(&s, eps, 0, 1, groups[g], rounds[g], sym), ra;
+                double e_sym = r == NBODY_OK && ref && scale ? max_err_ref(sym, ref, scale, n) : 1;
+                CHECK(r == NBODY_OK && e_sym <= TOL(1e-12, 1e-6) && e_one <= TOL(1e-12, 1e-6),
+                      "symmetric n = %u eps %g group %d, %d rounds a launch: max error %.3g against the double sum (one-sided %.3g, %s)",
+                      (unsigned)n, (double)eps, groups[g], rounds[g], e_sym, e_one, nbody_result_string(r));
+                ra = accel_kernel(&s, eps, 0, 1, groups[g], rounds[g], again);
+                CHECK(ra == NBODY_OK && memcmp(sym, again, 3 * n * sizeof(nbody_real)) == 0,
+                      "symmetric n = %u eps %g group %d: not bitwise the same on a second run", (unsigned)n, (double)eps, groups[g]);
+                if (n >= 1001)
+                    printf("symmetric, n = %u, eps %g, group %d: worst body %.3g %s (one-sided %.3g)\n", (unsigned)n,
+                           (double)eps, groups[g], e_sym, DOUBLE ? "of its force" : "of its terms' magnitudes", e_one);
+            }
+            free(ref); free(scale);
+        }
+        free(sym);
+        nbody_system_free(&s);
+    }
+    {   /* test particles: 250 and 37 sources of 300 (a partial tile either way) */
+        static const size_t actives[] = {250, 37};
+        const size_t n = 300;
+        nbody_system s = {0};
+        nbody_real *sym = (nbody_real *)malloc(9 * n * sizeof(nbody_real)), *one = sym + 3 * n, *ref = one + 3 * n;
+        nbody_ic_plummer(&s, n, 77);
+        for (k = 0; k < 2; ++k) {
+            nbody_desc d = NBODY__ZERO_INIT;
+            nbody_result r, r1 = accel_kernel(&s, (nbody_real)0.01, actives[k], 0, 0, 0, one), r2;
+            d.engine = NBODY_ENGINE_SIMPLE; d.softening = (nbody_real)0.01; d.n_active = actives[k];
+            r2 = nbody_accelerations(&d, &s, ref, ref + n, ref + 2 * n);
+            for (g = 0; g < sizeof groups / sizeof *groups; ++g) {
+                double e_ref, e_one;
+                r = accel_kernel(&s, (nbody_real)0.01, actives[k], 1, groups[g], rounds[g], sym);
+                e_ref = r == NBODY_OK && r2 == NBODY_OK ? max_rel(sym, ref, n) : 1;
+                e_one = r == NBODY_OK && r1 == NBODY_OK ? max_rel(sym, one, n) : 1;
+                CHECK(e_ref <= TOL(1e-12, 1e-5) && e_one <= TOL(1e-12, 1e-5),
+                      "symmetric, n_active %u of %u, group %d: %.3g against SIMPLE, %.3g against one-sided (%s)",
+                      (unsigned)actives[k], (unsigned)n, groups[g], e_ref, e_one, nbody_result_string(r));
+            }
+        }
+        free(sym);
+        nbody_system_free(&s);
+    }
+}
+
+/* float: the symmetric kernel's errors against the direct sum in double, Plummer n = 16384
+   (work-groups of 32: 64 tiles, 31 rounds), beside the one-sided kernel's */
+static void test_dense_symmetric_float_accuracy(void) {
+    const size_t n = 16384;
+    nbody_system s = {0};
+    double *ref, *e;
+    nbody_real *a = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+    tree_acc_stats st[2];
+    int kernel;
+    if (DOUBLE || !a) { free(a); return; }
+    nbody_ic_plummer(&s, n, 5);
+    ref = tree_acc_direct(&s, TREE_ACC_EPS);
+    e = (double *)malloc(n * sizeof(double));
+    for (kernel = 0; kernel < 2 && ref && e; ++kernel) {
+        nbody_result r = accel_kernel(&s, (nbody_real)TREE_ACC_EPS, 0, kernel, kernel ? 32 : 0, 0, a);
+        size_t i;
+        CHECK(r == NBODY_OK, "float accuracy, kernel %d: %s", kernel, nbody_result_string(r));
+        for (i = 0; i < n; ++i) {
+            double dx = (double)a[i] - ref[i], dy = (double)a[n + i] - ref[n + i], dz = (double)a[2 * n + i] - ref[2 * n + i];
+            e[i] = sqrt((dx * dx + dy * dy + dz * dz) / (ref[i] * ref[i] + ref[n + i] * ref[n + i] + ref[2 * n + i] * ref[2 * n + i]));
+            if (e[i] != e[i]) e[i] = HUGE_VAL;
+        }
+        qsort(e, n, sizeof(double), tree_acc_cmp);
+        st[kernel].median = e[n / 2]; st[kernel].max = e[n - 1];
+    }
+    if (ref && e) {
+                CHECK(st[1].median <= 3e-7 && st[1].max <= 2 * st[0].max, "symmetric float: median %.3e, max %.3e (bounds 3e-7 and "
+              "twice the one-sided kernel's max %.3e)", st[1].median, st[1].max, st[0].max);
+        printf("  float, Plummer 16384 vs double: symmetric median %.3e max %.3e, one-sided median %.3e max %.3e\n",
+               st[1].median, st[1].max, st[0].median, st[0].max);
+    }
+    free(ref); free(e); free(a);
+    nbody_system_free(&s);
+}
+
 /* desc fields the OpenCL tree cannot honour are refused at nbody_create, with an error line */
 static int error_lines;
 static void count_errors(nbody_log_level level, const char *msg, void *user) {
@@ -521,6 +692,8 @@ int main(void) {
     test_tree_accuracy_per_body();
     test_tree_refusals();
     test_dense_float_accuracy();
+    test_dense_symmetric();
+    test_dense_symmetric_float_accuracy();
     test_engine_ops();
     test_runs();
     check_every_method(NBODY_ENGINE_OPENCL);

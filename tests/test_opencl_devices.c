@@ -20,10 +20,12 @@ static void on_log(nbody_log_level level, const char *msg, void *user) {
 
 static int first_device;                   /* the first device of a platform with >= 2 devices */
 
-/* accelerations with `devices` devices; a holds 3n */
+/* accelerations with `devices` devices; a holds 3n. Several devices run the one-sided dense
+   kernel; block_size (the automatic tile on CPUs) keeps one device on it too, where from
+   about a thousand bodies it would run the symmetric kernel. */
 static nbody_result accel(nbody_engine eng, int devices, const nbody_system *s, nbody_real eps, nbody_real *a) {
     nbody_desc d = NBODY__ZERO_INIT;
-    d.engine = eng; d.softening = eps; d.devices = devices; d.device = first_device;
+    d.engine = eng; d.softening = eps; d.devices = devices; d.device = first_device; d.block_size = 64;
     return nbody_accelerations(&d, s, a, a + s->n, a + 2 * s->n);
 }
 

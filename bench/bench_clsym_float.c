@@ -1,0 +1,3 @@
+/* bench_clsym with NBODY_REAL float */
+#define NBODY_REAL float
+#include "bench_clsym.c"
