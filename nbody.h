@@ -665,6 +665,7 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
                           (-ffp-contract=off) rounds the product, as its SIMD kernels do
      NBODY__HEAP_INDEX    a heap node index: size_t on the CPU, 32 bits on the GPUs
      NBODY__CTZ(v)        the number of trailing zero bits of v != 0
+     NBODY__KEY           a 64-bit unsigned integer (the GPU trees' sort keys)
    The reciprocal square root of the GPUs' fast weight (nbody__weight in nbody_cuda.cu,
    nbody_cl_weight in kernels.cl) is the hardware's, not in this block.
    Keep the operations in the order written: the CPU's SIMD kernels reproduce these sums lane
@@ -680,6 +681,7 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
 #define NBODY__FMA(a, b, c) mad(a, b, c)
 #define NBODY__HEAP_INDEX uint
 #define NBODY__CTZ(v) (31 - (int)clz((v) & (0u - (v))))   /* OpenCL C 1.x has no ctz */
+#define NBODY__KEY ulong
 #elif defined(__CUDACC__)
 #define NBODY__SHARED static __device__ __forceinline__
 #define NBODY__REAL nbody_real
@@ -687,6 +689,7 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
 #define NBODY__FMA(a, b, c) fma(a, b, c)
 #define NBODY__HEAP_INDEX unsigned int
 #define NBODY__CTZ(v) (__ffs((int)(v)) - 1)
+#define NBODY__KEY unsigned long long
 #else
 #include <math.h>
 #if defined(__GNUC__) || defined(__clang__)
@@ -725,6 +728,7 @@ NBODY__SHARED int nbody__ctz64_msvc(unsigned long long v) { unsigned long i; _Bi
 #define NBODY__CTZ64(v) nbody__ctz64_portable(v)
 #endif
 #define NBODY__CTZ(v) NBODY__CTZ64((unsigned long long)(v))
+#define NBODY__KEY unsigned long long
 #endif
 
 /* ---- the pair interaction: a_i += m_j d / (|d|^2 + eps^2)^(3/2), d = x_j - x_i (Plummer
@@ -801,6 +805,43 @@ NBODY__SHARED NBODY__HEAP_INDEX nbody__heap_skip(NBODY__HEAP_INDEX i) {
    the node arrays), else skip. */
 NBODY__SHARED NBODY__HEAP_INDEX nbody__heap_next(NBODY__HEAP_INDEX i, NBODY__HEAP_INDEX tree_size) {
     return 2 * i < tree_size ? 2 * i : nbody__heap_skip(i);
+}
+/* ---- the GPU trees' sort keys: a body's cell (x, y, z), 21 bits an axis (its position
+   in the bounding box quantised by each engine), to a 63-bit key along a space-filling curve.
+   Morton (Z order): the axes' bits interleaved, x lowest. Hilbert (Skilling 2004, "Programming
+   the Hilbert curve": the transpose by exchanges and inversions, Gray decoding, then the
+   bits interleaved, x highest): consecutive keys are neighbouring cells, so every run of
+   sorted bodies is a connected, compact piece of space, where a run of the Z curve can jump
+   across the box. The GPU trees sort by nbody__tree_key, the Hilbert key. */
+NBODY__SHARED NBODY__KEY nbody__tree_spread3(NBODY__KEY v) {   /* 21 bits -> every third bit */
+    v &= 0x1fffff;
+    v = (v | v << 32) & (NBODY__KEY)0x1f00000000ffff;
+    v = (v | v << 16) & (NBODY__KEY)0x1f0000ff0000ff;
+    v = (v | v << 8) & (NBODY__KEY)0x100f00f00f00f00f;
+    v = (v | v << 4) & (NBODY__KEY)0x10c30c30c30c30c3;
+    v = (v | v << 2) & (NBODY__KEY)0x1249249249249249;
+    return v;
+}
+NBODY__SHARED NBODY__KEY nbody__tree_morton(unsigned int x, unsigned int y, unsigned int z) {
+    return nbody__tree_spread3(x) | nbody__tree_spread3(y) << 1 | nbody__tree_spread3(z) << 2;
+}
+NBODY__SHARED NBODY__KEY nbody__tree_key(unsigned int x, unsigned int y, unsigned int z) {
+    unsigned int q, p, t;
+    x &= 0x1fffffu; y &= 0x1fffffu; z &= 0x1fffffu;
+    for (q = 1u << 20; q > 1; q >>= 1) {   /* inverse undo, axis by axis (x: invert or nothing) */
+        p = q - 1;
+        if (x & q) x ^= p;
+        if (y & q) x ^= p;
+        else { t = (x ^ y) & p; x ^= t; y ^= t; }
+        if (z & q) x ^= p;
+        else { t = (x ^ z) & p; x ^= t; z ^= t; }
+    }
+    y ^= x; z ^= y;                        /* Gray encode */
+    t = 0;
+    for (q = 1u << 20; q > 1; q >>= 1)
+        if (z & q) t ^= q - 1;
+    x ^= t; y ^= t; z ^= t;
+    return nbody__tree_spread3(x) << 2 | nbody__tree_spread3(y) << 1 | nbody__tree_spread3(z);
 }
 /* END SHARED FORMULAS */
 #endif /* backend interface */
