@@ -17,9 +17,10 @@
 
    Tree engine: the heap kd-tree of the CPU engine (nodes 1..2n-1, leaves n..2n-1 one body
    each, children 2i, 2i+1), built on the GPU every evaluation: bodies sorted by 63-bit
-   Morton code (CUB radix sort) and laid into the leaves in depth-first order, so every
-   subtree holds a contiguous range of the Z-order curve, balanced by count exactly as the
-   heap shape requires; the internal nodes are then filled bottom-up, one launch per level.
+   Hilbert key (nbody__tree_key, CUB radix sort) and laid into the leaves in depth-first
+   order, so every subtree holds a contiguous range of the Hilbert curve (a connected,
+   compact piece of space; a range of the Z curve is not, and cost the walks twice the
+   terms), balanced by count exactly as the heap shape requires; the internal nodes are then filled bottom-up, one launch per level.
    The split planes differ from the CPU tree's median splits, the acceptance criterion is
    the same formula (NBODY__TREE_CRIT in nbody.h): r there is a bounding-sphere radius about
    the centre of mass (here the smaller of two valid bounds: the sphere around the
@@ -741,31 +742,28 @@ static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_
 /* ======================================================================================
    tree build and walk
    ====================================================================================== */
-__device__ __forceinline__ unsigned long long nbody__cu_spread3(unsigned long long v) {  /* 21 bits -> every third bit */
-    v &= 0x1fffffULL;
-    v = (v | v << 32) & 0x1f00000000ffffULL;
-    v = (v | v << 16) & 0x1f0000ff0000ffULL;
-    v = (v | v << 8) & 0x100f00f00f00f00fULL;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-    v = (v | v << 2) & 0x1249249249249249ULL;
-    return v;
-}
-
+/* the bodies' sort keys: each coordinate quantised to 21 bits over the bounding box, then
+   the Hilbert key of nbody.h (nbody__tree_key: every run of sorted bodies a compact piece of
+   space) or the Morton key (hilbert = 0: the contact search; the group walk's benchmarks) */
 template <class T> __global__ void nbody__cu_morton(const T *x, size_t n, const nbody__box<T> *box,
-                                                    unsigned long long *key, unsigned int *val) {
+                                                    unsigned long long *key, unsigned int *val, int hilbert) {
     nbody__box<T> b = *box;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned long long code = 0;
+        unsigned int q[3];
         for (int d = 0; d < 3; ++d) {
             T ext = b.hi[d] - b.lo[d];
             double u = ext > 0 ? (double)(x[d * n + i] - b.lo[d]) / (double)ext : 0.0;
-            unsigned long long q = (unsigned long long)(u * 2097151.0);
-            code |= nbody__cu_spread3(q > 2097151ULL ? 2097151ULL : q) << d;
+            unsigned long long v = (unsigned long long)(u * 2097151.0);
+            q[d] = (unsigned int)(v > 2097151ULL ? 2097151ULL : v);
         }
-        key[i] = code;
+        key[i] = hilbert ? nbody__tree_key(q[0], q[1], q[2]) : nbody__tree_morton(q[0], q[1], q[2]);
         val[i] = (unsigned int)i;
     }
 }
+/* benchmarks only: 1 sorts the tree by Morton keys and splits the group walk's groups at
+   wide nodes and jumps of the curve (the tree before the Hilbert keys), for comparison */
+static int nbody__cu_tree_morton = 0;
+extern "C" void nbody__cuda_bench_tree_morton(int on) { nbody__cu_tree_morton = on != 0; }
 
 /* leaf j in [n, 2n) holds the body at depth-first position p(j): the complete heap's bottom
    level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1))) */
@@ -854,8 +852,10 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
 #define NBODY__CU_GW_BPL 2         /* the group walk's bodies per lane: groups of 64 (measured faster than 32) */
 
 /* The group walk's groups: nodes of at most GS bodies (their bodies are contiguous in
-   depth-first order), the largest such nodes, except that a node is split into its children,
-   down to single bodies, when
+   depth-first order), the largest such nodes: on the Hilbert curve every such node is a
+   compact piece of space (measured by bench/emulate_gpu_tree.c: splitting them as below
+   costs more terms per body than it saves). On the Morton curve (nbody__cu_tree_morton) a
+   node is split into its children, down to single bodies, when
    - its extent exceeds half its distance from the centre of mass of the whole system c: a
      group in a sparse halo spans a box that reaches the core, and a walk with that box
      opens every node of the core (measured: one such group of 32 bodies took as long as all
@@ -866,8 +866,9 @@ template <class T> __device__ __forceinline__ T nbody__cu_extent(nbody__v4<T> l,
     return fmax(fmax(h.x - l.x, h.y - l.y), h.z - l.z);
 }
 template <class T>
-__device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const nbody__v4<T> *lo, const nbody__v4<T> *hi, nbody__v4<T> c) {
-    if (i >= n) return false;                                  /* a leaf: one body */
+__device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const nbody__v4<T> *lo, const nbody__v4<T> *hi, nbody__v4<T> c,
+                                                      int split) {
+    if (!split || i >= n) return false;                        /* a leaf: one body */
     nbody__v4<T> il = lo[i], ih = hi[i], al = lo[2 * i], ah = hi[2 * i], bl = lo[2 * i + 1], bh = hi[2 * i + 1];
     T dx = fmax(fmax(il.x - c.x, c.x - ih.x), (T)0), dy = fmax(fmax(il.y - c.y, c.y - ih.y), (T)0);
     T dz = fmax(fmax(il.z - c.z, c.z - ih.z), (T)0), e = nbody__cu_extent(il, ih);
@@ -877,11 +878,11 @@ __device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const 
 }
 template <class T> __global__ void nbody__cu_group_flags(size_t n, unsigned int GS, const uint2 *nrange, const nbody__v4<T> *node,
                                                          const nbody__v4<T> *lo, const nbody__v4<T> *hi, unsigned char *flag,
-                                                         unsigned int *ids) {
+                                                         unsigned int *ids, int split) {
     nbody__v4<T> c = node[1];
     for (size_t i = 1 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < 2 * n; i += (size_t)gridDim.x * blockDim.x) {
-        bool g = nrange[i].y <= GS && !nbody__cu_group_split<T>(i, n, lo, hi, c);
-        for (size_t j = i; g && j > 1 && nrange[j / 2].y <= GS; j /= 2) g = nbody__cu_group_split<T>(j / 2, n, lo, hi, c);
+        bool g = nrange[i].y <= GS && !nbody__cu_group_split<T>(i, n, lo, hi, c, split);
+        for (size_t j = i; g && j > 1 && nrange[j / 2].y <= GS; j /= 2) g = nbody__cu_group_split<T>(j / 2, n, lo, hi, c, split);
         flag[i] = g;
         ids[i] = (unsigned int)i;
     }
@@ -966,7 +967,7 @@ __device__ __forceinline__ void nbody__cu_quad_add(nbody__v4<T> qa, nbody__v4<T>
 }
 
 /* Group walk (Bedorf, Gaburov & Portegies Zwart 2012, Bonsai): warp g walks once for the 32
-   consecutive leaves [32g, 32g + 32), neighbours on the Z-order curve, with the group's
+   consecutive leaves [32g, 32g + 32), neighbours on the Hilbert curve, with the group's
    bounding box in place of a body: a node is accepted for the whole group when its centre
    of mass lies farther than its critical distance from the box (then it is also for each
    body: a body's distance is at least the box's), a node of at most `bucket` bodies that is
@@ -1219,7 +1220,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     int depth = 0;
     if (r != NBODY_OK) return r;
     while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
-    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, c->key[0], c->val[0]);
+    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, c->key[0], c->val[0], !nbody__cu_tree_morton);
     NBODY__CU(cudaGetLastError());
     {
         size_t bytes = c->cubbytes;
@@ -1242,7 +1243,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     if (c->nquad || c->walk == NBODY__CU_WALK_GROUP) {   /* the group walk's groups, their count in gw_next[1] */
         size_t bytes = c->gw_tmpbytes;
         nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * NBODY__CU_GW_BPL, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
-                                                                               c->val[0]);
+                                                                               c->val[0], nbody__cu_tree_morton);
         NBODY__CU(cudaGetLastError());
         NBODY__CU(cub::DeviceSelect::Flagged(c->gw_tmp, bytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1, (int)(2 * n - 1)));
     }
@@ -1701,7 +1702,7 @@ static nbody_result nbody__cu_ct_build(nbody__engine *e, nbody__cu_contacts *w, 
     nbody__cu_map_box<nbody__r> mb = {y, n};
     if ((r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box)) != NBODY_OK) return r;
     while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
-    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, w->mkey[0], w->mval[0]);
+    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, w->mkey[0], w->mval[0], 0);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cub::DeviceRadixSort::SortPairs(NULL, bytes, w->mkey[0], w->mkey[1], w->mval[0], w->mval[1], (int)n, 0, 63));
     if ((r = nbody__cu_ct_tmp(e, w, bytes)) != NBODY_OK) return r;

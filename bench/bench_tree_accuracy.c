@@ -8,7 +8,10 @@
    Plummer sphere, seed 2026, softening 1e-3. A configuration the engine refuses prints so.
    The time is that of the derivative and a download of one value (which waits for the
    device); the accelerations are downloaded once afterwards for the errors. With the CUDA
-   engine built in, the CUDA tree's build and walk are also timed apart (device events). */
+   engine built in, the CUDA tree's build and walk are also timed apart (device events).
+   Environment (CUDA tree, benchmarks): BENCH_WALK 1 thread, 2 warp, 3 group walk (BENCH_BLOCK
+   its threads per block); BENCH_MORTON=1 the tree of Morton keys and split groups (the
+   tree before the Hilbert keys), for comparison. */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -24,6 +27,7 @@ static double now(void) {
 #ifdef NBODY_WITH_CUDA
 void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms, double *walk_ms);
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread);
+void nbody__cuda_bench_tree_morton(int on);
 #ifdef NBODY_CU_GW_STATS
 void nbody__cuda_gw_stats(unsigned long long out[8], int reset);
 #endif
@@ -72,6 +76,9 @@ int main(int argc, char **argv) {
     for (i = 0; i < k; ++i) idx[i] = k == n ? i : (size_t)(((unsigned long long)i * 2654435761u) % n);
     for (i = 0; i < n; ++i) { y[i] = s.x[i]; y[n + i] = s.y[i]; y[2 * n + i] = s.z[i]; }
     direct(&s, idx, k, eps, ref);
+#ifdef NBODY_WITH_CUDA
+    if (eng == NBODY_ENGINE_CUDA_TREE && getenv("BENCH_MORTON")) nbody__cuda_bench_tree_morton(atoi(getenv("BENCH_MORTON")));
+#endif
     printf("## %s, %s, Plummer N = %lu, softening 1e-3: relative force error over %lu bodies, ms per evaluation\n\n",
            name, sizeof(nbody_real) == sizeof(float) ? "float" : "double", (unsigned long)n, (unsigned long)k);
     printf("| moments | theta | median | p99 | worst | ms | build ms | walk ms |\n|---|---|---|---|---|---|---|---|\n");

@@ -20,7 +20,9 @@
    Usage: emulate_gpu_tree N key(morton|hilbert) theta quad(0|1) [bucket (4)] [GS (64)]
           [split (1: the group split rule; 0: none)] [perbody (0|1)]
    Prints one markdown row: N key theta moments bucket GS | groups | terms/body (group walk)
-   | nodes/body accepted | direct/body | median p99 worst (group walk) | per-body walk terms
+   | nodes/body accepted | direct/body | lane terms/body (sum over groups of terms x GS / N:
+   the GPU's work, a warp sums every term for all GS slots of its group however few bodies it
+   holds) | the costliest group's terms / the mean group's | median p99 worst (group walk) | per-body walk terms
    and median p99 worst (when perbody = 1). */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -220,7 +222,7 @@ int main(int argc, char **argv) {
     const double eps = 1e-3, eps2 = eps * eps;
     nbody_system s = NBODY__ZERO_INIT;
     float *x, *y, *z;
-    double *m, *ref, *err, *err2, nacc = 0, ndir = 0, st[3], st2[3] = {0, 0, 0}, bterms = 0;
+    double *m, *ref, *err, *err2, slot = 0, gsum = 0, gmax = 0, nacc = 0, ndir = 0, st[3], st2[3] = {0, 0, 0}, bterms = 0;
     size_t *idx;
     unsigned int *groups;
     if (n < 64) return 1;
@@ -242,6 +244,8 @@ int main(int argc, char **argv) {
         double a = 0, d = 0;
         group_walk(groups[i], quad, bucket, eps2, NULL, &a, &d);
         nacc += a * rcount[groups[i]]; ndir += d * rcount[groups[i]];
+        slot += (a + d) * GS; gsum += a + d;
+        if (a + d > gmax) gmax = a + d;
     }
     /* the sampled bodies: their depth-first positions and groups */
     k = n <= 20000 ? n : 2000;
@@ -289,9 +293,9 @@ int main(int argc, char **argv) {
     }
     stats(err, k, st);
     if (perbody) stats(err2, k, st2);
-    printf("| %lu | %s | %.2f | %s | %u | %u%s | %lu | %.0f | %.0f | %.0f | %.2e | %.2e | %.2e |", (unsigned long)n,
+    printf("| %lu | %s | %.2f | %s | %u | %u%s | %lu | %.0f | %.0f | %.0f | %.0f | %.1f | %.2e | %.2e | %.2e |", (unsigned long)n,
            hilbert ? "hilbert" : "morton", theta, quad ? "quad" : "mono", bucket, GS, rule ? "" : " nosplit", (unsigned long)ng,
-           (nacc + ndir) / n, nacc / n, ndir / n, st[0], st[1], st[2]);
+           (nacc + ndir) / n, nacc / n, ndir / n, slot / n, gmax / (gsum / ng), st[0], st[1], st[2]);
     if (perbody) printf(" %.0f | %.2e | %.2e | %.2e |", bterms / k, st2[0], st2[1], st2[2]);
     printf("\n");
     nbody_system_free(&s);
