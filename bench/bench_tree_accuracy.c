@@ -10,7 +10,8 @@
    device); the accelerations are downloaded once afterwards for the errors. With the CUDA
    engine built in, the CUDA tree's build and walk are also timed apart (device events).
    Environment (CUDA tree, benchmarks): BENCH_WALK 1 thread, 2 warp, 3 group walk (BENCH_BLOCK
-   its threads per block); BENCH_MORTON=1 the tree of Morton keys and split groups (the
+   its threads per block, 4 the group walk with its stacks in global memory); BENCH_CHOICE=1
+   prints the tuned block and walk before each row; BENCH_MORTON=1 the tree of Morton keys and split groups (the
    tree before the Hilbert keys), for comparison. */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
@@ -28,6 +29,7 @@ static double now(void) {
 void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms, double *walk_ms);
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread);
 void nbody__cuda_bench_tree_morton(int on);
+void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *per_thread, int *symmetric);
 #ifdef NBODY_CU_GW_STATS
 void nbody__cuda_gw_stats(unsigned long long out[8], int reset);
 #endif
@@ -109,6 +111,12 @@ int main(int argc, char **argv) {
 #endif
 #ifdef NBODY_WITH_CUDA
             if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE) nbody__cuda_bench_tree_times(&e, &bms, &wms);
+            if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE && getenv("BENCH_CHOICE")) {   /* the tuned walk, before the row */
+                int cb = 0, cw = 0, cs = 0;
+                nbody__cuda_bench_choice(&e, &cb, &cw, &cs);
+                printf("  (%s theta %.1f: %d threads per block, walk %d: 1 thread, 2 warp, 3 group, 4 group with a global stack)\n",
+                       quad ? "quadrupole" : "monopole", 0.1 * t, cb, cw);
+            }
 #endif
             for (rep = 0; r == NBODY_OK && rep < reps; ++rep) {
                 double ts = now();

@@ -174,6 +174,12 @@ static void test_tree_walks_agree(void) {
             if (b) CHECK(ok && memcmp(g1, g2, n3 * sizeof(nbody_real)) == 0, "group walk differs between blocks 33 and %d (run %d)",
                          blocks[b < 3 ? b : 2], b);
         }
+        /* its stacks in global memory (walk 4): the same nodes in the same order, the same bits */
+        for (b = 0; b < 3; ++b) {
+            int ok = tree_walk(&s, blocks[b], 4, g2);
+            CHECK(ok, "group walk, global stack, block %d: engine failed", blocks[b]);
+            CHECK(ok && memcmp(g1, g2, n3 * sizeof(nbody_real)) == 0, "group walk with a global stack differs, block %d", blocks[b]);
+        }
         free(g1); free(g2);
     }
     nbody_system_free(&s);
@@ -326,7 +332,7 @@ static void test_tree_accuracy_per_body(void) {
    vector operations of a leapfrog run still give every body its force: theta -> 0 equals
    the direct sum, and runs equal those with the normal cap bitwise. */
 static void test_grid_cap(void) {
-    static const int walks[3] = {1, 2, 3};
+    static const int walks[4] = {1, 2, 3, 4};
     nbody_system s = {0}, a = {0}, b = {0};
     nbody_desc dt = {0}, dr = {0};
     double worst, median;
@@ -340,7 +346,7 @@ static void test_grid_cap(void) {
     accel_error(&s, &dt, &dr, &worst, &median, &rt, &rr);
     CHECK(rt == NBODY_OK && worst <= (sizeof(nbody_real) == sizeof(double) ? 1e-12 : 1e-5),
           "grid cap 3: tree theta->0 max rel err %g (%s)", worst, nbody_result_string(rt));
-    for (w = 0; w < 3; ++w) {      /* every walk, a given block size (no tuning) */
+    for (w = 0; w < 4; ++w) {      /* every walk, a given block size (no tuning) */
         nbody__engine e;
         nbody_desc d = dt;
         nbody_real *y = (nbody_real *)calloc(6 * n, sizeof(nbody_real)), *f = (nbody_real *)calloc(6 * n, sizeof(nbody_real));
