@@ -5,7 +5,7 @@
 #   bench  error x time, float, Plummer 2^20 and 2^24 (build included; ms = median of 3):
 #          the tree of today (Hilbert keys, groups = the largest nodes of <= 64 bodies, the
 #          group walk's stack tuned between shared and global memory): quadrupole theta
-#          0.8-1.2 and monopole theta 0.5, the tuned walk printed before each row; then the
+#          0.8, 1.0, 1.2, 1.5, 2.0 and monopole theta 0.5, the tuned walk printed before each row; then the
 #          tree before (BENCH_MORTON=1: Morton keys, split groups) at quadrupole 0.8 and
 #          monopole 0.5, in the same run; at 2^24 also the two group-walk stacks forced
 #          (quadrupole theta 1.0, 512 threads a block)
@@ -41,7 +41,7 @@ bench)
     echo; echo "### error x time, float, build included (Plummer, softening 1e-3, 2000 sampled bodies)"
     for n in 1048576 16777216; do
         echo; echo "#### N = $n: Hilbert keys (the engine now), tuned walk"
-        BENCH_CHOICE=1 BENCH_QUAD=1 timeout 120 $BT cuda-tree $n 3 8 12 | grep -v "^$"
+        BENCH_THETAS="8 10 12 15 20" BENCH_CHOICE=1 BENCH_QUAD=1 timeout 120 $BT cuda-tree $n 3 | grep -v "^$"
         BENCH_CHOICE=1 BENCH_QUAD=0 timeout 60 $BT cuda-tree $n 3 5 5 | grep "^|.*monopole\|^  ("
         echo; echo "#### N = $n: Morton keys and split groups (the tree before), tuned walk"
         BENCH_MORTON=1 BENCH_CHOICE=1 BENCH_QUAD=1 timeout 60 $BT cuda-tree $n 3 8 8 | grep "^|.*quadrupole\|^  ("
