@@ -86,14 +86,14 @@ static void test_dense_matches_simple(void) {
 
 /* accelerations of a CUDA engine with a forced kernel (dense: 0 one-sided, 2 symmetric),
    block size and bodies per thread (dense) or walk (tree: 1 alone, 2 warps) */
-static int forced(const nbody_system *s, nbody_engine engine, double softening, int variant, int block, int rb,
-                  nbody_real *acc) {
+static int forced_q(const nbody_system *s, nbody_engine engine, double softening, int variant, int block, int rb, int quad,
+                    nbody_real *acc) {
     nbody_desc d = {0};
     nbody__engine e;
     nbody__buf y = NULL, f = NULL;
     const nbody_real *src[6];
     int i, ok;
-    d.engine = engine; d.theta = (nbody_real)0.5; d.softening = (nbody_real)softening; d.block_size = block;
+    d.engine = engine; d.theta = (nbody_real)0.5; d.softening = (nbody_real)softening; d.block_size = block; d.quadrupole = quad;
     d = nbody__desc_defaults(&d);
     memset(&e, 0, sizeof e);
     if (nbody__engine_start(&e, &d, s->n, s->m) != NBODY_OK) return 0;
@@ -105,6 +105,10 @@ static int forced(const nbody_system *s, nbody_engine engine, double softening, 
     e.ops->release(&e, y); e.ops->release(&e, f);
     nbody__engine_stop(&e);
     return ok;
+}
+static int forced(const nbody_system *s, nbody_engine engine, double softening, int variant, int block, int rb,
+                  nbody_real *acc) {
+    return forced_q(s, engine, softening, variant, block, rb, 0, acc);
 }
 static int tree_walk(const nbody_system *s, int block, int walk, nbody_real *acc) {
     return forced(s, NBODY_ENGINE_CUDA_TREE, 1e-3, 0, block, walk, acc);
@@ -179,6 +183,11 @@ static void test_tree_walks_agree(void) {
             int ok = tree_walk(&s, blocks[b], 4, g2);
             CHECK(ok, "group walk, global stack, block %d: engine failed", blocks[b]);
             CHECK(ok && memcmp(g1, g2, n3 * sizeof(nbody_real)) == 0, "group walk with a global stack differs, block %d", blocks[b]);
+        }
+        for (b = 0; b < 3; ++b) {   /* and with quadrupoles */
+            int ok = forced_q(&s, NBODY_ENGINE_CUDA_TREE, 1e-3, 0, blocks[b], 3, 1, g1) && forced_q(&s, NBODY_ENGINE_CUDA_TREE, 1e-3, 0, blocks[b], 4, 1, g2);
+            CHECK(ok, "quadrupole group walks, block %d: engine failed", blocks[b]);
+            CHECK(ok && memcmp(g1, g2, n3 * sizeof(nbody_real)) == 0, "quadrupole group walk with a global stack differs, block %d", blocks[b]);
         }
         free(g1); free(g2);
     }
