@@ -1,5 +1,5 @@
 #!/bin/sh
-# The CUDA tree on Hilbert keys (H100; about 6 minutes, every stage under a time limit):
+# The CUDA tree on Hilbert keys (H100; about 6 minutes, at most 8: every stage under a time limit):
 #   build  nbody_cuda.cu double and float (nvcc -O3 -arch=sm_90), tests/cuda_engines.c both
 #          precisions, bench/bench_tree_accuracy.c float
 #   bench  error x time, float, Plummer 2^20 and 2^24 (build included; ms = median of 3):
@@ -55,11 +55,11 @@ bench)
     echo "(elapsed $(( $(date +%s) - t0 )) s)" ;;
 tests)
     echo; echo "### tests (double, float) and compute-sanitizer memcheck (double, NBODY_TEST_SMALL=1), at once"
-    timeout 300 ./$B/cuda_engines > $B/cuda_engines.log 2>&1 &
+    timeout 240 ./$B/cuda_engines > $B/cuda_engines.log 2>&1 &
     p1=$!
-    timeout 300 ./$B/cuda_engines_float > $B/cuda_engines_float.log 2>&1 &
+    timeout 240 ./$B/cuda_engines_float > $B/cuda_engines_float.log 2>&1 &
     p2=$!
-    NBODY_TEST_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 3 ./$B/cuda_engines > $B/san_memcheck.log 2>&1 &
+    NBODY_TEST_SMALL=1 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 ./$B/cuda_engines > $B/san_memcheck.log 2>&1 &
     p3=$!
     wait $p1; r1=$?; wait $p2; r2=$?; wait $p3; r3=$?
     for t in cuda_engines cuda_engines_float; do
