@@ -8,7 +8,7 @@
 #          0.8, 1.0, 1.2, 1.5, 2.0 and monopole theta 0.5, the tuned walk printed before each row; then the
 #          tree before (BENCH_MORTON=1: Morton keys, split groups) at quadrupole 0.8 and
 #          monopole 0.5, in the same run; at 2^24 also the two group-walk stacks forced
-#          (quadrupole theta 1.0, 512 threads a block)
+#          (quadrupole theta 1.0, 1024 threads a block asked)
 #   tests  tests/cuda_engines.c double and float, and compute-sanitizer memcheck on the
 #          double one with NBODY_TEST_SMALL=1, the three at once
 # Usage: sh bench/device_cutree2.sh [stages...]   (default: bench tests; the build always)
@@ -48,9 +48,9 @@ bench)
         BENCH_MORTON=1 BENCH_CHOICE=1 BENCH_QUAD=0 timeout 60 $BT cuda-tree $n 3 5 5 | grep "^|.*monopole\|^  ("
         echo "(elapsed $(( $(date +%s) - t0 )) s)"
     done
-    echo; echo "#### N = 16777216, quadrupole theta 1.0, 512 threads a block: group walk with the stack in shared (3) and global (4) memory"
+    echo; echo "#### N = 16777216, quadrupole theta 1.0, 1024 threads a block asked (the shared stack caps them): group walk with the stack in shared (3) and global (4) memory"
     for w in 3 4; do
-        BENCH_WALK=$w BENCH_BLOCK=512 BENCH_QUAD=1 timeout 60 $BT cuda-tree 16777216 3 10 10 | grep "^|.*quadrupole" | sed "s/^/walk $w /"
+        BENCH_WALK=$w BENCH_BLOCK=1024 BENCH_QUAD=1 timeout 60 $BT cuda-tree 16777216 3 10 10 | grep "^|.*quadrupole" | sed "s/^/walk $w /"
     done
     echo "(elapsed $(( $(date +%s) - t0 )) s)" ;;
 tests)
