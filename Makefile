@@ -197,6 +197,10 @@ $(BUILD)/test_stall_longdouble: tests/test_stall.c tests/check.h $(HEADERS) | $(
 $(BUILD)/bench_cpu_float: bench/bench_cpu.c $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
 
+# the CUDA tree emulated on the CPU: terms per body and errors (bench/emulate_gpu_tree.c)
+$(BUILD)/emulate_gpu_tree: bench/emulate_gpu_tree.c $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. $< -o $@ -lm
+
 clean:
 	rm -rf $(BUILD)
 

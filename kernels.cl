@@ -298,7 +298,7 @@ __kernel void nbody_dense_sym_sum(__global const real *restrict y, __global real
    same tree. The active bodies [0, nt) (test particles [nt, n) walk the tree, are not in it):
    1. their bounding box (nbody_tree_box: groups' partial boxes, then one group folds them);
       it also flags a position of any body that is NaN or Inf, and the walk then gives NaN;
-   2. the key of each position in the box (nbody__tree_key: the 63-bit Morton code);
+   2. the key of each position in the box (nbody__tree_key: the 63-bit Hilbert key);
    3. a stable LSD radix sort of (key, body) pairs, NBODY_CL_RADIX_BITS a pass: each work-item
       counts the digits of its own run of keys in local memory, one work-group scans the
       groups' counts (digit-major: the offset of each digit in each group), and each

@@ -850,13 +850,40 @@ NBODY__SHARED NBODY__U64 nbody__tree_coord(NBODY__REAL x, NBODY__REAL lo, NBODY_
     NBODY__U64 q = (NBODY__U64)(u * (NBODY__KEY_REAL)2097151);
     return q > NBODY__U64C(2097151) ? NBODY__U64C(2097151) : q;
 }
-/* The sort key of a position in the bounding box lo..hi: the 63-bit Morton code (Z order),
-   x in bit 0 of each triple. Every GPU build sorts by this one function (stable, ties by
-   body index), so every engine builds the same tree of the same bodies. */
+/* A body's cell (x, y, z), 21 bits an axis, to a 63-bit key along a space-filling curve.
+   Morton (Z order): the axes' bits interleaved, x lowest. Hilbert (Skilling 2004, "Programming
+   the Hilbert curve": the transpose by exchanges and inversions, Gray decoding, then the bits
+   interleaved, x highest): consecutive keys are neighbouring cells, so every run of sorted
+   bodies is a connected, compact piece of space, where a run of the Z curve can jump across
+   the box (twice to four times the terms a walk sums, measured). */
+NBODY__SHARED NBODY__U64 nbody__tree_morton(unsigned int x, unsigned int y, unsigned int z) {
+    return nbody__tree_spread3(x) | nbody__tree_spread3(y) << 1 | nbody__tree_spread3(z) << 2;
+}
+NBODY__SHARED NBODY__U64 nbody__tree_hilbert(unsigned int x, unsigned int y, unsigned int z) {
+    unsigned int q, p, t;
+    x &= 0x1fffffu; y &= 0x1fffffu; z &= 0x1fffffu;
+    for (q = 1u << 20; q > 1; q >>= 1) {   /* inverse undo, axis by axis (x: invert or nothing) */
+        p = q - 1;
+        if (x & q) x ^= p;
+        if (y & q) x ^= p;
+        else { t = (x ^ y) & p; x ^= t; y ^= t; }
+        if (z & q) x ^= p;
+        else { t = (x ^ z) & p; x ^= t; z ^= t; }
+    }
+    y ^= x; z ^= y;                        /* Gray encode */
+    t = 0;
+    for (q = 1u << 20; q > 1; q >>= 1)
+        if (z & q) t ^= q - 1;
+    x ^= t; y ^= t; z ^= t;
+    return nbody__tree_spread3(x) << 2 | nbody__tree_spread3(y) << 1 | nbody__tree_spread3(z);
+}
+/* The sort key of a position in the bounding box lo..hi: the Hilbert key of its cell. Every
+   GPU build sorts by this one function (stable, ties by body index), so every engine builds
+   the same tree of the same bodies. */
 NBODY__SHARED NBODY__U64 nbody__tree_key(NBODY__REAL x, NBODY__REAL y, NBODY__REAL z, NBODY__REAL lox, NBODY__REAL loy,
                                          NBODY__REAL loz, NBODY__REAL hix, NBODY__REAL hiy, NBODY__REAL hiz) {
-    return nbody__tree_spread3(nbody__tree_coord(x, lox, hix)) | nbody__tree_spread3(nbody__tree_coord(y, loy, hiy)) << 1 |
-           nbody__tree_spread3(nbody__tree_coord(z, loz, hiz)) << 2;
+    return nbody__tree_hilbert((unsigned int)nbody__tree_coord(x, lox, hix), (unsigned int)nbody__tree_coord(y, loy, hiy),
+                               (unsigned int)nbody__tree_coord(z, loz, hiz));
 }
 /* An internal node from its children l and r: centres of mass (lx, ly, lz), (rx, ry, rz),
    masses ml, mr, radii rl, rr (bodies within r of the centre of mass), second moments b2l, b2r

@@ -17,9 +17,10 @@
 
    Tree engine: the heap kd-tree of the CPU engine (nodes 1..2n-1, leaves n..2n-1 one body
    each, children 2i, 2i+1), built on the GPU every evaluation: bodies sorted by 63-bit
-   Morton code (CUB radix sort) and laid into the leaves in depth-first order, so every
-   subtree holds a contiguous range of the Z-order curve, balanced by count exactly as the
-   heap shape requires; the internal nodes are then filled bottom-up, one launch per level.
+   Hilbert key (nbody__tree_key, CUB radix sort) and laid into the leaves in depth-first
+   order, so every subtree holds a contiguous range of the Hilbert curve (a connected,
+   compact piece of space; a range of the Z curve is not, and cost the walks twice the
+   terms), balanced by count exactly as the heap shape requires; the internal nodes are then filled bottom-up, one launch per level.
    The split planes differ from the CPU tree's median splits, the acceptance criterion is
    the same formula (NBODY__TREE_CRIT in nbody.h): r there is a bounding-sphere radius about
    the centre of mass (here the smaller of two valid bounds: the sphere around the
@@ -117,13 +118,15 @@ typedef struct nbody__cuda {
     nbody__rec *nquad;             /* 2 per internal node: (xx xy xz yy), (yz zz trace 0); NULL: monopole */
     int bucket, depth;             /* leaf bucket size; depth of the heap (its stack bound) */
     int smem_max;                  /* shared memory a block may opt in to */
-    int gw_maxthreads[2];          /* the group walk's threads per block (registers): monopole, quadrupole */
+    int gw_maxthreads[4];          /* the group walk's threads per block (registers): monopole, quadrupole; + 2: global stack */
     unsigned int *gw_next;         /* that counter, then the number of groups */
     int gw_occ_threads, gw_occ;    /* the group walk's resident blocks an SM (gw_occ) at gw_occ_threads a block */
     unsigned int *gw_groups;       /* n: the groups' nodes (nbody__cu_group_flags) */
     unsigned char *gw_flag;        /* 2n: node i is a group */
     void *gw_tmp;                  /* scratch of the selection */
     size_t gw_tmpbytes;
+    unsigned int *gw_gstack;       /* the global-stack group walk's stacks: a warp's scap entries each */
+    size_t gw_gstack_len;
     int timing;                    /* benchmarks: events around build and walk */
     cudaEvent_t tev[3];
     struct nbody__cu_contacts *contacts;  /* contact search: radii, pair buffers, its tree; on first use */
@@ -741,15 +744,24 @@ static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_
 /* ======================================================================================
    tree build and walk
    ====================================================================================== */
-/* the sort keys: nbody__tree_key (nbody.h), the key every GPU build sorts by */
-template <class T> __global__ void nbody__cu_morton(const T *x, size_t n, const nbody__box<T> *box,
-                                                    unsigned long long *key, unsigned int *val) {
+/* the bodies' sort keys: each coordinate quantised to 21 bits over the bounding box, then
+   the Hilbert key of nbody.h (nbody__tree_key: every run of sorted bodies a compact piece of
+   space) or the Morton key (hilbert = 0: the contact search; the group walk's benchmarks) */
+template <class T> __global__ void nbody__cu_keys(const T *x, size_t n, const nbody__box<T> *box,
+                                                    unsigned long long *key, unsigned int *val, int hilbert) {
     nbody__box<T> b = *box;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        key[i] = nbody__tree_key(x[i], x[n + i], x[2 * n + i], b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2]);
+        key[i] = hilbert ? nbody__tree_key(x[i], x[n + i], x[2 * n + i], b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2])
+                         : nbody__tree_morton((unsigned int)nbody__tree_coord(x[i], b.lo[0], b.hi[0]),
+                                              (unsigned int)nbody__tree_coord(x[n + i], b.lo[1], b.hi[1]),
+                                              (unsigned int)nbody__tree_coord(x[2 * n + i], b.lo[2], b.hi[2]));
         val[i] = (unsigned int)i;
     }
 }
+/* benchmarks only: 1 sorts the tree by Morton keys and splits the group walk's groups at
+   wide nodes and jumps of the curve (the tree before the Hilbert keys), for comparison */
+static int nbody__cu_tree_morton = 0;
+extern "C" void nbody__cuda_bench_tree_morton(int on) { nbody__cu_tree_morton = on != 0; }
 
 /* leaf j in [n, 2n) holds the body at depth-first position p(j): the complete heap's bottom
    level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1))) */
@@ -814,11 +826,14 @@ template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size
 #define NBODY__CU_WALK_THREAD 1
 #define NBODY__CU_WALK_WARP 2
 #define NBODY__CU_WALK_GROUP 3
+#define NBODY__CU_WALK_GROUP_GSTACK 4   /* the group walk, its stacks in global memory (more warps resident) */
 #define NBODY__CU_GW_BPL 2         /* the group walk's bodies per lane: groups of 64 (measured faster than 32) */
 
 /* The group walk's groups: nodes of at most GS bodies (their bodies are contiguous in
-   depth-first order), the largest such nodes, except that a node is split into its children,
-   down to single bodies, when
+   depth-first order), the largest such nodes: on the Hilbert curve every such node is a
+   compact piece of space (measured by bench/emulate_gpu_tree.c: splitting them as below
+   costs more terms per body than it saves). On the Morton curve (nbody__cu_tree_morton) a
+   node is split into its children, down to single bodies, when
    - its extent exceeds half its distance from the centre of mass of the whole system c: a
      group in a sparse halo spans a box that reaches the core, and a walk with that box
      opens every node of the core (measured: one such group of 32 bodies took as long as all
@@ -829,8 +844,9 @@ template <class T> __device__ __forceinline__ T nbody__cu_extent(nbody__v4<T> l,
     return fmax(fmax(h.x - l.x, h.y - l.y), h.z - l.z);
 }
 template <class T>
-__device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const nbody__v4<T> *lo, const nbody__v4<T> *hi, nbody__v4<T> c) {
-    if (i >= n) return false;                                  /* a leaf: one body */
+__device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const nbody__v4<T> *lo, const nbody__v4<T> *hi, nbody__v4<T> c,
+                                                      int split) {
+    if (!split || i >= n) return false;                        /* a leaf: one body */
     nbody__v4<T> il = lo[i], ih = hi[i], al = lo[2 * i], ah = hi[2 * i], bl = lo[2 * i + 1], bh = hi[2 * i + 1];
     T dx = fmax(fmax(il.x - c.x, c.x - ih.x), (T)0), dy = fmax(fmax(il.y - c.y, c.y - ih.y), (T)0);
     T dz = fmax(fmax(il.z - c.z, c.z - ih.z), (T)0), e = nbody__cu_extent(il, ih);
@@ -840,11 +856,11 @@ __device__ __forceinline__ bool nbody__cu_group_split(size_t i, size_t n, const 
 }
 template <class T> __global__ void nbody__cu_group_flags(size_t n, unsigned int GS, const uint2 *nrange, const nbody__v4<T> *node,
                                                          const nbody__v4<T> *lo, const nbody__v4<T> *hi, unsigned char *flag,
-                                                         unsigned int *ids) {
+                                                         unsigned int *ids, int split) {
     nbody__v4<T> c = node[1];
     for (size_t i = 1 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < 2 * n; i += (size_t)gridDim.x * blockDim.x) {
-        bool g = nrange[i].y <= GS && !nbody__cu_group_split<T>(i, n, lo, hi, c);
-        for (size_t j = i; g && j > 1 && nrange[j / 2].y <= GS; j /= 2) g = nbody__cu_group_split<T>(j / 2, n, lo, hi, c);
+        bool g = nrange[i].y <= GS && !nbody__cu_group_split<T>(i, n, lo, hi, c, split);
+        for (size_t j = i; g && j > 1 && nrange[j / 2].y <= GS; j /= 2) g = nbody__cu_group_split<T>(j / 2, n, lo, hi, c, split);
         flag[i] = g;
         ids[i] = (unsigned int)i;
     }
@@ -929,7 +945,7 @@ __device__ __forceinline__ void nbody__cu_quad_add(nbody__v4<T> qa, nbody__v4<T>
 }
 
 /* Group walk (Bedorf, Gaburov & Portegies Zwart 2012, Bonsai): warp g walks once for the 32
-   consecutive leaves [32g, 32g + 32), neighbours on the Z-order curve, with the group's
+   consecutive leaves [32g, 32g + 32), neighbours on the Hilbert curve, with the group's
    bounding box in place of a body: a node is accepted for the whole group when its centre
    of mass lies farther than its critical distance from the box (then it is also for each
    body: a body's distance is at least the box's), a node of at most `bucket` bodies that is
@@ -941,7 +957,10 @@ __device__ __forceinline__ void nbody__cu_quad_add(nbody__v4<T> qa, nbody__v4<T>
    coincident ones) add nothing, as in the other walks.
    Stack bound: the chunk is the stack's top and children are pushed in reverse lane order,
    so the stack stays sorted by depth and a chunk that takes a node of depth d takes every
-   deeper one: at most 64 entries per depth, 64 (depth + 1) in all. */
+   deeper one: at most 64 entries per depth, 64 (depth + 1) in all.
+   GSTACK: the stacks in global memory instead (as Bonsai), a warp's at gstack + its index in
+   the grid x scap: a warp then needs a fifth of the shared memory, so registers alone bound
+   the warps resident on an SM; the stack's top stays in the L1 cache. */
 template <class T> struct nbody__cu_gw {    /* one warp's shared memory */
     nbody__v4<T> *tile, *qtile;
     unsigned int *stack, *nlist, *blist;
@@ -1012,23 +1031,25 @@ __device__ __forceinline__ void nbody__cu_gw_bodies(const nbody__cu_gw<T> &s, co
    block's warps never wait for its slowest group and the grid is only what is resident.
    groups[0, *ngroups): the groups' nodes (nbody__cu_group_flags); a lane holds the bodies
    lane, lane + 32, ... of its group. P: the heap's bottom level (nbody__cu_leaves). */
-template <class T, bool QUAD, int BPL>
+template <class T, bool QUAD, int BPL, bool GSTACK>
 __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
                                      const nbody__v4<T> *__restrict__ nquad, const uint2 *__restrict__ nrange,
                                      const nbody__v4<T> *__restrict__ sb, const unsigned int *__restrict__ leafbody, T *f,
                                      unsigned int n, unsigned int P, unsigned int bstride, T eps2, T G, size_t nf, unsigned int bucket,
-                                     unsigned int scap, unsigned int *next, const unsigned int *__restrict__ groups) {
+                                     unsigned int scap, unsigned int *next, const unsigned int *__restrict__ groups,
+                                     unsigned int *gstack) {
     extern __shared__ unsigned char nbody__smem[];
     const unsigned int lane = threadIdx.x & 31;
     const unsigned int lt = (1u << lane) - 1, gt = ~((2u << lane) - 1);
     const unsigned int ngroups = next[1];
     nbody__cu_gw<T> s;
     {
-        unsigned char *base = nbody__smem + (threadIdx.x >> 5) * nbody__cu_gw_bytes<T>(QUAD, scap, bucket);
+        unsigned char *base = nbody__smem + (threadIdx.x >> 5) * nbody__cu_gw_bytes<T>(QUAD, GSTACK ? 0u : scap, bucket);
         s.tile = (nbody__v4<T> *)base;
         s.qtile = s.tile + 32;
         s.stack = (unsigned int *)(base + (QUAD ? 96 : 32) * sizeof(nbody__v4<T>));
-        s.nlist = s.stack + scap;
+        s.nlist = s.stack + (GSTACK ? 0u : scap);
+        if (GSTACK) s.stack = gstack + ((size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * scap;
         s.blist = s.nlist + 64;
     }
     for (;;) {
@@ -1182,7 +1203,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     int depth = 0;
     if (r != NBODY_OK) return r;
     while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
-    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, c->key[0], c->val[0]);
+    nbody__cu_keys<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, c->key[0], c->val[0], !nbody__cu_tree_morton);
     NBODY__CU(cudaGetLastError());
     {
         size_t bytes = c->cubbytes;
@@ -1202,10 +1223,10 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
             NBODY__CU(cudaGetLastError());
         }
     }
-    if (c->nquad || c->walk == NBODY__CU_WALK_GROUP) {   /* the group walk's groups, their count in gw_next[1] */
+    if (c->nquad || c->walk >= NBODY__CU_WALK_GROUP) {   /* the group walk's groups, their count in gw_next[1] */
         size_t bytes = c->gw_tmpbytes;
         nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * NBODY__CU_GW_BPL, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
-                                                                               c->val[0]);
+                                                                               c->val[0], nbody__cu_tree_morton);
         NBODY__CU(cudaGetLastError());
         NBODY__CU(cub::DeviceSelect::Flagged(c->gw_tmp, bytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1, (int)(2 * n - 1)));
     }
@@ -1216,9 +1237,9 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
 /* the group walk's stack entries, and its threads per block for a given B: whole warps, as
    many as its shared memory allows */
 static unsigned int nbody__cu_gw_scap(const nbody__cuda *c) { return 64u * (unsigned int)(c->depth + 1); }
-static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
-    size_t per = nbody__cu_gw_bytes<nbody__r>(c->nquad != NULL, nbody__cu_gw_scap(c), (unsigned int)c->bucket);
-    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[c->nquad != NULL] / 32;
+static int nbody__cu_gw_threads(const nbody__cuda *c, int B, int gstack, size_t *smem) {
+    size_t per = nbody__cu_gw_bytes<nbody__r>(c->nquad != NULL, gstack ? 0u : nbody__cu_gw_scap(c), (unsigned int)c->bucket);
+    int w = (B + 31) / 32, wmax = (int)((size_t)c->smem_max / per), wreg = c->gw_maxthreads[(c->nquad != NULL) + 2 * gstack] / 32;
     if (wmax > wreg) wmax = wreg;
     if (w > wmax) w = wmax;
     if (w < 1) w = 1;
@@ -1228,9 +1249,11 @@ static int nbody__cu_gw_threads(const nbody__cuda *c, int B, size_t *smem) {
 
 typedef void (*nbody__cu_gw_fn)(const nbody__rec *, const nbody__r *, const nbody__rec *, const uint2 *, const nbody__rec *,
                                 const unsigned int *, nbody__r *, unsigned int, unsigned int, unsigned int, nbody__r, nbody__r,
-                                size_t, unsigned int, unsigned int, unsigned int *, const unsigned int *);
-static nbody__cu_gw_fn nbody__cu_gw_kernel(int quad) {
-    return quad ? nbody__cu_walk_group<nbody__r, true, NBODY__CU_GW_BPL> : nbody__cu_walk_group<nbody__r, false, NBODY__CU_GW_BPL>;
+                                size_t, unsigned int, unsigned int, unsigned int *, const unsigned int *, unsigned int *);
+static nbody__cu_gw_fn nbody__cu_gw_kernel(int quad, int gstack) {
+    if (gstack)
+        return quad ? nbody__cu_walk_group<nbody__r, true, NBODY__CU_GW_BPL, true> : nbody__cu_walk_group<nbody__r, false, NBODY__CU_GW_BPL, true>;
+    return quad ? nbody__cu_walk_group<nbody__r, true, NBODY__CU_GW_BPL, false> : nbody__cu_walk_group<nbody__r, false, NBODY__CU_GW_BPL, false>;
 }
 
 /* every bstride-th block only; quadrupoles always take the group walk */
@@ -1239,23 +1262,31 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     size_t nt = nbody__cu_nsrc(e);
     unsigned int blocks, sb;
-    if (walk == NBODY__CU_WALK_GROUP || c->nquad) {   /* as many blocks as are resident, at most a warp per group */
+    if (walk >= NBODY__CU_WALK_GROUP || c->nquad) {   /* as many blocks as are resident, at most a warp per group */
         size_t smem, P = 1, warps = (nt + 31) / 32;
-        int T = nbody__cu_gw_threads(c, B, &smem);
-        nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL);
+        int gstack = walk == NBODY__CU_WALK_GROUP_GSTACK, T = nbody__cu_gw_threads(c, B, gstack, &smem);
+        nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL, gstack);
         while (P * 2 <= 2 * nt - 1) P *= 2;
         warps = (warps + bstride - 1) / bstride;
         blocks = (unsigned int)((warps + T / 32 - 1) / (T / 32));
-        if (c->gw_occ_threads != T) {   /* blocks of T threads resident on an SM, asked once per T */
-            c->gw_occ_threads = T;
+        if (c->gw_occ_threads != 2 * T + gstack) {   /* blocks of T threads resident on an SM, asked once per T and kernel */
+            c->gw_occ_threads = 2 * T + gstack;
             if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c->gw_occ, fn, T, smem) != cudaSuccess) { c->gw_occ = 0; (void)cudaGetLastError(); }
         }
         if (c->gw_occ > 0 && (size_t)c->gw_occ * c->sms < blocks) blocks = (unsigned int)(c->gw_occ * c->sms);
         if (blocks > nbody__cu_grid_cap) blocks = nbody__cu_grid_cap;
+        if (gstack && (size_t)blocks * (T / 32) * nbody__cu_gw_scap(c) > c->gw_gstack_len) {   /* grown on demand */
+            size_t len = (size_t)blocks * (T / 32) * nbody__cu_gw_scap(c);
+            nbody_result rr;
+            cudaFree(c->gw_gstack);
+            c->gw_gstack = NULL; c->gw_gstack_len = 0;
+            if ((rr = nbody__cu_malloc(e, &c->gw_gstack, len)) != NBODY_OK) return rr;
+            c->gw_gstack_len = len;
+        }
         NBODY__CU(cudaMemsetAsync(c->gw_next, 0, sizeof(unsigned int)));
         fn<<<blocks, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f, (unsigned int)nt, (unsigned int)P,
                                 (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c), c->gw_next,
-                                c->gw_groups);
+                                c->gw_groups, c->gw_gstack);
         walk = 0;
     }
     blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
@@ -1307,15 +1338,16 @@ typedef struct nbody__cu_candidate {
 static int nbody__cu_candidates(nbody__engine *e, nbody__cu_candidate *out) {
     static const int blocks[] = {64, 128, 256, 512, 1024}, sym_blocks[] = {64, 96, 128, 192, 256};
     static const int bodies[] = {1, 2, 4, 8}, walks[] = {NBODY__CU_WALK_THREAD, NBODY__CU_WALK_WARP};
+    static const int gwalks[] = {NBODY__CU_WALK_GROUP, NBODY__CU_WALK_GROUP_GSTACK};
     nbody__cuda *c = nbody__cu(e);
     double n = (double)e->n;
-    int count = 0, quad = c->nquad != NULL, nv = c->tree ? (quad ? 1 : 2) : 4;
+    int count = 0, quad = c->nquad != NULL, nv = c->tree ? 2 : 4;
     for (int sym = 0; sym < (c->tree ? 1 : 2); ++sym)
         for (int bi = 0; bi < 5; ++bi)
             for (int vi = 0; vi < nv; ++vi) {
                 nbody__cu_candidate k;
                 int B = sym ? sym_blocks[bi] : blocks[bi], R = c->tree ? 0 : bodies[vi];
-                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? (quad ? NBODY__CU_WALK_GROUP : walks[vi]) : 0; k.sym = sym;
+                k.block = B; k.bodies_per_thread = R; k.walk = c->tree ? (quad ? gwalks[vi] : walks[vi]) : 0; k.sym = sym;
                 k.sample = 0; k.scale = 1;
                 if (c->tree) {
                     size_t nb = nbody__cu_blocks(e->n, B), want = NBODY__CU_SAMPLE_LEAVES / (size_t)B;
@@ -1370,7 +1402,8 @@ static void nbody__cu_report_tuning(nbody__engine *e, double ms) {
     nbody__cuda *c = nbody__cu(e);
     if (c->tree)
         nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda-tree: tuned: %d threads per block, %s walk (%.3g ms estimated)", c->block,
-                      c->walk == NBODY__CU_WALK_GROUP ? "group" : c->walk == NBODY__CU_WALK_WARP ? "warp" : "thread", ms);
+                      c->walk == NBODY__CU_WALK_GROUP_GSTACK ? "group (global stack)" : c->walk == NBODY__CU_WALK_GROUP ? "group"
+                      : c->walk == NBODY__CU_WALK_WARP ? "warp" : "thread", ms);
     else
         nbody__cu_log(e, NBODY_LOG_INFO, "nbody cuda: tuned: %s kernel, %d threads per block x %d bodies per thread (%.3g ms estimated)",
                       c->sym ? "symmetric" : "one-sided", c->block, c->bodies_per_thread, ms);
@@ -1664,7 +1697,7 @@ static nbody_result nbody__cu_ct_build(nbody__engine *e, nbody__cu_contacts *w, 
     nbody__cu_map_box<nbody__r> mb = {y, n};
     if ((r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box)) != NBODY_OK) return r;
     while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
-    nbody__cu_morton<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, w->mkey[0], w->mval[0]);
+    nbody__cu_keys<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, w->mkey[0], w->mval[0], 0);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cub::DeviceRadixSort::SortPairs(NULL, bytes, w->mkey[0], w->mkey[1], w->mval[0], w->mval[1], (int)n, 0, 63));
     if ((r = nbody__cu_ct_tmp(e, w, bytes)) != NBODY_OK) return r;
@@ -1749,7 +1782,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     nbody__cu_slice_free(c->slice, &e->desc);
     nbody__cu_ct_free(c->contacts, &e->desc);
     cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
-    cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp);
+    cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp); cudaFree(c->gw_gstack);
     for (int k = 0; k < 3; ++k)
         if (c->tev[k]) cudaEventDestroy(c->tev[k]);
     (void)cudaGetLastError();
@@ -1860,9 +1893,9 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
             r = nbody__cu_check(e, cub::DeviceSelect::Flagged(NULL, c->gw_tmpbytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1,
                                                               (int)(2 * e->n - 1)), "select size");
         if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->gw_tmp, c->gw_tmpbytes ? c->gw_tmpbytes : 1);
-        for (int k = 0; k < 2 && r == NBODY_OK; ++k) {   /* more than the default 48 KB of shared memory; registers cap the threads */
+        for (int k = 0; k < 4 && r == NBODY_OK; ++k) {   /* more than the default 48 KB of shared memory; registers cap the threads */
             cudaFuncAttributes a;
-            nbody__cu_gw_fn fn = nbody__cu_gw_kernel(k);
+            nbody__cu_gw_fn fn = nbody__cu_gw_kernel(k & 1, k >> 1);
             r = nbody__cu_check(e, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, c->smem_max), "cudaFuncSetAttribute");
             if (r == NBODY_OK) r = nbody__cu_check(e, cudaFuncGetAttributes(&a, (const void *)fn), "cudaFuncGetAttributes");
             c->gw_maxthreads[k] = r == NBODY_OK ? a.maxThreadsPerBlock : 32;

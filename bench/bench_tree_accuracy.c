@@ -11,7 +11,13 @@
    engine built in, the CUDA tree's build and walk are also timed apart (device events); the
    OpenCL tree's likewise, in as many evaluations again, each part finished and timed on the
    host clock (BENCH_CL_WALK=1 or 2 forces its walk: each work-item alone, the group's union;
-   BENCH_CL_BLOCK its work-group size, desc.block_size). */
+   BENCH_CL_BLOCK its work-group size, desc.block_size).
+   Environment (CUDA tree, benchmarks): BENCH_WALK 1 thread, 2 warp, 3 group walk (BENCH_BLOCK
+   its threads per block, 4 the group walk with its stacks in global memory); BENCH_CHOICE=1
+   prints the tuned block and walk before each row; BENCH_THETAS="8 10 15" the thetas (tenths)
+   instead of the range; BENCH_QUAD=0 or 1 monopole or quadrupole
+   rows only; BENCH_MORTON=1 the tree of Morton keys and split groups (the
+   tree before the Hilbert keys), for comparison. */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -27,6 +33,8 @@ static double now(void) {
 #ifdef NBODY_WITH_CUDA
 void nbody__cuda_bench_tree_times(nbody__engine *e, double *build_ms, double *walk_ms);
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread);
+void nbody__cuda_bench_tree_morton(int on);
+void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *per_thread, int *symmetric);
 #ifdef NBODY_CU_GW_STATS
 void nbody__cuda_gw_stats(unsigned long long out[8], int reset);
 #endif
@@ -59,7 +67,7 @@ static void direct(const nbody_system *s, const size_t *idx, size_t k, double ep
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "tree";
     size_t n = argc > 2 ? (size_t)atol(argv[2]) : 12347, k, i;
-    int reps = argc > 3 ? atoi(argv[3]) : 5, quad, t;
+    int reps = argc > 3 ? atoi(argv[3]) : 5, quad, t, ti, nt = 0, tl[64];
     int t0 = argc > 5 ? atoi(argv[4]) : 3, t1 = argc > 5 ? atoi(argv[5]) : 8, leaf = argc > 6 ? atoi(argv[6]) : 0;
     nbody_engine eng = strcmp(name, "cuda-tree") == 0 ? NBODY_ENGINE_CUDA_TREE
                      : strcmp(name, "opencl-tree") == 0 ? NBODY_ENGINE_OPENCL_TREE : NBODY_ENGINE_TREE;
@@ -69,6 +77,14 @@ int main(int argc, char **argv) {
     double *ref, *err, *times;
     nbody_real *y, *f;
     if (n < 2 || reps < 1) { printf("usage: bench_tree_accuracy [tree|cuda-tree|opencl-tree] [N >= 2] [repetitions >= 1]\n"); return 1; }
+    {   /* the thetas in tenths: BENCH_THETAS (a list, "8 10 12 15 20"), else t0..t1 */
+        const char *tv = getenv("BENCH_THETAS");
+        char *end;
+        if (tv)
+            for (long v = strtol(tv, &end, 10); end != tv && nt < 64; tv = end, v = strtol(tv, &end, 10)) tl[nt++] = (int)v;
+        else
+            for (t = t0; t <= t1 && nt < 64; ++t) tl[nt++] = t;
+    }
     nbody_ic_plummer(&s, n, 2026);
     k = n <= 20000 ? n : 2000;
     idx = (size_t *)malloc(k * sizeof(size_t));
@@ -80,11 +96,16 @@ int main(int argc, char **argv) {
     for (i = 0; i < k; ++i) idx[i] = k == n ? i : (size_t)(((unsigned long long)i * 2654435761u) % n);
     for (i = 0; i < n; ++i) { y[i] = s.x[i]; y[n + i] = s.y[i]; y[2 * n + i] = s.z[i]; }
     direct(&s, idx, k, eps, ref);
+#ifdef NBODY_WITH_CUDA
+    if (eng == NBODY_ENGINE_CUDA_TREE && getenv("BENCH_MORTON")) nbody__cuda_bench_tree_morton(atoi(getenv("BENCH_MORTON")));
+#endif
     printf("## %s, %s, Plummer N = %lu, softening 1e-3: relative force error over %lu bodies, ms per evaluation\n\n",
            name, sizeof(nbody_real) == sizeof(float) ? "float" : "double", (unsigned long)n, (unsigned long)k);
     printf("| moments | theta | median | p99 | worst | ms | build ms | walk ms |\n|---|---|---|---|---|---|---|---|\n");
     for (quad = 0; quad <= 1; ++quad)
-        for (t = t0; t <= t1; ++t) {
+        for (ti = 0; ti < nt; ++ti) {
+            t = tl[ti];
+            if (getenv("BENCH_QUAD") && atoi(getenv("BENCH_QUAD")) != quad) continue;   /* one kind of moments only */
             double bms = -1, wms = -1, bsum = 0, wsum = 0;
             nbody_real one;
             (void)wms;
@@ -116,6 +137,12 @@ int main(int argc, char **argv) {
 #endif
 #ifdef NBODY_WITH_CUDA
             if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE) nbody__cuda_bench_tree_times(&e, &bms, &wms);
+            if (r == NBODY_OK && eng == NBODY_ENGINE_CUDA_TREE && getenv("BENCH_CHOICE")) {   /* the tuned walk, before the row */
+                int cb = 0, cw = 0, cs = 0;
+                nbody__cuda_bench_choice(&e, &cb, &cw, &cs);
+                printf("  (%s theta %.1f: %d threads per block, walk %d: 1 thread, 2 warp, 3 group, 4 group with a global stack)\n",
+                       quad ? "quadrupole" : "monopole", 0.1 * t, cb, cw);
+            }
 #endif
             for (rep = 0; r == NBODY_OK && rep < reps; ++rep) {
                 double ts = now();

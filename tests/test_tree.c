@@ -63,6 +63,49 @@ static void test_index_functions(void) {
     CHECK(bad == 0, "portable count-trailing-zeros wrong for %lu values", (unsigned long)bad);
 }
 
+/* ---- the GPU trees' sort keys (nbody__tree_hilbert, nbody__tree_morton; nbody__tree_key is the Hilbert key of a position's cell): on a grid of 2^k cells
+   an axis (the coordinates' top k bits), the Hilbert keys are distinct and consecutive keys
+   are face neighbours (a Hamiltonian path of unit steps), every key fits in 63 bits and the
+   finest cells too are distinct; Morton keys interleave the bits, x lowest */
+typedef struct { unsigned long long key; int x, y, z; } key_cell;
+static int cmp_key_cell(const void *a, const void *b) {
+    unsigned long long x = ((const key_cell *)a)->key, y = ((const key_cell *)b)->key;
+    return (x > y) - (x < y);
+}
+static void test_sort_keys(void) {
+    int k, bad = 0;
+    for (k = 1; k <= 5; ++k) {
+        int g = 1 << k, x, y, z, m = 0, i;
+        key_cell *c = (key_cell *)malloc((size_t)g * g * g * sizeof(key_cell));
+        for (x = 0; x < g; ++x)
+            for (y = 0; y < g; ++y)
+                for (z = 0; z < g; ++z) {
+                    c[m].key = nbody__tree_hilbert((unsigned)x << (21 - k), (unsigned)y << (21 - k), (unsigned)z << (21 - k));
+                    c[m].x = x; c[m].y = y; c[m].z = z;
+                    if (c[m].key >> 63) bad++;
+                    m++;
+                }
+        qsort(c, (size_t)m, sizeof(key_cell), cmp_key_cell);
+        for (i = 1; i < m; ++i)
+            if (c[i].key == c[i - 1].key || abs(c[i].x - c[i - 1].x) + abs(c[i].y - c[i - 1].y) + abs(c[i].z - c[i - 1].z) != 1) bad++;
+        free(c);
+    }
+    CHECK(bad == 0, "Hilbert keys: %d cells out of a unit-step path", bad);
+    {   /* the finest level: neighbours of a few cells get keys differing from the cell's */
+        static const unsigned v[] = {0u, 1u, 12345u, 1048575u, 1048576u, 2097150u, 2097151u};
+        int a, b2;
+        bad = 0;
+        for (a = 0; a < 7; ++a)
+            for (b2 = 0; b2 < 7; ++b2)
+                if (a != b2 && nbody__tree_hilbert(v[a], v[b2], 7u) == nbody__tree_hilbert(v[b2], v[a], 7u)) bad++;
+        CHECK(bad == 0, "Hilbert keys of distinct fine cells coincide %d times", bad);
+        CHECK(nbody__tree_hilbert(2097151u, 2097151u, 2097151u) >> 63 == 0 && nbody__tree_hilbert(0, 0, 0) == 0, "Hilbert key range");
+    }
+    CHECK(nbody__tree_morton(1, 0, 0) == 1 && nbody__tree_morton(0, 1, 0) == 2 && nbody__tree_morton(0, 0, 1) == 4 &&
+          nbody__tree_morton(2097151u, 2097151u, 2097151u) == 0x7fffffffffffffffULL && nbody__tree_morton(3, 0, 0) == 9,
+          "Morton keys");
+}
+
 /* ---- tree invariants ---- */
 static void test_build_invariants(void) {
     size_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 100, 1000, 4097, 20011};
@@ -500,6 +543,7 @@ int main(void) {
     (void)check_skip;
     test_accuracy_per_body();
     test_index_functions();
+    test_sort_keys();
     test_build_invariants();
     test_leaf_size_one();
     test_small_and_degenerate();
