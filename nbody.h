@@ -1135,10 +1135,11 @@ typedef struct nbody__whfast_state {   /* NBODY_WHFAST */
     nbody_real h;                  /* the step canonical was opened with (the corrector's) */
     nbody__buf canonical;          /* the canonical (Jacobi or democratic heliocentric) state */
     nbody__buf copy;               /* canonical with the inverse corrector applied */
-    /* deferred synchronization (correctors; not saved: nbody_advance sets and clears them) */
+    /* deferred synchronization (not saved: nbody_advance sets and clears them) */
     int defer;                     /* nbody_advance to t_limit with nothing that reads y between steps */
     nbody_real t_limit;
-    int pending, deferred;         /* this attempt's y_new / y lack the inverse corrector */
+    int pending, deferred;         /* this attempt's y_new / y are not the synchronized state */
+    int half;                      /* canonical lacks its last step's closing drift(h/2) (joined to the next) */
 } nbody__whfast_state;
 
 struct nbody_sim {
@@ -1276,6 +1277,7 @@ static nbody_real nbody__radau_proposal(const nbody_sim *s);
 /* defined below in >>whfast */
 static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n);
 static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y);
+static void nbody__whfast_close(nbody_sim *s);
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err);
 static void nbody__commit_whfast(nbody_sim *s, nbody_real h);
 
@@ -1670,9 +1672,10 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
         sim->progress.t_end = t_end;
         sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
-    /* WHFast with a corrector: synchronize only where the state is read (see its section) */
-    sim->whfast.defer = sim->method->id == NBODY_WHFAST && sim->desc.whfast_corrector && !sim->desc.before_step &&
-                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive && !sim->desc.extra_force &&
+    /* WHFast: synchronize only where the state is read (see its section) */
+    sim->whfast.defer = sim->method->id == NBODY_WHFAST && !sim->desc.before_step &&
+                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive &&
+                        !(sim->desc.extra_force && sim->desc.whfast_corrector) &&
                         sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
                         !(sim->desc.escape_distance > 0);
     sim->whfast.t_limit = t_end;
@@ -1688,6 +1691,7 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
             memcpy(sim->whfast.canonical, sim->whfast.copy, sim->len * sizeof(nbody_real));
             sim->whfast.live = 1;
         }
+        nbody__whfast_close(sim);
         q = nbody__whfast_sync(sim, (nbody_real *)sim->y_new);
         if (q == NBODY_OK) q = sim->eng.ops->all_finite(&sim->eng, sim->y_new, 0, sim->len, &finite);
         if (q == NBODY_OK && finite) nbody__swap(&sim->y, &sim->y_new);
@@ -2722,8 +2726,7 @@ static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, n
     }
 }
 
-/* the Kepler part over a time h: every body's Kepler drift, the centre of mass's straight line,
-   and for democratic heliocentric coordinates the jump around it */
+/* democratic heliocentric coordinates: the jump Q_i += h sum_j m_j u_j / m_0 (the Sun's momentum) */
 static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) {
     size_t n = s->n, i;
     int c;
@@ -2735,29 +2738,32 @@ static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) 
     }
 }
 
+/* the Kepler part over a time h: every body's Kepler drift and the centre of mass's straight line */
 static void nbody__whfast_drift(const nbody_sim *s, nbody_real *C, nbody_real h) {
     size_t n = s->n, i;
     nbody_real G = s->desc.G, eta = nbody__whfast_mass(s, 0);
     int dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
-    if (dh) nbody__whfast_jump(s, C, h / 2);
     for (i = 1; i < n; ++i) {
         eta += nbody__whfast_mass(s, i);
         nbody__kepler_drift(G * (dh ? s->m[0] : eta), h, C + i, C + n + i, C + 2 * n + i, C + 3 * n + i, C + 4 * n + i,
                             C + 5 * n + i);
     }
-    if (dh) nbody__whfast_jump(s, C, h / 2);
     C[0] += h * C[3 * n]; C[n] += h * C[4 * n]; C[2 * n] += h * C[5 * n];
 }
 
-/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t */
-static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
+/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t;
+   the inertial state of C (before the kick) is left in the buffer Yb. Democratic heliocentric
+   coordinates: the jump of h/2 on either side of it (as in REBOUND's WHFast), so that the
+   Kepler drifts of consecutive steps can be joined */
+static nbody_result nbody__whfast_kick_in(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t, nbody__buf Yb) {
     size_t n = s->n, i;
-    nbody_real *Y = (nbody_real *)s->ytmp, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
+    nbody_real *Y = (nbody_real *)Yb, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
     nbody_result r;
     int c, dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    if (dh) nbody__whfast_jump(s, C, h / 2);
     nbody__whfast_to_inertial(s, C, Y);
     s->t_stage = t;
-    if ((r = nbody__derivative(s, s->ytmp, s->k[0])) != NBODY_OK) return r;
+    if ((r = nbody__derivative(s, Yb, s->k[0])) != NBODY_OK) return r;
     s->f_valid = 0;
     A = (nbody_real *)s->k[0] + 3 * n;
     for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
@@ -2779,7 +2785,12 @@ static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h
         }
         C[3 * n + i] += h * ax; C[4 * n + i] += h * ay; C[5 * n + i] += h * az;
     }
+    if (dh) nbody__whfast_jump(s, C, h / 2);
     return NBODY_OK;
+}
+
+static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
+    return nbody__whfast_kick_in(s, C, h, t, s->ytmp);
 }
 
 /* Wisdom, Holman & Touma (1996) corrector stages Z(a, b) = D(a) K(-b) D(-2a) K(b) D(a), applied
@@ -2856,24 +2867,34 @@ static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y) {
     return NBODY_OK;
 }
 
+/* canonical completed by the closing drift(h/2) its last step left out (a no-op when none is left) */
+static void nbody__whfast_close(nbody_sim *s) {
+    if (s->whfast.half) nbody__whfast_drift(s, (nbody_real *)s->whfast.canonical, s->whfast.h / 2);
+    s->whfast.half = 0;
+}
+
 /* Deferred synchronization: inside nbody_advance, when no hook, event, archive or progress
-   report reads the state between steps (and no extra force, whose time the corrector's
-   kicks would see otherwise), a step that is not the last one leaves y without
-   the inverse corrector (y_new = the canonical state transformed, finite-checked as usual);
-   the last step, a step of another size and the end of nbody_advance synchronize. The
-   canonical state evolves exactly as with a synchronization every step, so the results
-   are bitwise the same; the corrector costs its extra force evaluations once per call. */
+   report reads the state between steps (and, with a corrector, no extra force, whose time
+   the corrector's kicks would see otherwise), a step that is not the last one leaves out its
+   closing drift(h/2) and the next step opens with drift(h) instead of drift(h/2) (the two
+   half drifts joined: half the Kepler solves), and y is not synchronized (y_new = the
+   inertial state the kick saw, finite-checked as usual). The last step, a step of another
+   size and the end of nbody_advance close the drift and synchronize (the inverse corrector
+   on a copy). drift(h) differs from drift(h/2) drift(h/2) by round-off only, so the results
+   agree with a synchronization every step to round-off (not bitwise); the corrector costs its
+   extra force evaluations once per call. */
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
     nbody_result r = NBODY_OK;
     *err = 0;
     s->whfast.pending = 0;
-    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
+    if (s->whfast.defer) {                               /* not the last step of nbody_advance (step_to's rule) */
         nbody_real remaining = s->whfast.t_limit - s->t;
         s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
     }
     if (s->whfast.live && s->whfast.deferred && (!s->whfast.pending || s->whfast.h != h)) {
         /* y synchronized first, as the last accepted step left it: the state a failure keeps */
+        nbody__whfast_close(s);
         if ((r = nbody__whfast_sync(s, (nbody_real *)s->y)) != NBODY_OK) return r;
         s->whfast.deferred = 0;
     }
@@ -2882,14 +2903,17 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
         if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
         nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
         s->whfast.h = h;
+        s->whfast.half = 0;
         r = nbody__whfast_corrector(s, C, h, 1);
     }
     s->whfast.live = 0;                                  /* until the step is accepted */
     if (r != NBODY_OK) return r;
-    nbody__whfast_drift(s, C, h / 2);
+    nbody__whfast_drift(s, C, s->whfast.half ? h : h / 2);  /* the last step's closing half joined */
+    if (s->whfast.pending)                               /* y_new: the state the kick sees */
+        return nbody__whfast_kick_in(s, C, h, s->t + h / 2, s->y_new);
     if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
     nbody__whfast_drift(s, C, h / 2);
-    if (s->desc.whfast_corrector && !s->whfast.pending) {
+    if (s->desc.whfast_corrector) {
         memcpy(T, C, s->len * sizeof(nbody_real));
         if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
         nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
@@ -2903,6 +2927,7 @@ static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
     (void)h;
     s->whfast.live = 1;
     s->whfast.deferred = s->whfast.pending;
+    s->whfast.half = s->whfast.pending;
     s->f_valid = 0;
 }
 

@@ -8,6 +8,7 @@
           logarithms against log t from 10^3 years on (Brouwer's law: 1/2); with FILE (a
           data file of examples/solar_system.c, 10 samples a decade) the same from its samples:
           bench_orbital brouwer 1e6 out/orbital/ss_radau.dat
+          bench_orbital whfast: the WHFast table only (compare bench/rebound_whfast.py).
           bench_orbital small: one line "name wall_s cpu_s" per few-body run (bench/orbital_openmp.sh
           runs it from a build with -fopenmp and one without and prints the ratios). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime: wall time in both builds */
@@ -222,6 +223,16 @@ static void small(void) {
 int main(int argc, char **argv) {
     double years = argc > 1 ? atof(argv[1]) : 1e4;
     if (argc > 1 && !strcmp(argv[1], "small")) { small(); return 0; }
+    if (argc > 1 && !strcmp(argv[1], "whfast")) {   /* the whfast table only */
+        printf("| whfast, outer solar system, 1000 P_J: coordinates | dt | corrector | abs(dE/E) end | max | steps | wall s |\n"
+               "| --- | --- | --- | --- | --- | --- | --- |\n");
+        whfast(1.0 / 200, 0, NBODY_WHFAST_JACOBI);
+        whfast(0.0123, 0, NBODY_WHFAST_JACOBI);
+        whfast(0.0123, 3, NBODY_WHFAST_JACOBI);
+        whfast(0.0123, 11, NBODY_WHFAST_JACOBI);
+        whfast(1.0 / 200, 0, NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "brouwer")) {
         printf("# bench_orbital brouwer (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
         brouwer(argc > 2 ? atof(argv[2]) : 1e6, argc > 3 ? argv[3] : NULL);
