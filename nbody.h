@@ -2595,18 +2595,23 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
     const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
     nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
     nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
+    nbody_real r0i, ri;
     int it, halley;
     if (!(r0 > 0)) return -1;
     if (dt == 0 || mu == 0) {
         *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
         return 0;
     }
-    beta = 2 * mu / r0 - v2;
+    r0i = 1 / r0;
+    beta = 2 * mu * r0i - v2;
     zeta0 = mu - beta * r0;
     if (beta > 0) {                                   /* bound: one period at most */
-        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb, period = xp * mu / beta;
-        nbody_real turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
-        dt -= turns * period;
+        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb;
+        /* |dt| beyond half the period 2 pi mu / beta^1.5 (dt^2 beta^3 >= pi^2 mu^2): whole turns removed */
+        if (dt * dt * beta * beta * beta >= (nbody_real)9.8696044010893586188344909998761511L * mu * mu) {
+            nbody_real period = xp * mu / beta, turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
+            dt -= turns * period;
+        }
         lo = -xp; hi = xp;
     } else {                   /* unbound: double X from a small start until F crosses dt */
         nbody_real s = dt > 0 ? 1 : -1, step = NBODY__FABS(dt) / r0;
@@ -2619,9 +2624,11 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         }
         if (s > 0) hi = step; else lo = -step;
     }
-    {                                                 /* third-order start: F reverted to dt^3 */
-        nbody_real u = dt / r0;
-        X = u * (1 - u * eta0 / (2 * r0) + u * u * (eta0 * eta0 / (2 * r0 * r0) - zeta0 / (6 * r0)));
+    {   /* fourth-order start: F = r0 X + eta0 X^2/2 + zeta0 X^3/6 - beta eta0 X^4/24 + .. reverted,
+           X = u (1 + b2 u + b3 u^2 + b4 u^3), u = dt / r0 */
+        nbody_real u = dt * r0i, e = eta0 * r0i, zr = zeta0 * r0i;
+        nbody_real b2 = -e / 2, b3 = e * e / 2 - zr / 6, b4 = e * (5 * zr / 12 - 5 * e * e / 8 + beta / 24);
+        X = u * (1 + u * (b2 + u * (b3 + u * b4)));
     }
     if (!(X > lo && X < hi)) X = (lo + hi) / 2;
     width = hi - lo;
@@ -2651,8 +2658,9 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         X = Xn;
     }
     r = r0 + eta0 * G[1] + zeta0 * G[2];
-    f = -mu * G[2] / r0; g = dt - mu * G[3];
-    fd = -mu * G[1] / (r0 * r); gd = -mu * G[2] / r;
+    ri = 1 / r;
+    f = -mu * G[2] * r0i; g = dt - mu * G[3];
+    fd = -mu * G[1] * r0i * ri; gd = -mu * G[2] * ri;
     x0 = *x; y0 = *y; z0 = *z;
     *x += f * x0 + g * *vx; *y += f * y0 + g * *vy; *z += f * z0 + g * *vz;
     *vx += fd * x0 + gd * *vx; *vy += fd * y0 + gd * *vy; *vz += fd * z0 + gd * *vz;
