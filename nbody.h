@@ -2651,8 +2651,19 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
            (eps/24 in float) for the next, so X + correction is final without that iteration */
         if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X)) ||
             (halley && NBODY__FABS(Xn - X) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X))) {
+            nbody_real d = Xn - X;
+            if (NBODY__FABS(d) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X) && NBODY__FABS(beta * X * X) <= 40) {
+                /* G at X + d by Taylor's series to d^3 (G0' = -beta G1, G_k' = G_{k-1}): the
+                   remainder is (d/X)^4 times G, below round-off, instead of the Stumpff series again */
+                nbody_real d2 = d * d / 2, d3 = d * d2 / 3, g0 = G[0], g1 = G[1], g2 = G[2];
+                G[0] = g0 - beta * (d * g1 + d2 * g0 - beta * d3 * g1);
+                G[1] = g1 + d * g0 - beta * (d2 * g1 + d3 * g0);
+                G[2] = g2 + d * g1 + d2 * g0 - beta * d3 * g1;
+                G[3] = G[3] + d * g2 + d2 * g1 + d3 * g0;
+            } else {
+                nbody__stiefel(beta, Xn, G);
+            }
             X = Xn;
-            nbody__stiefel(beta, X, G);
             break;
         }
         X = Xn;
@@ -2707,17 +2718,17 @@ static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, n
     nbody_real mtot = 0;
     for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
     if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
-        for (c = 0; c < 6; ++c) {
-            const nbody_real *w = C + (size_t)c * n;
-            nbody_real *u = Y + (size_t)c * n, eta = mtot, com = w[0];
-            for (i = n - 1; i >= 1; --i) {               /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
-                nbody_real mi = nbody__whfast_mass(s, i);
-                com -= mi / eta * w[i];
-                u[i] = w[i] + com;
-                eta -= mi;
+        nbody_real eta = mtot, com[6];
+        for (c = 0; c < 6; ++c) com[c] = C[(size_t)c * n];
+        for (i = n - 1; i >= 1; --i) {                   /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
+            nbody_real mi = nbody__whfast_mass(s, i), q = mi / eta;
+            for (c = 0; c < 6; ++c) {
+                com[c] -= q * C[(size_t)c * n + i];
+                Y[(size_t)c * n + i] = C[(size_t)c * n + i] + com[c];
             }
-            u[0] = com;
+            eta -= mi;
         }
+        for (c = 0; c < 6; ++c) Y[(size_t)c * n] = com[c];
     } else {
         for (c = 0; c < 6; ++c) {
             const nbody_real *w = C + (size_t)c * n;
