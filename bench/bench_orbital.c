@@ -10,6 +10,8 @@
           bench_orbital brouwer 1e6 out/orbital/ss_radau.dat
           bench_orbital whfast [R]: the WHFast table only, R runs a row, smallest times (compare
           python3 bench/rebound_whfast.py FILE R).
+          bench_orbital pythagorean [K]: RADAU on the Pythagorean problem to t = 70 with 1..K
+          equal outputs (default 20): abs(dE/E) at t = 70 of each, geometric mean and range.
           bench_orbital small: one line "name wall_s cpu_s" per few-body run (bench/orbital_openmp.sh
           runs it from a build with -fopenmp and one without and prints the ratios). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime: wall time in both builds */
@@ -120,6 +122,38 @@ static void brouwer(double years, const char *file) {
     if (f) fclose(f);
     if (sim) nbody_destroy(sim);
     nbody_system_free(&s);
+}
+
+/* the Pythagorean problem to t = 70 with K equal outputs (each run lands on other times):
+   abs(dE/E) at t = 70, K = 1 (the direct run) .. kmax, and their geometric mean and range */
+static void pythagorean_outputs(int kmax) {
+    double lsum = 0, lo = 1e300, hi = 0;
+    int K, k;
+    printf("\n| pythagorean, radau: outputs K | abs(dE/E) at t = 70 | steps | binary a | e |\n| --- | --- | --- | --- | --- |\n");
+    for (K = 1; K <= kmax; ++K) {
+        nbody_system s = {0};
+        nbody_sim *sim;
+        nbody_desc d = {0};
+        nbody_invariants e0, e1;
+        nbody_orbit o;
+        double de;
+        nbody_ic_pythagorean(&s);
+        nbody_measure(&s, 1, 0, &e0);
+        d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU;
+        if (nbody_create(&sim, &d, &s) != NBODY_OK) return;
+        for (k = 1; k <= K; ++k) nbody_advance(sim, (nbody_real)(70.0 * k / K));
+        nbody_get_state(sim, &s);
+        nbody_measure(&s, 1, 0, &e1);
+        nbody_get_orbit(&s, 1, 2, 1, &o);     /* body 2 about body 1 (masses 5 and 4): their binary */
+        de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+        printf("| %d | %.2e | %llu | %.4f | %.4f |\n", K, de, nbody_get_stats(sim).steps, (double)o.a, (double)o.e);
+        lsum += log(de);
+        if (de < lo) lo = de;
+        if (de > hi) hi = de;
+        nbody_destroy(sim);
+        nbody_system_free(&s);
+    }
+    printf("\npythagorean K = 1..%d: geometric mean %.2e, range %.2e .. %.2e\n", kmax, exp(lsum / kmax), lo, hi);
 }
 
 static void pythagorean(void) {
@@ -239,6 +273,7 @@ static void small(void) {
 int main(int argc, char **argv) {
     double years = argc > 1 ? atof(argv[1]) : 1e4;
     if (argc > 1 && !strcmp(argv[1], "small")) { small(); return 0; }
+    if (argc > 1 && !strcmp(argv[1], "pythagorean")) { pythagorean_outputs(argc > 2 ? atoi(argv[2]) : 20); return 0; }
     if (argc > 1 && !strcmp(argv[1], "whfast")) {   /* the whfast table only, R runs a row */
         int r = argc > 2 ? atoi(argv[2]) : 1;
         printf("| whfast, outer solar system, 1000 P_J: coordinates | dt | corrector | abs(dE/E) end | max | steps | wall s | cpu s |\n"
