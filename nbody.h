@@ -2314,21 +2314,31 @@ static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *
     return s->eng.ops->error_norm(&s->eng, &op, 1, 0, out);
 }
 
-/* out = q^j sum_{m >= j} binom(m, j) src_m (+ extra when given): the Taylor shift of B */
+/* out = q^j sum_{m >= j} binom(m, j) src_m (+ plus - minus when given): the Taylor shift of
+   B, as REBOUND's IAS15 rounds it: the sum from m = 7 down (smallest first) times q^j, added
+   to the difference plus - minus (the last prediction's error, formed first) */
 static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody__buf *src, int j, nbody_real q,
                                        nbody__buf plus, nbody__buf minus) {
     size_t half = s->len / 2;
-    nbody__lincomb op = nbody__op(out, plus, 1, half);
+    nbody__lincomb op;
     nbody_real qj = 1, binom;
     int m, i;
     for (i = 0; i < j; ++i) qj *= q;
+    if (minus) {                                       /* out = plus - minus */
+        nbody_result r;
+        op = nbody__op(out, plus, 1, half);
+        op.out_off = op.y_off = op.k_off = half;
+        op.nk = 1; op.c[0] = -1; op.k[0] = minus;
+        if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
+        plus = out;
+    }
+    op = nbody__op(out, plus, qj, half);
     op.out_off = op.y_off = op.k_off = half;
-    for (m = j; m <= 7; ++m) {
+    for (m = 7; m >= j; --m) {
         binom = 1;
         for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
-        op.c[op.nk] = qj * binom; op.k[op.nk] = src[m - 1]; op.nk++;
+        op.c[op.nk] = binom; op.k[op.nk] = src[m - 1]; op.nk++;
     }
-    if (minus) { op.c[op.nk] = -1; op.k[op.nk] = minus; op.nk++; }
     return s->eng.ops->lincomb(&s->eng, &op);
 }
 
@@ -2401,17 +2411,19 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
             nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
             /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
+            /* (the terms summed smallest first, B7 .. B1, a0, v0, then the compensation, as
+               REBOUND's IAS15 evaluates them) */
             op = nbody__op(s->ytmp, s->y, 1, half);
             op.k_off = half;
-            op.nk = 10; op.c[0] = t; op.k[0] = s->y; op.c[1] = t * t / 2; op.k[1] = s->k[0];
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[1 + j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[1 + j] = B[j - 1]; }
+            op.nk = 10; op.c[8] = t; op.k[8] = s->y; op.c[7] = t * t / 2; op.k[7] = s->k[0];
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[7 - j] = B[j - 1]; }
             op.c[9] = -1; op.k[9] = R->x_comp;
             r = s->eng.ops->lincomb(&s->eng, &op);
             /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
             op = nbody__op(s->ytmp, s->y, 1, half);
             op.out_off = op.y_off = op.k_off = half;
-            op.nk = 9; op.c[0] = t; op.k[0] = s->k[0]; p = 1;
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[j] = t * p / (nbody_real)(j + 1); op.k[j] = B[j - 1]; }
+            op.nk = 9; op.c[7] = t; op.k[7] = s->k[0]; p = 1;
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * p / (nbody_real)(j + 1); op.k[7 - j] = B[j - 1]; }
             op.c[8] = -1; op.k[8] = s->comp;
             if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
             s->t_stage = s->t + t;
@@ -2436,9 +2448,9 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
             op.out_off = op.k_off = half;
             op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
             if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            op = nbody__op(G[k - 1], G[k - 1], 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 1; op.c[0] = 1; op.k[0] = D;
+            op = nbody__op(G[k - 1], NULL, 1, half);           /* G_k = the new value itself */
+            op.out_off = op.k_off = half;
+            op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
             if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
             for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
                 op = nbody__op(B[j - 1], B[j - 1], 1, half);
