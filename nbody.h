@@ -2547,7 +2547,8 @@ static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->radau.pr
        the engine's accelerations plus G eta_i r'_i / |r'_i|^3 (that is, minus the Kepler part).
      democratic heliocentric (Duncan, Levison & Lee 1998): Q_i = x_i - x_0 with barycentric
        velocities u_i, Kepler orbits of mu = G m_0, a jump Q_i += h sum_j m_j u_j / m_0 (half
-       on each side of the Kepler drift), kicks by the engine's accelerations plus G m_0 Q_i / |Q_i|^3.
+       on each side of the kick, as in REBOUND's WHFast), kicks by the engine's accelerations
+       plus G m_0 Q_i / |Q_i|^3.
    The interaction comes from the engine's forces (softening, extra forces and test particles
    included) less the Kepler term, so it carries the round-off of that difference (about
    eps times the ratio of the central pull to the perturbation). Index 0 of the canonical
@@ -2556,10 +2557,11 @@ static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->radau.pr
    (elliptic, parabolic, hyperbolic) by Halley steps kept inside a bracket, with bisection
    where a step leaves it. Symplectic correctors (Wisdom, Holman & Touma 1996; the
    coefficients of REBOUND's WHFast) are applied to the canonical state once, when it is
-   opened from y; after every step y is the state with the inverse corrector applied to a
-   copy, so every step's output is synchronized (corrector order k costs about k extra force
-   evaluations a step). A step of another size (the last one of nbody_advance) reopens the
-   canonical state from y. State: nbody__whfast_state (canonical, copy); k[0] forces.
+   opened from y; y is the state with the inverse corrector applied to a copy wherever it is
+   read (every step when something reads it between steps; see nbody__attempt_whfast for the
+   deferred synchronization that joins the half drifts of consecutive steps otherwise). A
+   step of another size (the last one of nbody_advance) reopens the canonical state from y.
+   State: nbody__whfast_state (canonical, copy); k[0] forces.
    ====================================================================================== */
 
 #define NBODY__WHFAST_DOMINANCE 10    /* body 0 must outweigh every other body this many times */

@@ -112,7 +112,9 @@ static void test_outer(void) {
     }
     de = outer_whfast(pj / 200, 0, NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC, 100 * pj, NULL);
     printf("  whfast democratic heliocentric, dt = P_J/200, 100 P_J: |dE/E| %.3e\n", de);
-    CHECK(de >= 0 && de < 1e-7, "whfast democratic heliocentric: |dE/E| %.3g", de);
+    /* 1.77e-8 with the jumps beside the kick (REBOUND's arrangement; 1000 P_J: 1.890e-8, REBOUND 5.2.2
+       the same); 4.7e-8 with the jumps beside the Kepler drift */
+    CHECK(de >= 0 && de < 3e-8, "whfast democratic heliocentric: |dE/E| %.3g", de);
 }
 
 /* ---- no secular drift over 10^6 steps: Sun, Jupiter, Saturn; the largest |dE/E| of the
