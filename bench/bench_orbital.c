@@ -8,6 +8,7 @@
           logarithms against log t from 10^3 years on (Brouwer's law: 1/2); with FILE (a
           data file of examples/solar_system.c, 10 samples a decade) the same from its samples:
           bench_orbital brouwer 1e6 out/orbital/ss_radau.dat
+          bench_orbital outer-ic: the outer solar system, lines "m x y z vx vy vz" (%.17g).
           bench_orbital whfast [R]: the WHFast table only, R runs a row, smallest times (compare
           python3 bench/rebound_whfast.py FILE R).
           bench_orbital pythagorean [K]: RADAU on the Pythagorean problem to t = 70 with 1..K
@@ -274,6 +275,16 @@ int main(int argc, char **argv) {
     double years = argc > 1 ? atof(argv[1]) : 1e4;
     if (argc > 1 && !strcmp(argv[1], "small")) { small(); return 0; }
     if (argc > 1 && !strcmp(argv[1], "pythagorean")) { pythagorean_outputs(argc > 2 ? atoi(argv[2]) : 20); return 0; }
+    if (argc > 1 && !strcmp(argv[1], "outer-ic")) {  /* the start bench/rebound_whfast.py reads */
+        nbody_system s = {0};
+        size_t i;
+        nbody_ic_outer_solar_system(&s);
+        for (i = 0; i < s.n; ++i)
+            printf("%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", (double)s.m[i], (double)s.x[i], (double)s.y[i],
+                   (double)s.z[i], (double)s.vx[i], (double)s.vy[i], (double)s.vz[i]);
+        nbody_system_free(&s);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "whfast")) {   /* the whfast table only, R runs a row */
         int r = argc > 2 ? atoi(argv[2]) : 1;
         printf("| whfast, outer solar system, 1000 P_J: coordinates | dt | corrector | abs(dE/E) end | max | steps | wall s | cpu s |\n"
