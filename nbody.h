@@ -3389,11 +3389,10 @@ static void nbody__accel_simple_range(const nbody__forces *f, size_t i0, size_t 
 }
 /* all bodies: nbody__accel_simple_range(f, 0, n) bit for bit, with each pair's 1 / sqrt formed
    once (half the square roots and divisions: what a few-body run spends most on in its
-   forces). For d = x_j - x_i
-   the other direction's -d is exact and |d|^2 the same, so the weight m inv inv inv and
-   a += w d are the same operations as in the row of either body; body k's sum still runs
-   over the sources in index order (i < k as the outer loop reaches them, then j > k), from
-   0, and ends as 0 + sum as in nbody__accel_row, then times G. */
+   forces). For d = x_j - x_i the other direction's -d is exact and |d|^2 the same, so the
+   weight m inv inv inv and a += w d are the same operations as in the row of either body;
+   body k's sum still runs over the sources in index order (i < k as the outer loop reaches
+   them, then j > k), from 0, and ends as 0 + sum as in nbody__accel_row, then times G. */
 static void nbody__accel_simple(const nbody__forces *f) {
     size_t n = f->n, i, j;
     for (i = 0; i < n; ++i) { f->ax[i] = 0; f->ay[i] = 0; f->az[i] = 0; }
