@@ -2734,17 +2734,21 @@ static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, n
     nbody_real mtot = 0;
     for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
     if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
-        nbody_real eta = mtot, com[6];
-        for (c = 0; c < 6; ++c) com[c] = C[(size_t)c * n];
+        const nbody_real *wx = C, *wy = C + n, *wz = C + 2 * n, *wvx = C + 3 * n, *wvy = C + 4 * n, *wvz = C + 5 * n;
+        nbody_real *ux = Y, *uy = Y + n, *uz = Y + 2 * n, *uvx = Y + 3 * n, *uvy = Y + 4 * n, *uvz = Y + 5 * n;
+        nbody_real eta = mtot, cx = wx[0], cy = wy[0], cz = wz[0], cvx = wvx[0], cvy = wvy[0], cvz = wvz[0];
+        (void)c;
         for (i = n - 1; i >= 1; --i) {                   /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
             nbody_real mi = nbody__whfast_mass(s, i), q = mi / eta;
-            for (c = 0; c < 6; ++c) {
-                com[c] -= q * C[(size_t)c * n + i];
-                Y[(size_t)c * n + i] = C[(size_t)c * n + i] + com[c];
-            }
+            cx -= q * wx[i]; ux[i] = wx[i] + cx;
+            cy -= q * wy[i]; uy[i] = wy[i] + cy;
+            cz -= q * wz[i]; uz[i] = wz[i] + cz;
+            cvx -= q * wvx[i]; uvx[i] = wvx[i] + cvx;
+            cvy -= q * wvy[i]; uvy[i] = wvy[i] + cvy;
+            cvz -= q * wvz[i]; uvz[i] = wvz[i] + cvz;
             eta -= mi;
         }
-        for (c = 0; c < 6; ++c) Y[(size_t)c * n] = com[c];
+        ux[0] = cx; uy[0] = cy; uz[0] = cz; uvx[0] = cvx; uvy[0] = cvy; uvz[0] = cvz;
     } else {
         for (c = 0; c < 6; ++c) {
             const nbody_real *w = C + (size_t)c * n;
@@ -2801,11 +2805,14 @@ static nbody_result nbody__whfast_kick_in(nbody_sim *s, nbody_real *C, nbody_rea
     if ((r = nbody__derivative(s, Yb, s->k[0])) != NBODY_OK) return r;
     s->f_valid = 0;
     A = (nbody_real *)s->k[0] + 3 * n;
-    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
-    for (c = 0; c < 3; ++c) {                            /* the centre of mass: external forces only */
-        nbody_real sum = 0;
-        for (i = 0; i < n; ++i) sum += nbody__whfast_mass(s, i) * A[(size_t)c * n + i];
-        C[(size_t)(c + 3) * n] += h * sum / mtot;
+    {                                                    /* the centre of mass: external forces only */
+        nbody_real sum[3] = {0, 0, 0};
+        for (i = 0; i < n; ++i) {
+            nbody_real mi = nbody__whfast_mass(s, i);
+            mtot += mi;
+            sum[0] += mi * A[i]; sum[1] += mi * A[n + i]; sum[2] += mi * A[2 * n + i];
+        }
+        for (c = 0; c < 3; ++c) C[(size_t)(c + 3) * n] += h * sum[c] / mtot;
     }
     eta = nbody__whfast_mass(s, 0);
     sx = eta * A[0]; sy = eta * A[n]; sz = eta * A[2 * n];   /* sum_{j<i} m_j a_j */
