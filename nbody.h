@@ -2773,7 +2773,8 @@ static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) 
         nbody_real p = 0, *q = C + (size_t)c * n;
         const nbody_real *u = C + (size_t)(c + 3) * n;
         for (i = 1; i < n; ++i) p += nbody__whfast_mass(s, i) * u[i];
-        for (i = 1; i < n; ++i) q[i] += h * p / s->m[0];
+        p = h * p / s->m[0];
+        for (i = 1; i < n; ++i) q[i] += p;
     }
 }
 
