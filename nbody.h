@@ -2425,7 +2425,9 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
             op.nk = 9; op.c[7] = t; op.k[7] = s->k[0]; p = 1;
             for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * p / (nbody_real)(j + 1); op.k[7 - j] = B[j - 1]; }
             op.c[8] = -1; op.k[8] = s->comp;
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            /* (only forces that read velocities need them: gravity alone does not, as in IAS15) */
+            if (r == NBODY_OK && s->desc.extra_force && !s->desc.extra_force_velocity_free)
+                r = s->eng.ops->lincomb(&s->eng, &op);
             s->t_stage = s->t + t;
             if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
             if (r != NBODY_OK) break;
