@@ -3,7 +3,10 @@
 # Usage: python3 bench/rebound_whfast.py FILE [R]   with FILE lines "m x y z vx vy vz" (nbody.h's
 #   nbody_ic_outer_solar_system, printed with %.17g); R runs of each row (default 1): the
 #   wall time is the smallest of them, and the processor time (cpu s) too (compare
-#   `build/bench_orbital whfast R`).
+#   `build/bench_orbital whfast R`; FILE from `build/bench_orbital outer-ic`). The rows with a
+#   corrector run safe_mode 0 (synchronized only at outputs, the half drifts joined); three more
+#   rows run the ones without a corrector in safe_mode 0 too (the default, 1, synchronizes
+#   every step). bench/whfast_rebound.sh alternates the two programs.
 import math, sys, time
 import rebound
 
