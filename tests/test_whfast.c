@@ -166,6 +166,15 @@ static void test_symplectic(void) {
    ulp gives; a misplaced drift or kick would give 1e-8 or more) ---- */
 static int count_steps(nbody_sim *sim, void *user) { (void)sim; ++*(int *)user; return 0; }
 
+/* a small time-dependent pull along x on every body (velocity-free) */
+static void tide_force(size_t n, nbody_real t, const nbody_real *x, const nbody_real *y, const nbody_real *z,
+                       const nbody_real *vx, const nbody_real *vy, const nbody_real *vz, const nbody_real *m,
+                       nbody_real *ax, nbody_real *ay, nbody_real *az, void *u) {
+    size_t i;
+    (void)x; (void)y; (void)z; (void)vx; (void)vy; (void)vz; (void)m; (void)u; (void)ay; (void)az;
+    for (i = 0; i < n; ++i) ax[i] += (nbody_real)1e-7 * (nbody_real)cos((double)t / 50);
+}
+
 static double state_difference(const nbody_system *a, const nbody_system *b) {
     double worst = 0;
     size_t i;
@@ -185,12 +194,12 @@ static double state_difference(const nbody_system *a, const nbody_system *b) {
 }
 
 static void test_deferred(void) {
-    static const int correctors[3] = {11, 0, 0};
-    static const nbody_whfast_coordinates coords[3] = {NBODY_WHFAST_JACOBI, NBODY_WHFAST_JACOBI,
-                                                       NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC};
+    static const int correctors[4] = {11, 0, 0, 0};
+    static const nbody_whfast_coordinates coords[4] = {NBODY_WHFAST_JACOBI, NBODY_WHFAST_JACOBI,
+                                                       NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC, NBODY_WHFAST_JACOBI};
     double pj = jupiter_period(), ends[3] = {20, 20.37, 41};
     int j;
-    for (j = 0; j < 3; ++j) {
+    for (j = 0; j < 4; ++j) {   /* the last with an extra force (joined without a corrector) */
         nbody_system s = {0}, a = {0}, b = {0};
         nbody_sim *sa, *sb;
         nbody_desc d = NBODY__ZERO_INIT;
@@ -200,6 +209,7 @@ static void test_deferred(void) {
         nbody_system_alloc(&a, 5); nbody_system_alloc(&b, 5);
         d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_WHFAST; d.dt = (nbody_real)(0.0123 * pj);
         d.whfast_corrector = correctors[j]; d.whfast_coordinates = coords[j];
+        if (j == 3) { d.extra_force = tide_force; d.extra_force_velocity_free = 1; }
         CHECK(nbody_create(&sa, &d, &s) == NBODY_OK, "whfast create");
         d.after_step = count_steps; d.hook_user_data = &hooked;
         CHECK(nbody_create(&sb, &d, &s) == NBODY_OK, "whfast create with a hook");
@@ -213,8 +223,8 @@ static void test_deferred(void) {
                   "whfast %s corrector %d: joined drifts differ from every step's by %.3g at t = %g P_J",
                   coords[j] ? "dem. helioc." : "jacobi", correctors[j], dif, ends[k]);
         }
-        printf("  whfast %s corrector %d: joined drifts against every step synchronized, 41 P_J: largest relative "
-               "difference %.3g\n", coords[j] ? "dem. helioc." : "jacobi", correctors[j], worst);
+        printf("  whfast %s corrector %d%s: joined drifts against every step synchronized, 41 P_J: largest relative "
+               "difference %.3g\n", coords[j] ? "dem. helioc." : "jacobi", correctors[j], j == 3 ? " extra force" : "", worst);
         CHECK(hooked == (int)nbody_get_stats(sb).steps, "the hook ran %d times in %llu steps", hooked, nbody_get_stats(sb).steps);
         nbody_destroy(sa); nbody_destroy(sb);
         nbody_system_free(&s); nbody_system_free(&a); nbody_system_free(&b);
