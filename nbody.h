@@ -1256,10 +1256,11 @@ typedef struct nbody__whfast_state {   /* NBODY_WHFAST */
     nbody_real h;                  /* the step canonical was opened with (the corrector's) */
     nbody__buf canonical;          /* the canonical (Jacobi or democratic heliocentric) state */
     nbody__buf copy;               /* canonical with the inverse corrector applied */
-    /* deferred synchronization (correctors; not saved: nbody_advance sets and clears them) */
+    /* deferred synchronization (not saved: nbody_advance sets and clears them) */
     int defer;                     /* nbody_advance to t_limit with nothing that reads y between steps */
     nbody_real t_limit;
-    int pending, deferred;         /* this attempt's y_new / y lack the inverse corrector */
+    int pending, deferred;         /* this attempt's y_new / y are not the synchronized state */
+    int half;                      /* canonical lacks its last step's closing drift(h/2) (joined to the next) */
 } nbody__whfast_state;
 
 struct nbody_sim {
@@ -1397,6 +1398,7 @@ static nbody_real nbody__radau_proposal(const nbody_sim *s);
 /* defined below in >>whfast */
 static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n);
 static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y);
+static void nbody__whfast_close(nbody_sim *s);
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err);
 static void nbody__commit_whfast(nbody_sim *s, nbody_real h);
 
@@ -1791,9 +1793,10 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
         sim->progress.t_end = t_end;
         sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
-    /* WHFast with a corrector: synchronize only where the state is read (see its section) */
-    sim->whfast.defer = sim->method->id == NBODY_WHFAST && sim->desc.whfast_corrector && !sim->desc.before_step &&
-                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive && !sim->desc.extra_force &&
+    /* WHFast: synchronize only where the state is read (see its section) */
+    sim->whfast.defer = sim->method->id == NBODY_WHFAST && !sim->desc.before_step &&
+                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive &&
+                        !(sim->desc.extra_force && sim->desc.whfast_corrector) &&
                         sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
                         !(sim->desc.escape_distance > 0);
     sim->whfast.t_limit = t_end;
@@ -1809,6 +1812,7 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
             memcpy(sim->whfast.canonical, sim->whfast.copy, sim->len * sizeof(nbody_real));
             sim->whfast.live = 1;
         }
+        nbody__whfast_close(sim);
         q = nbody__whfast_sync(sim, (nbody_real *)sim->y_new);
         if (q == NBODY_OK) q = sim->eng.ops->all_finite(&sim->eng, sim->y_new, 0, sim->len, &finite);
         if (q == NBODY_OK && finite) nbody__swap(&sim->y, &sim->y_new);
@@ -2431,21 +2435,31 @@ static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *
     return s->eng.ops->error_norm(&s->eng, &op, 1, 0, out);
 }
 
-/* out = q^j sum_{m >= j} binom(m, j) src_m (+ extra when given): the Taylor shift of B */
+/* out = q^j sum_{m >= j} binom(m, j) src_m (+ plus - minus when given): the Taylor shift of
+   B, as REBOUND's IAS15 rounds it: the sum from m = 7 down (smallest first) times q^j, added
+   to the difference plus - minus (the last prediction's error, formed first) */
 static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody__buf *src, int j, nbody_real q,
                                        nbody__buf plus, nbody__buf minus) {
     size_t half = s->len / 2;
-    nbody__lincomb op = nbody__op(out, plus, 1, half);
+    nbody__lincomb op;
     nbody_real qj = 1, binom;
     int m, i;
     for (i = 0; i < j; ++i) qj *= q;
+    if (minus) {                                       /* out = plus - minus */
+        nbody_result r;
+        op = nbody__op(out, plus, 1, half);
+        op.out_off = op.y_off = op.k_off = half;
+        op.nk = 1; op.c[0] = -1; op.k[0] = minus;
+        if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
+        plus = out;
+    }
+    op = nbody__op(out, plus, qj, half);
     op.out_off = op.y_off = op.k_off = half;
-    for (m = j; m <= 7; ++m) {
+    for (m = 7; m >= j; --m) {
         binom = 1;
         for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
-        op.c[op.nk] = qj * binom; op.k[op.nk] = src[m - 1]; op.nk++;
+        op.c[op.nk] = binom; op.k[op.nk] = src[m - 1]; op.nk++;
     }
-    if (minus) { op.c[op.nk] = -1; op.k[op.nk] = minus; op.nk++; }
     return s->eng.ops->lincomb(&s->eng, &op);
 }
 
@@ -2518,19 +2532,23 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
             nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
             /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
+            /* (the terms summed smallest first, B7 .. B1, a0, v0, then the compensation, as
+               REBOUND's IAS15 evaluates them) */
             op = nbody__op(s->ytmp, s->y, 1, half);
             op.k_off = half;
-            op.nk = 10; op.c[0] = t; op.k[0] = s->y; op.c[1] = t * t / 2; op.k[1] = s->k[0];
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[1 + j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[1 + j] = B[j - 1]; }
+            op.nk = 10; op.c[8] = t; op.k[8] = s->y; op.c[7] = t * t / 2; op.k[7] = s->k[0];
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[7 - j] = B[j - 1]; }
             op.c[9] = -1; op.k[9] = R->x_comp;
             r = s->eng.ops->lincomb(&s->eng, &op);
             /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
             op = nbody__op(s->ytmp, s->y, 1, half);
             op.out_off = op.y_off = op.k_off = half;
-            op.nk = 9; op.c[0] = t; op.k[0] = s->k[0]; p = 1;
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[j] = t * p / (nbody_real)(j + 1); op.k[j] = B[j - 1]; }
+            op.nk = 9; op.c[7] = t; op.k[7] = s->k[0]; p = 1;
+            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * p / (nbody_real)(j + 1); op.k[7 - j] = B[j - 1]; }
             op.c[8] = -1; op.k[8] = s->comp;
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+            /* (only forces that read velocities need them: gravity alone does not, as in IAS15) */
+            if (r == NBODY_OK && s->desc.extra_force && !s->desc.extra_force_velocity_free)
+                r = s->eng.ops->lincomb(&s->eng, &op);
             s->t_stage = s->t + t;
             if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
             if (r != NBODY_OK) break;
@@ -2553,9 +2571,9 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
             op.out_off = op.k_off = half;
             op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
             if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            op = nbody__op(G[k - 1], G[k - 1], 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 1; op.c[0] = 1; op.k[0] = D;
+            op = nbody__op(G[k - 1], NULL, 1, half);           /* G_k = the new value itself */
+            op.out_off = op.k_off = half;
+            op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
             if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
             for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
                 op = nbody__op(B[j - 1], B[j - 1], 1, half);
@@ -2652,7 +2670,8 @@ static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->radau.pr
        the engine's accelerations plus G eta_i r'_i / |r'_i|^3 (that is, minus the Kepler part).
      democratic heliocentric (Duncan, Levison & Lee 1998): Q_i = x_i - x_0 with barycentric
        velocities u_i, Kepler orbits of mu = G m_0, a jump Q_i += h sum_j m_j u_j / m_0 (half
-       on each side of the Kepler drift), kicks by the engine's accelerations plus G m_0 Q_i / |Q_i|^3.
+       on each side of the kick, as in REBOUND's WHFast), kicks by the engine's accelerations
+       plus G m_0 Q_i / |Q_i|^3.
    The interaction comes from the engine's forces (softening, extra forces and test particles
    included) less the Kepler term, so it carries the round-off of that difference (about
    eps times the ratio of the central pull to the perturbation). Index 0 of the canonical
@@ -2661,10 +2680,11 @@ static nbody_real nbody__radau_proposal(const nbody_sim *s) { return s->radau.pr
    (elliptic, parabolic, hyperbolic) by Halley steps kept inside a bracket, with bisection
    where a step leaves it. Symplectic correctors (Wisdom, Holman & Touma 1996; the
    coefficients of REBOUND's WHFast) are applied to the canonical state once, when it is
-   opened from y; after every step y is the state with the inverse corrector applied to a
-   copy, so every step's output is synchronized (corrector order k costs about k extra force
-   evaluations a step). A step of another size (the last one of nbody_advance) reopens the
-   canonical state from y. State: nbody__whfast_state (canonical, copy); k[0] forces.
+   opened from y; y is the state with the inverse corrector applied to a copy wherever it is
+   read (every step when something reads it between steps; see nbody__attempt_whfast for the
+   deferred synchronization that joins the half drifts of consecutive steps otherwise). A
+   step of another size (the last one of nbody_advance) reopens the canonical state from y.
+   State: nbody__whfast_state (canonical, copy); k[0] forces.
    ====================================================================================== */
 
 #define NBODY__WHFAST_DOMINANCE 10    /* body 0 must outweigh every other body this many times */
@@ -2677,11 +2697,13 @@ static void nbody__stumpff(nbody_real z, nbody_real c[4]) {
                                         1. / 362880, 1. / 3628800, 1. / 39916800, 1. / 479001600, 1. / 6227020800.,
                                         1. / 87178291200., 1. / 1307674368000., 1. / 20922789888000.,
                                         1. / 355687428096000.};
-    int quarter = 0, j;
+    int quarter = 0, j, top = 16;
     nbody_real c2, c3;
     while (NBODY__FABS(z) > (nbody_real)0.1) { z /= 4; ++quarter; }
-    c2 = (nbody_real)inv_fact[16]; c3 = (nbody_real)inv_fact[17];
-    for (j = 14; j >= 2; j -= 2) { c2 = (nbody_real)inv_fact[j] - z * c2; c3 = (nbody_real)inv_fact[j + 1] - z * c3; }
+    /* the series to z^7 (|z| <= 0.1) or z^4 (|z| <= 0.01, a remainder below 1e-19 of c2 in double) */
+    if (sizeof(nbody_real) <= 8 && NBODY__FABS(z) <= (nbody_real)0.01) top = 10;
+    c2 = (nbody_real)inv_fact[top]; c3 = (nbody_real)inv_fact[top + 1];
+    for (j = top - 2; j >= 2; j -= 2) { c2 = (nbody_real)inv_fact[j] - z * c2; c3 = (nbody_real)inv_fact[j + 1] - z * c3; }
     c[2] = c2; c[3] = c3; c[1] = 1 - z * c3; c[0] = 1 - z * c2;
     for (; quarter > 0; --quarter) {
         c[3] = (c[2] + c[0] * c[3]) / 4;
@@ -2712,18 +2734,23 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
     const nbody_real two_pi = (nbody_real)6.283185307179586476925286766559L;
     nbody_real r0 = NBODY__SQRT(*x * *x + *y * *y + *z * *z), v2 = *vx * *vx + *vy * *vy + *vz * *vz;
     nbody_real eta0 = *x * *vx + *y * *vy + *z * *vz, beta, zeta0, G[4], X, lo, hi, width, r, f, g, fd, gd, x0, y0, z0;
+    nbody_real r0i, ri;
     int it, halley;
     if (!(r0 > 0)) return -1;
     if (dt == 0 || mu == 0) {
         *x += dt * *vx; *y += dt * *vy; *z += dt * *vz;
         return 0;
     }
-    beta = 2 * mu / r0 - v2;
+    r0i = 1 / r0;
+    beta = 2 * mu * r0i - v2;
     zeta0 = mu - beta * r0;
     if (beta > 0) {                                   /* bound: one period at most */
-        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb, period = xp * mu / beta;
-        nbody_real turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
-        dt -= turns * period;
+        nbody_real sb = NBODY__SQRT(beta), xp = two_pi / sb;
+        /* |dt| beyond half the period 2 pi mu / beta^1.5 (dt^2 beta^3 >= pi^2 mu^2): whole turns removed */
+        if (dt * dt * beta * beta * beta >= (nbody_real)9.8696044010893586188344909998761511L * mu * mu) {
+            nbody_real period = xp * mu / beta, turns = (nbody_real)floor((double)(dt / period + (nbody_real)0.5));
+            dt -= turns * period;
+        }
         lo = -xp; hi = xp;
     } else {                   /* unbound: double X from a small start until F crosses dt */
         nbody_real s = dt > 0 ? 1 : -1, step = NBODY__FABS(dt) / r0;
@@ -2736,9 +2763,11 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
         }
         if (s > 0) hi = step; else lo = -step;
     }
-    {                                                 /* third-order start: F reverted to dt^3 */
-        nbody_real u = dt / r0;
-        X = u * (1 - u * eta0 / (2 * r0) + u * u * (eta0 * eta0 / (2 * r0 * r0) - zeta0 / (6 * r0)));
+    {   /* fourth-order start: F = r0 X + eta0 X^2/2 + zeta0 X^3/6 - beta eta0 X^4/24 + .. reverted,
+           X = u (1 + b2 u + b3 u^2 + b4 u^3), u = dt / r0 */
+        nbody_real u = dt * r0i, e = eta0 * r0i, zr = zeta0 * r0i;
+        nbody_real b2 = -e / 2, b3 = e * e / 2 - zr / 6, b4 = e * (5 * zr / 12 - 5 * e * e / 8 + beta / 24);
+        X = u * (1 + u * (b2 + u * (b3 + u * b4)));
     }
     if (!(X > lo && X < hi)) X = (lo + hi) / 2;
     width = hi - lo;
@@ -2761,15 +2790,27 @@ static int nbody__kepler_drift(nbody_real mu, nbody_real dt, nbody_real *x, nbod
            (eps/24 in float) for the next, so X + correction is final without that iteration */
         if (NBODY__FABS(Xn - X) <= 2 * nbody__eps() * NBODY__FABS(X) || !(hi - lo > 2 * nbody__eps() * NBODY__FABS(X)) ||
             (halley && NBODY__FABS(Xn - X) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X))) {
+            nbody_real d = Xn - X;
+            if (NBODY__FABS(d) <= NBODY__KEPLER_CUBIC * NBODY__FABS(X) && NBODY__FABS(beta * X * X) <= 40) {
+                /* G at X + d by Taylor's series to d^3 (G0' = -beta G1, G_k' = G_{k-1}): the
+                   remainder is (d/X)^4 times G, below round-off, instead of the Stumpff series again */
+                nbody_real d2 = d * d / 2, d3 = d * d2 / 3, g0 = G[0], g1 = G[1], g2 = G[2];
+                G[0] = g0 - beta * (d * g1 + d2 * g0 - beta * d3 * g1);
+                G[1] = g1 + d * g0 - beta * (d2 * g1 + d3 * g0);
+                G[2] = g2 + d * g1 + d2 * g0 - beta * d3 * g1;
+                G[3] = G[3] + d * g2 + d2 * g1 + d3 * g0;
+            } else {
+                nbody__stiefel(beta, Xn, G);
+            }
             X = Xn;
-            nbody__stiefel(beta, X, G);
             break;
         }
         X = Xn;
     }
     r = r0 + eta0 * G[1] + zeta0 * G[2];
-    f = -mu * G[2] / r0; g = dt - mu * G[3];
-    fd = -mu * G[1] / (r0 * r); gd = -mu * G[2] / r;
+    ri = 1 / r;
+    f = -mu * G[2] * r0i; g = dt - mu * G[3];
+    fd = -mu * G[1] * r0i * ri; gd = -mu * G[2] * ri;
     x0 = *x; y0 = *y; z0 = *z;
     *x += f * x0 + g * *vx; *y += f * y0 + g * *vy; *z += f * z0 + g * *vz;
     *vx += fd * x0 + gd * *vx; *vy += fd * y0 + gd * *vy; *vz += fd * z0 + gd * *vz;
@@ -2816,17 +2857,21 @@ static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, n
     nbody_real mtot = 0;
     for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
     if (s->desc.whfast_coordinates == NBODY_WHFAST_JACOBI) {
-        for (c = 0; c < 6; ++c) {
-            const nbody_real *w = C + (size_t)c * n;
-            nbody_real *u = Y + (size_t)c * n, eta = mtot, com = w[0];
-            for (i = n - 1; i >= 1; --i) {               /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
-                nbody_real mi = nbody__whfast_mass(s, i);
-                com -= mi / eta * w[i];
-                u[i] = w[i] + com;
-                eta -= mi;
-            }
-            u[0] = com;
+        const nbody_real *wx = C, *wy = C + n, *wz = C + 2 * n, *wvx = C + 3 * n, *wvy = C + 4 * n, *wvz = C + 5 * n;
+        nbody_real *ux = Y, *uy = Y + n, *uz = Y + 2 * n, *uvx = Y + 3 * n, *uvy = Y + 4 * n, *uvz = Y + 5 * n;
+        nbody_real eta = mtot, cx = wx[0], cy = wy[0], cz = wz[0], cvx = wvx[0], cvy = wvy[0], cvz = wvz[0];
+        (void)c;
+        for (i = n - 1; i >= 1; --i) {                   /* X_{i-1} = X_i - (m_i / eta_i) r'_i */
+            nbody_real mi = nbody__whfast_mass(s, i), q = mi / eta;
+            cx -= q * wx[i]; ux[i] = wx[i] + cx;
+            cy -= q * wy[i]; uy[i] = wy[i] + cy;
+            cz -= q * wz[i]; uz[i] = wz[i] + cz;
+            cvx -= q * wvx[i]; uvx[i] = wvx[i] + cvx;
+            cvy -= q * wvy[i]; uvy[i] = wvy[i] + cvy;
+            cvz -= q * wvz[i]; uvz[i] = wvz[i] + cvz;
+            eta -= mi;
         }
+        ux[0] = cx; uy[0] = cy; uz[0] = cz; uvx[0] = cvx; uvy[0] = cvy; uvz[0] = cvz;
     } else {
         for (c = 0; c < 6; ++c) {
             const nbody_real *w = C + (size_t)c * n;
@@ -2843,8 +2888,7 @@ static void nbody__whfast_to_inertial(const nbody_sim *s, const nbody_real *C, n
     }
 }
 
-/* the Kepler part over a time h: every body's Kepler drift, the centre of mass's straight line,
-   and for democratic heliocentric coordinates the jump around it */
+/* democratic heliocentric coordinates: the jump Q_i += h sum_j m_j u_j / m_0 (the Sun's momentum) */
 static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) {
     size_t n = s->n, i;
     int c;
@@ -2852,40 +2896,47 @@ static void nbody__whfast_jump(const nbody_sim *s, nbody_real *C, nbody_real h) 
         nbody_real p = 0, *q = C + (size_t)c * n;
         const nbody_real *u = C + (size_t)(c + 3) * n;
         for (i = 1; i < n; ++i) p += nbody__whfast_mass(s, i) * u[i];
-        for (i = 1; i < n; ++i) q[i] += h * p / s->m[0];
+        p = h * p / s->m[0];
+        for (i = 1; i < n; ++i) q[i] += p;
     }
 }
 
+/* the Kepler part over a time h: every body's Kepler drift and the centre of mass's straight line */
 static void nbody__whfast_drift(const nbody_sim *s, nbody_real *C, nbody_real h) {
     size_t n = s->n, i;
     nbody_real G = s->desc.G, eta = nbody__whfast_mass(s, 0);
     int dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
-    if (dh) nbody__whfast_jump(s, C, h / 2);
     for (i = 1; i < n; ++i) {
         eta += nbody__whfast_mass(s, i);
         nbody__kepler_drift(G * (dh ? s->m[0] : eta), h, C + i, C + n + i, C + 2 * n + i, C + 3 * n + i, C + 4 * n + i,
                             C + 5 * n + i);
     }
-    if (dh) nbody__whfast_jump(s, C, h / 2);
     C[0] += h * C[3 * n]; C[n] += h * C[4 * n]; C[2 * n] += h * C[5 * n];
 }
 
-/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t */
-static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
+/* the interaction kick over h: the engine's forces at the inertial positions of C, at time t;
+   the inertial state of C (before the kick) is left in the buffer Yb. Democratic heliocentric
+   coordinates: the jump of h/2 on either side of it (as in REBOUND's WHFast), so that the
+   Kepler drifts of consecutive steps can be joined */
+static nbody_result nbody__whfast_kick_in(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t, nbody__buf Yb) {
     size_t n = s->n, i;
-    nbody_real *Y = (nbody_real *)s->ytmp, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
+    nbody_real *Y = (nbody_real *)Yb, *A, G = s->desc.G, mtot = 0, eta, sx, sy, sz;
     nbody_result r;
     int c, dh = s->desc.whfast_coordinates == NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC;
+    if (dh) nbody__whfast_jump(s, C, h / 2);
     nbody__whfast_to_inertial(s, C, Y);
     s->t_stage = t;
-    if ((r = nbody__derivative(s, s->ytmp, s->k[0])) != NBODY_OK) return r;
+    if ((r = nbody__derivative(s, Yb, s->k[0])) != NBODY_OK) return r;
     s->f_valid = 0;
     A = (nbody_real *)s->k[0] + 3 * n;
-    for (i = 0; i < n; ++i) mtot += nbody__whfast_mass(s, i);
-    for (c = 0; c < 3; ++c) {                            /* the centre of mass: external forces only */
-        nbody_real sum = 0;
-        for (i = 0; i < n; ++i) sum += nbody__whfast_mass(s, i) * A[(size_t)c * n + i];
-        C[(size_t)(c + 3) * n] += h * sum / mtot;
+    {                                                    /* the centre of mass: external forces only */
+        nbody_real sum[3] = {0, 0, 0};
+        for (i = 0; i < n; ++i) {
+            nbody_real mi = nbody__whfast_mass(s, i);
+            mtot += mi;
+            sum[0] += mi * A[i]; sum[1] += mi * A[n + i]; sum[2] += mi * A[2 * n + i];
+        }
+        for (c = 0; c < 3; ++c) C[(size_t)(c + 3) * n] += h * sum[c] / mtot;
     }
     eta = nbody__whfast_mass(s, 0);
     sx = eta * A[0]; sy = eta * A[n]; sz = eta * A[2 * n];   /* sum_{j<i} m_j a_j */
@@ -2900,7 +2951,12 @@ static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h
         }
         C[3 * n + i] += h * ax; C[4 * n + i] += h * ay; C[5 * n + i] += h * az;
     }
+    if (dh) nbody__whfast_jump(s, C, h / 2);
     return NBODY_OK;
+}
+
+static nbody_result nbody__whfast_kick(nbody_sim *s, nbody_real *C, nbody_real h, nbody_real t) {
+    return nbody__whfast_kick_in(s, C, h, t, s->ytmp);
 }
 
 /* Wisdom, Holman & Touma (1996) corrector stages Z(a, b) = D(a) K(-b) D(-2a) K(b) D(a), applied
@@ -2977,24 +3033,34 @@ static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y) {
     return NBODY_OK;
 }
 
+/* canonical completed by the closing drift(h/2) its last step left out (a no-op when none is left) */
+static void nbody__whfast_close(nbody_sim *s) {
+    if (s->whfast.half) nbody__whfast_drift(s, (nbody_real *)s->whfast.canonical, s->whfast.h / 2);
+    s->whfast.half = 0;
+}
+
 /* Deferred synchronization: inside nbody_advance, when no hook, event, archive or progress
-   report reads the state between steps (and no extra force, whose time the corrector's
-   kicks would see otherwise), a step that is not the last one leaves y without
-   the inverse corrector (y_new = the canonical state transformed, finite-checked as usual);
-   the last step, a step of another size and the end of nbody_advance synchronize. The
-   canonical state evolves exactly as with a synchronization every step, so the results
-   are bitwise the same; the corrector costs its extra force evaluations once per call. */
+   report reads the state between steps (and, with a corrector, no extra force, whose time
+   the corrector's kicks would see otherwise), a step that is not the last one leaves out its
+   closing drift(h/2) and the next step opens with drift(h) instead of drift(h/2) (the two
+   half drifts joined: half the Kepler solves), and y is not synchronized (y_new = the
+   inertial state the kick saw, finite-checked as usual). The last step, a step of another
+   size and the end of nbody_advance close the drift and synchronize (the inverse corrector
+   on a copy). drift(h) differs from drift(h/2) drift(h/2) by round-off only, so the results
+   agree with a synchronization every step to round-off (not bitwise); the corrector costs its
+   extra force evaluations once per call. */
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody_real *C = (nbody_real *)s->whfast.canonical, *T = (nbody_real *)s->whfast.copy;
     nbody_result r = NBODY_OK;
     *err = 0;
     s->whfast.pending = 0;
-    if (s->desc.whfast_corrector && s->whfast.defer) {  /* not the last step of nbody_advance (step_to's rule) */
+    if (s->whfast.defer) {                               /* not the last step of nbody_advance (step_to's rule) */
         nbody_real remaining = s->whfast.t_limit - s->t;
         s->whfast.pending = h < remaining && remaining - h >= h * (nbody_real)1e-8;
     }
     if (s->whfast.live && s->whfast.deferred && (!s->whfast.pending || s->whfast.h != h)) {
         /* y synchronized first, as the last accepted step left it: the state a failure keeps */
+        nbody__whfast_close(s);
         if ((r = nbody__whfast_sync(s, (nbody_real *)s->y)) != NBODY_OK) return r;
         s->whfast.deferred = 0;
     }
@@ -3003,14 +3069,17 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
         if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
         nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
         s->whfast.h = h;
+        s->whfast.half = 0;
         r = nbody__whfast_corrector(s, C, h, 1);
     }
     s->whfast.live = 0;                                  /* until the step is accepted */
     if (r != NBODY_OK) return r;
-    nbody__whfast_drift(s, C, h / 2);
+    nbody__whfast_drift(s, C, s->whfast.half ? h : h / 2);  /* the last step's closing half joined */
+    if (s->whfast.pending)                               /* y_new: the state the kick sees */
+        return nbody__whfast_kick_in(s, C, h, s->t + h / 2, s->y_new);
     if ((r = nbody__whfast_kick(s, C, h, s->t + h / 2)) != NBODY_OK) return r;
     nbody__whfast_drift(s, C, h / 2);
-    if (s->desc.whfast_corrector && !s->whfast.pending) {
+    if (s->desc.whfast_corrector) {
         memcpy(T, C, s->len * sizeof(nbody_real));
         if ((r = nbody__whfast_corrector(s, T, h, -1)) != NBODY_OK) return r;
         nbody__whfast_to_inertial(s, T, (nbody_real *)s->y_new);
@@ -3024,6 +3093,7 @@ static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
     (void)h;
     s->whfast.live = 1;
     s->whfast.deferred = s->whfast.pending;
+    s->whfast.half = s->whfast.pending;
     s->f_valid = 0;
 }
 
@@ -3450,7 +3520,26 @@ static void nbody__accel_simple_range(const nbody__forces *f, size_t i0, size_t 
         f->ax[i - i0] = f->G * ax; f->ay[i - i0] = f->G * ay; f->az[i - i0] = f->G * az;
     }
 }
-static void nbody__accel_simple(const nbody__forces *f) { nbody__accel_simple_range(f, 0, f->n); }
+/* all bodies: nbody__accel_simple_range(f, 0, n) bit for bit, with each pair's 1 / sqrt formed
+   once (half the square roots and divisions: what a few-body run spends most on in its
+   forces). For d = x_j - x_i the other direction's -d is exact and |d|^2 the same, so the
+   weight m inv inv inv and a += w d are the same operations as in the row of either body;
+   body k's sum still runs over the sources in index order (i < k as the outer loop reaches
+   them, then j > k), from 0, and ends as 0 + sum as in nbody__accel_row, then times G. */
+static void nbody__accel_simple(const nbody__forces *f) {
+    size_t n = f->n, i, j;
+    for (i = 0; i < n; ++i) { f->ax[i] = 0; f->ay[i] = 0; f->az[i] = 0; }
+    for (i = 0; i < n; ++i) {
+        nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], mi = f->m[i], ax = f->ax[i], ay = f->ay[i], az = f->az[i];
+        for (j = i + 1; j < n; ++j) {
+            nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
+            nbody_real inv = 1 / NBODY__SQRT(nbody__soft_r2(dx, dy, dz, f->eps2));
+            nbody__pull(f->m[j] * inv * inv * inv, dx, dy, dz, &ax, &ay, &az);
+            nbody__pull(mi * inv * inv * inv, -dx, -dy, -dz, &f->ax[j], &f->ay[j], &f->az[j]);
+        }
+        f->ax[i] = f->G * ((nbody_real)0 + ax); f->ay[i] = f->G * ((nbody_real)0 + ay); f->az[i] = f->G * ((nbody_real)0 + az);
+    }
+}
 
 static void nbody__accel_openmp_range(const nbody__forces *f, int threads, size_t i0, size_t i1) {
     long long i, n = (long long)(i1 - i0);

@@ -8,6 +8,11 @@
           logarithms against log t from 10^3 years on (Brouwer's law: 1/2); with FILE (a
           data file of examples/solar_system.c, 10 samples a decade) the same from its samples:
           bench_orbital brouwer 1e6 out/orbital/ss_radau.dat
+          bench_orbital outer-ic: the outer solar system, lines "m x y z vx vy vz" (%.17g).
+          bench_orbital whfast [R]: the WHFast table only, R runs a row, smallest times (compare
+          python3 bench/rebound_whfast.py FILE R).
+          bench_orbital pythagorean [K]: RADAU on the Pythagorean problem to t = 70 with 1..K
+          equal outputs (default 20): abs(dE/E) at t = 70 of each, geometric mean and range.
           bench_orbital small: one line "name wall_s cpu_s" per few-body run (bench/orbital_openmp.sh
           runs it from a build with -fopenmp and one without and prints the ratios). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime: wall time in both builds */
@@ -120,6 +125,38 @@ static void brouwer(double years, const char *file) {
     nbody_system_free(&s);
 }
 
+/* the Pythagorean problem to t = 70 with K equal outputs (each run lands on other times):
+   abs(dE/E) at t = 70, K = 1 (the direct run) .. kmax, and their geometric mean and range */
+static void pythagorean_outputs(int kmax) {
+    double lsum = 0, lo = 1e300, hi = 0;
+    int K, k;
+    printf("\n| pythagorean, radau: outputs K | abs(dE/E) at t = 70 | steps | binary a | e |\n| --- | --- | --- | --- | --- |\n");
+    for (K = 1; K <= kmax; ++K) {
+        nbody_system s = {0};
+        nbody_sim *sim;
+        nbody_desc d = {0};
+        nbody_invariants e0, e1;
+        nbody_orbit o;
+        double de;
+        nbody_ic_pythagorean(&s);
+        nbody_measure(&s, 1, 0, &e0);
+        d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU;
+        if (nbody_create(&sim, &d, &s) != NBODY_OK) return;
+        for (k = 1; k <= K; ++k) nbody_advance(sim, (nbody_real)(70.0 * k / K));
+        nbody_get_state(sim, &s);
+        nbody_measure(&s, 1, 0, &e1);
+        nbody_get_orbit(&s, 1, 2, 1, &o);     /* body 2 about body 1 (masses 5 and 4): their binary */
+        de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+        printf("| %d | %.2e | %llu | %.4f | %.4f |\n", K, de, nbody_get_stats(sim).steps, (double)o.a, (double)o.e);
+        lsum += log(de);
+        if (de < lo) lo = de;
+        if (de > hi) hi = de;
+        nbody_destroy(sim);
+        nbody_system_free(&s);
+    }
+    printf("\npythagorean K = 1..%d: geometric mean %.2e, range %.2e .. %.2e\n", kmax, exp(lsum / kmax), lo, hi);
+}
+
 static void pythagorean(void) {
     nbody_system s = {0};
     nbody_sim *sim;
@@ -140,31 +177,46 @@ static void pythagorean(void) {
 }
 
 /* WHFast on the outer solar system over 1000 Jupiter periods (P_J = 2 pi 5.2^1.5), |dE/E| at
-   10 outputs (the same schedule as bench/rebound_whfast.py) */
-static void whfast(double dt_pj, int corrector, nbody_whfast_coordinates c) {
-    nbody_system s = {0};
-    nbody_sim *sim;
-    nbody_desc d = {0};
-    nbody_invariants e0, e1;
-    double pj = 2 * 3.14159265358979323846 * pow(5.2, 1.5), t0, mx = 0, de = 0;
-    int k;
-    nbody_ic_outer_solar_system(&s);
-    nbody_measure(&s, 1, 0, &e0);
-    d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_WHFAST; d.dt = (nbody_real)(dt_pj * pj);
-    d.whfast_corrector = corrector; d.whfast_coordinates = c;
-    if (nbody_create(&sim, &d, &s) != NBODY_OK) return;
-    t0 = now();
-    for (k = 1; k <= 10; ++k) {
-        nbody_advance(sim, (nbody_real)(100 * k * pj));
-        nbody_get_state(sim, &s);
-        nbody_measure(&s, 1, 0, &e1);
-        de = fabs((double)((e1.energy - e0.energy) / e0.energy));
-        if (de > mx) mx = de;
+   10 outputs (the same schedule as bench/rebound_whfast.py); repeat runs: the smallest wall
+   time and the smallest processor time of them */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void whfast(double dt_pj, int corrector, nbody_whfast_coordinates c, int repeat) {
+    double pj = 2 * 3.14159265358979323846 * pow(5.2, 1.5), mx = 0, de = 0, wall = 1e30, cpu = 1e30;
+    unsigned long long steps = 0;
+    int k, rep;
+    for (rep = 0; rep < repeat; ++rep) {
+        nbody_system s = {0};
+        nbody_sim *sim;
+        nbody_desc d = {0};
+        nbody_invariants e0, e1;
+        double t0, c0;
+        nbody_ic_outer_solar_system(&s);
+        nbody_measure(&s, 1, 0, &e0);
+        d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_WHFAST; d.dt = (nbody_real)(dt_pj * pj);
+        d.whfast_corrector = corrector; d.whfast_coordinates = c;
+        if (nbody_create(&sim, &d, &s) != NBODY_OK) return;
+        t0 = now(); c0 = cpu_now(); mx = 0;
+        for (k = 1; k <= 10; ++k) {
+            nbody_advance(sim, (nbody_real)(100 * k * pj));
+            nbody_get_state(sim, &s);
+            nbody_measure(&s, 1, 0, &e1);
+            de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+            if (de > mx) mx = de;
+        }
+        t0 = now() - t0; c0 = cpu_now() - c0;
+        if (t0 < wall) wall = t0;
+        if (c0 < cpu) cpu = c0;
+        steps = nbody_get_stats(sim).steps;
+        nbody_destroy(sim);
+        nbody_system_free(&s);
     }
-    printf("| %s | %g P_J | %d | %.3e | %.3e | %llu | %.3f |\n", c == NBODY_WHFAST_JACOBI ? "jacobi" : "dem. helioc.", dt_pj,
-           corrector, de, mx, nbody_get_stats(sim).steps, now() - t0);
-    nbody_destroy(sim);
-    nbody_system_free(&s);
+    printf("| %s | %g P_J | %d | %.3e | %.3e | %llu | %.4f | %.4f |\n", c == NBODY_WHFAST_JACOBI ? "jacobi" : "dem. helioc.",
+           dt_pj, corrector, de, mx, steps, wall, cpu);
 }
 
 static void three_body(nbody_engine e, nbody_method m) {
@@ -222,6 +274,28 @@ static void small(void) {
 int main(int argc, char **argv) {
     double years = argc > 1 ? atof(argv[1]) : 1e4;
     if (argc > 1 && !strcmp(argv[1], "small")) { small(); return 0; }
+    if (argc > 1 && !strcmp(argv[1], "pythagorean")) { pythagorean_outputs(argc > 2 ? atoi(argv[2]) : 20); return 0; }
+    if (argc > 1 && !strcmp(argv[1], "outer-ic")) {  /* the start bench/rebound_whfast.py reads */
+        nbody_system s = {0};
+        size_t i;
+        nbody_ic_outer_solar_system(&s);
+        for (i = 0; i < s.n; ++i)
+            printf("%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", (double)s.m[i], (double)s.x[i], (double)s.y[i],
+                   (double)s.z[i], (double)s.vx[i], (double)s.vy[i], (double)s.vz[i]);
+        nbody_system_free(&s);
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "whfast")) {   /* the whfast table only, R runs a row */
+        int r = argc > 2 ? atoi(argv[2]) : 1;
+        printf("| whfast, outer solar system, 1000 P_J: coordinates | dt | corrector | abs(dE/E) end | max | steps | wall s | cpu s |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+        whfast(1.0 / 200, 0, NBODY_WHFAST_JACOBI, r);
+        whfast(0.0123, 0, NBODY_WHFAST_JACOBI, r);
+        whfast(0.0123, 3, NBODY_WHFAST_JACOBI, r);
+        whfast(0.0123, 11, NBODY_WHFAST_JACOBI, r);
+        whfast(1.0 / 200, 0, NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC, r);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "brouwer")) {
         printf("# bench_orbital brouwer (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
         brouwer(argc > 2 ? atof(argv[2]) : 1e6, argc > 3 ? argv[3] : NULL);
@@ -231,13 +305,13 @@ int main(int argc, char **argv) {
     outer(NBODY_RADAU_PRS23, years);
     outer(NBODY_RADAU_GLOBAL, years < 1e4 ? years : 1e4);
     pythagorean();
-    printf("\n| whfast, outer solar system, 1000 P_J: coordinates | dt | corrector | abs(dE/E) end | max | steps | wall s |\n"
-           "| --- | --- | --- | --- | --- | --- | --- |\n");
-    whfast(1.0 / 200, 0, NBODY_WHFAST_JACOBI);
-    whfast(0.0123, 0, NBODY_WHFAST_JACOBI);
-    whfast(0.0123, 3, NBODY_WHFAST_JACOBI);
-    whfast(0.0123, 11, NBODY_WHFAST_JACOBI);
-    whfast(1.0 / 200, 0, NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC);
+    printf("\n| whfast, outer solar system, 1000 P_J: coordinates | dt | corrector | abs(dE/E) end | max | steps | wall s | cpu s |\n"
+           "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    whfast(1.0 / 200, 0, NBODY_WHFAST_JACOBI, 1);
+    whfast(0.0123, 0, NBODY_WHFAST_JACOBI, 1);
+    whfast(0.0123, 3, NBODY_WHFAST_JACOBI, 1);
+    whfast(0.0123, 11, NBODY_WHFAST_JACOBI, 1);
+    whfast(1.0 / 200, 0, NBODY_WHFAST_DEMOCRATIC_HELIOCENTRIC, 1);
     printf("\n| 3 bodies, t = 20, dt 1e-4: engine | method | steps | wall s |\n| --- | --- | --- | --- |\n");
     three_body(NBODY_ENGINE_SIMPLE, NBODY_LEAPFROG);
     three_body(NBODY_ENGINE_BLOCK, NBODY_LEAPFROG);
