@@ -112,7 +112,7 @@ typedef struct nbody__cuda {
     nbody__r *yact;                /* 3 n_active, allocated on first use */
     const nbody__r *ycur;          /* the state of this derivative (test particles' positions) */
     struct nbody__cu_slice_work *slice;   /* slices (nbody__cuda_derivative_slice): scratch */
-    /* group walk: bodies in depth-first (Morton) order, each node's range of them, quadrupoles */
+    /* group walk: bodies in depth-first (Hilbert) order, each node's range of them, quadrupoles */
     nbody__rec *sb;                /* n: (x, y, z, m) at depth-first position p */
     uint2 *nrange;                 /* 2n: (first position, count) of each node's bodies */
     nbody__rec *nquad;             /* 2 per internal node: (xx xy xz yy), (yz zz trace 0); NULL: monopole */
