@@ -5,7 +5,7 @@
 # tests (devices = 2, float and double), 2 MPI ranks with one GPU each, compute-sanitizer on
 # a small case, and the scaling benchmark (dense float N = 2^18, 2^20 and tree float 2^24 on
 # 1 and 2 GPUs, weak scaling). Everything on stdout; about 6-8 minutes.
-# Usage: sh bench/device_multigpu.sh [quick]
+# Usage: [MG_SINGLE=0] sh bench/device_multigpu.sh [quick]
 export NCCL_NVLS_ENABLE=0          # no NVLink multicast on shared hosts
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 cd "$(dirname "$0")/.." || exit 1
@@ -24,10 +24,12 @@ eval $M $B/cuda_engines $B/cuda_engines_float $B/cuda_multi $B/cuda_multi_float 
 HAVE_MPICC=0; command -v mpicc >/dev/null 2>&1 && HAVE_MPICC=1
 [ $HAVE_MPICC = 1 ] && eval $M $B/mpi_cuda 2>&1 | grep -v '^note' | tail -5
 el
+if [ "${MG_SINGLE:-1}" = 1 ]; then      # MG_SINGLE=0: skip them (already run on one GPU)
 echo "== single-GPU CUDA tests (double, float)"
 timeout 120 ./$B/cuda_engines | grep -E 'FAIL|^RESULT'
 timeout 120 ./$B/cuda_engines_float | grep -E 'FAIL|^RESULT'
 el
+fi
 echo "== devices = 2 (double, float)"
 timeout 120 ./$B/cuda_multi | grep -E 'FAIL|SKIP|^RESULT'
 timeout 120 ./$B/cuda_multi_float | grep -E 'FAIL|SKIP|^RESULT'
