@@ -2267,9 +2267,12 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
         return NBODY_ERR_INVALID_ARGUMENT;
     }
     if (!c->tuned) {               /* no tuning on slices: the measured good defaults */
-        c->block = c->tree ? 128 : 256;
+        /* tree: each thread walks alone, the walk one GPU's tuning chose at 2^20, 2^22 and 2^24
+           on the Hilbert tree (1024 threads there; 256 give the same residency, and fit the
+           registers of any build); both walks give the same bits */
+        c->block = 256;
         c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
-        c->walk = NBODY__CU_WALK_WARP;
+        c->walk = c->tree ? NBODY__CU_WALK_THREAD : NBODY__CU_WALK_WARP;
         c->tuned = 1;
     }
     if (c->tree) return nbody__cu_slice_tree(e, p, f, i0, m);
