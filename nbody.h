@@ -5092,9 +5092,7 @@ typedef struct nbody__dist {
     nbody_real *packed;            /* 3n: each rank's [x, y, z] of its slice, rank after rank */
     nbody__buf pos;                /* 3n in the local engine: x, y, z of all bodies */
     nbody_real *tacc;              /* TREE in leaf-order slices: 3n scratch, 3n gathered */
-    size_t *wfirst;                /* TREE: rank r walks leaf positions [wfirst[r], wfirst[r + 1]);
-                                      then size + 1 more: the previous walk's */
-    int *wcounts3, *wdispls3;      /* 3 * its walk's length, 3 * wfirst[r] */
+    size_t *wfirst;                /* TREE: rank r walks leaf positions [wfirst[r], wfirst[r + 1]) */
     double *wtime;                 /* each rank's last walk, seconds */
 } nbody__dist;
 
@@ -5194,11 +5192,12 @@ static nbody_result nbody__dist_slice_forces(nbody__dist *d, nbody__buf y, nbody
    size - 1] to where the cumulative time reaches k / size of the total, so that the next walk
    (of a tree that has barely changed) takes about as long on every rank. Every rank calls it
    with the same gathered times and gets the same boundaries. Forces do not depend on the
-   boundaries (a body's walk is its own), so neither do the results, only their speed. Times
-   that are not all positive and finite leave w as it is; so do more than
-   NBODY__DIST_MAX_RANKS ranks (their walks stay split by count). */
+   boundaries (a body's walk is its own), so neither do the results, only their speed.
+   halfway: each boundary moves half the way there (a noisy time moves it less). Times that
+   are not all positive and finite leave w as it is; so do more than NBODY__DIST_MAX_RANKS
+   ranks (their walks stay split by count). */
 #define NBODY__DIST_MAX_RANKS 1024
-static NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *t, int size) {
+static NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *t, int size, int halfway) {
     double total = 0, cum = 0;
     size_t nw[NBODY__DIST_MAX_RANKS + 1];
     int k, j = 0;
@@ -5217,14 +5216,15 @@ static NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *t, int 
         if (nw[k] > w[j + 1]) nw[k] = w[j + 1];
         if (nw[k] < nw[k - 1]) nw[k] = nw[k - 1];
     }
-    for (k = 1; k < size; ++k) w[k] = nw[k];
+    for (k = 1; k < size; ++k) w[k] = halfway ? (w[k] + nw[k]) / 2 : nw[k];
 }
 
 /* TREE (leaf visit order, no test particles): rank r walks the bodies at the tree's leaf
-   positions [first[r], first[r + 1]), a compact region of space, instead of its own bodies,
+   positions [wfirst[r], wfirst[r + 1]), a compact region of space, instead of its own bodies,
    which lie anywhere; the accelerations then go to their owners through one more all-gather
    (3n reals, as the positions). A body's walk does not depend on the packet it is in, so the
-   forces are those of the plain engine bit for bit. Collective: every rank gathers, whatever r. */
+   forces are those of the plain engine bit for bit, whatever the boundaries, which then move
+   by the measured walk times (nbody__dist_rebalance). Collective: every rank gathers. */
 static nbody_result nbody__dist_tree_leaf_forces(nbody__dist *d, nbody__engine *e, nbody__buf y, nbody__buf f, nbody_result r) {
     size_t n = e->n, m = d->count, w0 = d->wfirst[d->rank];
     nbody_real *scratch = d->tacc, *all = d->tacc + 3 * n;
@@ -5233,7 +5233,11 @@ static nbody_result nbody__dist_tree_leaf_forces(nbody__dist *d, nbody__engine *
     double walk_s = 0;
     if (r == NBODY_OK)
         r = nbody__cpu_tree_leaf_slice(&d->local, d->pos, w0, d->wfirst[d->rank + 1] - w0, scratch, all + 3 * w0, &finite, &walk_s);
-    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, d->wcounts3, d->wdispls3, d->real, d->comm) != MPI_SUCCESS &&
+    for (k = 0; k < d->size; ++k) {       /* the gather's counts, from the walk's boundaries */
+        d->counts[k] = (int)(3 * (d->wfirst[k + 1] - d->wfirst[k]));
+        d->displs[k] = (int)(3 * d->wfirst[k]);
+    }
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, d->counts, d->displs, d->real, d->comm) != MPI_SUCCESS &&
         r == NBODY_OK)
         r = NBODY_ERR_DEVICE;
     r = nbody__mpi_worst(d->comm, r);     /* every rank's part is needed: all fail together */
@@ -5251,16 +5255,7 @@ static nbody_result nbody__dist_tree_leaf_forces(nbody__dist *d, nbody__engine *
         return NBODY_OK;
     }
     nbody__cpu_tree_leaf_take(&d->local, all, d->wfirst, d->size, d->lo, m, fl + 3 * m);
-    if (finite) {                          /* halfway to the balanced boundaries: a noisy time moves them less */
-        memcpy(d->wfirst + d->size + 1, d->wfirst, ((size_t)d->size + 1) * sizeof(size_t));
-        nbody__dist_rebalance(d->wfirst, d->wtime, d->size);
-        for (k = 1; k < d->size; ++k) d->wfirst[k] = d->wfirst[k] / 2 + d->wfirst[d->size + 1 + k] / 2 +
-                                                     (d->wfirst[k] % 2 + d->wfirst[d->size + 1 + k] % 2) / 2;
-        for (k = 0; k < d->size; ++k) {
-            d->wcounts3[k] = (int)(3 * (d->wfirst[k + 1] - d->wfirst[k]));
-            d->wdispls3[k] = (int)(3 * d->wfirst[k]);
-        }
-    }
+    nbody__dist_rebalance(d->wfirst, d->wtime, d->size, 1);
     return NBODY_OK;
 }
 
@@ -5356,7 +5351,7 @@ static void nbody__dist_shutdown(nbody__engine *e) {
     nbody__free(&e->desc, d->first); nbody__free(&e->desc, d->counts3);
     nbody__free(&e->desc, d->packed);
     nbody__free(&e->desc, d->tacc);
-    nbody__free(&e->desc, d->wfirst); nbody__free(&e->desc, d->wcounts3); nbody__free(&e->desc, d->wtime);
+    nbody__free(&e->desc, d->wfirst); nbody__free(&e->desc, d->wtime);
     nbody__free(&e->desc, d);
     e->impl = NULL;
 }
@@ -5415,15 +5410,11 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
     if (r == NBODY_OK && ld.engine == NBODY_ENGINE_TREE && ld.visit_order == NBODY_ORDER_LEAF && nbody__n_src(e) == e->n &&
         d->size > 1) {                     /* slices of the tree's leaf order, see nbody__dist_tree_leaf_forces */
         d->tacc = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(6 * e->n, sizeof(nbody_real)));
-        d->wfirst = (size_t *)nbody__alloc(&e->desc, nbody__bytes(2 * ((size_t)d->size + 1), sizeof(size_t)));   /* + the last */
-        d->wcounts3 = (int *)nbody__alloc(&e->desc, nbody__bytes(2 * (size_t)d->size, sizeof(int)));
+        d->wfirst = (size_t *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size + 1, sizeof(size_t)));
         d->wtime = (double *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size, sizeof(double)));
-        if (!d->tacc || !d->wfirst || !d->wcounts3 || !d->wtime) r = NBODY_ERR_OUT_OF_MEMORY;
-        if (r == NBODY_OK) {               /* the first walk: by count, as the bodies are owned */
-            d->wdispls3 = d->wcounts3 + d->size;
+        if (!d->tacc || !d->wfirst || !d->wtime) r = NBODY_ERR_OUT_OF_MEMORY;
+        if (r == NBODY_OK)                 /* the first walk: by count, as the bodies are owned */
             memcpy(d->wfirst, d->first, ((size_t)d->size + 1) * sizeof(size_t));
-            memcpy(d->wcounts3, d->counts3, 2 * (size_t)d->size * sizeof(int));
-        }
     }
     r = d->comm != MPI_COMM_NULL ? nbody__mpi_worst(d->comm, r) : r;
     if (r != NBODY_OK) nbody__dist_shutdown(e);

@@ -63,10 +63,8 @@ int main(int argc, char **argv) {
         double t0;
         nbody__dist *dd = plain ? NULL : nbody__dist_of(&sim->eng);
         if (dd && dd->wfirst && getenv("BENCH_SPLIT") && !strcmp(getenv("BENCH_SPLIT"), "count")) {
-            int q;                         /* benchmark only: the walk split as the bodies are owned */
+            /* benchmark only: the walk split as the bodies are owned */
             memcpy(dd->wfirst, dd->first, ((size_t)size + 1) * sizeof(size_t));
-            memcpy(dd->wcounts3, dd->counts3, 2 * (size_t)size * sizeof(int));
-            for (q = 0; q < size; ++q) dd->wdispls3[q] = dd->displs3[q];
         }
         MPI_Barrier(world);
         t0 = MPI_Wtime();

@@ -290,15 +290,15 @@ static void check_rebalance(const nbody_system *s0) {
     nbody_system ref = {0}, got = {0};
     nbody_result r;
     int k, moved = 0, valid = 1;
-    nbody__dist_rebalance(w2, t2, 2);
+    nbody__dist_rebalance(w2, t2, 2, 0);
     CHECK(w2[0] == 0 && w2[1] == 33 && w2[2] == 100, "rebalance: times 3, 1 over 50 + 50 -> boundary %lu (33)", (unsigned long)w2[1]);
-    nbody__dist_rebalance(w3, t3, 3);
+    nbody__dist_rebalance(w3, t3, 3, 0);
     CHECK(w3[0] == 0 && w3[1] == 33 && w3[2] == 67 && w3[3] == 100, "rebalance: empty ranges -> %lu %lu (33 67)",
           (unsigned long)w3[1], (unsigned long)w3[2]);
-    nbody__dist_rebalance(w4, bad, 2);
+    nbody__dist_rebalance(w4, bad, 2, 0);
     CHECK(w4[1] == 50, "rebalance: a zero time for a non-empty range leaves the boundaries (%lu)", (unsigned long)w4[1]);
     t2[0] = 1; t2[1] = 1; w4[1] = 50;
-    nbody__dist_rebalance(w4, t2, 2);
+    nbody__dist_rebalance(w4, t2, 2, 0);
     CHECK(w4[1] == 50, "rebalance: equal times keep equal halves (%lu)", (unsigned long)w4[1]);
     nbody_system_alloc(&ref, s0->n); nbody_system_alloc(&got, s0->n);
     d.engine = NBODY_ENGINE_TREE; d.method = NBODY_RK4; d.softening = (nbody_real)0.05; d.dt = (nbody_real)4e-3;
@@ -313,10 +313,6 @@ static void check_rebalance(const nbody_system *s0) {
         if (dd->wfirst) {                  /* size > 1: every walk but the last on one rank, in turn */
             int q;
             for (q = 0; q <= size_; ++q) dd->wfirst[q] = q <= k % size_ ? 0 : s0->n;
-            for (q = 0; q < size_; ++q) {
-                dd->wcounts3[q] = (int)(3 * (dd->wfirst[q + 1] - dd->wfirst[q]));
-                dd->wdispls3[q] = (int)(3 * dd->wfirst[q]);
-            }
         }
         r = steps(sim, 1);
         if (dd->wfirst) {
