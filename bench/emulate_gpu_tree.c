@@ -42,10 +42,6 @@ static int cmp_key(const void *a, const void *b) {
     if (keys_[i] != keys_[j]) return keys_[i] < keys_[j] ? -1 : 1;
     return (i > j) - (i < j);        /* stable, as CUB's radix sort */
 }
-static double dist(double ax, double ay, double az, double bx, double by, double bz) {
-    double dx = ax - bx, dy = ay - by, dz = az - bz;
-    return sqrt(dx * dx + dy * dy + dz * dz);
-}
 
 static void build(const float *x, const float *y, const float *z, const double *m, size_t n, int hilbert, double theta, int quad) {
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
@@ -91,22 +87,13 @@ static void build(const float *x, const float *y, const float *z, const double *
     }
     for (i = n - 1; i >= 1; --i) {
         size_t l = 2 * i, r = l + 1;
-        double ml = nm[l], mr = nm[r], M = ml + mr, c[3], radius, corner, bb, cr, fx, fy, fz;
+        double c[3], cr;
         lox[i] = fmin(lox[l], lox[r]); loy[i] = fmin(loy[l], loy[r]); loz[i] = fmin(loz[l], loz[r]);
         hix[i] = fmax(hix[l], hix[r]); hiy[i] = fmax(hiy[l], hiy[r]); hiz[i] = fmax(hiz[l], hiz[r]);
-        if (M > 0) { c[0] = (ml * cx[l] + mr * cx[r]) / M; c[1] = (ml * cy[l] + mr * cy[r]) / M; c[2] = (ml * cz[l] + mr * cz[r]) / M; }
-        else { c[0] = (lox[i] + hix[i]) / 2; c[1] = (loy[i] + hiy[i]) / 2; c[2] = (loz[i] + hiz[i]) / 2; }
-        c[0] = fmin(fmax(c[0], lox[i]), hix[i]); c[1] = fmin(fmax(c[1], loy[i]), hiy[i]); c[2] = fmin(fmax(c[2], loz[i]), hiz[i]);
-        radius = fmax(dist(cx[l], cy[l], cz[l], c[0], c[1], c[2]) + rad[l], dist(cx[r], cy[r], cz[r], c[0], c[1], c[2]) + rad[r]);
-        fx = fmax(c[0] - lox[i], hix[i] - c[0]); fy = fmax(c[1] - loy[i], hiy[i] - c[1]); fz = fmax(c[2] - loz[i], hiz[i] - c[2]);
-        corner = sqrt(fx * fx + fy * fy + fz * fz);
-        radius = fmin(radius, corner);
-        {
-            double lx = cx[l] - c[0], ly = cy[l] - c[1], lz = cz[l] - c[2], rx = cx[r] - c[0], ry = cy[r] - c[1], rz = cz[r] - c[2];
-            bb = (b2[l] + ml * (lx * lx + ly * ly + lz * lz)) + (b2[r] + mr * (rx * rx + ry * ry + rz * rz));
-        }
-        cr = NBODY__TREE_CRIT(radius, M > 0 ? bb / M : 0.0, 1 / theta, 2 * i >= n, sqrt);
-        cx[i] = c[0]; cy[i] = c[1]; cz[i] = c[2]; nm[i] = M; rad[i] = radius; b2[i] = bb; crit2[i] = cr * cr;
+        /* the GPU builds' node: nbody.h's shared nbody__tree_inner (here in double) */
+        cr = nbody__tree_inner(cx[l], cy[l], cz[l], nm[l], rad[l], b2[l], cx[r], cy[r], cz[r], nm[r], rad[r], b2[r], lox[i], loy[i],
+                               loz[i], hix[i], hiy[i], hiz[i], 1 / theta, 2 * i >= n, &c[0], &c[1], &c[2], &rad[i], &b2[i]);
+        cx[i] = c[0]; cy[i] = c[1]; cz[i] = c[2]; nm[i] = nm[l] + nm[r]; crit2[i] = cr * cr;
         rfirst[i] = rfirst[l]; rcount[i] = rcount[l] + rcount[r];
         if (quad) {
             double s[6] = {0, 0, 0, 0, 0, 0};
