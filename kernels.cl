@@ -223,7 +223,7 @@ NBODY_CL_SYM_INLINE void nbody_cl_sym_block(__local const real4 *jb, __local rea
 #pragma unroll
         for (r = 0; r < NBODY_CL_SYM_R; ++r) {
             real dx = p.x - px[r], dy = p.y - py[r], dz = p.z - pz[r];
-            real inv = rsqrt(nbody__soft_r2_fused(dx, dy, dz, eps2)), w = (inv * inv) * inv, wi, wj;
+            real w = nbody_cl_weight(1, nbody__soft_r2_fused(dx, dy, dz, eps2)), wi, wj;   /* r^-3 */
             if (edge) w = r * B + lid < ci && k < cj ? w : 0;
             wi = uni ? w : w * p.w; wj = uni ? w : w * pm[r];
             nbody__pull(wi, dx, dy, dz, &tx[r], &ty[r], &tz[r]);
