@@ -630,6 +630,39 @@ const nbody__engine_ops *nbody__cuda_engine_ops(int tree);
 nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbody__buf y, nbody__buf f, size_t i0, size_t m);
 #endif
 
+/* Load balance of a tree walk by measured cost (the TREE engine under MPI, the CUDA tree on
+   several GPUs): given each rank's (GPU's) walk time t[k] over its
+   leaf positions [w[k], w[k + 1]), spread evenly over them, moves the inner boundaries w[1 ..
+   size - 1] to where the cumulative time reaches k / size of the total, so that the next walk
+   (of a tree that has barely changed) takes about as long on every rank. Every rank calls it
+   with the same gathered times and gets the same boundaries. Forces do not depend on the
+   boundaries (a body's walk is its own), so neither do the results, only their speed.
+   halfway: each boundary moves half the way there (a noisy time moves it less). Times that
+   are not all positive and finite leave w as it is; so do more than NBODY__DIST_MAX_RANKS
+   ranks (their walks stay split by count). */
+#define NBODY__DIST_MAX_RANKS 1024
+static inline void nbody__dist_rebalance(size_t *w, const double *t, int size, int halfway) {
+    double total = 0, cum = 0;
+    size_t nw[NBODY__DIST_MAX_RANKS + 1];
+    int k, j = 0;
+    if (size < 2 || size > NBODY__DIST_MAX_RANKS) return;
+    for (k = 0; k < size; ++k) {
+        if (!(t[k] >= 0 && t[k] < 1e30) || (t[k] == 0 && w[k + 1] > w[k])) return;
+        total += t[k];
+    }
+    if (!(total > 0)) return;
+    nw[0] = w[0];
+    for (k = 1; k < size; ++k) {
+        double target = total * k / size, pos;
+        while (j < size - 1 && cum + t[j] <= target) cum += t[j++];
+        pos = (double)w[j] + (t[j] > 0 ? (target - cum) / t[j] * (double)(w[j + 1] - w[j]) : 0);
+        nw[k] = (size_t)(pos + 0.5);
+        if (nw[k] > w[j + 1]) nw[k] = w[j + 1];
+        if (nw[k] < nw[k - 1]) nw[k] = nw[k - 1];
+    }
+    for (k = 1; k < size; ++k) w[k] = halfway ? (w[k] + nw[k]) / 2 : nw[k];
+}
+
 #ifdef __cplusplus
 }
 #endif
@@ -5185,38 +5218,6 @@ static nbody_result nbody__dist_slice_forces(nbody__dist *d, nbody__buf y, nbody
 #endif
     default: return nbody__cpu_derivative_slice(&d->local, d->pos, y, f, d->lo, d->count);
     }
-}
-
-/* Load balance of the TREE walk by measured cost: given each rank's walk time t[k] over its
-   leaf positions [w[k], w[k + 1]), spread evenly over them, moves the inner boundaries w[1 ..
-   size - 1] to where the cumulative time reaches k / size of the total, so that the next walk
-   (of a tree that has barely changed) takes about as long on every rank. Every rank calls it
-   with the same gathered times and gets the same boundaries. Forces do not depend on the
-   boundaries (a body's walk is its own), so neither do the results, only their speed.
-   halfway: each boundary moves half the way there (a noisy time moves it less). Times that
-   are not all positive and finite leave w as it is; so do more than NBODY__DIST_MAX_RANKS
-   ranks (their walks stay split by count). */
-#define NBODY__DIST_MAX_RANKS 1024
-static NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *t, int size, int halfway) {
-    double total = 0, cum = 0;
-    size_t nw[NBODY__DIST_MAX_RANKS + 1];
-    int k, j = 0;
-    if (size < 2 || size > NBODY__DIST_MAX_RANKS) return;
-    for (k = 0; k < size; ++k) {
-        if (!(t[k] >= 0 && t[k] < 1e30) || (t[k] == 0 && w[k + 1] > w[k])) return;
-        total += t[k];
-    }
-    if (!(total > 0)) return;
-    nw[0] = w[0];
-    for (k = 1; k < size; ++k) {
-        double target = total * k / size, pos;
-        while (j < size - 1 && cum + t[j] <= target) cum += t[j++];
-        pos = (double)w[j] + (t[j] > 0 ? (target - cum) / t[j] * (double)(w[j + 1] - w[j]) : 0);
-        nw[k] = (size_t)(pos + 0.5);
-        if (nw[k] > w[j + 1]) nw[k] = w[j + 1];
-        if (nw[k] < nw[k - 1]) nw[k] = nw[k - 1];
-    }
-    for (k = 1; k < size; ++k) w[k] = halfway ? (w[k] + nw[k]) / 2 : nw[k];
 }
 
 /* TREE (leaf visit order, no test particles): rank r walks the bodies at the tree's leaf

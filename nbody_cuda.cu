@@ -894,10 +894,15 @@ __device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restri
     } while (cur != 1);
 }
 
-/* thread k walks for leaf n + k: accepted nodes (d^2 > crit2) act as one body and are
-   skipped, others are opened; leaves are never opened, so the self term falls out.
-   Block b of the launch is block b * bstride of the whole walk (tuning samples every
-   bstride-th block of leaves).
+/* Thread t walks for leaf n + k, k = list[t] (list given) or first + t, t < count: accepted
+   nodes (d^2 > crit2) act as one body and are skipped, others are opened; leaves are never
+   opened, so the self term falls out. G times the pull goes to acc[j], acc[as + j],
+   acc[2 as + j] with j = leafbody[k] - base (leafbody given: by body) or j = k (none: in leaf
+   order). The whole walk: first 0, count n, by body into f + 3 nf; a slice of several GPUs
+   or MPI ranks: a range of leaves in leaf order, or a list of its bodies' leaves. A body's
+   walk is the same whatever its packet, so its bits are too.
+   Block b of the launch is block b * bstride of the walk (tuning samples every bstride-th
+   block of leaves).
    WARP = false: each thread walks alone; a warp's threads load up to 32 different nodes per
    step and diverge on accept/open.
    WARP = true: the warp walks the union of its threads' walks, one node per step for all 32
@@ -907,21 +912,23 @@ __device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restri
    the same nodes in the same order as alone: the same bits, fewer loads, no divergence
    beyond the weight's predication.
    Grid-stride: block b then walks for the leaf blocks b + g, b + 2g, ... (g = gridDim.x, in
-   units of bstride blocks), so a grid capped below n / blockDim.x blocks covers every leaf. */
+   units of bstride blocks), so a grid capped below count / blockDim.x blocks covers every leaf. */
 template <class T, bool WARP>
-__global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
-                               const unsigned int *__restrict__ leafbody, T *f, unsigned int n, unsigned int bstride,
-                               T eps2, T G, size_t nf) {   /* nf: f's stride, the bodies of the state */
+__global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
+                               unsigned int first, unsigned int count, const unsigned int *__restrict__ leafbody, size_t base, T *acc,
+                               size_t as, unsigned int n, unsigned int bstride, T eps2, T G) {
     const unsigned int wbase = threadIdx.x & ~31u;
     const unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
-    for (size_t k0 = (size_t)blockIdx.x * bstride * blockDim.x; k0 < n; k0 += (size_t)gridDim.x * bstride * blockDim.x) {
-        unsigned int k = k0 + threadIdx.x < n ? (unsigned int)(k0 + threadIdx.x) : n;
-        if (!WARP && k >= n) return;                         /* later rounds lie past n too */
+    for (size_t t0 = (size_t)blockIdx.x * bstride * blockDim.x; t0 < count; t0 += (size_t)gridDim.x * bstride * blockDim.x) {
+        unsigned int t = t0 + threadIdx.x < count ? (unsigned int)(t0 + threadIdx.x) : count - 1;
+        unsigned int k = list ? list[t] : first + t;
+        bool walking = t0 + threadIdx.x < count;
+        if (!WARP && !walking) return;                       /* later rounds lie past count too */
         T ax = 0, ay = 0, az = 0;
-        nbody__cu_walk_body<T, WARP>(node, nmass, n, mask, k < n, nbody__ldg4(node + n + (k < n ? k : n - 1)), eps2, ax, ay, az);
-        if (k < n) {
-            size_t b = leafbody[k];
-            f[3 * nf + b] = G * ax; f[4 * nf + b] = G * ay; f[5 * nf + b] = G * az;
+        nbody__cu_walk_body<T, WARP>(node, nmass, n, mask, walking, nbody__ldg4(node + n + k), eps2, ax, ay, az);
+        if (walking) {
+            size_t j = leafbody ? (size_t)leafbody[k] - base : (size_t)k;
+            acc[j] = G * ax; acc[as + j] = G * ay; acc[2 * as + j] = G * az;
         }
     }
 }
@@ -1159,13 +1166,16 @@ extern "C" void nbody__cuda_gw_stats(unsigned long long out[8], int reset) {
 }
 #endif
 
-/* test particles [nt, n) walk the tree of the active bodies [0, nt), a thread each, alone:
-   the same accept/open rule as nbody__cu_walk; a leaf at distance 0 is skipped as there */
+/* test particles [lo, hi) (at or past nt) walk the tree of the active bodies [0, nt), a thread
+   each, alone: the same accept/open rule as nbody__cu_walk; a leaf at distance 0 is skipped as
+   there. Positions y[k], y[ny + k], y[2 ny + k]; G times the pull to acc[j], acc[as + j],
+   acc[2 as + j], j = k - base (the whole state: base 0; a slice: its first body) */
 template <class T>
-__global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const T *y,
-                                    T *f, size_t nt, size_t n, T eps2, T G, const nbody__v4<T> *__restrict__ nquad) {
-    for (size_t k = nt + blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {   /* grid-stride */
-        T px = y[k], py = y[n + k], pz = y[2 * n + k], ax = 0, ay = 0, az = 0;
+__global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const T *y, size_t ny,
+                                    size_t lo, size_t hi, T *acc, size_t as, size_t base, size_t nt, T eps2, T G,
+                                    const nbody__v4<T> *__restrict__ nquad) {
+    for (size_t k = lo + blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < hi; k += (size_t)gridDim.x * blockDim.x) {   /* grid-stride */
+        T px = y[k], py = y[ny + k], pz = y[2 * ny + k], ax = 0, ay = 0, az = 0;
         unsigned int cur = 1;
         do {
             nbody__v4<T> q = nbody__ldg4(node + cur);
@@ -1182,7 +1192,7 @@ __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const
             }
             cur = !acc && cur < nt ? 2 * cur : skip;
         } while (cur != 1);
-        f[3 * n + k] = G * ax; f[4 * n + k] = G * ay; f[5 * n + k] = G * az;
+        acc[k - base] = G * ax; acc[as + k - base] = G * ay; acc[2 * as + k - base] = G * az;
     }
 }
 
@@ -1292,13 +1302,15 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
     blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
     if (walk == 0) {
     } else if (walk == NBODY__CU_WALK_WARP)
-        nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
+        nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, NULL, 0, (unsigned int)nt, c->leafbody, 0, f + 3 * e->n, e->n,
+                                                  (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G);
     else
-        nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, c->leafbody, f, (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G, e->n);
+        nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, NULL, 0, (unsigned int)nt, c->leafbody, 0, f + 3 * e->n, e->n,
+                                                   (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G);
     NBODY__CU(cudaGetLastError());
     if (nt < e->n) {
-        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, f, nt, e->n, eps2, e->desc.G,
-                                                                              c->nquad);
+        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, e->n, nt, e->n, f + 3 * e->n,
+                                                                              e->n, 0, nt, eps2, e->desc.G, c->nquad);
         NBODY__CU(cudaGetLastError());
     }
     return NBODY_OK;
@@ -2119,10 +2131,12 @@ extern "C" nbody_result nbody__cuda_positions(nbody__engine *e, nbody__buf y, si
    engine (one GPU a rank, MPI) and for several GPUs of one process (desc.devices > 1, below).
    Dense: the one-sided tile kernel on the slice's targets, the sources split into blockIdx.y
    slices when the slice's blocks cannot fill the GPU (a body's sum then depends on that
-   split: forces agree with one GPU's to rounding, not bitwise). Tree: every GPU builds the
-   whole tree from the gathered positions and walks its slice's leaves only, in leaf order
-   (a compacted leaf list): each thread walks as in the whole walk, so a slice's forces are
-   bitwise those of one GPU.
+   split: forces agree with one GPU's to rounding, not bitwise). Tree (MPI ranks): every GPU
+   builds the whole tree from the gathered positions and walks its slice's leaves only, in
+   leaf order (a compacted leaf list), then its slice's test particles: each thread walks as
+   in the whole walk, so a slice's forces are bitwise those of one GPU. Several GPUs of one
+   process walk ranges of the leaf order instead, balanced by their measured times
+   (nbody__cu_multi_tree_forces).
    ====================================================================================== */
 template <class T> __global__ void nbody__cu_pack_pos(const T *p, const T *m, nbody__v4<T> *bodies, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -2135,28 +2149,10 @@ __global__ void nbody__cu_iota(unsigned int *v, size_t n) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) v[k] = (unsigned int)k;
 }
 
-/* flag[k] = 1 when leaf n + k holds a body of [i0, i0 + m) */
+/* flag[k] = 1 when leaf nt + k holds a body of [i0, i0 + m) */
 __global__ void nbody__cu_slice_flags(const unsigned int *leafbody, size_t n, size_t i0, size_t m, unsigned char *flag) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x)
         flag[k] = (size_t)leafbody[k] - i0 < m;
-}
-
-/* nbody__cu_walk for the leaves n + list[t], t < count (WARP: see there); body b's
-   acceleration to f[3m + b - i0] */
-template <class T, bool WARP>
-__global__ void nbody__cu_walk_list(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
-                                    const unsigned int *__restrict__ leafbody, const unsigned int *__restrict__ list,
-                                    unsigned int count, T *f, unsigned int n, size_t i0, size_t m, T eps2, T G) {
-    unsigned int t = blockIdx.x * blockDim.x + threadIdx.x, wbase = threadIdx.x & ~31u;
-    unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;
-    unsigned int k = list[t < count ? t : count - 1];
-    T ax = 0, ay = 0, az = 0;
-    if (!WARP && t >= count) return;
-    nbody__cu_walk_body<T, WARP>(node, nmass, n, mask, t < count, nbody__ldg4(node + n + k), eps2, ax, ay, az);
-    if (t < count) {
-        size_t b = (size_t)leafbody[k] - i0;
-        f[3 * m + b] = G * ax; f[4 * m + b] = G * ay; f[5 * m + b] = G * az;
-    }
 }
 
 /* the slices' scratch (tree: leaf flags, the compacted leaf list, CUB's workspace) */
@@ -2173,10 +2169,13 @@ static void nbody__cu_slice_free(nbody__cu_slice_work *w, const nbody_desc *d) {
     d->allocator.free(w, d->allocator.user_data);
 }
 
+static nbody_result nbody__cu_slice_walk(nbody__engine *e, const nbody__r *p, const unsigned int *list, size_t first, size_t count,
+                                         nbody__r *f, size_t i0, size_t m);
+/* a slice's bodies' leaves, compacted into a list (in leaf order), then their walks */
 static nbody_result nbody__cu_slice_tree(nbody__engine *e, const nbody__r *p, nbody__r *f, size_t i0, size_t m) {
     nbody__cuda *c = nbody__cu(e);
     nbody__cu_slice_work *w = c->slice;
-    size_t n = e->n;
+    size_t n = e->n, nt = nbody__cu_nsrc(e);
     nbody_result r;
     if (!w) {
         w = (nbody__cu_slice_work *)e->desc.allocator.alloc(sizeof *w, e->desc.allocator.user_data);
@@ -2196,22 +2195,34 @@ static nbody_result nbody__cu_slice_tree(nbody__engine *e, const nbody__r *p, nb
         if (r != NBODY_OK) { nbody__cu_slice_free(w, &e->desc); c->slice = NULL; return r; }
     }
     if ((r = nbody__cu_tree_build(e, p)) != NBODY_OK) return r;
-    nbody__cu_slice_flags<<<nbody__cu_blocks(n, 256), 256>>>(c->leafbody, n, i0, m, w->flag);
+    nbody__cu_slice_flags<<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, nt, i0, m, w->flag);
     NBODY__CU(cudaGetLastError());
     {
         size_t bytes = w->tmpbytes;
-        NBODY__CU(cub::DeviceSelect::Flagged(w->tmp, bytes, w->ids, w->flag, w->list, w->count, (int)n));
+        NBODY__CU(cub::DeviceSelect::Flagged(w->tmp, bytes, w->ids, w->flag, w->list, w->count, (int)nt));
     }
-    {
-        int B = c->block > 0 ? c->block : 128;
-        nbody__r eps2 = e->desc.softening * e->desc.softening;
-        unsigned int blocks = (unsigned int)((m + (size_t)B - 1) / (size_t)B);
-        if (c->walk == NBODY__CU_WALK_THREAD)
-            nbody__cu_walk_list<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
-                                                               (unsigned int)n, i0, m, eps2, e->desc.G);
-        else
-            nbody__cu_walk_list<nbody__r, true><<<blocks, B>>>(c->node, c->nmass, c->leafbody, w->list, (unsigned int)m, f,
-                                                              (unsigned int)n, i0, m, eps2, e->desc.G);
+    return nbody__cu_slice_walk(e, p, w->list, 0, i0 < nt ? (i0 + m < nt ? m : nt - i0) : 0, f, i0, m);
+}
+
+/* the walks of a slice [i0, i0 + m) of bodies: the leaves list[t] (or first + t), t < count, by
+   body into f + 3m, and the slice's test particles from the gathered positions p (3n) */
+static nbody_result nbody__cu_slice_walk(nbody__engine *e, const nbody__r *p, const unsigned int *list, size_t first, size_t count,
+                                         nbody__r *f, size_t i0, size_t m) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t n = e->n, nt = nbody__cu_nsrc(e), lo = i0 > nt ? i0 : nt;
+    int B = c->block > 0 ? c->block : 128;
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    unsigned int blocks = (unsigned int)((count + (size_t)B - 1) / (size_t)B);
+    if (count && c->walk == NBODY__CU_WALK_THREAD)
+        nbody__cu_walk<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, c->leafbody, i0,
+                                                       f + 3 * m, m, (unsigned int)nt, 1, eps2, e->desc.G);
+    else if (count)
+        nbody__cu_walk<nbody__r, true><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, c->leafbody, i0,
+                                                      f + 3 * m, m, (unsigned int)nt, 1, eps2, e->desc.G);
+    NBODY__CU(cudaGetLastError());
+    if (lo < i0 + m) {
+        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(i0 + m - lo, B), B>>>(c->node, c->nmass, p, n, lo, i0 + m, f + 3 * m, m, i0, nt, eps2,
+                                                                               e->desc.G, c->nquad);
         NBODY__CU(cudaGetLastError());
     }
     return NBODY_OK;
@@ -2254,6 +2265,17 @@ static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, 
     return NBODY_OK;
 }
 
+/* no tuning on slices: the measured good defaults. Tree: each thread walks alone, the walk one
+   GPU's tuning chose at 2^20, 2^22 and 2^24 on the Hilbert tree (1024 threads there; 256 give
+   the same residency, and fit the registers of any build); both walks give the same bits */
+static void nbody__cu_slice_defaults(nbody__cuda *c) {
+    if (c->tuned) return;
+    c->block = 256;
+    c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
+    c->walk = c->tree ? NBODY__CU_WALK_THREAD : NBODY__CU_WALK_WARP;
+    c->tuned = 1;
+}
+
 extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbody__buf yb, nbody__buf fb, size_t i0,
                                                      size_t m) {
     nbody__cuda *c = nbody__cu(e);
@@ -2266,15 +2288,7 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: quadrupole moments need one GPU in one process (not devices > 1 or MPI)");
         return NBODY_ERR_INVALID_ARGUMENT;
     }
-    if (!c->tuned) {               /* no tuning on slices: the measured good defaults */
-        /* tree: each thread walks alone, the walk one GPU's tuning chose at 2^20, 2^22 and 2^24
-           on the Hilbert tree (1024 threads there; 256 give the same residency, and fit the
-           registers of any build); both walks give the same bits */
-        c->block = 256;
-        c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
-        c->walk = c->tree ? NBODY__CU_WALK_THREAD : NBODY__CU_WALK_WARP;
-        c->tuned = 1;
-    }
+    nbody__cu_slice_defaults(c);
     if (c->tree) return nbody__cu_slice_tree(e, p, f, i0, m);
     nbody__cu_pack_pos<<<nbody__cu_blocks(e->n, 256), 256>>>(p, c->m, c->bodies, e->n);
     NBODY__CU(cudaGetLastError());
@@ -2312,6 +2326,13 @@ struct nbody__cu_multi {
        evaluation times both); the split symmetric kernel's threads per block and bodies per thread */
     int tree, design, split_block, split_R;
     nbody__r *recv[NBODY__CU_MAX_DEVICES];         /* split: D x 3 x (GPU k's bodies) partial sums received */
+    /* tree (nbody__cu_multi_tree_forces): GPU k walks the leaf positions [wfirst[k],
+       wfirst[k + 1]) into lacc[k] (3 x the active bodies, leaf order), timed by wev[k];
+       wtimed: the events hold walks not yet read; balance: move the boundaries by those times */
+    size_t wfirst[NBODY__CU_MAX_DEVICES + 1];
+    nbody__r *lacc[NBODY__CU_MAX_DEVICES];
+    cudaEvent_t wev[NBODY__CU_MAX_DEVICES][2];
+    int wtimed, balance;
 };
 #define NBODY__CU_UNDECIDED (-1)
 #define NBODY__CU_GATHER 0
@@ -2344,6 +2365,9 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
             (void)cudaSetDevice(nbody__cu(&g->sub[k])->dev);
             cudaFree(g->pos[k]);
             cudaFree(g->recv[k]);
+            cudaFree(g->lacc[k]);
+            if (g->wev[k][0]) cudaEventDestroy(g->wev[k][0]);
+            if (g->wev[k][1]) cudaEventDestroy(g->wev[k][1]);
             nbody__cu_shutdown(&g->sub[k]);
         }
     }
@@ -2700,6 +2724,93 @@ static nbody_result nbody__cu_multi_choose(nbody__engine *e, nbody__cu_mbuf *f) 
 }
 #endif
 
+#ifdef NBODY_WITH_NCCL
+/* f[3m + c m + b - i0] = acc[c nt + q] for the leaf positions q whose body b is in [i0, i0 + m) */
+template <class T>
+__global__ void nbody__cu_leaf_take(const unsigned int *leafbody, const T *acc, size_t nt, size_t i0, size_t m, T *f) {
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < nt; q += (size_t)gridDim.x * blockDim.x) {
+        size_t b = (size_t)leafbody[q] - i0;
+        if (b < m) { f[3 * m + b] = acc[q]; f[4 * m + b] = acc[nt + q]; f[5 * m + b] = acc[2 * nt + q]; }
+    }
+}
+
+/* The tree on several GPUs. Every GPU builds the whole tree from the gathered positions (the
+   same tree: the same build on the same numbers) and walks the leaf positions
+   [wfirst[k], wfirst[k + 1]), a compact stretch of the Hilbert curve, writing the
+   accelerations in leaf order; an all-gather of those (3 x the active bodies, as the
+   positions) gives every GPU all of them, and each takes its own bodies' (and walks its own
+   test particles). A body's walk does not depend on which GPU walks it, so the forces are one
+   GPU's bit for bit whatever the boundaries. The boundaries then move halfway to equal walk
+   times (nbody__dist_rebalance, as the CPU tree's under MPI), from the walks' GPU times: the
+   cost of a body varies with its place (the core of a cluster opens more nodes), so equal
+   counts are not equal work. */
+static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf *y, nbody__cu_mbuf *f) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t nt = nbody__cu_nsrc(e);
+    ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
+    ncclResult_t nr;
+    nbody_result r = NBODY_OK;
+    if (g->wtimed) {               /* the last walks' times (they ended long ago, or end soon) */
+        double t[NBODY__CU_MAX_DEVICES];
+        int ok = 1;
+        for (int k = 0; k < g->count && ok; ++k) {
+            float ms = -1;
+            ok = cudaEventSynchronize(g->wev[k][1]) == cudaSuccess && cudaEventElapsedTime(&ms, g->wev[k][0], g->wev[k][1]) == cudaSuccess;
+            t[k] = ms;
+        }
+        (void)cudaGetLastError();
+        if (ok && g->balance) nbody__dist_rebalance(g->wfirst, t, g->count, 1);
+        g->wtimed = 0;
+    }
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        size_t m = nbody__cu_mcount(g, k), w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
+        nbody__r *fk = (nbody__r *)f->part[k], eps2 = e->desc.softening * e->desc.softening;
+        unsigned int B;
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        nbody__cu_slice_defaults(c);
+        B = (unsigned int)c->block;
+        if (m) NBODY__CU(cudaMemcpyAsync(fk, (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
+        if ((r = nbody__cu_tree_build(s, g->pos[k])) != NBODY_OK) break;
+        NBODY__CU(cudaEventRecord(g->wev[k][0], 0));
+        if (cnt && c->walk == NBODY__CU_WALK_THREAD)
+            nbody__cu_walk<nbody__r, false><<<(unsigned int)((cnt + B - 1) / B), B>>>(c->node, c->nmass, NULL, (unsigned int)w0, (unsigned int)cnt,
+                                                                                    NULL, 0, g->lacc[k], nt, (unsigned int)nt, 1, eps2, e->desc.G);
+        else if (cnt)
+            nbody__cu_walk<nbody__r, true><<<(unsigned int)((cnt + B - 1) / B), B>>>(c->node, c->nmass, NULL, (unsigned int)w0, (unsigned int)cnt,
+                                                                                   NULL, 0, g->lacc[k], nt, (unsigned int)nt, 1, eps2, e->desc.G);
+        NBODY__CU(cudaGetLastError());
+        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
+    }
+    if (r != NBODY_OK) return r;
+    g->wtimed = 1;
+    nr = ncclGroupStart();         /* the accelerations' all-gather: each range from its walker */
+    for (int d = 0; d < g->count && nr == ncclSuccess; ++d)
+        for (int k = 0; k < g->count && nr == ncclSuccess; ++k) {
+            size_t w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
+            for (size_t c = 0; c < 3 && cnt && nr == ncclSuccess; ++c) {
+                nbody__r *a = g->lacc[d] + c * nt + w0;
+                nr = ncclBroadcast(a, a, cnt, type, k, g->comm[d], 0);   /* in place */
+            }
+        }
+    if (ncclGroupEnd() != ncclSuccess || nr != ncclSuccess) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: NCCL exchange of the tree's accelerations failed: %s", ncclGetErrorString(nr));
+        return NBODY_ERR_DEVICE;
+    }
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        size_t m = nbody__cu_mcount(g, k);
+        if (!m || (r = nbody__cu_enter(s)) != NBODY_OK) continue;
+        nbody__cu_leaf_take<nbody__r><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, g->first[k], m, (nbody__r *)f->part[k]);
+        NBODY__CU(cudaGetLastError());
+        r = nbody__cu_slice_walk(s, g->pos[k], NULL, 0, 0, (nbody__r *)f->part[k], g->first[k], m);   /* its test particles */
+    }
+    return r;
+}
+#endif
+
 static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
 #ifdef NBODY_WITH_NCCL
     nbody__cu_multi *g = nbody__cu_mu(e);
@@ -2734,6 +2845,7 @@ static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, 
         g->design = NBODY__CU_GATHER;
         r = NBODY_OK;
     }
+    if (g->tree) return r == NBODY_OK ? nbody__cu_multi_tree_forces(e, y, f) : r;
     for (int k = 0; k < g->count && r == NBODY_OK; ++k)
         r = nbody__cuda_derivative_slice(&g->sub[k], g->pos[k], y->part[k], f->part[k], g->first[k], nbody__cu_mcount(g, k));
     return r;
@@ -2769,6 +2881,10 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
                       e->desc.device + D - 1, count, NBODY__CU_MAX_DEVICES);
         return NBODY_ERR_UNAVAILABLE;
     }
+    if (tree && e->desc.quadrupole) {   /* the group walk has no leaf ranges: one GPU's */
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: quadrupole moments need one GPU in one process (not devices > 1 or MPI)");
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
     g = (nbody__cu_multi *)e->desc.allocator.alloc(sizeof *g, e->desc.allocator.user_data);
     if (!g) return NBODY_ERR_OUT_OF_MEMORY;
     memset(g, 0, sizeof *g);
@@ -2778,9 +2894,11 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
     e->impl = g;
     e->ops = &nbody__cuda_multi_ops[tree != 0];
     for (int k = 0; k <= D; ++k) {
-        size_t q = e->n / (size_t)D, rem = e->n % (size_t)D, kk = (size_t)k;
+        size_t q = e->n / (size_t)D, rem = e->n % (size_t)D, kk = (size_t)k, nt = nbody__cu_nsrc(e);
         g->first[k] = kk * q + (kk < rem ? kk : rem);
+        g->wfirst[k] = kk * (nt / (size_t)D) + (kk < nt % (size_t)D ? kk : nt % (size_t)D);   /* the first walks: by count */
     }
+    g->balance = 1;
     for (int k = 0; k < D && r == NBODY_OK; ++k) {
         nbody__engine *s = &g->sub[k];
         s->ops = nbody__cuda_engine_ops(tree);
@@ -2790,6 +2908,9 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
         s->n = e->n;
         r = nbody__cu_init_common(s, tree);
         if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->pos[k], 3 * e->n);
+        if (r == NBODY_OK && tree) r = nbody__cu_malloc(s, &g->lacc[k], 3 * nbody__cu_nsrc(e));
+        if (r == NBODY_OK && tree) r = nbody__cu_check(s, cudaEventCreate(&g->wev[k][0]), "cudaEventCreate");
+        if (r == NBODY_OK && tree) r = nbody__cu_check(s, cudaEventCreate(&g->wev[k][1]), "cudaEventCreate");
         for (int j = 0; j < D && r == NBODY_OK; ++j)      /* NVLink / PCIe peer access where there is */
             if (j != k && cudaDeviceEnablePeerAccess(e->desc.device + j, 0) != cudaSuccess) (void)cudaGetLastError();
     }
@@ -2834,6 +2955,26 @@ static void nbody__cu_multi_config(nbody__engine *e, int variant, int block, int
     }
     g->design = NBODY__CU_GATHER;
     for (int k = 0; k < g->count && block > 0; ++k) nbody__cuda_bench_config(&g->sub[k], 0, block, 0);
+}
+/* Tests and benchmarks (the tree on several GPUs): the walks' leaf boundaries wfirst[0 .. D]
+   copied to w, or from w with set = 1 (rising from 0 to the active bodies, else refused:
+   returns -1); balance 1 / 0 switches the balance by measured times on / off (-1: kept).
+   Returns D, 0 when e is not a tree on several GPUs. */
+extern "C" int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int balance) {
+    nbody__cu_multi *g;
+    if (!nbody__cu_is_multi(e) || !nbody__cu_mu(e)->tree) return 0;
+    g = nbody__cu_mu(e);
+    if (balance >= 0) g->balance = balance != 0;
+    if (set) {
+        int ok = w[0] == 0 && w[g->count] == nbody__cu_nsrc(e);
+        for (int k = 0; k < g->count; ++k) ok = ok && w[k] <= w[k + 1];
+        if (!ok) return -1;
+        memcpy(g->wfirst, w, ((size_t)g->count + 1) * sizeof *w);
+        g->wtimed = 0;             /* the last times belong to other boundaries */
+    } else {
+        memcpy(w, g->wfirst, ((size_t)g->count + 1) * sizeof *w);
+    }
+    return g->count;
 }
 static nbody_result nbody__cu_multi_init_dense(nbody__engine *e) { return nbody__cu_multi_init(e, 0); }
 static nbody_result nbody__cu_multi_init_tree(nbody__engine *e) { return nbody__cu_multi_init(e, 1); }

@@ -1,7 +1,8 @@
 /* cuda_multi.c - several GPUs in one process (desc.devices > 1, NCCL), on a GPU machine with
    at least NBODY_TEST_DEVICES GPUs (default 2): make WITH_CUDA=1 WITH_NCCL=1 build/cuda_multi.
-   Against one GPU: the tree's forces bitwise (each GPU walks its slice's leaves as the one
-   GPU walks them), the dense engine's to rounding (its source split follows the slice);
+   Against one GPU: the tree's forces bitwise (each GPU walks a range of the leaf order as the
+   one GPU walks it, whatever the boundaries the measured times give), the dense engine's to
+   rounding (its source split follows the slice), with and without test particles;
    every method, fixed step and adaptive, on the tree to the same bits; nbody_get_state,
    stats; a checkpoint written on several GPUs restarts on one and continues to the same bits.
    The dense engine's split symmetric kernel (shares of its tournament on each GPU, partial
@@ -18,6 +19,7 @@ static int devices_ = 2;
 
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric);
+int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int balance);
 
 /* the accelerations of the dense engine on `devices` GPUs with a forced design: variant 2 the
    split symmetric kernel of block x rb (one GPU: the symmetric kernel), 0 the all-gather and
@@ -65,7 +67,7 @@ static double rel_diff(const nbody_real *a, const nbody_real *b, size_t len) {
     return worst;
 }
 
-static void check_forces(size_t n) {
+static void check_forces(size_t n, size_t n_active) {
     const int dbl = sizeof(nbody_real) == sizeof(double);
     nbody_system s = {0};
     nbody_real *a, *b;
@@ -77,6 +79,7 @@ static void check_forces(size_t n) {
         nbody_result ra, rb;
         double e;
         d.engine = tree ? NBODY_ENGINE_CUDA_TREE : NBODY_ENGINE_CUDA; d.softening = (nbody_real)0.01;
+        d.n_active = n_active;   /* > 0: the bodies past it are test particles */
         d.block_size = 256;      /* a fixed kernel choice (the one-sided tiles): no tuning on either side */
         d.devices = devices_;
         ra = nbody_accelerations(&d, &s, a, a + n, a + 2 * n);
@@ -84,10 +87,62 @@ static void check_forces(size_t n) {
         rb = nbody_accelerations(&d, &s, b, b + n, b + 2 * n);
         e = rel_diff(a, b, 3 * n);
         CHECK(ra == NBODY_OK && rb == NBODY_OK && (tree ? !memcmp(a, b, 3 * n * sizeof *a) : e <= (dbl ? 1e-12 : 1e-5)),
-              "%d GPUs, %s, n = %lu: %s / %s, largest relative difference %.3g", devices_, nbody_engine_name(d.engine),
-              (unsigned long)n, nbody_result_string(ra), nbody_result_string(rb), e);
+              "%d GPUs, %s, n = %lu, n_active %lu: %s / %s, largest relative difference %.3g", devices_, nbody_engine_name(d.engine),
+              (unsigned long)n, (unsigned long)n_active, nbody_result_string(ra), nbody_result_string(rb), e);
     }
     free(a); free(b);
+    nbody_system_free(&s);
+}
+
+/* The tree's walks by ranges of the leaf order: with the boundaries forced to every extreme
+   (all leaves on one GPU, in turn), then left to the balance by measured walk times, every
+   evaluation gives one GPU's forces bit for bit (a body's walk does not depend on which GPU
+   walks it); the boundaries stay valid (rising from 0 to the active bodies) and move off the
+   last extreme (the idle GPUs take work). With and without test particles. Invalid
+   boundaries are refused. */
+static void check_tree_ranges(size_t n, size_t n_active) {
+    nbody_system s = {0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody__engine e;
+    nbody__buf y = NULL, f = NULL;
+    nbody_real *a = (nbody_real *)malloc(6 * n * sizeof *a), *b = a + 3 * n;
+    const nbody_real *src[6];
+    size_t w[17], nt = n_active ? n_active : n;
+    int i, k, q, ok, same = 1, valid = 1, moved, D = 0;
+    nbody_ic_plummer(&s, n, 17);
+    d.engine = NBODY_ENGINE_CUDA_TREE; d.softening = (nbody_real)0.01; d.n_active = n_active;
+    d = nbody__desc_defaults(&d);
+    ok = nbody_accelerations(&d, &s, b, b + n, b + 2 * n) == NBODY_OK;     /* one GPU, its tuned walk */
+    d.devices = devices_;
+    memset(&e, 0, sizeof e);
+    ok = ok && nbody__engine_start(&e, &d, s.n, s.m) == NBODY_OK;
+    ok = ok && e.ops->alloc(&e, 6 * n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * n, &f) == NBODY_OK;
+    src[0] = s.x; src[1] = s.y; src[2] = s.z; src[3] = s.vx; src[4] = s.vy; src[5] = s.vz;
+    for (i = 0; i < 6 && ok; ++i) ok = e.ops->upload(&e, y, (size_t)i * n, src[i], n) == NBODY_OK;
+    D = ok ? nbody__cuda_multi_walk(&e, w, 0, -1) : 0;
+    ok = ok && D == devices_ && D <= 16;
+    for (k = 0; k < 2 * D + 2 && ok; ++k) {
+        if (k < D) {               /* every leaf on GPU k */
+            for (q = 0; q <= D; ++q) w[q] = q <= k ? 0 : nt;
+            ok = nbody__cuda_multi_walk(&e, w, 1, 1) == D;
+        }
+        ok = ok && e.ops->derivative(&e, y, f) == NBODY_OK && e.ops->download(&e, a, f, 3 * n, 3 * n) == NBODY_OK;
+        same = same && ok && !memcmp(a, b, 3 * n * sizeof *a);
+        ok = ok && nbody__cuda_multi_walk(&e, w, 0, -1) == D;
+        for (q = 0; q < D && ok; ++q) valid = valid && w[q] <= w[q + 1];
+        valid = valid && w[0] == 0 && w[D] == nt;
+    }
+    moved = ok && w[D - 1] > 0;    /* off the last extreme, where GPU D - 1 walked every leaf */
+    CHECK(ok && same && valid && moved, "%d GPUs, cuda-tree by leaf ranges, n = %lu, n_active %lu: ran %d, one GPU's bits %d, "
+          "valid boundaries %d, moved %d (w[1] = %lu)", D, (unsigned long)n, (unsigned long)n_active, ok, same, valid, moved,
+          (unsigned long)(D > 1 ? w[1] : 0));
+    if (ok) {
+        w[1] = nt + 1;
+        CHECK(nbody__cuda_multi_walk(&e, w, 1, -1) == -1, "boundaries past the bodies are refused");
+    }
+    if (e.ops) { e.ops->release(&e, y); e.ops->release(&e, f); }
+    nbody__engine_stop(&e);
+    free(a);
     nbody_system_free(&s);
 }
 
@@ -265,7 +320,9 @@ int main(void) {
         check_split();
         return check_finish();
     }
-    check_forces(4099);
+    check_forces(4099, 0);
+    check_forces(4099, 1500);
+    check_tree_ranges(3001, 0);
     if (getenv("NBODY_TEST_SMALL")) {     /* compute-sanitizer: the small cases */
         nbody_system s = {0};
         nbody_real *a = (nbody_real *)malloc(3 * 4099 * sizeof *a);
@@ -278,7 +335,10 @@ int main(void) {
     check_split();
     check_split_large(100003);
     check_auto(20011);
-    check_forces(100003);
+    check_forces(100003, 0);
+    check_forces(100003, 40000);
+    check_tree_ranges(100003, 0);
+    check_tree_ranges(50001, 20000);
     check_methods();
     check_checkpoint();
     return check_finish();
