@@ -2233,14 +2233,15 @@ static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, 
     nbody__cuda *c = nbody__cu(e);
     const void *fn = (const void *)nbody__cu_dense<nbody__r, R, UNI>;
     int B = c->block > 0 ? c->block : 256, occ = 0;
-    size_t n = e->n, ntiles = (n + B - 1) / B, iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R), G, S, tps, all = (size_t)-1;
+    size_t nsrc = nbody__cu_nsrc(e);      /* the sources: the active bodies (test particles pull nothing) */
+    size_t ntiles = (nsrc + B - 1) / B, iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R), G, S, tps, all = (size_t)-1;
     nbody__r eps2 = e->desc.softening * e->desc.softening, scale = UNI ? e->desc.G * c->mass1 : e->desc.G, one = 1;
     nbody__r *out = f + 3 * m;
     nbody_result r;
     cudaFuncAttributes fa;
     if (cudaFuncGetAttributes(&fa, fn) == cudaSuccess && B > fa.maxThreadsPerBlock) B = fa.maxThreadsPerBlock / 32 * 32;
     (void)cudaGetLastError();
-    ntiles = (n + B - 1) / B; iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R);
+    ntiles = (nsrc + B - 1) / B; iblocks = (m + (size_t)B * R - 1) / ((size_t)B * R);
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, B, B * sizeof(nbody__rec)) != cudaSuccess) (void)cudaGetLastError();
     G = (size_t)c->sms * (size_t)(occ > 0 ? occ : 1);
     S = (G + iblocks - 1) / iblocks;                 /* source slices: fill the GPU once */
@@ -2255,7 +2256,7 @@ static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, 
     }
     {
         nbody__r sc = S > 1 ? one : scale;
-        void *args[] = {&c->bodies, &out, &i0, &m, &n, &tps, &all, &eps2, &sc};
+        void *args[] = {&c->bodies, &out, &i0, &m, &nsrc, &tps, &all, &eps2, &sc};
         NBODY__CU(cudaLaunchKernel(fn, dim3((unsigned int)iblocks, (unsigned int)S), dim3((unsigned int)B), args, B * sizeof(nbody__rec), 0));
     }
     if (S > 1) {
