@@ -2435,6 +2435,20 @@ static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *
     return s->eng.ops->error_norm(&s->eng, &op, 1, 0, out);
 }
 
+/* q^j and binom(m, j), rounded as the shift below (and its host form) uses them */
+static nbody_real nbody__radau_pow(nbody_real q, int j) {
+    nbody_real qj = 1;
+    int i;
+    for (i = 0; i < j; ++i) qj *= q;
+    return qj;
+}
+static nbody_real nbody__radau_binom(int m, int j) {
+    nbody_real binom = 1;
+    int i;
+    for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
+    return binom;
+}
+
 /* out = q^j sum_{m >= j} binom(m, j) src_m (+ plus - minus when given): the Taylor shift of
    B, as REBOUND's IAS15 rounds it: the sum from m = 7 down (smallest first) times q^j, added
    to the difference plus - minus (the last prediction's error, formed first) */
@@ -2442,9 +2456,7 @@ static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody
                                        nbody__buf plus, nbody__buf minus) {
     size_t half = s->len / 2;
     nbody__lincomb op;
-    nbody_real qj = 1, binom;
-    int m, i;
-    for (i = 0; i < j; ++i) qj *= q;
+    int m;
     if (minus) {                                       /* out = plus - minus */
         nbody_result r;
         op = nbody__op(out, plus, 1, half);
@@ -2453,13 +2465,9 @@ static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody
         if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
         plus = out;
     }
-    op = nbody__op(out, plus, qj, half);
+    op = nbody__op(out, plus, nbody__radau_pow(q, j), half);
     op.out_off = op.y_off = op.k_off = half;
-    for (m = 7; m >= j; --m) {
-        binom = 1;
-        for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
-        op.c[op.nk] = binom; op.k[op.nk] = src[m - 1]; op.nk++;
-    }
+    for (m = 7; m >= j; --m) { op.c[op.nk] = nbody__radau_binom(m, j); op.k[op.nk] = src[m - 1]; op.nk++; }
     return s->eng.ops->lincomb(&s->eng, &op);
 }
 
@@ -2492,21 +2500,40 @@ static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
     return NBODY_OK;
 }
 
-static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody__radau_consts K;
+/* ---- one attempt in parts, each through the engine operations (every engine runs them) ---- */
+
+/* the predictor needs velocities only for forces that read them: gravity alone does not, as in IAS15 */
+static int nbody__radau_velocities(const nbody_sim *s) {
+    return s->desc.extra_force && !s->desc.extra_force_velocity_free;
+}
+
+/* The predictor's coefficients at node k (t = h h_k): cx[0..9] for positions (of B7 .. B1, a0,
+   v0 and the compensation), cv[0..8] for velocities (of B7 .. B1, a0 and the compensation):
+       x0 + (t^2 (h_k^7/72 B7 + .. + h_k/6 B1 + a0/2) + t v0 - comp_x)
+       v0 + (t (h_k^7/8 B7 + .. + h_k/2 B1 + a0) - comp_v)
+   the terms summed smallest first, B7 .. B1, a0, v0, then the compensation, as REBOUND's
+   IAS15 evaluates them */
+static void nbody__radau_coeffs(const nbody__radau_consts *K, int k, nbody_real h, nbody_real cx[10], nbody_real cv[9]) {
+    nbody_real t = h * K->h[k], sk = K->h[k], p = 1;
+    int j;
+    cx[9] = -1; cx[8] = t; cx[7] = t * t / 2;
+    cv[8] = -1; cv[7] = t;
+    for (j = 1; j <= 7; ++j) {
+        p *= sk;
+        cx[7 - j] = t * t * p / (nbody_real)((j + 1) * (j + 2));
+        cv[7 - j] = t * p / (nbody_real)(j + 1);
+    }
+}
+
+/* B from the prediction (or 0), G from B, compensations 0, and the position half of the
+   state's compensation moved to the acceleration half */
+static nbody_result nbody__radau_start(nbody_sim *s, const nbody__radau_consts *K, int predict, nbody_real q) {
     size_t half = s->len / 2;
     nbody__radau_state *R = &s->radau;
     nbody__buf *B = R->b, *G = R->g, *CS = R->b_comp, *BACC = R->b_accepted, *EACC = R->prediction;
-    nbody__buf D = R->change, at = s->k[1];
-    nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
-    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
-    int predict = R->have_b && q > 0 && q <= 20, j, k, sweep;
-    nbody_result r = nbody__first_stage(s);
+    nbody_result r = NBODY_OK;
     nbody__lincomb op;
-    *err = 0;
-    if (r != NBODY_OK) return r;
-    nbody__radau_setup(&K);
-    /* B from the prediction (or 0), G from B, compensations 0 */
+    int j, k;
     for (j = 1; j <= 7 && r == NBODY_OK; ++j) {
         if (predict) r = nbody__radau_shift(s, B[j - 1], BACC, j, q, BACC[j - 1], EACC[j - 1]);
         else { op = nbody__op(B[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
@@ -2515,13 +2542,358 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
     for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
         op = nbody__op(G[k - 1], NULL, 1, half);
         op.out_off = op.k_off = half;
-        for (j = k; j <= 7; ++j) { op.c[op.nk] = K.d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
+        for (j = k; j <= 7; ++j) { op.c[op.nk] = K->d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
         r = s->eng.ops->lincomb(&s->eng, &op);
     }
-    /* the position half of the state's compensation, moved to the acceleration half */
     op = nbody__op(R->x_comp, s->comp, 1, half);
     op.out_off = half;
     if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    return r;
+}
+
+/* the state at node k into ytmp: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) and
+   v0 + t (a0 + sum B_j s^j/(j+1)) */
+static nbody_result nbody__radau_predict(nbody_sim *s, const nbody__radau_consts *K, int k, nbody_real h) {
+    size_t half = s->len / 2;
+    nbody__buf *B = s->radau.b;
+    nbody_real cx[10], cv[9];
+    nbody_result r;
+    nbody__lincomb op;
+    int j;
+    nbody__radau_coeffs(K, k, h, cx, cv);
+    op = nbody__op(s->ytmp, s->y, 1, half);
+    op.k_off = half;
+    op.nk = 10;
+    for (j = 0; j < 10; ++j) op.c[j] = cx[j];
+    for (j = 1; j <= 7; ++j) op.k[7 - j] = B[j - 1];
+    op.k[7] = s->k[0]; op.k[8] = s->y; op.k[9] = s->radau.x_comp;
+    r = s->eng.ops->lincomb(&s->eng, &op);
+    if (r != NBODY_OK || !nbody__radau_velocities(s)) return r;
+    op = nbody__op(s->ytmp, s->y, 1, half);
+    op.out_off = op.y_off = op.k_off = half;
+    op.nk = 9;
+    for (j = 0; j < 9; ++j) op.c[j] = cv[j];
+    for (j = 1; j <= 7; ++j) op.k[7 - j] = B[j - 1];
+    op.k[7] = s->k[0]; op.k[8] = s->comp;
+    return s->eng.ops->lincomb(&s->eng, &op);
+}
+
+/* from f at node k (k[1]): the new G_k by divided differences,
+       G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1],
+   nested as written (a - a0 first: nearly equal numbers); D = G_k(new) - G_k(old);
+   B_j += c[k][j] D, compensated */
+static nbody_result nbody__radau_correct(nbody_sim *s, const nbody__radau_consts *K, int k) {
+    size_t half = s->len / 2;
+    nbody__radau_state *R = &s->radau;
+    nbody__buf *B = R->b, *G = R->g, *CS = R->b_comp, D = R->change;
+    nbody_result r;
+    nbody__lincomb op;
+    int j;
+    op = nbody__op(R->divided, s->k[1], 1, half);
+    op.out_off = op.y_off = op.k_off = half;
+    op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
+    r = s->eng.ops->lincomb(&s->eng, &op);
+    for (j = 0; j < k && r == NBODY_OK; ++j) {
+        op = nbody__op(R->divided, NULL, j ? K->r[k][j] : 1 / K->h[k], half);
+        op.out_off = op.k_off = half;
+        op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
+        if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    op = nbody__op(D, NULL, 1, half);
+    op.out_off = op.k_off = half;
+    op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
+    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    op = nbody__op(G[k - 1], NULL, 1, half);           /* G_k = the new value itself */
+    op.out_off = op.k_off = half;
+    op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
+    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    for (j = 1; j <= k && r == NBODY_OK; ++j) {
+        op = nbody__op(B[j - 1], B[j - 1], 1, half);
+        op.out_off = op.y_off = op.k_off = half;
+        op.nk = 1; op.c[0] = K->c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    return r;
+}
+
+/* The step's end: x and v, every term added on its own with compensation, smallest first
+   (a single rounded increment would carry a bias the compensation cannot remove). Term j
+   (8 .. 0): B_{j-1} (j >= 2), a0 (j = 1), v0 (j = 0, positions only), times cx[j], cv[j]. */
+static void nbody__radau_end_coeffs(nbody_real h, nbody_real cx[9], nbody_real cv[9]) {
+    int j;
+    for (j = 8; j >= 0; --j) {
+        cx[j] = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
+        cv[j] = j >= 2 ? h / (nbody_real)j : h;
+    }
+}
+static nbody_result nbody__radau_finish(nbody_sim *s, nbody_real h) {
+    size_t half = s->len / 2;
+    nbody__buf *B = s->radau.b;
+    nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len), op;
+    nbody_real cx[9], cv[9];
+    nbody_result r = s->eng.ops->lincomb(&s->eng, &copy);
+    int j;
+    nbody__radau_end_coeffs(h, cx, cv);
+    for (j = 8; j >= 0 && r == NBODY_OK; --j) {        /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
+        nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
+        op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+        op.k_off = half; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx[j]; op.k[0] = term;
+        r = s->eng.ops->lincomb(&s->eng, &op);
+        if (r != NBODY_OK || j == 0) break;
+        op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+        op.out_off = op.y_off = op.k_off = half; op.comp = s->comp_new;
+        op.nk = 1; op.c[0] = cv[j]; op.k[0] = term;
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    return r;
+}
+
+/* ---- the same parts fused for the CPU engines ----
+   With the host engine's lincomb every vector is a host array, and each part above becomes
+   one pass over the elements (a node's correction and the next node's prediction share one)
+   instead of up to a dozen engine calls. Each element goes through exactly the arithmetic of
+   nbody__host_lincomb for the operations above, in their order (a sum from 0, term by term,
+   times h, then the plain or compensated addition; the max norm as nbody__host_error_norm
+   forms it), and every operation is elementwise: the results are the same to the bit. */
+
+static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op);   /* in >>host */
+
+static int nbody__radau_on_host(const nbody_sim *s) { return s->eng.ops->lincomb == nbody__host_lincomb; }
+
+typedef struct nbody__radau_host {   /* index i in [0, 3n): the acceleration half of each vector */
+    nbody_real *b[7], *g[7], *cs[7], *bacc[7], *eacc[7], *change, *divided, *x_comp;
+    const nbody_real *a0, *at, *x0, *v0, *cx0, *cv0;   /* f(y), f at the node, y and comp by halves */
+    nbody_real *xt, *vt;                                /* ytmp by halves */
+    const nbody__radau_consts *K;
+    nbody_real cx[10], cv[9];                           /* the predictor at the next node */
+    size_t half;
+    int velocities;
+} nbody__radau_host;
+
+static void nbody__radau_host_open(nbody_sim *s, const nbody__radau_consts *K, nbody__radau_host *V) {
+    nbody__radau_state *R = &s->radau;
+    size_t half = s->len / 2;
+    int j;
+    for (j = 0; j < 7; ++j) {
+        V->b[j] = (nbody_real *)R->b[j] + half; V->g[j] = (nbody_real *)R->g[j] + half;
+        V->cs[j] = (nbody_real *)R->b_comp[j] + half; V->bacc[j] = (nbody_real *)R->b_accepted[j] + half;
+        V->eacc[j] = (nbody_real *)R->prediction[j] + half;
+    }
+    V->change = (nbody_real *)R->change + half; V->divided = (nbody_real *)R->divided + half;
+    V->x_comp = (nbody_real *)R->x_comp + half;
+    V->a0 = (const nbody_real *)s->k[0] + half; V->at = (const nbody_real *)s->k[1] + half;
+    V->x0 = (const nbody_real *)s->y; V->v0 = V->x0 + half;
+    V->cx0 = (const nbody_real *)s->comp; V->cv0 = V->cx0 + half;
+    V->xt = (nbody_real *)s->ytmp; V->vt = V->xt + half;
+    V->K = K;
+    V->half = half;
+    V->velocities = nbody__radau_velocities(s);
+}
+
+/* element i of nbody__radau_predict (V->cx, V->cv set) */
+static void nbody__radau_host_predict1(const nbody__radau_host *V, size_t i) {
+    nbody_real sum = 0;
+    int j;
+    for (j = 7; j >= 1; --j) sum += V->cx[7 - j] * V->b[j - 1][i];
+    sum += V->cx[7] * V->a0[i]; sum += V->cx[8] * V->v0[i]; sum += V->cx[9] * V->x_comp[i];
+    V->xt[i] = V->x0[i] + 1 * sum;
+    if (!V->velocities) return;
+    sum = 0;
+    for (j = 7; j >= 1; --j) sum += V->cv[7 - j] * V->b[j - 1][i];
+    sum += V->cv[7] * V->a0[i]; sum += V->cv[8] * V->cv0[i];
+    V->vt[i] = V->v0[i] + 1 * sum;
+}
+
+/* the max norm of nbody__radau_maxabs, one more element */
+static nbody_real nbody__radau_host_max(nbody_real worst, nbody_real v) {
+    nbody_real a = NBODY__FABS(v), b = NBODY__FABS(v), sum = 0, r;
+    sum += 1 * v;
+    r = NBODY__FABS(1 * sum) / (1 + 0 * (a > b ? a : b));
+    return worst != worst || r <= worst ? worst : r;      /* NaN sticks */
+}
+
+/* nbody__radau_start for the elements [i0, i1) */
+static void nbody__radau_host_start(const nbody__radau_host *V, int predict, const nbody_real *qj,
+                                    const nbody_real (*binom)[8], size_t i0, size_t i1) {
+    size_t i;
+    int j, k, m;
+    for (i = i0; i < i1; ++i) {
+        for (j = 1; j <= 7; ++j) {
+            nbody_real b, sum;
+            if (predict) {
+                sum = 0; sum += -1 * V->eacc[j - 1][i];
+                b = V->bacc[j - 1][i] + 1 * sum;
+                sum = 0;
+                for (m = 7; m >= j; --m) sum += binom[j][m] * V->bacc[m - 1][i];
+                b = b + qj[j] * sum;
+            } else {
+                sum = 0; b = 0 + 0 * sum;
+            }
+            V->b[j - 1][i] = b;
+            sum = 0; V->cs[j - 1][i] = 0 + 0 * sum;
+        }
+        for (k = 1; k <= 7; ++k) {
+            nbody_real sum = 0;
+            for (j = k; j <= 7; ++j) sum += V->K->d[k][j] * V->b[j - 1][i];
+            V->g[k - 1][i] = 0 + 1 * sum;
+        }
+        {
+            nbody_real sum = 0;
+            V->x_comp[i] = V->cx0[i] + 1 * sum;
+        }
+    }
+}
+
+/* nbody__radau_correct at node k for the elements [i0, i1), then nbody__radau_predict at
+   node k + 1 (k < 7; V->cx, V->cv set for it) or the max norms of D and a (k = 7) */
+static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t i0, size_t i1, nbody_real *dmax,
+                                      nbody_real *amax) {
+    const nbody__radau_consts *K = V->K;
+    nbody_real inv_h = 1 / K->h[k], dm = *dmax, am = *amax;
+    size_t i;
+    int j;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0, div, d;
+        sum += -1 * V->a0[i];
+        div = V->at[i] + 1 * sum;
+        for (j = 0; j < k; ++j) {
+            sum = 0; sum += 1 * div;
+            if (j) sum += -1 * V->g[j - 1][i];
+            div = 0 + (j ? K->r[k][j] : inv_h) * sum;
+        }
+        V->divided[i] = div;
+        sum = 0; sum += 1 * div; sum += -1 * V->g[k - 1][i];
+        V->change[i] = d = 0 + 1 * sum;
+        sum = 0; sum += 1 * div;
+        V->g[k - 1][i] = 0 + 1 * sum;
+        for (j = 1; j <= k; ++j) {
+            sum = 0; sum += K->c[k][j] * d;
+            V->b[j - 1][i] = nbody__compensated_add(V->b[j - 1][i], 1 * sum, &V->cs[j - 1][i]);
+        }
+        if (k < 7) nbody__radau_host_predict1(V, i);
+        else { dm = nbody__radau_host_max(dm, d); am = nbody__radau_host_max(am, V->at[i]); }
+    }
+    *dmax = dm; *amax = am;
+}
+
+/* nbody__radau_finish for the elements [i0, i1) of each half */
+static void nbody__radau_host_finish(nbody_sim *s, const nbody_real *cx, const nbody_real *cv, size_t i0, size_t i1) {
+    size_t half = s->len / 2, i;
+    const nbody_real *y = (const nbody_real *)s->y, *comp = (const nbody_real *)s->comp;
+    nbody_real *yn = (nbody_real *)s->y_new, *cn = (nbody_real *)s->comp_new;
+    const nbody_real *term[9];
+    int j;
+    for (j = 2; j <= 8; ++j) term[j] = (const nbody_real *)s->radau.b[j - 2] + half;
+    term[1] = (const nbody_real *)s->k[0] + half; term[0] = y + half;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0, x, v, ex, ev;
+        ex = comp[i] + 0 * sum; ev = comp[half + i] + 0 * sum;
+        x = y[i]; v = y[half + i];
+        for (j = 8; j >= 0; --j) {
+            sum = 0; sum += cx[j] * term[j][i];
+            x = nbody__compensated_add(x, 1 * sum, &ex);
+            if (j == 0) break;
+            sum = 0; sum += cv[j] * term[j][i];
+            v = nbody__compensated_add(v, 1 * sum, &ev);
+        }
+        yn[i] = x; yn[half + i] = v; cn[i] = ex; cn[half + i] = ev;
+    }
+}
+
+/* nbody__commit_radau's prediction E for the elements [i0, i1) */
+static void nbody__radau_host_commit(const nbody__radau_host *V, int predicted, const nbody_real *qj,
+                                     const nbody_real (*binom)[8], size_t i0, size_t i1) {
+    size_t i;
+    int j, m;
+    for (i = i0; i < i1; ++i)
+        for (j = 1; j <= 7; ++j) {
+            nbody_real sum = 0;
+            if (predicted) {
+                for (m = 7; m >= j; --m) sum += binom[j][m] * V->bacc[m - 1][i];
+                V->eacc[j - 1][i] = 0 + qj[j] * sum;
+            } else {
+                V->eacc[j - 1][i] = 0 + 0 * sum;
+            }
+        }
+}
+
+/* the powers q^j and the binomials of the shift, j = 1..7, m = j..7 */
+static void nbody__radau_shift_table(nbody_real q, nbody_real qj[8], nbody_real binom[8][8]) {
+    int j, m;
+    for (j = 1; j <= 7; ++j) {
+        qj[j] = nbody__radau_pow(q, j);
+        for (m = j; m <= 7; ++m) binom[j][m] = nbody__radau_binom(m, j);
+    }
+}
+
+/* the passes over [0, 3n): serial below NBODY__HOST_PARALLEL_MIN elements, as the host
+   engine's own operations; above, in chunks of that size over the threads */
+typedef enum { NBODY__RADAU_PASS_START, NBODY__RADAU_PASS_PREDICT, NBODY__RADAU_PASS_CORRECT,
+               NBODY__RADAU_PASS_FINISH, NBODY__RADAU_PASS_COMMIT } nbody__radau_pass_kind;
+typedef struct nbody__radau_pass {
+    nbody__radau_pass_kind kind;
+    nbody_sim *s;
+    const nbody__radau_host *V;
+    int arg;                        /* start: predict; correct: k; commit: predicted */
+    const nbody_real *qj, (*binom)[8], *cx, *cv;
+} nbody__radau_pass;
+
+static void nbody__radau_pass_range(const nbody__radau_pass *P, size_t i0, size_t i1, nbody_real *dmax, nbody_real *amax) {
+    size_t i;
+    switch (P->kind) {
+    case NBODY__RADAU_PASS_START: nbody__radau_host_start(P->V, P->arg, P->qj, P->binom, i0, i1); break;
+    case NBODY__RADAU_PASS_PREDICT: for (i = i0; i < i1; ++i) nbody__radau_host_predict1(P->V, i); break;
+    case NBODY__RADAU_PASS_CORRECT: nbody__radau_host_correct(P->V, P->arg, i0, i1, dmax, amax); break;
+    case NBODY__RADAU_PASS_FINISH: nbody__radau_host_finish(P->s, P->cx, P->cv, i0, i1); break;
+    case NBODY__RADAU_PASS_COMMIT: nbody__radau_host_commit(P->V, P->arg, P->qj, P->binom, i0, i1); break;
+    }
+}
+
+static void nbody__radau_pass_run(const nbody__radau_pass *P, size_t len, nbody_real *dmax, nbody_real *amax) {
+    *dmax = 0; *amax = 0;
+#if NBODY__OPENMP
+    if (len > NBODY__HOST_PARALLEL_MIN) {
+        long long c, chunks = ((long long)len + NBODY__HOST_PARALLEL_MIN - 1) / NBODY__HOST_PARALLEL_MIN;
+        nbody_real dm = 0, am = 0;
+        NBODY__PRAGMA(omp parallel for schedule(static))
+        for (c = 0; c < chunks; ++c) {
+            size_t lo = (size_t)c * NBODY__HOST_PARALLEL_MIN, hi = lo + NBODY__HOST_PARALLEL_MIN;
+            nbody_real d = 0, a = 0;
+            nbody__radau_pass_range(P, lo, hi < len ? hi : len, &d, &a);
+            NBODY__PRAGMA(omp critical(nbody__radau_pass))
+            { dm = nbody__radau_host_max(dm, d); am = nbody__radau_host_max(am, a); }
+        }
+        *dmax = dm; *amax = am;
+        return;
+    }
+#endif
+    nbody__radau_pass_range(P, 0, len, dmax, amax);
+}
+
+static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__radau_consts K;
+    size_t half = s->len / 2;
+    nbody__radau_state *R = &s->radau;
+    nbody__buf *B = R->b, D = R->change, at = s->k[1];
+    nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
+    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h, qj[8], binom[8][8];
+    int predict = R->have_b && q > 0 && q <= 20, host = nbody__radau_on_host(s), k, sweep;
+    nbody__radau_host V;
+    nbody__radau_pass P;
+    nbody_result r = nbody__first_stage(s);
+    *err = 0;
+    if (r != NBODY_OK) return r;
+    nbody__radau_setup(&K);
+    if (host) {
+        nbody__radau_host_open(s, &K, &V);
+        nbody__radau_shift_table(q, qj, binom);
+        memset(&P, 0, sizeof P);
+        P.kind = NBODY__RADAU_PASS_START; P.s = s; P.V = &V; P.arg = predict; P.qj = qj; P.binom = (const nbody_real (*)[8])binom;
+        nbody__radau_pass_run(&P, half, &dmax, &amax);
+    } else {
+        r = nbody__radau_start(s, &K, predict, q);
+    }
     R->predicted = predict;
     R->ratio = q;
     for (sweep = 0; r == NBODY_OK; ++sweep) {
@@ -2530,84 +2902,41 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         if (sweep >= 12) break;
         pc_last = pc;
         for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
-            nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
-            /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
-            /* (the terms summed smallest first, B7 .. B1, a0, v0, then the compensation, as
-               REBOUND's IAS15 evaluates them) */
-            op = nbody__op(s->ytmp, s->y, 1, half);
-            op.k_off = half;
-            op.nk = 10; op.c[8] = t; op.k[8] = s->y; op.c[7] = t * t / 2; op.k[7] = s->k[0];
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[7 - j] = B[j - 1]; }
-            op.c[9] = -1; op.k[9] = R->x_comp;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
-            op = nbody__op(s->ytmp, s->y, 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 9; op.c[7] = t; op.k[7] = s->k[0]; p = 1;
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * p / (nbody_real)(j + 1); op.k[7 - j] = B[j - 1]; }
-            op.c[8] = -1; op.k[8] = s->comp;
-            /* (only forces that read velocities need them: gravity alone does not, as in IAS15) */
-            if (r == NBODY_OK && s->desc.extra_force && !s->desc.extra_force_velocity_free)
-                r = s->eng.ops->lincomb(&s->eng, &op);
-            s->t_stage = s->t + t;
+            if (!host) {
+                r = nbody__radau_predict(s, &K, k, h);
+            } else if (k == 1) {                       /* the later nodes' in the pass before */
+                nbody__radau_coeffs(&K, 1, h, V.cx, V.cv);
+                P.kind = NBODY__RADAU_PASS_PREDICT;
+                nbody__radau_pass_run(&P, half, &dmax, &amax);
+            }
+            s->t_stage = s->t + h * K.h[k];
             if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
             if (r != NBODY_OK) break;
-            /* new G_k by divided differences: ((((a - a0)/h_k - G1) r[k][1] - G2) r[k][2] ...) r[k][k-1];
-               D = G_k(new) - G_k(old) */
-            /* G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1], nested
-               as written (a - a0 first: nearly equal numbers); then D = G_k(new) - G_k(old) */
-            op = nbody__op(R->divided, at, 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            for (j = 0; j < k && r == NBODY_OK; ++j) {
-                op = nbody__op(R->divided, NULL, j ? K.r[k][j] : 1 / K.h[k], half);
-                op.out_off = op.k_off = half;
-                op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-                if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
-                r = s->eng.ops->lincomb(&s->eng, &op);
-            }
-            op = nbody__op(D, NULL, 1, half);
-            op.out_off = op.k_off = half;
-            op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            op = nbody__op(G[k - 1], NULL, 1, half);           /* G_k = the new value itself */
-            op.out_off = op.k_off = half;
-            op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
-                op = nbody__op(B[j - 1], B[j - 1], 1, half);
-                op.out_off = op.y_off = op.k_off = half;
-                op.nk = 1; op.c[0] = K.c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
-                r = s->eng.ops->lincomb(&s->eng, &op);
+            if (!host) {
+                r = nbody__radau_correct(s, &K, k);
+            } else {
+                if (k < 7) nbody__radau_coeffs(&K, k + 1, h, V.cx, V.cv);
+                P.kind = NBODY__RADAU_PASS_CORRECT; P.arg = k;
+                nbody__radau_pass_run(&P, half, &dmax, &amax);
             }
         }
-        /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D) */
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, D, &dmax);
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
+        /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D; on the host
+           from the last node's pass) */
+        if (r == NBODY_OK && !host) r = nbody__radau_maxabs(s, D, &dmax);
+        if (r == NBODY_OK && !host) r = nbody__radau_maxabs(s, at, &amax);
         if (r != NBODY_OK) break;
         pc = amax > 0 ? dmax / amax : (dmax > 0 ? (nbody_real)HUGE_VAL : 0);
         if (pc != pc) pc = (nbody_real)HUGE_VAL;
         if (!nbody__isfinite(pc) && sweep >= 1) break;   /* NaN state: the finite check reports it */
     }
     if (r != NBODY_OK) return r;
-    /* the step's end: x and v, every term added on its own with compensation, smallest first
-       (a single rounded increment would carry a bias the compensation cannot remove) */
-    {
-        nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
-        r = s->eng.ops->lincomb(&s->eng, &copy);
-        for (j = 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
-            nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
-            nbody_real cx = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
-            op.k_off = half; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx; op.k[0] = term;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            if (r != NBODY_OK || j == 0) break;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
-            op.out_off = op.y_off = op.k_off = half; op.comp = s->comp_new;
-            op.nk = 1; op.c[0] = j >= 2 ? h / (nbody_real)j : h; op.k[0] = term;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-        }
+    if (host) {
+        nbody_real cx[9], cv[9];
+        nbody__radau_end_coeffs(h, cx, cv);
+        P.kind = NBODY__RADAU_PASS_FINISH; P.cx = cx; P.cv = cv;
+        nbody__radau_pass_run(&P, half, &dmax, &amax);
+    } else {
+        r = nbody__radau_finish(s, h);
     }
     if (r != NBODY_OK) return r;
     /* the next step */
@@ -2644,12 +2973,24 @@ static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
     nbody__buf *B = R->b, *BACC = R->b_accepted, *EACC = R->prediction;
     size_t half = s->len / 2;
     int j;
-    for (j = 1; j <= 7; ++j) {
-        if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
-        else {
-            nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, half);
-            op.out_off = half;
-            s->eng.ops->lincomb(&s->eng, &op);
+    if (nbody__radau_on_host(s)) {
+        nbody__radau_host V;
+        nbody__radau_pass P;
+        nbody_real qj[8], binom[8][8], unused[2];
+        nbody__radau_host_open(s, NULL, &V);
+        nbody__radau_shift_table(R->ratio, qj, binom);
+        memset(&P, 0, sizeof P);
+        P.kind = NBODY__RADAU_PASS_COMMIT; P.s = s; P.V = &V; P.arg = R->predicted; P.qj = qj;
+        P.binom = (const nbody_real (*)[8])binom;
+        nbody__radau_pass_run(&P, half, &unused[0], &unused[1]);
+    } else {
+        for (j = 1; j <= 7; ++j) {
+            if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
+            else {
+                nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, half);
+                op.out_off = half;
+                s->eng.ops->lincomb(&s->eng, &op);
+            }
         }
     }
     for (j = 0; j < 7; ++j) nbody__swap(&BACC[j], &B[j]);
