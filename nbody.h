@@ -555,6 +555,10 @@ typedef void *nbody__buf;
 
 #define NBODY__MAX_TERMS 16        /* most stages any tableau needs (Fehlberg 7(8): 13) */
 
+/* Below this many elements a host vector op runs serially: entering a parallel region costs
+   more than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
+#define NBODY__HOST_PARALLEL_MIN 65536
+
 /* out[out_off+i] = y[y_off+i] + h * sum_j c[j] * k[j][k_off+i],  i in [0, len)
    y may be NULL (read as 0). Elementwise, so out may alias y or any k.
    With comp != NULL the update is Kahan-compensated (comp indexed like out):
@@ -2659,6 +2663,13 @@ static nbody_result nbody__radau_finish(nbody_sim *s, nbody_real h) {
 
 static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op);   /* in >>host */
 
+/* restrict in C99, its common spelling in C++ */
+#ifdef __cplusplus
+#define NBODY__RESTRICT __restrict
+#else
+#define NBODY__RESTRICT restrict
+#endif
+
 static int nbody__radau_on_host(const nbody_sim *s) { return s->eng.ops->lincomb == nbody__host_lincomb; }
 
 typedef struct nbody__radau_host {   /* index i in [0, 3n): the acceleration half of each vector */
@@ -2691,18 +2702,29 @@ static void nbody__radau_host_open(nbody_sim *s, const nbody__radau_consts *K, n
     V->velocities = nbody__radau_velocities(s);
 }
 
-/* element i of nbody__radau_predict (V->cx, V->cv set) */
-static void nbody__radau_host_predict1(const nbody__radau_host *V, size_t i) {
-    nbody_real sum = 0;
-    int j;
-    for (j = 7; j >= 1; --j) sum += V->cx[7 - j] * V->b[j - 1][i];
-    sum += V->cx[7] * V->a0[i]; sum += V->cx[8] * V->v0[i]; sum += V->cx[9] * V->x_comp[i];
-    V->xt[i] = V->x0[i] + 1 * sum;
+/* nbody__radau_predict for the elements [i0, i1) (V->cx, V->cv set) */
+static void nbody__radau_host_predict(const nbody__radau_host *V, size_t i0, size_t i1) {
+    const nbody_real *NBODY__RESTRICT b1 = V->b[0], *NBODY__RESTRICT b2 = V->b[1], *NBODY__RESTRICT b3 = V->b[2],
+                     *NBODY__RESTRICT b4 = V->b[3], *NBODY__RESTRICT b5 = V->b[4], *NBODY__RESTRICT b6 = V->b[5],
+                     *NBODY__RESTRICT b7 = V->b[6], *NBODY__RESTRICT a0 = V->a0, *NBODY__RESTRICT x0 = V->x0,
+                     *NBODY__RESTRICT v0 = V->v0, *NBODY__RESTRICT xc = V->x_comp, *NBODY__RESTRICT vc = V->cv0;
+    nbody_real *NBODY__RESTRICT xt = V->xt, *NBODY__RESTRICT vt = V->vt;
+    const nbody_real *c = V->cx;
+    size_t i;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
+        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * v0[i]; sum += c[9] * xc[i];
+        xt[i] = x0[i] + 1 * sum;
+    }
     if (!V->velocities) return;
-    sum = 0;
-    for (j = 7; j >= 1; --j) sum += V->cv[7 - j] * V->b[j - 1][i];
-    sum += V->cv[7] * V->a0[i]; sum += V->cv[8] * V->cv0[i];
-    V->vt[i] = V->v0[i] + 1 * sum;
+    c = V->cv;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
+        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * vc[i];
+        vt[i] = v0[i] + 1 * sum;
+    }
 }
 
 /* the max norm of nbody__radau_maxabs, one more element */
@@ -2750,31 +2772,43 @@ static void nbody__radau_host_start(const nbody__radau_host *V, int predict, con
 static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t i0, size_t i1, nbody_real *dmax,
                                       nbody_real *amax) {
     const nbody__radau_consts *K = V->K;
-    nbody_real inv_h = 1 / K->h[k], dm = *dmax, am = *amax;
+    nbody_real *NBODY__RESTRICT dif = V->divided, *NBODY__RESTRICT d = V->change, *NBODY__RESTRICT gk = V->g[k - 1];
+    const nbody_real *NBODY__RESTRICT at = V->at, *NBODY__RESTRICT a0 = V->a0;
+    nbody_real w = 1 / K->h[k];
     size_t i;
     int j;
     for (i = i0; i < i1; ++i) {
-        nbody_real sum = 0, div, d;
-        sum += -1 * V->a0[i];
-        div = V->at[i] + 1 * sum;
-        for (j = 0; j < k; ++j) {
-            sum = 0; sum += 1 * div;
-            if (j) sum += -1 * V->g[j - 1][i];
-            div = 0 + (j ? K->r[k][j] : inv_h) * sum;
-        }
-        V->divided[i] = div;
-        sum = 0; sum += 1 * div; sum += -1 * V->g[k - 1][i];
-        V->change[i] = d = 0 + 1 * sum;
-        sum = 0; sum += 1 * div;
-        V->g[k - 1][i] = 0 + 1 * sum;
-        for (j = 1; j <= k; ++j) {
-            sum = 0; sum += K->c[k][j] * d;
-            V->b[j - 1][i] = nbody__compensated_add(V->b[j - 1][i], 1 * sum, &V->cs[j - 1][i]);
-        }
-        if (k < 7) nbody__radau_host_predict1(V, i);
-        else { dm = nbody__radau_host_max(dm, d); am = nbody__radau_host_max(am, V->at[i]); }
+        nbody_real sum = 0;
+        sum += -1 * a0[i];
+        dif[i] = at[i] + 1 * sum;
     }
-    *dmax = dm; *amax = am;
+    for (j = 0; j < k; ++j) {
+        const nbody_real *NBODY__RESTRICT g = V->g[j ? j - 1 : 0];
+        if (j) w = K->r[k][j];
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += 1 * dif[i];
+            if (j) sum += -1 * g[i];
+            dif[i] = 0 + w * sum;
+        }
+    }
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += 1 * dif[i]; sum += -1 * gk[i];
+        d[i] = 0 + 1 * sum;
+        sum = 0; sum += 1 * dif[i];
+        gk[i] = 0 + 1 * sum;
+    }
+    for (j = 1; j <= k; ++j) {
+        nbody_real *NBODY__RESTRICT b = V->b[j - 1], *NBODY__RESTRICT cs = V->cs[j - 1], c = K->c[k][j];
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += c * d[i];
+            b[i] = nbody__compensated_add(b[i], 1 * sum, &cs[i]);
+        }
+    }
+    if (k < 7) { nbody__radau_host_predict(V, i0, i1); return; }
+    for (i = i0; i < i1; ++i) { *dmax = nbody__radau_host_max(*dmax, d[i]); *amax = nbody__radau_host_max(*amax, at[i]); }
 }
 
 /* nbody__radau_finish for the elements [i0, i1) of each half */
@@ -2840,10 +2874,9 @@ typedef struct nbody__radau_pass {
 } nbody__radau_pass;
 
 static void nbody__radau_pass_range(const nbody__radau_pass *P, size_t i0, size_t i1, nbody_real *dmax, nbody_real *amax) {
-    size_t i;
     switch (P->kind) {
     case NBODY__RADAU_PASS_START: nbody__radau_host_start(P->V, P->arg, P->qj, P->binom, i0, i1); break;
-    case NBODY__RADAU_PASS_PREDICT: for (i = i0; i < i1; ++i) nbody__radau_host_predict1(P->V, i); break;
+    case NBODY__RADAU_PASS_PREDICT: nbody__radau_host_predict(P->V, i0, i1); break;
     case NBODY__RADAU_PASS_CORRECT: nbody__radau_host_correct(P->V, P->arg, i0, i1, dmax, amax); break;
     case NBODY__RADAU_PASS_FINISH: nbody__radau_host_finish(P->s, P->cx, P->cv, i0, i1); break;
     case NBODY__RADAU_PASS_COMMIT: nbody__radau_host_commit(P->V, P->arg, P->qj, P->binom, i0, i1); break;
@@ -3706,10 +3739,6 @@ static nbody_real nbody__host_terms(const nbody__lincomb *op, size_t i) {
     for (j = 0; j < op->nk; ++j) s += op->c[j] * ((const nbody_real *)op->k[j])[op->k_off + i];
     return s;
 }
-
-/* Below this many elements a vector op runs serially: entering a parallel region costs more
-   than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
-#define NBODY__HOST_PARALLEL_MIN 65536
 
 /* elements [i0, i1) of a lincomb, the loop and its body in one function: with -fopenmp a
    per-element helper called from the serial loop and from the parallel region was not
