@@ -1211,6 +1211,15 @@ typedef struct nbody__bs_state {
 } nbody__bs_state;
 
 #define NBODY__RADAU_NB 7          /* B_1 .. B_7 */
+/* the Gauss-Radau constants (>>radau), computed once when the simulation is created */
+typedef struct nbody__radau_consts {
+    nbody_real h[8];               /* nodes, h[0] = 0 */
+    nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
+    nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
+    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
+    nbody_real binom[8][8];        /* binom[j][m] = binom(m, j), 1 <= j <= m <= 7 (the shift of B) */
+} nbody__radau_consts;
+
 typedef struct nbody__radau_state {
     nbody_real last_step;          /* h of the last accepted step */
     nbody_real proposal;           /* next step */
@@ -1226,6 +1235,7 @@ typedef struct nbody__radau_state {
     nbody__buf x_comp;             /* the state's position compensation, in the acceleration half */
     nbody__buf divided;            /* the divided difference being built */
     nbody_real *host;              /* 24n host scratch (PRS23): written before read, not saved */
+    nbody__radau_consts K;         /* constants: set by nbody_create, not saved */
 } nbody__radau_state;
 
 /* One entry of a method's field list. Checkpoints write each field under its name, and a
@@ -1398,6 +1408,7 @@ static nbody_real nbody__bs_proposal(const nbody_sim *s);
 static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err);
 static void nbody__commit_radau(nbody_sim *s, nbody_real h);
 static nbody_real nbody__radau_proposal(const nbody_sim *s);
+static void nbody__radau_setup(nbody__radau_consts *K);
 
 /* defined below in >>whfast */
 static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n);
@@ -1770,6 +1781,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     if (r == NBODY_OK && d.method == NBODY_RADAU) {
         s->radau.host = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->len, 4 * sizeof(nbody_real)));
         if (!s->radau.host) r = NBODY_ERR_OUT_OF_MEMORY;
+        nbody__radau_setup(&s->radau.K);
     }
     if (r == NBODY_OK) r = nbody__alloc_buffers(s);
     if (r == NBODY_OK) r = nbody__upload_state(s, initial);
@@ -2386,19 +2398,26 @@ static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->bs.proposal
 
 #define NBODY__RADAU_EPS ((nbody_real)1e-9)
 
-typedef struct nbody__radau_consts {
-    nbody_real h[8];               /* nodes, h[0] = 0 */
-    nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
-    nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
-    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
-} nbody__radau_consts;
-
 /* the nodes: 0 and the roots of (P_7 + P_8)(2s - 1) (Gauss-Radau), to 32 digits */
 static const long double nbody__radau_nodes[8] = {0.0L,
     0.056262560536922146465652191032311L, 0.18024069173689236498757994280918L,
     0.35262471711316963737390777017124L, 0.54715362633055538300144855765235L,
     0.73421017721541053152321060830661L, 0.88532094683909576809035976293249L,
     0.97752061356128750189117450042915L};
+
+/* q^j and binom(m, j), rounded as the shift of B uses them */
+static nbody_real nbody__radau_pow(nbody_real q, int j) {
+    nbody_real qj = 1;
+    int i;
+    for (i = 0; i < j; ++i) qj *= q;
+    return qj;
+}
+static nbody_real nbody__radau_binom(int m, int j) {
+    nbody_real binom = 1;
+    int i;
+    for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
+    return binom;
+}
 
 /* every derived constant, computed in long double from the nodes */
 static void nbody__radau_setup(nbody__radau_consts *K) {
@@ -2423,6 +2442,7 @@ static void nbody__radau_setup(nbody__radau_consts *K) {
             K->c[k][j] = (nbody_real)c[k][j];
             K->d[k][j] = (nbody_real)d[k][j];
             if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
+            if (k >= 1 && j >= k) K->binom[k][j] = nbody__radau_binom(j, k);
         }
     }
 }
@@ -2437,20 +2457,6 @@ static nbody_result nbody__radau_maxabs(nbody_sim *s, nbody__buf v, nbody_real *
     op.out_off = op.y_off = op.k_off = s->len / 2;
     op.nk = 1; op.c[0] = 1; op.k[0] = v;
     return s->eng.ops->error_norm(&s->eng, &op, 1, 0, out);
-}
-
-/* q^j and binom(m, j), rounded as the shift below (and its host form) uses them */
-static nbody_real nbody__radau_pow(nbody_real q, int j) {
-    nbody_real qj = 1;
-    int i;
-    for (i = 0; i < j; ++i) qj *= q;
-    return qj;
-}
-static nbody_real nbody__radau_binom(int m, int j) {
-    nbody_real binom = 1;
-    int i;
-    for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
-    return binom;
 }
 
 /* out = q^j sum_{m >= j} binom(m, j) src_m (+ plus - minus when given): the Taylor shift of
@@ -2471,7 +2477,7 @@ static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody
     }
     op = nbody__op(out, plus, nbody__radau_pow(q, j), half);
     op.out_off = op.y_off = op.k_off = half;
-    for (m = 7; m >= j; --m) { op.c[op.nk] = nbody__radau_binom(m, j); op.k[op.nk] = src[m - 1]; op.nk++; }
+    for (m = 7; m >= j; --m) { op.c[op.nk] = s->radau.K.binom[j][m]; op.k[op.nk] = src[m - 1]; op.nk++; }
     return s->eng.ops->lincomb(&s->eng, &op);
 }
 
@@ -2672,17 +2678,19 @@ static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *
 
 static int nbody__radau_on_host(const nbody_sim *s) { return s->eng.ops->lincomb == nbody__host_lincomb; }
 
-typedef struct nbody__radau_host {   /* index i in [0, 3n): the acceleration half of each vector */
-    nbody_real *b[7], *g[7], *cs[7], *bacc[7], *eacc[7], *change, *divided, *x_comp;
-    const nbody_real *a0, *at, *x0, *v0, *cx0, *cv0;   /* f(y), f at the node, y and comp by halves */
-    nbody_real *xt, *vt;                                /* ytmp by halves */
+typedef struct nbody__radau_host {   /* the vectors as host arrays, index i in [0, 3n) */
+    nbody_real *b[7], *g[7], *cs[7], *bacc[7], *eacc[7], *change, *divided, *x_comp;   /* acceleration halves */
+    const nbody_real *a0, *at, *x0, *v0, *cx0, *cv0;   /* f(y), f at the node; y and comp by halves */
+    nbody_real *xt, *vt, *xn, *vn, *cxn, *cvn;          /* ytmp, y_new and comp_new by halves */
     const nbody__radau_consts *K;
-    nbody_real cx[10], cv[9];                           /* the predictor at the next node */
-    size_t half;
+    nbody_real qj[8];                                   /* q^j of the shift */
+    nbody_real cx[8][10], cv[8][9];                     /* nbody__radau_coeffs at each node */
+    nbody_real ex[9], ev[9];                            /* nbody__radau_end_coeffs */
     int velocities;
 } nbody__radau_host;
 
-static void nbody__radau_host_open(nbody_sim *s, const nbody__radau_consts *K, nbody__radau_host *V) {
+/* the arrays, q^j and (h > 0) the coefficients of an attempt of step h */
+static void nbody__radau_host_open(nbody_sim *s, nbody_real h, nbody_real q, nbody__radau_host *V) {
     nbody__radau_state *R = &s->radau;
     size_t half = s->len / 2;
     int j;
@@ -2697,33 +2705,14 @@ static void nbody__radau_host_open(nbody_sim *s, const nbody__radau_consts *K, n
     V->x0 = (const nbody_real *)s->y; V->v0 = V->x0 + half;
     V->cx0 = (const nbody_real *)s->comp; V->cv0 = V->cx0 + half;
     V->xt = (nbody_real *)s->ytmp; V->vt = V->xt + half;
-    V->K = K;
-    V->half = half;
+    V->xn = (nbody_real *)s->y_new; V->vn = V->xn + half;
+    V->cxn = (nbody_real *)s->comp_new; V->cvn = V->cxn + half;
+    V->K = &R->K;
     V->velocities = nbody__radau_velocities(s);
-}
-
-/* nbody__radau_predict for the elements [i0, i1) (V->cx, V->cv set) */
-static void nbody__radau_host_predict(const nbody__radau_host *V, size_t i0, size_t i1) {
-    const nbody_real *NBODY__RESTRICT b1 = V->b[0], *NBODY__RESTRICT b2 = V->b[1], *NBODY__RESTRICT b3 = V->b[2],
-                     *NBODY__RESTRICT b4 = V->b[3], *NBODY__RESTRICT b5 = V->b[4], *NBODY__RESTRICT b6 = V->b[5],
-                     *NBODY__RESTRICT b7 = V->b[6], *NBODY__RESTRICT a0 = V->a0, *NBODY__RESTRICT x0 = V->x0,
-                     *NBODY__RESTRICT v0 = V->v0, *NBODY__RESTRICT xc = V->x_comp, *NBODY__RESTRICT vc = V->cv0;
-    nbody_real *NBODY__RESTRICT xt = V->xt, *NBODY__RESTRICT vt = V->vt;
-    const nbody_real *c = V->cx;
-    size_t i;
-    for (i = i0; i < i1; ++i) {
-        nbody_real sum = 0;
-        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
-        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * v0[i]; sum += c[9] * xc[i];
-        xt[i] = x0[i] + 1 * sum;
-    }
-    if (!V->velocities) return;
-    c = V->cv;
-    for (i = i0; i < i1; ++i) {
-        nbody_real sum = 0;
-        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
-        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * vc[i];
-        vt[i] = v0[i] + 1 * sum;
+    for (j = 1; j <= 7; ++j) V->qj[j] = nbody__radau_pow(q, j);
+    if (h > 0) {
+        for (j = 1; j <= 7; ++j) nbody__radau_coeffs(V->K, j, h, V->cx[j], V->cv[j]);
+        nbody__radau_end_coeffs(h, V->ex, V->ev);
     }
 }
 
@@ -2735,29 +2724,30 @@ static nbody_real nbody__radau_host_max(nbody_real worst, nbody_real v) {
     return worst != worst || r <= worst ? worst : r;      /* NaN sticks */
 }
 
-/* nbody__radau_start for the elements [i0, i1) */
-static void nbody__radau_host_start(const nbody__radau_host *V, int predict, const nbody_real *qj,
-                                    const nbody_real (*binom)[8], size_t i0, size_t i1) {
+/* nbody__radau_start for the elements [i0, i1) (predict: from the shifted B) */
+static void nbody__radau_host_start(const nbody__radau_host *V, int predict, size_t i0, size_t i1) {
+    const nbody__radau_consts *K = V->K;
     size_t i;
     int j, k, m;
     for (i = i0; i < i1; ++i) {
         for (j = 1; j <= 7; ++j) {
-            nbody_real b, sum;
+            nbody_real b, sum = 0;
             if (predict) {
-                sum = 0; sum += -1 * V->eacc[j - 1][i];
+                sum += -1 * V->eacc[j - 1][i];
                 b = V->bacc[j - 1][i] + 1 * sum;
                 sum = 0;
-                for (m = 7; m >= j; --m) sum += binom[j][m] * V->bacc[m - 1][i];
-                b = b + qj[j] * sum;
+                for (m = 7; m >= j; --m) sum += K->binom[j][m] * V->bacc[m - 1][i];
+                b = b + V->qj[j] * sum;
             } else {
-                sum = 0; b = 0 + 0 * sum;
+                b = 0 + 0 * sum;
             }
             V->b[j - 1][i] = b;
-            sum = 0; V->cs[j - 1][i] = 0 + 0 * sum;
+            sum = 0;
+            V->cs[j - 1][i] = 0 + 0 * sum;
         }
         for (k = 1; k <= 7; ++k) {
             nbody_real sum = 0;
-            for (j = k; j <= 7; ++j) sum += V->K->d[k][j] * V->b[j - 1][i];
+            for (j = k; j <= 7; ++j) sum += K->d[k][j] * V->b[j - 1][i];
             V->g[k - 1][i] = 0 + 1 * sum;
         }
         {
@@ -2767,8 +2757,33 @@ static void nbody__radau_host_start(const nbody__radau_host *V, int predict, con
     }
 }
 
+/* nbody__radau_predict at node k for the elements [i0, i1) */
+static void nbody__radau_host_predict(const nbody__radau_host *V, int k, size_t i0, size_t i1) {
+    const nbody_real *NBODY__RESTRICT b1 = V->b[0], *NBODY__RESTRICT b2 = V->b[1], *NBODY__RESTRICT b3 = V->b[2],
+                     *NBODY__RESTRICT b4 = V->b[3], *NBODY__RESTRICT b5 = V->b[4], *NBODY__RESTRICT b6 = V->b[5],
+                     *NBODY__RESTRICT b7 = V->b[6], *NBODY__RESTRICT a0 = V->a0, *NBODY__RESTRICT x0 = V->x0,
+                     *NBODY__RESTRICT v0 = V->v0, *NBODY__RESTRICT xc = V->x_comp, *NBODY__RESTRICT vc = V->cv0;
+    nbody_real *NBODY__RESTRICT xt = V->xt, *NBODY__RESTRICT vt = V->vt;
+    const nbody_real *c = V->cx[k];
+    size_t i;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
+        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * v0[i]; sum += c[9] * xc[i];
+        xt[i] = x0[i] + 1 * sum;
+    }
+    if (!V->velocities) return;
+    c = V->cv[k];
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
+        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * vc[i];
+        vt[i] = v0[i] + 1 * sum;
+    }
+}
+
 /* nbody__radau_correct at node k for the elements [i0, i1), then nbody__radau_predict at
-   node k + 1 (k < 7; V->cx, V->cv set for it) or the max norms of D and a (k = 7) */
+   node k + 1 (k < 7) or the max norms of D and a into *dmax, *amax (k = 7) */
 static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t i0, size_t i1, nbody_real *dmax,
                                       nbody_real *amax) {
     const nbody__radau_consts *K = V->K;
@@ -2807,125 +2822,111 @@ static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t 
             b[i] = nbody__compensated_add(b[i], 1 * sum, &cs[i]);
         }
     }
-    if (k < 7) { nbody__radau_host_predict(V, i0, i1); return; }
+    if (k < 7) { nbody__radau_host_predict(V, k + 1, i0, i1); return; }
     for (i = i0; i < i1; ++i) { *dmax = nbody__radau_host_max(*dmax, d[i]); *amax = nbody__radau_host_max(*amax, at[i]); }
 }
 
 /* nbody__radau_finish for the elements [i0, i1) of each half */
-static void nbody__radau_host_finish(nbody_sim *s, const nbody_real *cx, const nbody_real *cv, size_t i0, size_t i1) {
-    size_t half = s->len / 2, i;
-    const nbody_real *y = (const nbody_real *)s->y, *comp = (const nbody_real *)s->comp;
-    nbody_real *yn = (nbody_real *)s->y_new, *cn = (nbody_real *)s->comp_new;
-    const nbody_real *term[9];
+static void nbody__radau_host_finish(const nbody__radau_host *V, size_t i0, size_t i1) {
+    nbody_real *NBODY__RESTRICT xn = V->xn, *NBODY__RESTRICT vn = V->vn, *NBODY__RESTRICT cxn = V->cxn,
+               *NBODY__RESTRICT cvn = V->cvn;
+    const nbody_real *NBODY__RESTRICT x0 = V->x0, *NBODY__RESTRICT v0 = V->v0;
+    size_t i;
     int j;
-    for (j = 2; j <= 8; ++j) term[j] = (const nbody_real *)s->radau.b[j - 2] + half;
-    term[1] = (const nbody_real *)s->k[0] + half; term[0] = y + half;
     for (i = i0; i < i1; ++i) {
-        nbody_real sum = 0, x, v, ex, ev;
-        ex = comp[i] + 0 * sum; ev = comp[half + i] + 0 * sum;
-        x = y[i]; v = y[half + i];
-        for (j = 8; j >= 0; --j) {
-            sum = 0; sum += cx[j] * term[j][i];
-            x = nbody__compensated_add(x, 1 * sum, &ex);
-            if (j == 0) break;
-            sum = 0; sum += cv[j] * term[j][i];
-            v = nbody__compensated_add(v, 1 * sum, &ev);
+        nbody_real sum = 0;
+        cxn[i] = V->cx0[i] + 0 * sum; cvn[i] = V->cv0[i] + 0 * sum;
+        xn[i] = x0[i]; vn[i] = v0[i];
+    }
+    for (j = 8; j >= 0; --j) {                         /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
+        const nbody_real *NBODY__RESTRICT term = j >= 2 ? V->b[j - 2] : j == 1 ? V->a0 : v0;
+        nbody_real cx = V->ex[j], cv = V->ev[j];
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += cx * term[i];
+            xn[i] = nbody__compensated_add(xn[i], 1 * sum, &cxn[i]);
         }
-        yn[i] = x; yn[half + i] = v; cn[i] = ex; cn[half + i] = ev;
+        if (j == 0) break;
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += cv * term[i];
+            vn[i] = nbody__compensated_add(vn[i], 1 * sum, &cvn[i]);
+        }
     }
 }
 
-/* nbody__commit_radau's prediction E for the elements [i0, i1) */
-static void nbody__radau_host_commit(const nbody__radau_host *V, int predicted, const nbody_real *qj,
-                                     const nbody_real (*binom)[8], size_t i0, size_t i1) {
+/* nbody__commit_radau's prediction E for the elements [i0, i1) (predicted: shifted B) */
+static void nbody__radau_host_commit(const nbody__radau_host *V, int predicted, size_t i0, size_t i1) {
     size_t i;
     int j, m;
     for (i = i0; i < i1; ++i)
         for (j = 1; j <= 7; ++j) {
             nbody_real sum = 0;
             if (predicted) {
-                for (m = 7; m >= j; --m) sum += binom[j][m] * V->bacc[m - 1][i];
-                V->eacc[j - 1][i] = 0 + qj[j] * sum;
+                for (m = 7; m >= j; --m) sum += V->K->binom[j][m] * V->bacc[m - 1][i];
+                V->eacc[j - 1][i] = 0 + V->qj[j] * sum;
             } else {
                 V->eacc[j - 1][i] = 0 + 0 * sum;
             }
         }
 }
 
-/* the powers q^j and the binomials of the shift, j = 1..7, m = j..7 */
-static void nbody__radau_shift_table(nbody_real q, nbody_real qj[8], nbody_real binom[8][8]) {
-    int j, m;
-    for (j = 1; j <= 7; ++j) {
-        qj[j] = nbody__radau_pow(q, j);
-        for (m = j; m <= 7; ++m) binom[j][m] = nbody__radau_binom(m, j);
+/* one pass over [0, 3n): serial below NBODY__HOST_PARALLEL_MIN elements, as the host
+   engine's own operations; above, in chunks of that size over the threads. arg: start and
+   commit, whether B is shifted; predict and correct, the node. *dmax, *amax: correct at node 7. */
+typedef enum { NBODY__RADAU_START, NBODY__RADAU_PREDICT, NBODY__RADAU_CORRECT, NBODY__RADAU_FINISH,
+               NBODY__RADAU_COMMIT } nbody__radau_pass;
+
+static void nbody__radau_host_range(const nbody__radau_host *V, nbody__radau_pass pass, int arg, size_t i0, size_t i1,
+                                    nbody_real *dmax, nbody_real *amax) {
+    switch (pass) {
+    case NBODY__RADAU_START: nbody__radau_host_start(V, arg, i0, i1); break;
+    case NBODY__RADAU_PREDICT: nbody__radau_host_predict(V, arg, i0, i1); break;
+    case NBODY__RADAU_CORRECT: nbody__radau_host_correct(V, arg, i0, i1, dmax, amax); break;
+    case NBODY__RADAU_FINISH: nbody__radau_host_finish(V, i0, i1); break;
+    case NBODY__RADAU_COMMIT: nbody__radau_host_commit(V, arg, i0, i1); break;
     }
 }
 
-/* the passes over [0, 3n): serial below NBODY__HOST_PARALLEL_MIN elements, as the host
-   engine's own operations; above, in chunks of that size over the threads */
-typedef enum { NBODY__RADAU_PASS_START, NBODY__RADAU_PASS_PREDICT, NBODY__RADAU_PASS_CORRECT,
-               NBODY__RADAU_PASS_FINISH, NBODY__RADAU_PASS_COMMIT } nbody__radau_pass_kind;
-typedef struct nbody__radau_pass {
-    nbody__radau_pass_kind kind;
-    nbody_sim *s;
-    const nbody__radau_host *V;
-    int arg;                        /* start: predict; correct: k; commit: predicted */
-    const nbody_real *qj, (*binom)[8], *cx, *cv;
-} nbody__radau_pass;
-
-static void nbody__radau_pass_range(const nbody__radau_pass *P, size_t i0, size_t i1, nbody_real *dmax, nbody_real *amax) {
-    switch (P->kind) {
-    case NBODY__RADAU_PASS_START: nbody__radau_host_start(P->V, P->arg, P->qj, P->binom, i0, i1); break;
-    case NBODY__RADAU_PASS_PREDICT: nbody__radau_host_predict(P->V, i0, i1); break;
-    case NBODY__RADAU_PASS_CORRECT: nbody__radau_host_correct(P->V, P->arg, i0, i1, dmax, amax); break;
-    case NBODY__RADAU_PASS_FINISH: nbody__radau_host_finish(P->s, P->cx, P->cv, i0, i1); break;
-    case NBODY__RADAU_PASS_COMMIT: nbody__radau_host_commit(P->V, P->arg, P->qj, P->binom, i0, i1); break;
-    }
-}
-
-static void nbody__radau_pass_run(const nbody__radau_pass *P, size_t len, nbody_real *dmax, nbody_real *amax) {
-    *dmax = 0; *amax = 0;
+static void nbody__radau_host_run(const nbody__radau_host *V, nbody__radau_pass pass, int arg, size_t len,
+                                  nbody_real *dmax, nbody_real *amax) {
+    nbody_real dm = 0, am = 0;
 #if NBODY__OPENMP
     if (len > NBODY__HOST_PARALLEL_MIN) {
         long long c, chunks = ((long long)len + NBODY__HOST_PARALLEL_MIN - 1) / NBODY__HOST_PARALLEL_MIN;
-        nbody_real dm = 0, am = 0;
         NBODY__PRAGMA(omp parallel for schedule(static))
         for (c = 0; c < chunks; ++c) {
             size_t lo = (size_t)c * NBODY__HOST_PARALLEL_MIN, hi = lo + NBODY__HOST_PARALLEL_MIN;
             nbody_real d = 0, a = 0;
-            nbody__radau_pass_range(P, lo, hi < len ? hi : len, &d, &a);
-            NBODY__PRAGMA(omp critical(nbody__radau_pass))
+            nbody__radau_host_range(V, pass, arg, lo, hi < len ? hi : len, &d, &a);
+            NBODY__PRAGMA(omp critical(nbody__radau_host_run))
             { dm = nbody__radau_host_max(dm, d); am = nbody__radau_host_max(am, a); }
         }
-        *dmax = dm; *amax = am;
+        if (dmax) { *dmax = dm; *amax = am; }
         return;
     }
 #endif
-    nbody__radau_pass_range(P, 0, len, dmax, amax);
+    nbody__radau_host_range(V, pass, arg, 0, len, &dm, &am);
+    if (dmax) { *dmax = dm; *amax = am; }
 }
 
 static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody__radau_consts K;
     size_t half = s->len / 2;
     nbody__radau_state *R = &s->radau;
+    const nbody__radau_consts *K = &R->K;
     nbody__buf *B = R->b, D = R->change, at = s->k[1];
     nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
-    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h, qj[8], binom[8][8];
+    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
     int predict = R->have_b && q > 0 && q <= 20, host = nbody__radau_on_host(s), k, sweep;
     nbody__radau_host V;
-    nbody__radau_pass P;
     nbody_result r = nbody__first_stage(s);
     *err = 0;
     if (r != NBODY_OK) return r;
-    nbody__radau_setup(&K);
     if (host) {
-        nbody__radau_host_open(s, &K, &V);
-        nbody__radau_shift_table(q, qj, binom);
-        memset(&P, 0, sizeof P);
-        P.kind = NBODY__RADAU_PASS_START; P.s = s; P.V = &V; P.arg = predict; P.qj = qj; P.binom = (const nbody_real (*)[8])binom;
-        nbody__radau_pass_run(&P, half, &dmax, &amax);
+        nbody__radau_host_open(s, h, q, &V);
+        nbody__radau_host_run(&V, NBODY__RADAU_START, predict, half, NULL, NULL);
     } else {
-        r = nbody__radau_start(s, &K, predict, q);
+        r = nbody__radau_start(s, K, predict, q);
     }
     R->predicted = predict;
     R->ratio = q;
@@ -2935,26 +2936,16 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         if (sweep >= 12) break;
         pc_last = pc;
         for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
-            if (!host) {
-                r = nbody__radau_predict(s, &K, k, h);
-            } else if (k == 1) {                       /* the later nodes' in the pass before */
-                nbody__radau_coeffs(&K, 1, h, V.cx, V.cv);
-                P.kind = NBODY__RADAU_PASS_PREDICT;
-                nbody__radau_pass_run(&P, half, &dmax, &amax);
-            }
-            s->t_stage = s->t + h * K.h[k];
+            if (!host) r = nbody__radau_predict(s, K, k, h);
+            else if (k == 1) nbody__radau_host_run(&V, NBODY__RADAU_PREDICT, 1, half, NULL, NULL);  /* the others in the correction before */
+            s->t_stage = s->t + h * K->h[k];
             if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
             if (r != NBODY_OK) break;
-            if (!host) {
-                r = nbody__radau_correct(s, &K, k);
-            } else {
-                if (k < 7) nbody__radau_coeffs(&K, k + 1, h, V.cx, V.cv);
-                P.kind = NBODY__RADAU_PASS_CORRECT; P.arg = k;
-                nbody__radau_pass_run(&P, half, &dmax, &amax);
-            }
+            if (!host) r = nbody__radau_correct(s, K, k);
+            else nbody__radau_host_run(&V, NBODY__RADAU_CORRECT, k, half, &dmax, &amax);
         }
         /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D; on the host
-           from the last node's pass) */
+           from the last node's correction) */
         if (r == NBODY_OK && !host) r = nbody__radau_maxabs(s, D, &dmax);
         if (r == NBODY_OK && !host) r = nbody__radau_maxabs(s, at, &amax);
         if (r != NBODY_OK) break;
@@ -2963,14 +2954,8 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         if (!nbody__isfinite(pc) && sweep >= 1) break;   /* NaN state: the finite check reports it */
     }
     if (r != NBODY_OK) return r;
-    if (host) {
-        nbody_real cx[9], cv[9];
-        nbody__radau_end_coeffs(h, cx, cv);
-        P.kind = NBODY__RADAU_PASS_FINISH; P.cx = cx; P.cv = cv;
-        nbody__radau_pass_run(&P, half, &dmax, &amax);
-    } else {
-        r = nbody__radau_finish(s, h);
-    }
+    if (host) nbody__radau_host_run(&V, NBODY__RADAU_FINISH, 0, half, NULL, NULL);
+    else r = nbody__radau_finish(s, h);
     if (r != NBODY_OK) return r;
     /* the next step */
     if (s->desc.radau_control == NBODY_RADAU_FIXED) { R->proposal = h; return NBODY_OK; }
@@ -3008,14 +2993,8 @@ static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
     int j;
     if (nbody__radau_on_host(s)) {
         nbody__radau_host V;
-        nbody__radau_pass P;
-        nbody_real qj[8], binom[8][8], unused[2];
-        nbody__radau_host_open(s, NULL, &V);
-        nbody__radau_shift_table(R->ratio, qj, binom);
-        memset(&P, 0, sizeof P);
-        P.kind = NBODY__RADAU_PASS_COMMIT; P.s = s; P.V = &V; P.arg = R->predicted; P.qj = qj;
-        P.binom = (const nbody_real (*)[8])binom;
-        nbody__radau_pass_run(&P, half, &unused[0], &unused[1]);
+        nbody__radau_host_open(s, 0, R->ratio, &V);
+        nbody__radau_host_run(&V, NBODY__RADAU_COMMIT, R->predicted, half, NULL, NULL);
     } else {
         for (j = 1; j <= 7; ++j) {
             if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
