@@ -2391,7 +2391,9 @@ static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->bs.proposal
        tau_i^2 = 2 |a|^2 / (|a'|^2 + |a| |a''|) at the step's end for each body, dt = tau_min (7! eps)^(1/7)
      GLOBAL (Rein & Spiegel 2015): err = max |B7| / max |a|, dt = h (eps / err)^(1/7)
    with eps = desc.tolerance (0 = 1e-9). A proposed step below h/4 rejects the step; growth is
-   at most 4x a step. Written against the engine operations: every engine runs it.
+   at most 4x a step. Written against the engine operations: every engine runs it. On the CPU
+   engines (the host lincomb) each part of a step runs instead as one fused pass over the
+   elements, the same operations in the same order, so the same bits (nbody__radau_host_*).
    Vectors live in the acceleration half [3n, 6n) of 6n buffers (the k layout); k[0] = f(y),
    k[1] = f at a node. The rest of the state is nbody__radau_state (with nbody_sim).
    ====================================================================================== */
