@@ -555,6 +555,10 @@ typedef void *nbody__buf;
 
 #define NBODY__MAX_TERMS 16        /* most stages any tableau needs (Fehlberg 7(8): 13) */
 
+/* Below this many elements a host vector op runs serially: entering a parallel region costs
+   more than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
+#define NBODY__HOST_PARALLEL_MIN 65536
+
 /* out[out_off+i] = y[y_off+i] + h * sum_j c[j] * k[j][k_off+i],  i in [0, len)
    y may be NULL (read as 0). Elementwise, so out may alias y or any k.
    With comp != NULL the update is Kahan-compensated (comp indexed like out):
@@ -1240,6 +1244,15 @@ typedef struct nbody__bs_state {
 } nbody__bs_state;
 
 #define NBODY__RADAU_NB 7          /* B_1 .. B_7 */
+/* the Gauss-Radau constants (>>radau), computed once when the simulation is created */
+typedef struct nbody__radau_consts {
+    nbody_real h[8];               /* nodes, h[0] = 0 */
+    nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
+    nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
+    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
+    nbody_real binom[8][8];        /* binom[j][m] = binom(m, j), 1 <= j <= m <= 7 (the shift of B) */
+} nbody__radau_consts;
+
 typedef struct nbody__radau_state {
     nbody_real last_step;          /* h of the last accepted step */
     nbody_real proposal;           /* next step */
@@ -1255,6 +1268,7 @@ typedef struct nbody__radau_state {
     nbody__buf x_comp;             /* the state's position compensation, in the acceleration half */
     nbody__buf divided;            /* the divided difference being built */
     nbody_real *host;              /* 24n host scratch (PRS23): written before read, not saved */
+    nbody__radau_consts K;         /* constants: set by nbody_create, not saved */
 } nbody__radau_state;
 
 /* One entry of a method's field list. Checkpoints write each field under its name, and a
@@ -1427,6 +1441,7 @@ static nbody_real nbody__bs_proposal(const nbody_sim *s);
 static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err);
 static void nbody__commit_radau(nbody_sim *s, nbody_real h);
 static nbody_real nbody__radau_proposal(const nbody_sim *s);
+static void nbody__radau_setup(nbody__radau_consts *K);
 
 /* defined below in >>whfast */
 static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n);
@@ -1799,6 +1814,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     if (r == NBODY_OK && d.method == NBODY_RADAU) {
         s->radau.host = (nbody_real *)nbody__alloc(&d, nbody__bytes(s->len, 4 * sizeof(nbody_real)));
         if (!s->radau.host) r = NBODY_ERR_OUT_OF_MEMORY;
+        nbody__radau_setup(&s->radau.K);
     }
     if (r == NBODY_OK) r = nbody__alloc_buffers(s);
     if (r == NBODY_OK) r = nbody__upload_state(s, initial);
@@ -2408,19 +2424,14 @@ static nbody_real nbody__bs_proposal(const nbody_sim *s) { return s->bs.proposal
        tau_i^2 = 2 |a|^2 / (|a'|^2 + |a| |a''|) at the step's end for each body, dt = tau_min (7! eps)^(1/7)
      GLOBAL (Rein & Spiegel 2015): err = max |B7| / max |a|, dt = h (eps / err)^(1/7)
    with eps = desc.tolerance (0 = 1e-9). A proposed step below h/4 rejects the step; growth is
-   at most 4x a step. Written against the engine operations: every engine runs it.
+   at most 4x a step. Written against the engine operations: every engine runs it. On the CPU
+   engines (the host lincomb) each part of a step runs instead as one fused pass over the
+   elements, the same operations in the same order, so the same bits (nbody__radau_host_*).
    Vectors live in the acceleration half [3n, 6n) of 6n buffers (the k layout); k[0] = f(y),
    k[1] = f at a node. The rest of the state is nbody__radau_state (with nbody_sim).
    ====================================================================================== */
 
 #define NBODY__RADAU_EPS ((nbody_real)1e-9)
-
-typedef struct nbody__radau_consts {
-    nbody_real h[8];               /* nodes, h[0] = 0 */
-    nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
-    nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
-    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
-} nbody__radau_consts;
 
 /* the nodes: 0 and the roots of (P_7 + P_8)(2s - 1) (Gauss-Radau), to 32 digits */
 static const long double nbody__radau_nodes[8] = {0.0L,
@@ -2428,6 +2439,20 @@ static const long double nbody__radau_nodes[8] = {0.0L,
     0.35262471711316963737390777017124L, 0.54715362633055538300144855765235L,
     0.73421017721541053152321060830661L, 0.88532094683909576809035976293249L,
     0.97752061356128750189117450042915L};
+
+/* q^j and binom(m, j), rounded as the shift of B uses them */
+static nbody_real nbody__radau_pow(nbody_real q, int j) {
+    nbody_real qj = 1;
+    int i;
+    for (i = 0; i < j; ++i) qj *= q;
+    return qj;
+}
+static nbody_real nbody__radau_binom(int m, int j) {
+    nbody_real binom = 1;
+    int i;
+    for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
+    return binom;
+}
 
 /* every derived constant, computed in long double from the nodes */
 static void nbody__radau_setup(nbody__radau_consts *K) {
@@ -2452,6 +2477,7 @@ static void nbody__radau_setup(nbody__radau_consts *K) {
             K->c[k][j] = (nbody_real)c[k][j];
             K->d[k][j] = (nbody_real)d[k][j];
             if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
+            if (k >= 1 && j >= k) K->binom[k][j] = nbody__radau_binom(j, k);
         }
     }
 }
@@ -2475,9 +2501,7 @@ static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody
                                        nbody__buf plus, nbody__buf minus) {
     size_t half = s->len / 2;
     nbody__lincomb op;
-    nbody_real qj = 1, binom;
-    int m, i;
-    for (i = 0; i < j; ++i) qj *= q;
+    int m;
     if (minus) {                                       /* out = plus - minus */
         nbody_result r;
         op = nbody__op(out, plus, 1, half);
@@ -2486,13 +2510,9 @@ static nbody_result nbody__radau_shift(nbody_sim *s, nbody__buf out, const nbody
         if ((r = s->eng.ops->lincomb(&s->eng, &op)) != NBODY_OK) return r;
         plus = out;
     }
-    op = nbody__op(out, plus, qj, half);
+    op = nbody__op(out, plus, nbody__radau_pow(q, j), half);
     op.out_off = op.y_off = op.k_off = half;
-    for (m = 7; m >= j; --m) {
-        binom = 1;
-        for (i = 0; i < j; ++i) binom = binom * (nbody_real)(m - i) / (nbody_real)(i + 1);
-        op.c[op.nk] = binom; op.k[op.nk] = src[m - 1]; op.nk++;
-    }
+    for (m = 7; m >= j; --m) { op.c[op.nk] = s->radau.K.binom[j][m]; op.k[op.nk] = src[m - 1]; op.nk++; }
     return s->eng.ops->lincomb(&s->eng, &op);
 }
 
@@ -2525,21 +2545,40 @@ static nbody_result nbody__radau_prs23(nbody_sim *s, nbody_real *tau2) {
     return NBODY_OK;
 }
 
-static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody__radau_consts K;
+/* ---- one attempt in parts, each through the engine operations (every engine runs them) ---- */
+
+/* the predictor needs velocities only for forces that read them: gravity alone does not, as in IAS15 */
+static int nbody__radau_velocities(const nbody_sim *s) {
+    return s->desc.extra_force && !s->desc.extra_force_velocity_free;
+}
+
+/* The predictor's coefficients at node k (t = h h_k): cx[0..9] for positions (of B7 .. B1, a0,
+   v0 and the compensation), cv[0..8] for velocities (of B7 .. B1, a0 and the compensation):
+       x0 + (t^2 (h_k^7/72 B7 + .. + h_k/6 B1 + a0/2) + t v0 - comp_x)
+       v0 + (t (h_k^7/8 B7 + .. + h_k/2 B1 + a0) - comp_v)
+   the terms summed smallest first, B7 .. B1, a0, v0, then the compensation, as REBOUND's
+   IAS15 evaluates them */
+static void nbody__radau_coeffs(const nbody__radau_consts *K, int k, nbody_real h, nbody_real cx[10], nbody_real cv[9]) {
+    nbody_real t = h * K->h[k], sk = K->h[k], p = 1;
+    int j;
+    cx[9] = -1; cx[8] = t; cx[7] = t * t / 2;
+    cv[8] = -1; cv[7] = t;
+    for (j = 1; j <= 7; ++j) {
+        p *= sk;
+        cx[7 - j] = t * t * p / (nbody_real)((j + 1) * (j + 2));
+        cv[7 - j] = t * p / (nbody_real)(j + 1);
+    }
+}
+
+/* B from the prediction (or 0), G from B, compensations 0, and the position half of the
+   state's compensation moved to the acceleration half */
+static nbody_result nbody__radau_start(nbody_sim *s, const nbody__radau_consts *K, int predict, nbody_real q) {
     size_t half = s->len / 2;
     nbody__radau_state *R = &s->radau;
     nbody__buf *B = R->b, *G = R->g, *CS = R->b_comp, *BACC = R->b_accepted, *EACC = R->prediction;
-    nbody__buf D = R->change, at = s->k[1];
-    nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
-    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
-    int predict = R->have_b && q > 0 && q <= 20, j, k, sweep;
-    nbody_result r = nbody__first_stage(s);
+    nbody_result r = NBODY_OK;
     nbody__lincomb op;
-    *err = 0;
-    if (r != NBODY_OK) return r;
-    nbody__radau_setup(&K);
-    /* B from the prediction (or 0), G from B, compensations 0 */
+    int j, k;
     for (j = 1; j <= 7 && r == NBODY_OK; ++j) {
         if (predict) r = nbody__radau_shift(s, B[j - 1], BACC, j, q, BACC[j - 1], EACC[j - 1]);
         else { op = nbody__op(B[j - 1], NULL, 0, half); op.out_off = half; r = s->eng.ops->lincomb(&s->eng, &op); }
@@ -2548,13 +2587,382 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
     for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
         op = nbody__op(G[k - 1], NULL, 1, half);
         op.out_off = op.k_off = half;
-        for (j = k; j <= 7; ++j) { op.c[op.nk] = K.d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
+        for (j = k; j <= 7; ++j) { op.c[op.nk] = K->d[k][j]; op.k[op.nk] = B[j - 1]; op.nk++; }
         r = s->eng.ops->lincomb(&s->eng, &op);
     }
-    /* the position half of the state's compensation, moved to the acceleration half */
     op = nbody__op(R->x_comp, s->comp, 1, half);
     op.out_off = half;
     if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    return r;
+}
+
+/* the state at node k into ytmp: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) and
+   v0 + t (a0 + sum B_j s^j/(j+1)) */
+static nbody_result nbody__radau_predict(nbody_sim *s, const nbody__radau_consts *K, int k, nbody_real h) {
+    size_t half = s->len / 2;
+    nbody__buf *B = s->radau.b;
+    nbody_real cx[10], cv[9];
+    nbody_result r;
+    nbody__lincomb op;
+    int j;
+    nbody__radau_coeffs(K, k, h, cx, cv);
+    op = nbody__op(s->ytmp, s->y, 1, half);
+    op.k_off = half;
+    op.nk = 10;
+    for (j = 0; j < 10; ++j) op.c[j] = cx[j];
+    for (j = 1; j <= 7; ++j) op.k[7 - j] = B[j - 1];
+    op.k[7] = s->k[0]; op.k[8] = s->y; op.k[9] = s->radau.x_comp;
+    r = s->eng.ops->lincomb(&s->eng, &op);
+    if (r != NBODY_OK || !nbody__radau_velocities(s)) return r;
+    op = nbody__op(s->ytmp, s->y, 1, half);
+    op.out_off = op.y_off = op.k_off = half;
+    op.nk = 9;
+    for (j = 0; j < 9; ++j) op.c[j] = cv[j];
+    for (j = 1; j <= 7; ++j) op.k[7 - j] = B[j - 1];
+    op.k[7] = s->k[0]; op.k[8] = s->comp;
+    return s->eng.ops->lincomb(&s->eng, &op);
+}
+
+/* from f at node k (k[1]): the new G_k by divided differences,
+       G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1],
+   nested as written (a - a0 first: nearly equal numbers); D = G_k(new) - G_k(old);
+   B_j += c[k][j] D, compensated */
+static nbody_result nbody__radau_correct(nbody_sim *s, const nbody__radau_consts *K, int k) {
+    size_t half = s->len / 2;
+    nbody__radau_state *R = &s->radau;
+    nbody__buf *B = R->b, *G = R->g, *CS = R->b_comp, D = R->change;
+    nbody_result r;
+    nbody__lincomb op;
+    int j;
+    op = nbody__op(R->divided, s->k[1], 1, half);
+    op.out_off = op.y_off = op.k_off = half;
+    op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
+    r = s->eng.ops->lincomb(&s->eng, &op);
+    for (j = 0; j < k && r == NBODY_OK; ++j) {
+        op = nbody__op(R->divided, NULL, j ? K->r[k][j] : 1 / K->h[k], half);
+        op.out_off = op.k_off = half;
+        op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
+        if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    op = nbody__op(D, NULL, 1, half);
+    op.out_off = op.k_off = half;
+    op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
+    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    op = nbody__op(G[k - 1], NULL, 1, half);           /* G_k = the new value itself */
+    op.out_off = op.k_off = half;
+    op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
+    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    for (j = 1; j <= k && r == NBODY_OK; ++j) {
+        op = nbody__op(B[j - 1], B[j - 1], 1, half);
+        op.out_off = op.y_off = op.k_off = half;
+        op.nk = 1; op.c[0] = K->c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    return r;
+}
+
+/* The step's end: x and v, every term added on its own with compensation, smallest first
+   (a single rounded increment would carry a bias the compensation cannot remove). Term j
+   (8 .. 0): B_{j-1} (j >= 2), a0 (j = 1), v0 (j = 0, positions only), times cx[j], cv[j]. */
+static void nbody__radau_end_coeffs(nbody_real h, nbody_real cx[9], nbody_real cv[9]) {
+    int j;
+    for (j = 8; j >= 0; --j) {
+        cx[j] = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
+        cv[j] = j >= 2 ? h / (nbody_real)j : h;
+    }
+}
+static nbody_result nbody__radau_finish(nbody_sim *s, nbody_real h) {
+    size_t half = s->len / 2;
+    nbody__buf *B = s->radau.b;
+    nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len), op;
+    nbody_real cx[9], cv[9];
+    nbody_result r = s->eng.ops->lincomb(&s->eng, &copy);
+    int j;
+    nbody__radau_end_coeffs(h, cx, cv);
+    for (j = 8; j >= 0 && r == NBODY_OK; --j) {        /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
+        nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
+        op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+        op.k_off = half; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx[j]; op.k[0] = term;
+        r = s->eng.ops->lincomb(&s->eng, &op);
+        if (r != NBODY_OK || j == 0) break;
+        op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
+        op.out_off = op.y_off = op.k_off = half; op.comp = s->comp_new;
+        op.nk = 1; op.c[0] = cv[j]; op.k[0] = term;
+        r = s->eng.ops->lincomb(&s->eng, &op);
+    }
+    return r;
+}
+
+/* ---- the same parts fused for the CPU engines ----
+   With the host engine's lincomb every vector is a host array, and each part above becomes
+   one pass over the elements (a node's correction and the next node's prediction share one)
+   instead of up to a dozen engine calls. Each element goes through exactly the arithmetic of
+   nbody__host_lincomb for the operations above, in their order (a sum from 0, term by term,
+   times h, then the plain or compensated addition; the max norm as nbody__host_error_norm
+   forms it), and every operation is elementwise: the results are the same to the bit. */
+
+static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op);   /* in >>host */
+
+/* restrict in C99, its common spelling in C++ */
+#ifdef __cplusplus
+#define NBODY__RESTRICT __restrict
+#else
+#define NBODY__RESTRICT restrict
+#endif
+
+static int nbody__radau_on_host(const nbody_sim *s) { return s->eng.ops->lincomb == nbody__host_lincomb; }
+
+typedef struct nbody__radau_host {   /* the vectors as host arrays, index i in [0, 3n) */
+    nbody_real *b[7], *g[7], *cs[7], *bacc[7], *eacc[7], *change, *divided, *x_comp;   /* acceleration halves */
+    const nbody_real *a0, *at, *x0, *v0, *cx0, *cv0;   /* f(y), f at the node; y and comp by halves */
+    nbody_real *xt, *vt, *xn, *vn, *cxn, *cvn;          /* ytmp, y_new and comp_new by halves */
+    const nbody__radau_consts *K;
+    nbody_real qj[8];                                   /* q^j of the shift */
+    nbody_real cx[8][10], cv[8][9];                     /* nbody__radau_coeffs at each node */
+    nbody_real ex[9], ev[9];                            /* nbody__radau_end_coeffs */
+    int velocities;
+} nbody__radau_host;
+
+/* the arrays, q^j and (h > 0) the coefficients of an attempt of step h */
+static void nbody__radau_host_open(nbody_sim *s, nbody_real h, nbody_real q, nbody__radau_host *V) {
+    nbody__radau_state *R = &s->radau;
+    size_t half = s->len / 2;
+    int j;
+    for (j = 0; j < 7; ++j) {
+        V->b[j] = (nbody_real *)R->b[j] + half; V->g[j] = (nbody_real *)R->g[j] + half;
+        V->cs[j] = (nbody_real *)R->b_comp[j] + half; V->bacc[j] = (nbody_real *)R->b_accepted[j] + half;
+        V->eacc[j] = (nbody_real *)R->prediction[j] + half;
+    }
+    V->change = (nbody_real *)R->change + half; V->divided = (nbody_real *)R->divided + half;
+    V->x_comp = (nbody_real *)R->x_comp + half;
+    V->a0 = (const nbody_real *)s->k[0] + half; V->at = (const nbody_real *)s->k[1] + half;
+    V->x0 = (const nbody_real *)s->y; V->v0 = V->x0 + half;
+    V->cx0 = (const nbody_real *)s->comp; V->cv0 = V->cx0 + half;
+    V->xt = (nbody_real *)s->ytmp; V->vt = V->xt + half;
+    V->xn = (nbody_real *)s->y_new; V->vn = V->xn + half;
+    V->cxn = (nbody_real *)s->comp_new; V->cvn = V->cxn + half;
+    V->K = &R->K;
+    V->velocities = nbody__radau_velocities(s);
+    for (j = 1; j <= 7; ++j) V->qj[j] = nbody__radau_pow(q, j);
+    if (h > 0) {
+        for (j = 1; j <= 7; ++j) nbody__radau_coeffs(V->K, j, h, V->cx[j], V->cv[j]);
+        nbody__radau_end_coeffs(h, V->ex, V->ev);
+    }
+}
+
+/* the max norm of nbody__radau_maxabs, one more element */
+static nbody_real nbody__radau_host_max(nbody_real worst, nbody_real v) {
+    nbody_real a = NBODY__FABS(v), b = NBODY__FABS(v), sum = 0, r;
+    sum += 1 * v;
+    r = NBODY__FABS(1 * sum) / (1 + 0 * (a > b ? a : b));
+    return worst != worst || r <= worst ? worst : r;      /* NaN sticks */
+}
+
+/* nbody__radau_start for the elements [i0, i1) (predict: from the shifted B) */
+static void nbody__radau_host_start(const nbody__radau_host *V, int predict, size_t i0, size_t i1) {
+    const nbody__radau_consts *K = V->K;
+    size_t i;
+    int j, k, m;
+    for (i = i0; i < i1; ++i) {
+        for (j = 1; j <= 7; ++j) {
+            nbody_real b, sum = 0;
+            if (predict) {
+                sum += -1 * V->eacc[j - 1][i];
+                b = V->bacc[j - 1][i] + 1 * sum;
+                sum = 0;
+                for (m = 7; m >= j; --m) sum += K->binom[j][m] * V->bacc[m - 1][i];
+                b = b + V->qj[j] * sum;
+            } else {
+                b = 0 + 0 * sum;
+            }
+            V->b[j - 1][i] = b;
+            sum = 0;
+            V->cs[j - 1][i] = 0 + 0 * sum;
+        }
+        for (k = 1; k <= 7; ++k) {
+            nbody_real sum = 0;
+            for (j = k; j <= 7; ++j) sum += K->d[k][j] * V->b[j - 1][i];
+            V->g[k - 1][i] = 0 + 1 * sum;
+        }
+        {
+            nbody_real sum = 0;
+            V->x_comp[i] = V->cx0[i] + 1 * sum;
+        }
+    }
+}
+
+/* nbody__radau_predict at node k for the elements [i0, i1) */
+static void nbody__radau_host_predict(const nbody__radau_host *V, int k, size_t i0, size_t i1) {
+    const nbody_real *NBODY__RESTRICT b1 = V->b[0], *NBODY__RESTRICT b2 = V->b[1], *NBODY__RESTRICT b3 = V->b[2],
+                     *NBODY__RESTRICT b4 = V->b[3], *NBODY__RESTRICT b5 = V->b[4], *NBODY__RESTRICT b6 = V->b[5],
+                     *NBODY__RESTRICT b7 = V->b[6], *NBODY__RESTRICT a0 = V->a0, *NBODY__RESTRICT x0 = V->x0,
+                     *NBODY__RESTRICT v0 = V->v0, *NBODY__RESTRICT xc = V->x_comp, *NBODY__RESTRICT vc = V->cv0;
+    nbody_real *NBODY__RESTRICT xt = V->xt, *NBODY__RESTRICT vt = V->vt;
+    const nbody_real *c = V->cx[k];
+    size_t i;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
+        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * v0[i]; sum += c[9] * xc[i];
+        xt[i] = x0[i] + 1 * sum;
+    }
+    if (!V->velocities) return;
+    c = V->cv[k];
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += c[0] * b7[i]; sum += c[1] * b6[i]; sum += c[2] * b5[i]; sum += c[3] * b4[i]; sum += c[4] * b3[i];
+        sum += c[5] * b2[i]; sum += c[6] * b1[i]; sum += c[7] * a0[i]; sum += c[8] * vc[i];
+        vt[i] = v0[i] + 1 * sum;
+    }
+}
+
+/* nbody__radau_correct at node k for the elements [i0, i1), then nbody__radau_predict at
+   node k + 1 (k < 7) or the max norms of D and a into *dmax, *amax (k = 7) */
+static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t i0, size_t i1, nbody_real *dmax,
+                                      nbody_real *amax) {
+    const nbody__radau_consts *K = V->K;
+    nbody_real *NBODY__RESTRICT dif = V->divided, *NBODY__RESTRICT d = V->change, *NBODY__RESTRICT gk = V->g[k - 1];
+    const nbody_real *NBODY__RESTRICT at = V->at, *NBODY__RESTRICT a0 = V->a0;
+    nbody_real w = 1 / K->h[k];
+    size_t i;
+    int j;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += -1 * a0[i];
+        dif[i] = at[i] + 1 * sum;
+    }
+    for (j = 0; j < k; ++j) {
+        const nbody_real *NBODY__RESTRICT g = V->g[j ? j - 1 : 0];
+        if (j) w = K->r[k][j];
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += 1 * dif[i];
+            if (j) sum += -1 * g[i];
+            dif[i] = 0 + w * sum;
+        }
+    }
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        sum += 1 * dif[i]; sum += -1 * gk[i];
+        d[i] = 0 + 1 * sum;
+        sum = 0; sum += 1 * dif[i];
+        gk[i] = 0 + 1 * sum;
+    }
+    for (j = 1; j <= k; ++j) {
+        nbody_real *NBODY__RESTRICT b = V->b[j - 1], *NBODY__RESTRICT cs = V->cs[j - 1], c = K->c[k][j];
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += c * d[i];
+            b[i] = nbody__compensated_add(b[i], 1 * sum, &cs[i]);
+        }
+    }
+    if (k < 7) { nbody__radau_host_predict(V, k + 1, i0, i1); return; }
+    for (i = i0; i < i1; ++i) { *dmax = nbody__radau_host_max(*dmax, d[i]); *amax = nbody__radau_host_max(*amax, at[i]); }
+}
+
+/* nbody__radau_finish for the elements [i0, i1) of each half */
+static void nbody__radau_host_finish(const nbody__radau_host *V, size_t i0, size_t i1) {
+    nbody_real *NBODY__RESTRICT xn = V->xn, *NBODY__RESTRICT vn = V->vn, *NBODY__RESTRICT cxn = V->cxn,
+               *NBODY__RESTRICT cvn = V->cvn;
+    const nbody_real *NBODY__RESTRICT x0 = V->x0, *NBODY__RESTRICT v0 = V->v0;
+    size_t i;
+    int j;
+    for (i = i0; i < i1; ++i) {
+        nbody_real sum = 0;
+        cxn[i] = V->cx0[i] + 0 * sum; cvn[i] = V->cv0[i] + 0 * sum;
+        xn[i] = x0[i]; vn[i] = v0[i];
+    }
+    for (j = 8; j >= 0; --j) {                         /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
+        const nbody_real *NBODY__RESTRICT term = j >= 2 ? V->b[j - 2] : j == 1 ? V->a0 : v0;
+        nbody_real cx = V->ex[j], cv = V->ev[j];
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += cx * term[i];
+            xn[i] = nbody__compensated_add(xn[i], 1 * sum, &cxn[i]);
+        }
+        if (j == 0) break;
+        for (i = i0; i < i1; ++i) {
+            nbody_real sum = 0;
+            sum += cv * term[i];
+            vn[i] = nbody__compensated_add(vn[i], 1 * sum, &cvn[i]);
+        }
+    }
+}
+
+/* nbody__commit_radau's prediction E for the elements [i0, i1) (predicted: shifted B) */
+static void nbody__radau_host_commit(const nbody__radau_host *V, int predicted, size_t i0, size_t i1) {
+    size_t i;
+    int j, m;
+    for (i = i0; i < i1; ++i)
+        for (j = 1; j <= 7; ++j) {
+            nbody_real sum = 0;
+            if (predicted) {
+                for (m = 7; m >= j; --m) sum += V->K->binom[j][m] * V->bacc[m - 1][i];
+                V->eacc[j - 1][i] = 0 + V->qj[j] * sum;
+            } else {
+                V->eacc[j - 1][i] = 0 + 0 * sum;
+            }
+        }
+}
+
+/* one pass over [0, 3n): serial below NBODY__HOST_PARALLEL_MIN elements, as the host
+   engine's own operations; above, in chunks of that size over the threads. arg: start and
+   commit, whether B is shifted; predict and correct, the node. *dmax, *amax: correct at node 7. */
+typedef enum { NBODY__RADAU_START, NBODY__RADAU_PREDICT, NBODY__RADAU_CORRECT, NBODY__RADAU_FINISH,
+               NBODY__RADAU_COMMIT } nbody__radau_pass;
+
+static void nbody__radau_host_range(const nbody__radau_host *V, nbody__radau_pass pass, int arg, size_t i0, size_t i1,
+                                    nbody_real *dmax, nbody_real *amax) {
+    switch (pass) {
+    case NBODY__RADAU_START: nbody__radau_host_start(V, arg, i0, i1); break;
+    case NBODY__RADAU_PREDICT: nbody__radau_host_predict(V, arg, i0, i1); break;
+    case NBODY__RADAU_CORRECT: nbody__radau_host_correct(V, arg, i0, i1, dmax, amax); break;
+    case NBODY__RADAU_FINISH: nbody__radau_host_finish(V, i0, i1); break;
+    case NBODY__RADAU_COMMIT: nbody__radau_host_commit(V, arg, i0, i1); break;
+    }
+}
+
+static void nbody__radau_host_run(const nbody__radau_host *V, nbody__radau_pass pass, int arg, size_t len,
+                                  nbody_real *dmax, nbody_real *amax) {
+    nbody_real dm = 0, am = 0;
+#if NBODY__OPENMP
+    if (len > NBODY__HOST_PARALLEL_MIN) {
+        long long c, chunks = ((long long)len + NBODY__HOST_PARALLEL_MIN - 1) / NBODY__HOST_PARALLEL_MIN;
+        NBODY__PRAGMA(omp parallel for schedule(static))
+        for (c = 0; c < chunks; ++c) {
+            size_t lo = (size_t)c * NBODY__HOST_PARALLEL_MIN, hi = lo + NBODY__HOST_PARALLEL_MIN;
+            nbody_real d = 0, a = 0;
+            nbody__radau_host_range(V, pass, arg, lo, hi < len ? hi : len, &d, &a);
+            NBODY__PRAGMA(omp critical(nbody__radau_host_run))
+            { dm = nbody__radau_host_max(dm, d); am = nbody__radau_host_max(am, a); }
+        }
+        if (dmax) { *dmax = dm; *amax = am; }
+        return;
+    }
+#endif
+    nbody__radau_host_range(V, pass, arg, 0, len, &dm, &am);
+    if (dmax) { *dmax = dm; *amax = am; }
+}
+
+static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real *err) {
+    size_t half = s->len / 2;
+    nbody__radau_state *R = &s->radau;
+    const nbody__radau_consts *K = &R->K;
+    nbody__buf *B = R->b, D = R->change, at = s->k[1];
+    nbody_real q = R->last_step > 0 ? h / R->last_step : 0, pc = (nbody_real)HUGE_VAL, pc_last = 2, amax = 0, dmax = 0;
+    nbody_real thresh = nbody__eps() * (nbody_real)0.45, proposal = 4 * h;
+    int predict = R->have_b && q > 0 && q <= 20, host = nbody__radau_on_host(s), k, sweep;
+    nbody__radau_host V;
+    nbody_result r = nbody__first_stage(s);
+    *err = 0;
+    if (r != NBODY_OK) return r;
+    if (host) {
+        nbody__radau_host_open(s, h, q, &V);
+        nbody__radau_host_run(&V, NBODY__RADAU_START, predict, half, NULL, NULL);
+    } else {
+        r = nbody__radau_start(s, K, predict, q);
+    }
     R->predicted = predict;
     R->ratio = q;
     for (sweep = 0; r == NBODY_OK; ++sweep) {
@@ -2563,85 +2971,26 @@ static nbody_result nbody__attempt_radau(nbody_sim *s, nbody_real h, nbody_real 
         if (sweep >= 12) break;
         pc_last = pc;
         for (k = 1; k <= 7 && r == NBODY_OK; ++k) {
-            nbody_real t = h * K.h[k], sk = K.h[k], p = 1;
-            /* positions: x0 + t v0 + t^2 (a0/2 + sum B_j s^j/((j+1)(j+2))) */
-            /* (the terms summed smallest first, B7 .. B1, a0, v0, then the compensation, as
-               REBOUND's IAS15 evaluates them) */
-            op = nbody__op(s->ytmp, s->y, 1, half);
-            op.k_off = half;
-            op.nk = 10; op.c[8] = t; op.k[8] = s->y; op.c[7] = t * t / 2; op.k[7] = s->k[0];
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * t * p / (nbody_real)((j + 1) * (j + 2)); op.k[7 - j] = B[j - 1]; }
-            op.c[9] = -1; op.k[9] = R->x_comp;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            /* velocities: v0 + t (a0 + sum B_j s^j/(j+1)) */
-            op = nbody__op(s->ytmp, s->y, 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 9; op.c[7] = t; op.k[7] = s->k[0]; p = 1;
-            for (j = 1; j <= 7; ++j) { p *= sk; op.c[7 - j] = t * p / (nbody_real)(j + 1); op.k[7 - j] = B[j - 1]; }
-            op.c[8] = -1; op.k[8] = s->comp;
-            /* (only forces that read velocities need them: gravity alone does not, as in IAS15) */
-            if (r == NBODY_OK && s->desc.extra_force && !s->desc.extra_force_velocity_free)
-                r = s->eng.ops->lincomb(&s->eng, &op);
-            s->t_stage = s->t + t;
+            if (!host) r = nbody__radau_predict(s, K, k, h);
+            else if (k == 1) nbody__radau_host_run(&V, NBODY__RADAU_PREDICT, 1, half, NULL, NULL);  /* the others in the correction before */
+            s->t_stage = s->t + h * K->h[k];
             if (r == NBODY_OK) r = nbody__derivative(s, s->ytmp, at);
             if (r != NBODY_OK) break;
-            /* new G_k by divided differences: ((((a - a0)/h_k - G1) r[k][1] - G2) r[k][2] ...) r[k][k-1];
-               D = G_k(new) - G_k(old) */
-            /* G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1], nested
-               as written (a - a0 first: nearly equal numbers); then D = G_k(new) - G_k(old) */
-            op = nbody__op(R->divided, at, 1, half);
-            op.out_off = op.y_off = op.k_off = half;
-            op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            for (j = 0; j < k && r == NBODY_OK; ++j) {
-                op = nbody__op(R->divided, NULL, j ? K.r[k][j] : 1 / K.h[k], half);
-                op.out_off = op.k_off = half;
-                op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-                if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
-                r = s->eng.ops->lincomb(&s->eng, &op);
-            }
-            op = nbody__op(D, NULL, 1, half);
-            op.out_off = op.k_off = half;
-            op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            op = nbody__op(G[k - 1], NULL, 1, half);           /* G_k = the new value itself */
-            op.out_off = op.k_off = half;
-            op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-            if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-            for (j = 1; j <= k && r == NBODY_OK; ++j) {  /* B_j += c[k][j] D, compensated */
-                op = nbody__op(B[j - 1], B[j - 1], 1, half);
-                op.out_off = op.y_off = op.k_off = half;
-                op.nk = 1; op.c[0] = K.c[k][j]; op.k[0] = D; op.comp = CS[j - 1];
-                r = s->eng.ops->lincomb(&s->eng, &op);
-            }
+            if (!host) r = nbody__radau_correct(s, K, k);
+            else nbody__radau_host_run(&V, NBODY__RADAU_CORRECT, k, half, &dmax, &amax);
         }
-        /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D) */
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, D, &dmax);
-        if (r == NBODY_OK) r = nbody__radau_maxabs(s, at, &amax);
+        /* convergence: max |dB7| / max |a| over the last node (dB7 = dG7 = D; on the host
+           from the last node's correction) */
+        if (r == NBODY_OK && !host) r = nbody__radau_maxabs(s, D, &dmax);
+        if (r == NBODY_OK && !host) r = nbody__radau_maxabs(s, at, &amax);
         if (r != NBODY_OK) break;
         pc = amax > 0 ? dmax / amax : (dmax > 0 ? (nbody_real)HUGE_VAL : 0);
         if (pc != pc) pc = (nbody_real)HUGE_VAL;
         if (!nbody__isfinite(pc) && sweep >= 1) break;   /* NaN state: the finite check reports it */
     }
     if (r != NBODY_OK) return r;
-    /* the step's end: x and v, every term added on its own with compensation, smallest first
-       (a single rounded increment would carry a bias the compensation cannot remove) */
-    {
-        nbody__lincomb copy = nbody__op(s->comp_new, s->comp, 0, s->len);
-        r = s->eng.ops->lincomb(&s->eng, &copy);
-        for (j = 8; j >= 0 && r == NBODY_OK; --j) {    /* x: B7 .. B1, a0, v0; v: B7 .. B1, a0 */
-            nbody__buf term = j >= 2 ? B[j - 2] : j == 1 ? s->k[0] : s->y;
-            nbody_real cx = j >= 2 ? h * h / (nbody_real)(j * (j + 1)) : j == 1 ? h * h / 2 : h;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
-            op.k_off = half; op.comp = s->comp_new; op.nk = 1; op.c[0] = cx; op.k[0] = term;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-            if (r != NBODY_OK || j == 0) break;
-            op = nbody__op(s->y_new, j == 8 ? s->y : s->y_new, 1, half);
-            op.out_off = op.y_off = op.k_off = half; op.comp = s->comp_new;
-            op.nk = 1; op.c[0] = j >= 2 ? h / (nbody_real)j : h; op.k[0] = term;
-            r = s->eng.ops->lincomb(&s->eng, &op);
-        }
-    }
+    if (host) nbody__radau_host_run(&V, NBODY__RADAU_FINISH, 0, half, NULL, NULL);
+    else r = nbody__radau_finish(s, h);
     if (r != NBODY_OK) return r;
     /* the next step */
     if (s->desc.radau_control == NBODY_RADAU_FIXED) { R->proposal = h; return NBODY_OK; }
@@ -2677,12 +3026,18 @@ static void nbody__commit_radau(nbody_sim *s, nbody_real h) {
     nbody__buf *B = R->b, *BACC = R->b_accepted, *EACC = R->prediction;
     size_t half = s->len / 2;
     int j;
-    for (j = 1; j <= 7; ++j) {
-        if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
-        else {
-            nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, half);
-            op.out_off = half;
-            s->eng.ops->lincomb(&s->eng, &op);
+    if (nbody__radau_on_host(s)) {
+        nbody__radau_host V;
+        nbody__radau_host_open(s, 0, R->ratio, &V);
+        nbody__radau_host_run(&V, NBODY__RADAU_COMMIT, R->predicted, half, NULL, NULL);
+    } else {
+        for (j = 1; j <= 7; ++j) {
+            if (R->predicted) nbody__radau_shift(s, EACC[j - 1], BACC, j, R->ratio, NULL, NULL);
+            else {
+                nbody__lincomb op = nbody__op(EACC[j - 1], NULL, 0, half);
+                op.out_off = half;
+                s->eng.ops->lincomb(&s->eng, &op);
+            }
         }
     }
     for (j = 0; j < 7; ++j) nbody__swap(&BACC[j], &B[j]);
@@ -3398,10 +3753,6 @@ static nbody_real nbody__host_terms(const nbody__lincomb *op, size_t i) {
     for (j = 0; j < op->nk; ++j) s += op->c[j] * ((const nbody_real *)op->k[j])[op->k_off + i];
     return s;
 }
-
-/* Below this many elements a vector op runs serially: entering a parallel region costs more
-   than the loop (measured: bench/bench_orbital.c, a 3-body run with and without -fopenmp) */
-#define NBODY__HOST_PARALLEL_MIN 65536
 
 /* elements [i0, i1) of a lincomb, the loop and its body in one function: with -fopenmp a
    per-element helper called from the serial loop and from the parallel region was not

@@ -14,7 +14,11 @@
           bench_orbital pythagorean [K]: RADAU on the Pythagorean problem to t = 70 with 1..K
           equal outputs (default 20): abs(dE/E) at t = 70 of each, geometric mean and range.
           bench_orbital small: one line "name wall_s cpu_s" per few-body run (bench/orbital_openmp.sh
-          runs it from a build with -fopenmp and one without and prints the ratios). */
+          runs it from a build with -fopenmp and one without and prints the ratios).
+          bench_orbital radau [R]: RADAU (PRS23, SIMPLE) on the outer solar system to 10^4 yr
+          with the outputs of the first table, R runs (default 3): one line each with the wall
+          and processor seconds (compare python3 bench/rebound_ias15.py FILE R;
+          bench/radau_rebound.sh alternates the two). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime: wall time in both builds */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -257,6 +261,36 @@ static double small_run(int ic, nbody_engine e, nbody_method m, double dt, doubl
     return t0;
 }
 
+/* RADAU to 10^4 yr, the outputs of outer() (10 yr, then sqrt(10) apart), R runs */
+static void radau_runs(int repeat) {
+    int rep;
+    for (rep = 0; rep < repeat; ++rep) {
+        nbody_system s = {0};
+        nbody_sim *sim;
+        nbody_desc d = {0};
+        nbody_invariants e0, e1;
+        double t, mx = 0, w, c;
+        nbody_ic_outer_solar_system(&s);
+        nbody_measure(&s, 1, 0, &e0);
+        d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU;
+        if (nbody_create(&sim, &d, &s) != NBODY_OK) return;
+        w = now(); c = cpu_now();
+        for (t = 10; t <= 1e4 * 1.000001; t *= sqrt(10.0)) {
+            double de;
+            if (nbody_advance(sim, (nbody_real)(t * 2 * 3.14159265358979323846)) != NBODY_OK) break;
+            nbody_get_state(sim, &s);
+            nbody_measure(&s, 1, 0, &e1);
+            de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+            if (de > mx) mx = de;
+        }
+        w = now() - w; c = cpu_now() - c;
+        printf("nbody.h radau prs23 1e4 yr (%s OpenMP): max abs(dE/E) %.3g, %llu steps, wall %.3f s, cpu %.3f s\n",
+               NBODY__OPENMP ? "with" : "without", mx, nbody_get_stats(sim).steps, w, c);
+        nbody_destroy(sim);
+        nbody_system_free(&s);
+    }
+}
+
 static void small(void) {
     double yr = 2 * 3.14159265358979323846, w;
     w = small_run(0, NBODY_ENGINE_SIMPLE, NBODY_LEAPFROG, 1e-4, 20); printf("3body-simple-leapfrog %.4f %.4f\n", w, small_cpu);
@@ -274,6 +308,7 @@ static void small(void) {
 int main(int argc, char **argv) {
     double years = argc > 1 ? atof(argv[1]) : 1e4;
     if (argc > 1 && !strcmp(argv[1], "small")) { small(); return 0; }
+    if (argc > 1 && !strcmp(argv[1], "radau")) { radau_runs(argc > 2 ? atoi(argv[2]) : 3); return 0; }
     if (argc > 1 && !strcmp(argv[1], "pythagorean")) { pythagorean_outputs(argc > 2 ? atoi(argv[2]) : 20); return 0; }
     if (argc > 1 && !strcmp(argv[1], "outer-ic")) {  /* the start bench/rebound_whfast.py reads */
         nbody_system s = {0};

@@ -1,6 +1,7 @@
 /* test_orbital.c - NBODY_RADAU (Gauss-Radau, IAS15-class): its measured order, energy on the
    outer solar system, the Pythagorean three-body problem, its step-size criteria, and the
-   outer-solar-system initial condition; and the SIMPLE engine's pairwise kernel (each pair's
+   outer-solar-system initial condition; its fused passes on the CPU engines against its
+   engine-operation path, bit for bit; and the SIMPLE engine's pairwise kernel (each pair's
    1/sqrt once) against the row-by-row sums, bit for bit. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -135,6 +136,68 @@ static void test_arguments(void) {
     nbody_system_free(&s);
 }
 
+/* ---- RADAU's fused host passes (taken when the engine's lincomb is the host one) against
+   its path through the engine operations, which the GPU engines take: the same run with the
+   lincomb wrapped (so the solver does not recognise the host engine) must give the same
+   bits: state, compensation, every RADAU vector and the counts ---- */
+static nbody_result wrapped_lincomb(nbody__engine *e, const nbody__lincomb *op) { return nbody__host_lincomb(e, op); }
+
+static void drag_force(size_t n, nbody_real t, const nbody_real *x, const nbody_real *y, const nbody_real *z,
+                       const nbody_real *vx, const nbody_real *vy, const nbody_real *vz, const nbody_real *m,
+                       nbody_real *ax, nbody_real *ay, nbody_real *az, void *u) {
+    size_t i;
+    (void)t; (void)x; (void)y; (void)z; (void)m; (void)u;
+    for (i = 0; i < n; ++i) { ax[i] -= (nbody_real)1e-3 * vx[i]; ay[i] -= (nbody_real)1e-3 * vy[i]; az[i] -= (nbody_real)1e-3 * vz[i]; }
+}
+
+static int radau_bits_differ(nbody_sim *a, nbody_sim *b) {
+    size_t bytes = a->len * sizeof(nbody_real);
+    int j, differ = memcmp(a->y, b->y, bytes) || memcmp(a->comp, b->comp, bytes) ||
+                    a->stats.steps != b->stats.steps || a->stats.force_evals != b->stats.force_evals ||
+                    a->stats.rejected != b->stats.rejected || a->t != b->t || a->dt_next != b->dt_next;
+    for (j = 0; j < NBODY__RADAU_NB; ++j)
+        differ = differ || memcmp(a->radau.b_accepted[j], b->radau.b_accepted[j], bytes) ||
+                 memcmp(a->radau.prediction[j], b->radau.prediction[j], bytes) ||
+                 memcmp(a->radau.g[j], b->radau.g[j], bytes) || memcmp(a->radau.b_comp[j], b->radau.b_comp[j], bytes);
+    return differ || memcmp(a->radau.change, b->radau.change, bytes) || memcmp(a->radau.divided, b->radau.divided, bytes) ||
+           memcmp(a->radau.x_comp, b->radau.x_comp, bytes);
+}
+
+static void test_host_passes(void) {
+    static const char *name[5] = {"outer prs23", "outer global", "pythagorean", "figure-eight fixed, drag", "figure-eight openmp engine, drag"};
+    int c;
+    for (c = 0; c < 5; ++c) {
+        nbody_system s = {0};
+        nbody_sim *sim[2] = {NULL, NULL};
+        nbody__engine_ops wrapped;
+        nbody_desc d = NBODY__ZERO_INIT;
+        nbody_real t_end = 70;
+        nbody_result r = NBODY_OK;
+        int w, k;
+        if (c < 2) { nbody_ic_outer_solar_system(&s); t_end = (nbody_real)(300 * 2 * PI); }
+        else if (c == 2) nbody_ic_pythagorean(&s);
+        else { nbody_ic_figure_eight(&s); t_end = 10; d.extra_force = drag_force; }
+        d.engine = c == 4 ? NBODY_ENGINE_OPENMP : NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU;
+        d.radau_control = c == 1 ? NBODY_RADAU_GLOBAL : c == 3 ? NBODY_RADAU_FIXED : NBODY_RADAU_PRS23;
+        d.dt = (nbody_real)0.01;
+        for (w = 0; w < 2 && r == NBODY_OK; ++w) r = nbody_create(&sim[w], &d, &s);
+        if (r == NBODY_OK) {
+            wrapped = *sim[1]->eng.ops;
+            wrapped.lincomb = wrapped_lincomb;
+            sim[1]->eng.ops = &wrapped;
+            for (k = 1; k <= 3 && r == NBODY_OK; ++k)      /* outputs: steps clipped to land on them */
+                for (w = 0; w < 2 && r == NBODY_OK; ++w) r = nbody_advance(sim[w], t_end * (nbody_real)k / 3);
+        }
+        CHECK(r == NBODY_OK, "radau %s: %s", name[c], nbody_result_string(r));
+        if (r == NBODY_OK) {
+            printf("  radau %s: fused host passes and engine operations, %llu steps\n", name[c], sim[0]->stats.steps);
+            CHECK(!radau_bits_differ(sim[0], sim[1]), "radau %s: the fused host passes differ from the engine operations", name[c]);
+        }
+        for (w = 0; w < 2; ++w) nbody_destroy(sim[w]);
+        nbody_system_free(&s);
+    }
+}
+
 /* ---- the SIMPLE engine's kernel forms each pair once: the same bits as the rows of
    nbody__accel_simple_range (every body's sum over the sources in index order), for 1 to 40
    bodies, with and without softening, coincident bodies (NaN) and masses of 1e-6 included ---- */
@@ -167,6 +230,7 @@ int main(void) {
     test_outer_solar_system();
     test_pythagorean();
     test_arguments();
+    test_host_passes();
     test_pair_kernel();
     return check_finish();
 }
