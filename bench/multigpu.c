@@ -9,7 +9,8 @@
    the median wall-clock time of up to 7 steps or 20 s; a step ends with a device-to-host copy
    (the finiteness check), so the GPUs are idle between steps. The tree on several GPUs runs
    twice: walks balanced by measured time (the engine's default) and split by body count
-   (balance off, for comparison); the last column gives the share of the leaves GPU 0 walked. */
+   (balance off, for comparison), and balanced with 1024 threads a block instead of the slices'
+   default; the last column gives the share of the leaves GPU 0 walked. */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -19,6 +20,7 @@
 #include <time.h>
 
 int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int balance);   /* nbody_cuda.cu */
+void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread);
 
 static double now(void) {
     struct timespec t;
@@ -32,7 +34,7 @@ static int cmp_double(const void *a, const void *b) {
 
 /* ms per step, -1 on failure; balance: the tree's walks on several GPUs balanced by measured
    time (1) or split by count (0); *share: the leaves GPU 0 walked last, as a fraction (-1: none) */
-static double step_ms(nbody_engine engine, size_t n, int devices, int balance, double *share) {
+static double step_ms(nbody_engine engine, size_t n, int devices, int balance, int block, double *share) {
     nbody_system s = {0};
     nbody_desc d = {0};
     nbody_sim *sim = NULL;
@@ -44,7 +46,8 @@ static double step_ms(nbody_engine engine, size_t n, int devices, int balance, d
     if (r == NBODY_OK) r = nbody_create(&sim, &d, &s);
     nbody_system_free(&s);
     *share = -1;
-    if (r == NBODY_OK) (void)nbody__cuda_multi_walk(&sim->eng, w, 0, balance);
+    if (r == NBODY_OK && nbody__cuda_multi_walk(&sim->eng, w, 0, balance) > 1 && block > 0)
+        nbody__cuda_bench_config(&sim->eng, 0, block, 1);   /* the tree's walks: block threads, each thread alone */
     for (k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody_step(sim);
     for (k = 0; k < 7 && r == NBODY_OK && (k < 2 || total < 20); ++k, ++reps) {
         double t0 = now();
@@ -71,15 +74,16 @@ int main(int argc, char **argv) {
     printf("## Strong scaling (%s): ms per leapfrog step, the same N on 1..%d GPUs\n\n", prec, D);
     printf("| engine | N | GPUs | tree walks | ms / step | speed-up | efficiency | GPU 0's leaves |\n|---|---:|---:|---|---:|---:|---:|---:|\n");
     for (i = 0; i < sizeof strong / sizeof *strong; ++i) {
-        double share, t1 = step_ms(strong[i].e, strong[i].n, 1, 1, &share);
-        int tree = strong[i].e == NBODY_ENGINE_CUDA_TREE, bal;
+        double share, t1 = step_ms(strong[i].e, strong[i].n, 1, 1, 0, &share);
+        int tree = strong[i].e == NBODY_ENGINE_CUDA_TREE, v;
+        static const char *const walks[] = {"by time", "by count", "by time, 1024 threads"};
         printf("| %s | 2^%d | 1 | | %.3f | 1 | 100%% | |\n", nbody_engine_name(strong[i].e), (int)(__builtin_ctzll(strong[i].n)), t1);
         fflush(stdout);
         for (g = 2; g <= D; g *= 2)
-            for (bal = 1; bal >= (tree ? 0 : 1); --bal) {
-                double tg = step_ms(strong[i].e, strong[i].n, g, bal, &share);
+            for (v = 0; v < (tree ? 3 : 1); ++v) {
+                double tg = step_ms(strong[i].e, strong[i].n, g, v != 1, v == 2 ? 1024 : 0, &share);
                 printf("| %s | 2^%d | %d | %s | %.3f | %.2fx | %.0f%% | ", nbody_engine_name(strong[i].e), (int)(__builtin_ctzll(strong[i].n)),
-                       g, !tree ? "" : bal ? "by time" : "by count", tg, t1 / tg, 100 * t1 / tg / g);
+                       g, tree ? walks[v] : "", tg, t1 / tg, 100 * t1 / tg / g);
                 if (share >= 0) printf("%.4f |\n", share); else printf("|\n");
                 fflush(stdout);
             }
@@ -89,7 +93,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < sizeof weak / sizeof *weak; ++i)
         for (g = 1; g <= D; g *= 2) {
             size_t n = weak[i].per * (size_t)g;
-            double share, t = step_ms(weak[i].e, n, g, 1, &share);
+            double share, t = step_ms(weak[i].e, n, g, 1, 0, &share);
             double rate = weak[i].e == NBODY_ENGINE_CUDA ? (double)n * (double)n / g / (t / 1e3) : (double)n / g / (t / 1e3);
             printf("| %s | 2^%d | %d | 2^%d | %.3f | %.3g |\n", nbody_engine_name(weak[i].e), (int)__builtin_ctzll(weak[i].per), g,
                    (int)__builtin_ctzll(n), t, rate);

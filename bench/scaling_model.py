@@ -22,9 +22,11 @@ ALPHA_IB = 5e-6    # s per ring step across hosts
 def table(path):
     rows = {}
     for line in open(path):
-        m = re.match(r"\|\s*(cuda(?:-tree)?)\s*\|\s*2\^(\d+)\s*\|\s*(\d+)\s*\|\s*([\d.]+)\s*\|", line)
-        if m and "Strong" not in line:
-            rows.setdefault((m.group(1), int(m.group(2))), {})[int(m.group(3))] = float(m.group(4)) / 1e3
+        # | engine | 2^k | GPUs | [tree walks |] ms | ...: the tree's walks balanced by time (the
+        # engine's default) or with no such column; rows split by count are left out
+        m = re.match(r"\|\s*(cuda(?:-tree)?)\s*\|\s*2\^(\d+)\s*\|\s*(\d+)\s*\|(?:\s*(by time|by count|by time, 1024 threads|)\s*\|)?\s*([\d.]+)\s*\|", line)
+        if m and "Strong" not in line and m.group(4) in (None, "", "by time"):
+            rows.setdefault((m.group(1), int(m.group(2))), {})[int(m.group(3))] = float(m.group(5)) / 1e3
     return rows
 
 
