@@ -2266,12 +2266,21 @@ static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, 
     return NBODY_OK;
 }
 
-/* no tuning on slices: the measured good defaults. Tree: each thread walks alone, the walk one
-   GPU's tuning chose at 2^20, 2^22 and 2^24 on the Hilbert tree (1024 threads there; 256 give
-   the same residency, and fit the registers of any build); both walks give the same bits */
+/* no tuning on slices: the measured good defaults. Dense: 256 threads. Tree: each thread walks
+   alone, the walk one GPU's tuning chose at 2^20, 2^22 and 2^24 on the Hilbert tree, in blocks
+   of 1024 threads as there (or as many as the kernel's registers allow): neighbouring leaves
+   in one block share the nodes in the SM's cache; measured on two H200s at 2^24, 102.5 ms a
+   step against 112.1 with 256 threads. Both walks and every block give the same bits. */
 static void nbody__cu_slice_defaults(nbody__cuda *c) {
+    cudaFuncAttributes fa;
     if (c->tuned) return;
     c->block = 256;
+    if (c->tree) {
+        c->block = 1024;
+        if (cudaFuncGetAttributes(&fa, (const void *)nbody__cu_walk<nbody__r, false>) == cudaSuccess && fa.maxThreadsPerBlock < 1024)
+            c->block = fa.maxThreadsPerBlock / 32 * 32;
+        (void)cudaGetLastError();
+    }
     c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
     c->walk = c->tree ? NBODY__CU_WALK_THREAD : NBODY__CU_WALK_WARP;
     c->tuned = 1;
