@@ -8,7 +8,7 @@
    The dense engine's split symmetric kernel (shares of its tournament on each GPU, partial
    sums reduce-scattered): against SIMPLE and one GPU, run to run, and the tuned choice of
    design. NBODY_TEST_DEVICES=1 runs the symmetric kernel checks on one GPU. More GPUs than
-   present are refused. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
+   present are refused, and so are quadrupoles on several GPUs. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "tests/check.h"
@@ -304,6 +304,13 @@ static void check_refused(int present) {
     r = nbody_create(&sim, &d, &s);
     CHECK(r == NBODY_ERR_UNAVAILABLE && sim == NULL, "devices = %d with %d GPUs: %s", present + 1, present, nbody_result_string(r));
     nbody_destroy(sim);
+    sim = NULL;
+    if (present >= 2) {            /* quadrupoles: the group walk has no leaf ranges, one GPU only */
+        d.engine = NBODY_ENGINE_CUDA_TREE; d.devices = 2; d.quadrupole = 1;
+        r = nbody_create(&sim, &d, &s);
+        CHECK(r == NBODY_ERR_INVALID_ARGUMENT && sim == NULL, "cuda-tree, quadrupoles on 2 GPUs: %s", nbody_result_string(r));
+        nbody_destroy(sim);
+    }
     nbody_system_free(&s);
 }
 
