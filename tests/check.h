@@ -28,6 +28,28 @@ CHECK_UNUSED static void check_skip(const char *require, const char *why) {
     else { check_skipped++; printf("SKIP %s\n", why); }
 }
 
+#ifdef NBODY_H_INCLUDED
+#include <math.h>
+/* forces compared body by body: the largest |a_i - b_i| / |b_i| over the n bodies of two
+   accelerations laid out x[n], y[n], z[n] (relative to the body's acceleration, not to each
+   component: a component near zero would measure only its own cancellation); NaN is largest */
+CHECK_UNUSED static double check_body_rel_diff(const nbody_real *a, const nbody_real *b, size_t n) {
+    double worst = 0;
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        double d2 = 0, b2 = 0, e;
+        int c;
+        for (c = 0; c < 3; ++c) {
+            double d = (double)a[c * n + i] - (double)b[c * n + i];
+            d2 += d * d; b2 += (double)b[c * n + i] * (double)b[c * n + i];
+        }
+        e = sqrt(d2 / (b2 + 1e-300));
+        if (!(e <= worst)) worst = e;
+    }
+    return worst;
+}
+#endif
+
 static int check_finish(void) {
     printf("RESULT %d %d %d\n", check_passed, check_failed, check_skipped);
     return check_failed != 0;

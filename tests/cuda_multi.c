@@ -49,23 +49,8 @@ static int forced(const nbody_system *s, int devices, double softening, int vari
     return ok;
 }
 
-/* the largest difference of a body's acceleration, relative to its size: |a_i - b_i| / |b_i|
-   over the bodies (a component near zero would otherwise measure only its own cancellation) */
-static double rel_diff(const nbody_real *a, const nbody_real *b, size_t len) {
-    double worst = 0;
-    size_t i, n = len / 3;
-    for (i = 0; i < n; ++i) {
-        double d2 = 0, b2 = 0, e;
-        int c;
-        for (c = 0; c < 3; ++c) {
-            double d = (double)a[c * n + i] - (double)b[c * n + i];
-            d2 += d * d; b2 += (double)b[c * n + i] * (double)b[c * n + i];
-        }
-        e = sqrt(d2 / (b2 + 1e-300));
-        if (!(e <= worst)) worst = e;
-    }
-    return worst;
-}
+/* the largest difference of a body's acceleration, relative to its size (check.h) */
+static double rel_diff(const nbody_real *a, const nbody_real *b, size_t len) { return check_body_rel_diff(a, b, len / 3); }
 
 static void check_forces(size_t n, size_t n_active) {
     const int dbl = sizeof(nbody_real) == sizeof(double);

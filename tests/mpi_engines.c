@@ -216,16 +216,7 @@ static void check_cuda(const nbody_system *s) {
         ra = nbody_accelerations(&d, s, a, a + n, a + 2 * n);
         d.mpi_comm = NULL;
         rb = nbody_accelerations(&d, s, b, b + n, b + 2 * n);
-        for (i = 0; i < n; ++i) {   /* relative to the body's acceleration: a component near zero measures only its cancellation */
-            double d2 = 0, b2 = 0, e;
-            int c;
-            for (c = 0; c < 3; ++c) {
-                double dc = (double)a[c * n + i] - (double)b[c * n + i];
-                d2 += dc * dc; b2 += (double)b[c * n + i] * (double)b[c * n + i];
-            }
-            e = sqrt(d2 / (b2 + 1e-300));
-            if (!(e <= worst)) worst = e;
-        }
+        worst = check_body_rel_diff(a, b, n);
         CHECK(ra == NBODY_OK && rb == NBODY_OK && (tree % 2 ? !memcmp(a, b, bytes) : worst <= (dbl ? 1e-12 : 1e-5)),
               "%d ranks, %s, n_active %lu: %s / %s, largest relative difference %.3g", size_, nbody_engine_name(d.engine),
               (unsigned long)d.n_active, nbody_result_string(ra), nbody_result_string(rb), worst);
