@@ -144,38 +144,44 @@ static void brouwer(double years, const char *file) {
    be written to a file (lines "r yr dE/E") and fitted again with `brouwer-fit FILE`, which is
    how bench/rebound_brouwer.py's samples of REBOUND are fitted: the same code for both. */
 enum { ENS_WMAX = 32 };
-typedef struct { int k; double *sum2, *mx; int *cnt; } ens_acc;
+typedef struct { int k; double *sum, *sum2, *mx; int *cnt; } ens_acc;
 
 static int ens_init(ens_acc *a, int k) {
     a->k = k;
+    a->sum = (double *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(double));
     a->sum2 = (double *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(double));
     a->mx = (double *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(double));
     a->cnt = (int *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(int));
-    return a->sum2 && a->mx && a->cnt;
+    return a->sum && a->sum2 && a->mx && a->cnt;
 }
 
-static void ens_free(ens_acc *a) { free(a->sum2); free(a->mx); free(a->cnt); }
+static void ens_free(ens_acc *a) { free(a->sum); free(a->sum2); free(a->mx); free(a->cnt); }
 
 /* row r < k: realisation r; row k: all of them together */
 static void ens_add(ens_acc *a, int r, double yr, double de) {
     int w = (int)floor(2 * log10(yr) + 1e-9), row;      /* window [10^(w/2), 10^((w+1)/2)) */
     if (w < 0 || w >= ENS_WMAX || r < 0 || r >= a->k) return;
     for (row = r; ; row = a->k) {
-        a->sum2[row * ENS_WMAX + w] += de * de; a->cnt[row * ENS_WMAX + w]++;
+        a->sum[row * ENS_WMAX + w] += de; a->sum2[row * ENS_WMAX + w] += de * de; a->cnt[row * ENS_WMAX + w]++;
         if (fabs(de) > a->mx[row * ENS_WMAX + w]) a->mx[row * ENS_WMAX + w] = fabs(de);
         if (row == a->k) break;
     }
 }
 
-/* least-squares slope of log10(rms) (max: log10(max abs)) against the windows' log10 centres,
+/* least-squares slope of log10(rms) (what 1: log10(max abs); 2: log10 of the standard deviation
+   about the window's mean, the error less its mean drift) against the windows' log10 centres,
    over the windows from 10^3 yr with at least `need` samples */
-static double ens_slope(const ens_acc *a, int row, int use_max, int need) {
+static double ens_slope(const ens_acc *a, int row, int what, int need) {
     double n = 0, sx = 0, sy = 0, sxy = 0, sxx = 0;
     int w;
     for (w = 6; w < ENS_WMAX; ++w) {
         int c = a->cnt[row * ENS_WMAX + w];
-        double y = use_max ? a->mx[row * ENS_WMAX + w] : (c ? sqrt(a->sum2[row * ENS_WMAX + w] / c) : 0), lt = (w + 0.5) / 2;
-        if (c < need || y <= 0) continue;
+        double y = 0, lt = (w + 0.5) / 2;
+        if (c < need) continue;
+        if (what == 1) y = a->mx[row * ENS_WMAX + w];
+        else if (what == 2) y = sqrt(fmax(0, a->sum2[row * ENS_WMAX + w] / c - pow(a->sum[row * ENS_WMAX + w] / c, 2)));
+        else y = sqrt(a->sum2[row * ENS_WMAX + w] / c);
+        if (y <= 0) continue;
         y = log10(y);
         n += 1; sx += lt; sy += y; sxy += lt * y; sxx += lt * lt;
     }
@@ -185,11 +191,11 @@ static double ens_slope(const ens_acc *a, int row, int use_max, int need) {
 static void ens_report(const ens_acc *a, const char *label, int need) {
     int w, r, row = a->k;
     double m = 0, v = 0, lo = 1e300, hi = -1e300;
-    printf("\n| %s, %d realisations: window (yr) | samples | ensemble rms dE/E | max abs(dE/E) | realisations' rms min .. max |\n"
-           "| --- | --- | --- | --- | --- |\n", label, a->k);
+    printf("\n| %s, %d realisations: window (yr) | samples | ensemble rms dE/E | ensemble mean dE/E | sd about the mean | max abs(dE/E) | realisations' rms min .. max |\n"
+           "| --- | --- | --- | --- | --- | --- | --- |\n", label, a->k);
     for (w = 2; w < ENS_WMAX; ++w) {
         int c = a->cnt[row * ENS_WMAX + w];
-        double rlo = 1e300, rhi = 0;
+        double rlo = 1e300, rhi = 0, mean;
         if (c < need * a->k) continue;                   /* a partial window */
         for (r = 0; r < a->k; ++r) {
             int cr = a->cnt[r * ENS_WMAX + w];
@@ -197,8 +203,9 @@ static void ens_report(const ens_acc *a, const char *label, int need) {
             if (x < rlo) rlo = x;
             if (x > rhi) rhi = x;
         }
-        printf("| 1e%.1f - 1e%.1f | %d | %.2e | %.2e | %.2e .. %.2e |\n", w / 2.0, (w + 1) / 2.0, c,
-               sqrt(a->sum2[row * ENS_WMAX + w] / c), a->mx[row * ENS_WMAX + w], rlo, rhi);
+        mean = a->sum[row * ENS_WMAX + w] / c;
+        printf("| 1e%.1f - 1e%.1f | %d | %.2e | %+.2e | %.2e | %.2e | %.2e .. %.2e |\n", w / 2.0, (w + 1) / 2.0, c,
+               sqrt(a->sum2[row * ENS_WMAX + w] / c), mean, sqrt(fmax(0, a->sum2[row * ENS_WMAX + w] / c - mean * mean)), a->mx[row * ENS_WMAX + w], rlo, rhi);
     }
     printf("\nper-realisation rms slopes (1e3 yr on):");
     for (r = 0; r < a->k; ++r) {
@@ -210,9 +217,11 @@ static void ens_report(const ens_acc *a, const char *label, int need) {
     }
     m /= a->k;
     v = a->k > 1 ? (v - a->k * m * m) / (a->k - 1) : 0;
-    printf("\nbrouwer-ensemble %s: slope of the ensemble rms %.3f, of the ensemble max %.3f; per realisation "
-           "mean %.3f, sd %.3f, min %.3f, max %.3f (K = %d; Brouwer's law 0.5, linear drift 1)\n",
-           label, ens_slope(a, row, 0, need * a->k), ens_slope(a, row, 1, need * a->k), m, v > 0 ? sqrt(v) : 0, lo, hi, a->k);
+    printf("\nbrouwer-ensemble %s: slope of the ensemble rms %.3f, of the ensemble max %.3f, of the sd about the mean %.3f; per realisation "
+           "mean %.3f, sd %.3f (standard error of the mean %.3f), min %.3f, max %.3f (K = %d; Brouwer's law 0.5, linear drift 1)\n",
+           label, ens_slope(a, row, 0, need * a->k), ens_slope(a, row, 1, need * a->k),
+           ens_slope(a, row, 2, need * a->k), m, v > 0 ? sqrt(v) : 0,
+           v > 0 ? sqrt(v / a->k) : 0, lo, hi, a->k);
 }
 
 static void brouwer_ensemble(double years, int k, const char *out) {
