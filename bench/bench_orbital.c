@@ -8,6 +8,12 @@
           logarithms against log t from 10^3 years on (Brouwer's law: 1/2); with FILE (a
           data file of examples/solar_system.c, 10 samples a decade) the same from its samples:
           bench_orbital brouwer 1e6 out/orbital/ss_radau.dat
+          bench_orbital brouwer-ensemble YEARS [K (default 8)] [SAMPLES]: the same over K
+          realisations (Jupiter's x times 1 + r 1e-12, r = 0..K-1): per window the rms over all
+          samples, its slope, and the mean and spread of the realisations' own slopes; the samples
+          written to SAMPLES (lines "r yr dE/E") if given.
+          bench_orbital brouwer-fit SAMPLES [YEARS] [LABEL]: the same statistics from such a file
+          (python3 bench/rebound_brouwer.py writes REBOUND IAS15's).
           bench_orbital outer-ic: the outer solar system, lines "m x y z vx vy vz" (%.17g).
           bench_orbital whfast [R]: the WHFast table only, R runs a row, smallest times (compare
           python3 bench/rebound_whfast.py FILE R).
@@ -127,6 +133,158 @@ static void brouwer(double years, const char *file) {
     if (f) fclose(f);
     if (sim) nbody_destroy(sim);
     nbody_system_free(&s);
+}
+
+/* Brouwer's law over an ensemble: K realisations, realisation r starting from the outer solar
+   system with Jupiter's x multiplied by (1 + r 1e-12) (r = 0 is the plain start), each sampled
+   as brouwer() does (20 a decade from 10 yr, dE/E against its own initial energy). Per window
+   of half a decade: the rms over all realisations' samples and the max abs; the slope of the
+   ensemble rms (and max) against log t over the windows from 10^3 yr, and each realisation's own
+   rms slope (the fit of brouwer()), their mean and sample standard deviation. The samples can
+   be written to a file (lines "r yr dE/E") and fitted again with `brouwer-fit FILE`, which is
+   how bench/rebound_brouwer.py's samples of REBOUND are fitted: the same code for both. */
+enum { ENS_WMAX = 32 };
+typedef struct { int k; double *sum, *sum2, *mx; int *cnt; } ens_acc;
+
+static int ens_init(ens_acc *a, int k) {
+    a->k = k;
+    a->sum = (double *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(double));
+    a->sum2 = (double *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(double));
+    a->mx = (double *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(double));
+    a->cnt = (int *)calloc((size_t)(k + 1) * ENS_WMAX, sizeof(int));
+    return a->sum && a->sum2 && a->mx && a->cnt;
+}
+
+static void ens_free(ens_acc *a) { free(a->sum); free(a->sum2); free(a->mx); free(a->cnt); }
+
+/* row r < k: realisation r; row k: all of them together */
+static void ens_add(ens_acc *a, int r, double yr, double de) {
+    int w = (int)floor(2 * log10(yr) + 1e-9), row;      /* window [10^(w/2), 10^((w+1)/2)) */
+    if (w < 0 || w >= ENS_WMAX || r < 0 || r >= a->k) return;
+    for (row = r; ; row = a->k) {
+        a->sum[row * ENS_WMAX + w] += de; a->sum2[row * ENS_WMAX + w] += de * de; a->cnt[row * ENS_WMAX + w]++;
+        if (fabs(de) > a->mx[row * ENS_WMAX + w]) a->mx[row * ENS_WMAX + w] = fabs(de);
+        if (row == a->k) break;
+    }
+}
+
+/* least-squares slope of log10(rms) (what 1: log10(max abs); 2: log10 of the standard deviation
+   about the window's mean, the error less its mean drift) against the windows' log10 centres,
+   over the windows from 10^3 yr with at least `need` samples */
+static double ens_slope(const ens_acc *a, int row, int what, int need) {
+    double n = 0, sx = 0, sy = 0, sxy = 0, sxx = 0;
+    int w;
+    for (w = 6; w < ENS_WMAX; ++w) {
+        int c = a->cnt[row * ENS_WMAX + w];
+        double y = 0, lt = (w + 0.5) / 2;
+        if (c < need) continue;
+        if (what == 1) y = a->mx[row * ENS_WMAX + w];
+        else if (what == 2) y = sqrt(fmax(0, a->sum2[row * ENS_WMAX + w] / c - pow(a->sum[row * ENS_WMAX + w] / c, 2)));
+        else y = sqrt(a->sum2[row * ENS_WMAX + w] / c);
+        if (y <= 0) continue;
+        y = log10(y);
+        n += 1; sx += lt; sy += y; sxy += lt * y; sxx += lt * lt;
+    }
+    return n > 1 ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : 0;
+}
+
+static void ens_report(const ens_acc *a, const char *label, int need) {
+    int w, r, row = a->k;
+    double m = 0, v = 0, lo = 1e300, hi = -1e300;
+    printf("\n| %s, %d realisations: window (yr) | samples | ensemble rms dE/E | ensemble mean dE/E | sd about the mean | max abs(dE/E) | realisations' rms min .. max |\n"
+           "| --- | --- | --- | --- | --- | --- | --- |\n", label, a->k);
+    for (w = 2; w < ENS_WMAX; ++w) {
+        int c = a->cnt[row * ENS_WMAX + w];
+        double rlo = 1e300, rhi = 0, mean;
+        if (c < need * a->k) continue;                   /* a partial window */
+        for (r = 0; r < a->k; ++r) {
+            int cr = a->cnt[r * ENS_WMAX + w];
+            double x = cr ? sqrt(a->sum2[r * ENS_WMAX + w] / cr) : 0;
+            if (x < rlo) rlo = x;
+            if (x > rhi) rhi = x;
+        }
+        mean = a->sum[row * ENS_WMAX + w] / c;
+        printf("| 1e%.1f - 1e%.1f | %d | %.2e | %+.2e | %.2e | %.2e | %.2e .. %.2e |\n", w / 2.0, (w + 1) / 2.0, c,
+               sqrt(a->sum2[row * ENS_WMAX + w] / c), mean, sqrt(fmax(0, a->sum2[row * ENS_WMAX + w] / c - mean * mean)), a->mx[row * ENS_WMAX + w], rlo, rhi);
+    }
+    printf("\nper-realisation rms slopes (1e3 yr on):");
+    for (r = 0; r < a->k; ++r) {
+        double s = ens_slope(a, r, 0, need);
+        printf(" %.3f", s);
+        m += s; v += s * s;
+        if (s < lo) lo = s;
+        if (s > hi) hi = s;
+    }
+    m /= a->k;
+    v = a->k > 1 ? (v - a->k * m * m) / (a->k - 1) : 0;
+    printf("\nbrouwer-ensemble %s: slope of the ensemble rms %.3f, of the ensemble max %.3f, of the sd about the mean %.3f; per realisation "
+           "mean %.3f, sd %.3f (standard error of the mean %.3f), min %.3f, max %.3f (K = %d; Brouwer's law 0.5, linear drift 1)\n",
+           label, ens_slope(a, row, 0, need * a->k), ens_slope(a, row, 1, need * a->k),
+           ens_slope(a, row, 2, need * a->k), m, v > 0 ? sqrt(v) : 0,
+           v > 0 ? sqrt(v / a->k) : 0, lo, hi, a->k);
+}
+
+static void brouwer_ensemble(double years, int k, const char *out) {
+    enum { PER_DECADE = 20 };
+    ens_acc a;
+    FILE *f = NULL;
+    int r;
+    double t0 = now();
+    unsigned long long steps = 0;
+    if (k < 1 || !ens_init(&a, k)) return;
+    if (out && !(f = fopen(out, "w"))) { perror(out); ens_free(&a); return; }
+    if (f) fprintf(f, "# bench_orbital brouwer-ensemble %g %d: realisation, yr, dE/E (Jupiter's x times 1 + r 1e-12)\n", years, k);
+    for (r = 0; r < k; ++r) {
+        nbody_system s = {0};
+        nbody_sim *sim = NULL;
+        nbody_desc d = {0};
+        nbody_invariants e0, e1;
+        int i;
+        nbody_ic_outer_solar_system(&s);
+        s.x[1] = (nbody_real)((double)s.x[1] * (1 + r * 1e-12));   /* body 1: Jupiter */
+        nbody_measure(&s, 1, 0, &e0);
+        d.engine = NBODY_ENGINE_SIMPLE; d.method = NBODY_RADAU;
+        if (nbody_create(&sim, &d, &s) != NBODY_OK) { nbody_system_free(&s); break; }
+        for (i = 0; ; ++i) {
+            double yr = pow(10.0, 1 + (double)i / PER_DECADE), de;
+            if (yr > years * 1.000001) break;
+            if (nbody_advance(sim, (nbody_real)(yr * 2 * 3.14159265358979323846)) != NBODY_OK) break;
+            nbody_get_state(sim, &s);
+            nbody_measure(&s, 1, 0, &e1);
+            de = (double)((e1.energy - e0.energy) / e0.energy);
+            ens_add(&a, r, yr, de);
+            if (f) fprintf(f, "%d %.17g %.17g\n", r, yr, de);
+        }
+        if (f) fflush(f);
+        steps += nbody_get_stats(sim).steps;
+        fprintf(stderr, "realisation %d: %llu steps, %.1f s so far\n", r, nbody_get_stats(sim).steps, now() - t0);
+        nbody_destroy(sim);
+        nbody_system_free(&s);
+    }
+    if (f) fclose(f);
+    ens_report(&a, "nbody.h radau prs23", PER_DECADE / 2);
+    printf("%llu steps in all, %.1f s\n", steps, now() - t0);
+    ens_free(&a);
+}
+
+/* the same statistics from a file of lines "r yr dE/E" (r from 0; '#' lines skipped), up to `years` */
+static void brouwer_fit(const char *file, double years, const char *label) {
+    ens_acc a;
+    FILE *f = fopen(file, "r");
+    char line[256];
+    int r, k = 0;
+    double yr, de;
+    if (!f) { perror(file); return; }
+    while (fgets(line, sizeof line, f))                  /* first pass: the number of realisations */
+        if (line[0] != '#' && sscanf(line, "%d %lf %lf", &r, &yr, &de) == 3 && r + 1 > k) k = r + 1;
+    if (k < 1 || !ens_init(&a, k)) { fclose(f); return; }
+    rewind(f);
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '#' && sscanf(line, "%d %lf %lf", &r, &yr, &de) == 3 && yr >= 10 && yr <= years * 1.000001)
+            ens_add(&a, r, yr, de);
+    fclose(f);
+    ens_report(&a, label, 10);
+    ens_free(&a);
 }
 
 /* the Pythagorean problem to t = 70 with K equal outputs (each run lands on other times):
@@ -334,6 +492,15 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "brouwer")) {
         printf("# bench_orbital brouwer (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
         brouwer(argc > 2 ? atof(argv[2]) : 1e6, argc > 3 ? argv[3] : NULL);
+        return 0;
+    }
+    if (argc > 2 && !strcmp(argv[1], "brouwer-ensemble")) {
+        printf("# bench_orbital brouwer-ensemble (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
+        brouwer_ensemble(atof(argv[2]), argc > 3 ? atoi(argv[3]) : 8, argc > 4 ? argv[4] : NULL);
+        return 0;
+    }
+    if (argc > 2 && !strcmp(argv[1], "brouwer-fit")) {
+        brouwer_fit(argv[2], argc > 3 ? atof(argv[3]) : 1e300, argc > 4 ? argv[4] : argv[2]);
         return 0;
     }
     printf("# bench_orbital (%s OpenMP)\n", NBODY__OPENMP ? "with" : "without");
