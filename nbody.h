@@ -1249,7 +1249,10 @@ typedef struct nbody__radau_consts {
     nbody_real h[8];               /* nodes, h[0] = 0 */
     nbody_real c[8][8];            /* N_k(s) = s prod_{i<k} (s - h_i) = sum_j c[k][j] s^j, 1 <= j <= k <= 7 */
     nbody_real d[8][8];            /* G_k = sum_{j >= k} d[k][j] B_j */
-    nbody_real r[8][8];            /* r[k][i] = 1 / (h_k - h_i), i < k */
+    nbody_real r[8][8];            /* r[k][i] = 1 / d[k][i] rounded, i < k */
+    nbody_real dk[8][8];           /* d[k][i] = h_k - h_i (i > 0; rounded once) or h_k (i = 0) */
+    nbody_real dh[8][8], dl[8][8]; /* d[k][i] = dh + dl exactly, dh of half the mantissa (Veltkamp) */
+    nbody_real split;              /* 2^ceil(p / 2) + 1, p the mantissa's bits: Veltkamp's constant */
     nbody_real binom[8][8];        /* binom[j][m] = binom(m, j), 1 <= j <= m <= 7 (the shift of B) */
 } nbody__radau_consts;
 
@@ -2459,6 +2462,10 @@ static void nbody__radau_setup(nbody__radau_consts *K) {
     long double c[8][8], d[8][8];
     int k, j, i;
     memset(c, 0, sizeof c); memset(d, 0, sizeof d); memset(K, 0, sizeof *K);
+    {
+        int p = sizeof(nbody_real) == sizeof(float) ? FLT_MANT_DIG : sizeof(nbody_real) == sizeof(double) ? DBL_MANT_DIG : LDBL_MANT_DIG;
+        K->split = (nbody_real)ldexp(1.0, (p + 1) / 2) + 1;
+    }
     c[1][1] = 1;
     for (k = 2; k <= 7; ++k)                     /* N_k = N_{k-1} (s - h_{k-1}) */
         for (j = 1; j <= k; ++j) c[k][j] = c[k - 1][j - 1] - nbody__radau_nodes[k - 1] * c[k - 1][j];
@@ -2476,7 +2483,14 @@ static void nbody__radau_setup(nbody__radau_consts *K) {
         for (j = 0; j < 8; ++j) {
             K->c[k][j] = (nbody_real)c[k][j];
             K->d[k][j] = (nbody_real)d[k][j];
-            if (j < k) K->r[k][j] = (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j]));
+            if (j < k) {
+                nbody_real dv = j ? (nbody_real)(nbody__radau_nodes[k] - nbody__radau_nodes[j]) : K->h[k], t;
+                K->dk[k][j] = dv;
+                K->r[k][j] = j ? (nbody_real)(1.0L / (nbody__radau_nodes[k] - nbody__radau_nodes[j])) : 1 / K->h[k];
+                t = K->split * dv;
+                K->dh[k][j] = t - (t - dv);
+                K->dl[k][j] = dv - K->dh[k][j];
+            }
             if (k >= 1 && j >= k) K->binom[k][j] = nbody__radau_binom(j, k);
         }
     }
@@ -2624,9 +2638,17 @@ static nbody_result nbody__radau_predict(nbody_sim *s, const nbody__radau_consts
 }
 
 /* from f at node k (k[1]): the new G_k by divided differences,
-       G_k = ((((a - a0) / h_k - G_1) r[k][1] - G_2) r[k][2] ... - G_{k-1}) r[k][k-1],
+       G_k = ((((a - a0) / h_k - G_1) / (h_k - h_1) - G_2) / (h_k - h_2) ... - G_{k-1}) / (h_k - h_{k-1}),
    nested as written (a - a0 first: nearly equal numbers); D = G_k(new) - G_k(old);
-   B_j += c[k][j] D, compensated */
+   B_j += c[k][j] D, compensated.
+   The engine operations multiply but do not divide, so each quotient u / d is q = u r (r = 1 / d
+   rounded) corrected by its exact residual: e = u - d q, formed exactly by Dekker's product
+   (d = dh + dl and q = qh + ql split in halves of the mantissa, so every partial product is
+   exact), then u / d = q + e r. The plain product u r carries the rounding of r, the same
+   relative error at every step: the outer solar system's energy drifted by about 2e-20 a step
+   (bench/results/orbital-2026-11-23.md); a residual rounded before the subtraction drifts the
+   other way. ytmp and y_new (acceleration halves, free between a node's derivative and the
+   next prediction, and before the step's end) hold qh and ql. */
 static nbody_result nbody__radau_correct(nbody_sim *s, const nbody__radau_consts *K, int k) {
     size_t half = s->len / 2;
     nbody__radau_state *R = &s->radau;
@@ -2639,11 +2661,34 @@ static nbody_result nbody__radau_correct(nbody_sim *s, const nbody__radau_consts
     op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
     r = s->eng.ops->lincomb(&s->eng, &op);
     for (j = 0; j < k && r == NBODY_OK; ++j) {
-        op = nbody__op(R->divided, NULL, j ? K->r[k][j] : 1 / K->h[k], half);
-        op.out_off = op.k_off = half;
-        op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-        if (j) { op.nk = 2; op.c[1] = -1; op.k[1] = G[j - 1]; }
-        r = s->eng.ops->lincomb(&s->eng, &op);
+        nbody__buf u = R->divided, q = D, qh = s->ytmp, ql = s->y_new;   /* D: scratch until formed below */
+        nbody_real nd = -K->dk[k][j];
+        int t;
+        if (j) {                                       /* u = divided - G_j */
+            op = nbody__op(u, NULL, 1, half);
+            op.out_off = op.k_off = half;
+            op.nk = 2; op.c[0] = 1; op.k[0] = u; op.c[1] = -1; op.k[1] = G[j - 1];
+            r = s->eng.ops->lincomb(&s->eng, &op);
+        }
+        for (t = 0; t < 8 && r == NBODY_OK; ++t) {   /* eight operations, each as the fused host pass orders it */
+            op = nbody__op(NULL, NULL, 1, half);
+            op.out_off = op.k_off = half;
+            switch (t) {
+            case 0: op.out = q; op.h = K->r[k][j]; op.nk = 1; op.c[0] = 1; op.k[0] = u; break;          /* q = u r */
+            case 1: op.out = qh; op.nk = 1; op.c[0] = K->split; op.k[0] = q; break;                     /* T = C q */
+            case 2: op.out = ql; op.nk = 2; op.c[0] = 1; op.k[0] = qh; op.c[1] = -1; op.k[1] = q; break; /* T - q */
+            case 3: op.out = qh; op.nk = 2; op.c[0] = 1; op.k[0] = qh; op.c[1] = -1; op.k[1] = ql; break; /* qh */
+            case 4: op.out = ql; op.nk = 2; op.c[0] = 1; op.k[0] = q; op.c[1] = -1; op.k[1] = qh; break;  /* ql */
+            case 5:                                    /* ql = the error of fl(d q): dh qh - fl(d q) + dh ql + dl qh + dl ql */
+                op.out = ql; op.nk = 5;
+                op.c[0] = K->dh[k][j]; op.k[0] = qh; op.c[1] = nd; op.k[1] = q; op.c[2] = K->dh[k][j]; op.k[2] = ql;
+                op.c[3] = K->dl[k][j]; op.k[3] = qh; op.c[4] = K->dl[k][j]; op.k[4] = ql;
+                break;
+            case 6: op.out = u; op.nk = 3; op.c[0] = 1; op.k[0] = u; op.c[1] = nd; op.k[1] = q; op.c[2] = -1; op.k[2] = ql; break; /* e */
+            default: op.out = u; op.y = q; op.y_off = half; op.h = K->r[k][j]; op.nk = 1; op.c[0] = 1; op.k[0] = u; break;   /* q + e r */
+            }
+            r = s->eng.ops->lincomb(&s->eng, &op);
+        }
     }
     op = nbody__op(D, NULL, 1, half);
     op.out_off = op.k_off = half;
@@ -2817,6 +2862,14 @@ static void nbody__radau_host_predict(const nbody__radau_host *V, int k, size_t 
     }
 }
 
+/* a b + c rounded once (C99 fma): for the residual u - d q it is exact, the value Dekker's
+   product gives in nbody__radau_correct, in three operations instead of nine */
+static nbody_real nbody__fma(nbody_real a, nbody_real b, nbody_real c) {
+    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)fmaf((float)a, (float)b, (float)c);
+    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)fma((double)a, (double)b, (double)c);
+    return (nbody_real)fmal((long double)a, (long double)b, (long double)c);
+}
+
 /* nbody__radau_correct at node k for the elements [i0, i1), then nbody__radau_predict at
    node k + 1 (k < 7) or the max norms of D and a into *dmax, *amax (k = 7) */
 static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t i0, size_t i1, nbody_real *dmax,
@@ -2824,7 +2877,6 @@ static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t 
     const nbody__radau_consts *K = V->K;
     nbody_real *NBODY__RESTRICT dif = V->divided, *NBODY__RESTRICT d = V->change, *NBODY__RESTRICT gk = V->g[k - 1];
     const nbody_real *NBODY__RESTRICT at = V->at, *NBODY__RESTRICT a0 = V->a0;
-    nbody_real w = 1 / K->h[k];
     size_t i;
     int j;
     for (i = i0; i < i1; ++i) {
@@ -2832,14 +2884,15 @@ static void nbody__radau_host_correct(const nbody__radau_host *V, int k, size_t 
         sum += -1 * a0[i];
         dif[i] = at[i] + 1 * sum;
     }
-    for (j = 0; j < k; ++j) {
+    for (j = 0; j < k; ++j) {                          /* u / d from the reciprocal and the exact residual, see there */
         const nbody_real *NBODY__RESTRICT g = V->g[j ? j - 1 : 0];
-        if (j) w = K->r[k][j];
+        const nbody_real w = K->r[k][j], nd = -K->dk[k][j];
         for (i = i0; i < i1; ++i) {
-            nbody_real sum = 0;
-            sum += 1 * dif[i];
-            if (j) sum += -1 * g[i];
-            dif[i] = 0 + w * sum;
+            nbody_real sum, u, q, e;
+            if (j) { sum = 0; sum += 1 * dif[i]; sum += -1 * g[i]; u = 0 + 1 * sum; } else u = dif[i];
+            sum = 0; sum += 1 * u; q = 0 + w * sum;
+            e = nbody__fma(nd, q, u);
+            sum = 0; sum += 1 * e; dif[i] = q + w * sum;
         }
     }
     for (i = i0; i < i1; ++i) {
