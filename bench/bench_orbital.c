@@ -40,11 +40,21 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* advances sim to t years (t 2 pi in these units) and returns abs(dE/E) against e0 there (-1 on
+   failure); s receives the state */
+static double advance_de(nbody_sim *sim, double t, nbody_system *s, const nbody_invariants *e0) {
+    nbody_invariants e1;
+    if (nbody_advance(sim, (nbody_real)(t * 2 * 3.14159265358979323846)) != NBODY_OK) return -1;
+    nbody_get_state(sim, s);
+    nbody_measure(s, 1, 0, &e1);
+    return fabs((double)((e1.energy - e0->energy) / e0->energy));
+}
+
 static void outer(nbody_radau_control c, double years) {
     nbody_system s = {0};
     nbody_sim *sim;
     nbody_desc d = {0};
-    nbody_invariants e0, e1;
+    nbody_invariants e0;
     double t0 = now(), mx = 0, t;
     nbody_ic_outer_solar_system(&s);
     nbody_measure(&s, 1, 0, &e0);
@@ -53,11 +63,8 @@ static void outer(nbody_radau_control c, double years) {
     printf("\n| %s: years | abs(dE/E) | max so far | steps | wall s |\n| --- | --- | --- | --- | --- |\n",
            c == NBODY_RADAU_PRS23 ? "radau prs23" : "radau global");
     for (t = 10; t <= years * 1.000001; t *= sqrt(10.0)) {
-        double de;
-        if (nbody_advance(sim, (nbody_real)(t * 2 * 3.14159265358979323846)) != NBODY_OK) break;
-        nbody_get_state(sim, &s);
-        nbody_measure(&s, 1, 0, &e1);
-        de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+        double de = advance_de(sim, t, &s, &e0);
+        if (de < 0) break;
         if (de > mx) mx = de;
         printf("| %.3g | %.2e | %.2e | %llu | %.2f |\n", t, de, mx, nbody_get_stats(sim).steps, now() - t0);
     }
@@ -426,7 +433,7 @@ static void radau_runs(int repeat) {
         nbody_system s = {0};
         nbody_sim *sim;
         nbody_desc d = {0};
-        nbody_invariants e0, e1;
+        nbody_invariants e0;
         double t, mx = 0, w, c;
         nbody_ic_outer_solar_system(&s);
         nbody_measure(&s, 1, 0, &e0);
@@ -434,11 +441,8 @@ static void radau_runs(int repeat) {
         if (nbody_create(&sim, &d, &s) != NBODY_OK) return;
         w = now(); c = cpu_now();
         for (t = 10; t <= 1e4 * 1.000001; t *= sqrt(10.0)) {
-            double de;
-            if (nbody_advance(sim, (nbody_real)(t * 2 * 3.14159265358979323846)) != NBODY_OK) break;
-            nbody_get_state(sim, &s);
-            nbody_measure(&s, 1, 0, &e1);
-            de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+            double de = advance_de(sim, t, &s, &e0);
+            if (de < 0) break;
             if (de > mx) mx = de;
         }
         w = now() - w; c = cpu_now() - c;
