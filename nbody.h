@@ -645,6 +645,9 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
    are not all positive and finite leave w as it is; so do more than NBODY__DIST_MAX_RANKS
    ranks (their walks stay split by count). */
 #define NBODY__DIST_MAX_RANKS 1024
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
 static inline void nbody__dist_rebalance(size_t *w, const double *t, int size, int halfway) {
     double total = 0, cum = 0;
     size_t nw[NBODY__DIST_MAX_RANKS + 1];
@@ -2649,6 +2652,15 @@ static nbody_result nbody__radau_predict(nbody_sim *s, const nbody__radau_consts
    (bench/results/orbital-2026-11-23.md); a residual rounded before the subtraction drifts the
    other way. ytmp and y_new (acceleration halves, free between a node's derivative and the
    next prediction, and before the step's end) hold qh and ql. */
+/* out = y + h (c0 k0 + c1 k1 + c2 k2) over the acceleration halves, the first nk terms (y may be NULL) */
+static nbody_result nbody__radau_lc(nbody_sim *s, nbody__buf out, nbody__buf y, nbody_real h, int nk, nbody_real c0, nbody__buf k0,
+                                    nbody_real c1, nbody__buf k1, nbody_real c2, nbody__buf k2) {
+    size_t half = s->len / 2;
+    nbody__lincomb op = nbody__op(out, y, h, half);
+    op.out_off = op.y_off = op.k_off = half;
+    op.nk = nk; op.c[0] = c0; op.k[0] = k0; op.c[1] = c1; op.k[1] = k1; op.c[2] = c2; op.k[2] = k2;
+    return s->eng.ops->lincomb(&s->eng, &op);
+}
 static nbody_result nbody__radau_correct(nbody_sim *s, const nbody__radau_consts *K, int k) {
     size_t half = s->len / 2;
     nbody__radau_state *R = &s->radau;
@@ -2656,48 +2668,30 @@ static nbody_result nbody__radau_correct(nbody_sim *s, const nbody__radau_consts
     nbody_result r;
     nbody__lincomb op;
     int j;
-    op = nbody__op(R->divided, s->k[1], 1, half);
-    op.out_off = op.y_off = op.k_off = half;
-    op.nk = 1; op.c[0] = -1; op.k[0] = s->k[0];
-    r = s->eng.ops->lincomb(&s->eng, &op);
+    r = nbody__radau_lc(s, R->divided, s->k[1], 1, 1, -1, s->k[0], 0, NULL, 0, NULL);   /* a - a0 */
     for (j = 0; j < k && r == NBODY_OK; ++j) {
         nbody__buf u = R->divided, q = D, qh = s->ytmp, ql = s->y_new;   /* D: scratch until formed below */
         nbody_real nd = -K->dk[k][j];
-        int t;
-        if (j) {                                       /* u = divided - G_j */
-            op = nbody__op(u, NULL, 1, half);
+        if (j) r = nbody__radau_lc(s, u, NULL, 1, 2, 1, u, -1, G[j - 1], 0, NULL);                            /* u = divided - G_j */
+        /* each step one operation, in the order the fused host pass forms them */
+        if (r == NBODY_OK) r = nbody__radau_lc(s, q, NULL, K->r[k][j], 1, 1, u, 0, NULL, 0, NULL);            /* q = u r */
+        if (r == NBODY_OK) r = nbody__radau_lc(s, qh, NULL, 1, 1, K->split, q, 0, NULL, 0, NULL);             /* T = C q */
+        if (r == NBODY_OK) r = nbody__radau_lc(s, ql, NULL, 1, 2, 1, qh, -1, q, 0, NULL);                     /* T - q */
+        if (r == NBODY_OK) r = nbody__radau_lc(s, qh, NULL, 1, 2, 1, qh, -1, ql, 0, NULL);                    /* qh */
+        if (r == NBODY_OK) r = nbody__radau_lc(s, ql, NULL, 1, 2, 1, q, -1, qh, 0, NULL);                     /* ql */
+        if (r == NBODY_OK) {                           /* ql = the error of fl(d q): dh qh - fl(d q) + dh ql + dl qh + dl ql */
+            op = nbody__op(ql, NULL, 1, half);
             op.out_off = op.k_off = half;
-            op.nk = 2; op.c[0] = 1; op.k[0] = u; op.c[1] = -1; op.k[1] = G[j - 1];
+            op.nk = 5;
+            op.c[0] = K->dh[k][j]; op.k[0] = qh; op.c[1] = nd; op.k[1] = q; op.c[2] = K->dh[k][j]; op.k[2] = ql;
+            op.c[3] = K->dl[k][j]; op.k[3] = qh; op.c[4] = K->dl[k][j]; op.k[4] = ql;
             r = s->eng.ops->lincomb(&s->eng, &op);
         }
-        for (t = 0; t < 8 && r == NBODY_OK; ++t) {   /* eight operations, each as the fused host pass orders it */
-            op = nbody__op(NULL, NULL, 1, half);
-            op.out_off = op.k_off = half;
-            switch (t) {
-            case 0: op.out = q; op.h = K->r[k][j]; op.nk = 1; op.c[0] = 1; op.k[0] = u; break;          /* q = u r */
-            case 1: op.out = qh; op.nk = 1; op.c[0] = K->split; op.k[0] = q; break;                     /* T = C q */
-            case 2: op.out = ql; op.nk = 2; op.c[0] = 1; op.k[0] = qh; op.c[1] = -1; op.k[1] = q; break; /* T - q */
-            case 3: op.out = qh; op.nk = 2; op.c[0] = 1; op.k[0] = qh; op.c[1] = -1; op.k[1] = ql; break; /* qh */
-            case 4: op.out = ql; op.nk = 2; op.c[0] = 1; op.k[0] = q; op.c[1] = -1; op.k[1] = qh; break;  /* ql */
-            case 5:                                    /* ql = the error of fl(d q): dh qh - fl(d q) + dh ql + dl qh + dl ql */
-                op.out = ql; op.nk = 5;
-                op.c[0] = K->dh[k][j]; op.k[0] = qh; op.c[1] = nd; op.k[1] = q; op.c[2] = K->dh[k][j]; op.k[2] = ql;
-                op.c[3] = K->dl[k][j]; op.k[3] = qh; op.c[4] = K->dl[k][j]; op.k[4] = ql;
-                break;
-            case 6: op.out = u; op.nk = 3; op.c[0] = 1; op.k[0] = u; op.c[1] = nd; op.k[1] = q; op.c[2] = -1; op.k[2] = ql; break; /* e */
-            default: op.out = u; op.y = q; op.y_off = half; op.h = K->r[k][j]; op.nk = 1; op.c[0] = 1; op.k[0] = u; break;   /* q + e r */
-            }
-            r = s->eng.ops->lincomb(&s->eng, &op);
-        }
+        if (r == NBODY_OK) r = nbody__radau_lc(s, u, NULL, 1, 3, 1, u, nd, q, -1, ql);                        /* e = u - d q */
+        if (r == NBODY_OK) r = nbody__radau_lc(s, u, q, K->r[k][j], 1, 1, u, 0, NULL, 0, NULL);               /* q + e r */
     }
-    op = nbody__op(D, NULL, 1, half);
-    op.out_off = op.k_off = half;
-    op.nk = 2; op.c[0] = 1; op.k[0] = R->divided; op.c[1] = -1; op.k[1] = G[k - 1];
-    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
-    op = nbody__op(G[k - 1], NULL, 1, half);           /* G_k = the new value itself */
-    op.out_off = op.k_off = half;
-    op.nk = 1; op.c[0] = 1; op.k[0] = R->divided;
-    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &op);
+    if (r == NBODY_OK) r = nbody__radau_lc(s, D, NULL, 1, 2, 1, R->divided, -1, G[k - 1], 0, NULL);
+    if (r == NBODY_OK) r = nbody__radau_lc(s, G[k - 1], NULL, 1, 1, 1, R->divided, 0, NULL, 0, NULL);   /* G_k = the new value itself */
     for (j = 1; j <= k && r == NBODY_OK; ++j) {
         op = nbody__op(B[j - 1], B[j - 1], 1, half);
         op.out_off = op.y_off = op.k_off = half;
