@@ -1266,6 +1266,24 @@ static nbody__cu_gw_fn nbody__cu_gw_kernel(int quad, int gstack) {
     return quad ? nbody__cu_walk_group<nbody__r, true, NBODY__CU_GW_BPL, false> : nbody__cu_walk_group<nbody__r, false, NBODY__CU_GW_BPL, false>;
 }
 
+/* one launch of nbody__cu_walk (arguments there) with the per-body walk `walk`: the warps'
+   union (NBODY__CU_WALK_WARP) or each thread alone; the same bits either way */
+static nbody_result nbody__cu_walk_launch(nbody__engine *e, int walk, unsigned int blocks, unsigned int B, const unsigned int *list,
+                                          size_t first, size_t count, const unsigned int *leafbody, size_t base, nbody__r *acc, size_t as,
+                                          size_t bstride) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    unsigned int nt = (unsigned int)nbody__cu_nsrc(e);
+    if (walk == NBODY__CU_WALK_WARP)
+        nbody__cu_walk<nbody__r, true><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, leafbody, base, acc,
+                                                      as, nt, (unsigned int)bstride, eps2, e->desc.G);
+    else
+        nbody__cu_walk<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, leafbody, base, acc,
+                                                       as, nt, (unsigned int)bstride, eps2, e->desc.G);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
 /* every bstride-th block only; quadrupoles always take the group walk */
 static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_t bstride, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
@@ -1300,14 +1318,10 @@ static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_
         walk = 0;
     }
     blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
-    if (walk == 0) {
-    } else if (walk == NBODY__CU_WALK_WARP)
-        nbody__cu_walk<nbody__r, true><<<sb, B>>>(c->node, c->nmass, NULL, 0, (unsigned int)nt, c->leafbody, 0, f + 3 * e->n, e->n,
-                                                  (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G);
-    else
-        nbody__cu_walk<nbody__r, false><<<sb, B>>>(c->node, c->nmass, NULL, 0, (unsigned int)nt, c->leafbody, 0, f + 3 * e->n, e->n,
-                                                   (unsigned int)nt, (unsigned int)bstride, eps2, e->desc.G);
-    NBODY__CU(cudaGetLastError());
+    if (walk != 0) {
+        nbody_result rw = nbody__cu_walk_launch(e, walk, sb, (unsigned int)B, NULL, 0, nt, c->leafbody, 0, f + 3 * e->n, e->n, bstride);
+        if (rw != NBODY_OK) return rw;
+    }
     if (nt < e->n) {
         nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(e->n - nt, B), B>>>(c->node, c->nmass, c->ycur, e->n, nt, e->n, f + 3 * e->n,
                                                                               e->n, 0, nt, eps2, e->desc.G, c->nquad);
@@ -2213,13 +2227,10 @@ static nbody_result nbody__cu_slice_walk(nbody__engine *e, const nbody__r *p, co
     int B = c->block > 0 ? c->block : 128;
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     unsigned int blocks = (unsigned int)((count + (size_t)B - 1) / (size_t)B);
-    if (count && c->walk == NBODY__CU_WALK_THREAD)
-        nbody__cu_walk<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, c->leafbody, i0,
-                                                       f + 3 * m, m, (unsigned int)nt, 1, eps2, e->desc.G);
-    else if (count)
-        nbody__cu_walk<nbody__r, true><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, c->leafbody, i0,
-                                                      f + 3 * m, m, (unsigned int)nt, 1, eps2, e->desc.G);
-    NBODY__CU(cudaGetLastError());
+    if (count) {
+        nbody_result rw = nbody__cu_walk_launch(e, c->walk, blocks, (unsigned int)B, list, first, count, c->leafbody, i0, f + 3 * m, m, 1);
+        if (rw != NBODY_OK) return rw;
+    }
     if (lo < i0 + m) {
         nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(i0 + m - lo, B), B>>>(c->node, c->nmass, p, n, lo, i0 + m, f + 3 * m, m, i0, nt, eps2,
                                                                                e->desc.G, c->nquad);
@@ -2776,7 +2787,7 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         nbody__engine *s = &g->sub[k];
         nbody__cuda *c = nbody__cu(s);
         size_t m = nbody__cu_mcount(g, k), w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
-        nbody__r *fk = (nbody__r *)f->part[k], eps2 = e->desc.softening * e->desc.softening;
+        nbody__r *fk = (nbody__r *)f->part[k];
         unsigned int B;
         if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
         nbody__cu_slice_defaults(c);
@@ -2784,13 +2795,8 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         if (m) NBODY__CU(cudaMemcpyAsync(fk, (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
         if ((r = nbody__cu_tree_build(s, g->pos[k])) != NBODY_OK) break;
         NBODY__CU(cudaEventRecord(g->wev[k][0], 0));
-        if (cnt && c->walk == NBODY__CU_WALK_THREAD)
-            nbody__cu_walk<nbody__r, false><<<(unsigned int)((cnt + B - 1) / B), B>>>(c->node, c->nmass, NULL, (unsigned int)w0, (unsigned int)cnt,
-                                                                                    NULL, 0, g->lacc[k], nt, (unsigned int)nt, 1, eps2, e->desc.G);
-        else if (cnt)
-            nbody__cu_walk<nbody__r, true><<<(unsigned int)((cnt + B - 1) / B), B>>>(c->node, c->nmass, NULL, (unsigned int)w0, (unsigned int)cnt,
-                                                                                   NULL, 0, g->lacc[k], nt, (unsigned int)nt, 1, eps2, e->desc.G);
-        NBODY__CU(cudaGetLastError());
+        if (cnt && (r = nbody__cu_walk_launch(s, c->walk, (unsigned int)((cnt + B - 1) / B), B, NULL, w0, cnt, NULL, 0, g->lacc[k], nt, 1)) != NBODY_OK)
+            break;
         NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
     }
     if (r != NBODY_OK) return r;
