@@ -8,7 +8,7 @@
    Precision: this file's nbody_real; bench_clsym_float.c includes it with float.
        make build/bench_clsym build/bench_clsym_float          (WITH_OPENCL=1, WITH_CUDA=1 optional)
        ./build/bench_clsym_float [max_n] [min_n]    (default 1048576 65536; N = min_n x 4^k)
-   NBODY_OPENCL_DEVICE picks the OpenCL device (bench/device_clsym.sh: gpu). */
+   NBODY_OPENCL_DEVICE picks the OpenCL device (bench/device.sh opencl: gpu). */
 #define _POSIX_C_SOURCE 200112L            /* clock_gettime */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"

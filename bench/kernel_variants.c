@@ -2,7 +2,7 @@
    one-sided and the symmetric kernel, from thread CPU time (best of reps; robust on a shared
    machine), for the compile-time parameters given with -D (NBODY__TILE_U, NBODY__SYM_ROWS,
    NBODY__SYM_VECS, NBODY__AVX512_SYM_ROWS, ...), at every SIMD level this CPU runs, or the one
-   NBODY_SIMD names. bench/device_cpu.sh builds it in several variants.
+   NBODY_SIMD names; build it once per variant of those macros.
        cc -O2 -fopenmp -I. [-D...] bench/kernel_variants.c -lm && ./a.out [n] [reps] */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
