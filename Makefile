@@ -81,7 +81,10 @@ PRECISION_TESTS := $(BUILD)/test_core_float $(BUILD)/test_core_longdouble $(BUIL
                    $(BUILD)/test_stall_float $(BUILD)/test_stall_longdouble
 # tests written as shell scripts: the command-line tool, the viewer, README.md and docs/*.md
 # (links resolve, README stays short, pages speak to users), the docs' code compiled
-TEST_SCRIPTS := tests/test_cli.sh tests/test_viewer.sh tests/test_docs.sh tests/compile_docs.sh tests/test_mpi.sh
+TEST_SCRIPTS := tests/test_cli.sh tests/test_cli_sweep.sh tests/test_viewer.sh tests/test_docs.sh tests/compile_docs.sh tests/test_mpi.sh
+# the command-line tool again in float (NBODY_REAL): tests/test_cli.sh runs its checks of
+# landing on t-end and of refusals on it too
+CLI_FLOAT    := $(BUILD)/nbody_float
 # the distributed engine's test program (run by tests/test_mpi.sh), when MPI is installed
 MPI_TESTS    := $(if $(HAVE_MPI),$(BUILD)/mpi_engines)
 BENCH_SRCS   := $(wildcard bench/bench_*.c)
@@ -154,7 +157,7 @@ TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 .PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small
 
 # ==== build rules ===============================================================================
-all: examples $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
+all: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -194,6 +197,9 @@ $(BUILD)/test_stall_float: tests/test_stall.c tests/check.h $(HEADERS) | $(BUILD
 $(BUILD)/test_stall_longdouble: tests/test_stall.c tests/check.h $(HEADERS) | $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. "-DNBODY_REAL=long double" $< -o $@ -lm
 
+$(BUILD)/nbody_float: examples/nbody.c examples/example.h $(HEADERS) | $(BUILD)
+	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm $(EX_PNG)
+
 $(BUILD)/bench_cpu_float: bench/bench_cpu.c $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
 
@@ -207,7 +213,7 @@ clean:
 # ==== test ======================================================================================
 # every test program and script; the examples are built too (the script tests run them)
 # tests/simd_levels.sh: the fault, tree and reproducibility tests again at each SIMD level
-test: examples $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
+test: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
 	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh
 
 # 10^6 leapfrog steps: energy bounded, no allocation after create

@@ -20,6 +20,7 @@
 #ifndef NBODY_EXAMPLE_H
 #define NBODY_EXAMPLE_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,15 @@
 #else
 #define EX_FN static
 #endif
+
+/* 1 when built with libpng (-DNBODY_EX_PNG) */
+EX_FN int ex_have_png(void) {
+#ifdef NBODY_EX_PNG
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 /* ---------------------------------------------------------------- clock and terminal */
 EX_FN double ex_now(void) {
@@ -72,6 +82,8 @@ EX_FN const ex_scenario *ex_find_scenario(const char *name) {
 }
 
 EX_FN int ex_fixed_size(const ex_scenario *sc) { return sc->n == 3 || !strcmp(sc->name, "outer"); }
+/* the fewest bodies a scenario makes (collision: a galaxy on each side) */
+EX_FN size_t ex_min_bodies(const ex_scenario *sc) { return !strcmp(sc->name, "collision") ? 2 : 1; }
 
 /* an engine or method by its nbody_engine_name / nbody_method_name; 0 when unknown */
 EX_FN int ex_find_engine(const char *name, nbody_engine *e) {
@@ -324,29 +336,63 @@ EX_FN void ex_draw_text(ex_image *im, int x, int y, int scale, const char *text,
     ex_text_cells(text, x, y, scale, ex__text_plot, &c);
 }
 
-/* write 8-bit RGB rows (top row first) as a PNG; 0 on success, -1 on failure or without libpng */
-EX_FN int ex_write_png_rgb8(const char *path, int w, int h, const unsigned char *rgb) {
+/* ---------------------------------------------------------------- files written whole
+   A file is written beside its final name (PATH.part), flushed to the disk, and renamed over
+   PATH only when every byte is there: a full disk or a failed write leaves no truncated file
+   and the old PATH as it was (rename() within one folder replaces a file atomically).
+   write(part, ctx) writes the whole file at part and returns 0 on success; errno tells why not. */
+typedef int (*ex_file_writer)(const char *part, void *ctx);
+EX_FN int ex_write_whole(const char *path, ex_file_writer write, void *ctx) {
+    char part[4200];
+    int err;
+    if ((size_t)snprintf(part, sizeof part, "%s.part", path) >= sizeof part) { errno = ENAMETOOLONG; return -1; }
+    errno = 0;
+    if (write(part, ctx) == 0 && rename(part, path) == 0) return 0;
+    err = errno;
+    remove(part);
+    errno = err;
+    return -1;
+}
+
+/* the end of writing to f: everything flushed and on the disk, then closed; 0 when all of it
+   got there (a full disk shows here at the latest) */
+EX_FN int ex_close_synced(FILE *f) {
+    int ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0, err = errno;
+    if (fclose(f) != 0) return -1;
+    errno = err;
+    return ok ? 0 : -1;
+}
+
+typedef struct ex__png_job { int w, h; const unsigned char *rgb; } ex__png_job;
+static int ex__write_png_part(const char *part, void *ctx) {
 #ifdef NBODY_EX_PNG
+    const ex__png_job *job = (const ex__png_job *)ctx;
     png_image img;
+    FILE *f = fopen(part, "wb");
+    int ok;
+    if (!f) return -1;
     memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
-    img.width = (png_uint_32)w; img.height = (png_uint_32)h;
+    img.width = (png_uint_32)job->w; img.height = (png_uint_32)job->h;
     img.format = PNG_FORMAT_RGB;
-    if (!png_image_write_to_file(&img, path, 0, rgb, w * 3, NULL)) return -1;
-    return 0;
+    ok = png_image_write_to_stdio(&img, f, 0, job->rgb, job->w * 3, NULL) != 0;
+    if (!ok && !errno) errno = EIO;
+    return ex_close_synced(f) == 0 && ok ? 0 : -1;
 #else
-    (void)path; (void)w; (void)h; (void)rgb;
+    (void)part; (void)ctx;
     return -1;
 #endif
 }
 
-EX_FN int ex_have_png(void) {
-#ifdef NBODY_EX_PNG
-    return 1;
-#else
-    return 0;
-#endif
+/* write 8-bit RGB rows (top row first) as a PNG, whole or not at all (ex_write_whole);
+   0 on success, -1 on failure (errno says why) or without libpng */
+EX_FN int ex_write_png_rgb8(const char *path, int w, int h, const unsigned char *rgb) {
+    ex__png_job job;
+    if (!ex_have_png()) return -1;
+    job.w = w; job.h = h; job.rgb = rgb;
+    return ex_write_whole(path, ex__write_png_part, &job);
 }
+
 
 /* the light tone-mapped to 8-bit RGB rows, top row first (1 - exp(-exposure * light)) */
 EX_FN void ex_image_rgb8(const ex_image *im, float exposure, unsigned char *bytes) {
@@ -401,22 +447,57 @@ EX_FN void ex_print_density(FILE *out, const nbody_system *s, double half, doubl
     free(count);
 }
 
-/* The time left, from the rate measured after a warm-up: the first EX_WARMUP_S seconds of a
-   run (start-up, first-touch of memory, GPU tuning, a tree's first builds) are left out, and
-   the rate is simulated time per wall second since then. Unknown (< 0) until the rate has
-   been measured over at least half a second. */
-#define EX_WARMUP_S 1.0
-typedef struct ex_eta { double wall0, t0, wall_w, t_w; int warm; } ex_eta;
-EX_FN void ex_eta_start(ex_eta *e, double t) { e->wall0 = e->wall_w = ex_now(); e->t0 = e->t_w = t; e->warm = 0; }
-EX_FN double ex_eta_seconds(ex_eta *e, double t, double t_end) {
-    double now = ex_now();
-    if (!e->warm) {
-        if (now - e->wall0 < EX_WARMUP_S) return -1;
-        e->warm = 1; e->wall_w = now; e->t_w = t;
-        return -1;
+/* The time left, from the rate (simulated time per wall second) over a sliding window of
+   the last few seconds, leaving out the first EX_ETA_WARMUP_S seconds of a run (start-up,
+   first touch of memory, GPU tuning, a tree's first builds). The window keeps samples at
+   least EX_ETA_GAP_S apart. An estimate is given only when it is meaningful: the window spans
+   a second or more, t moved in both of its halves, and the rates of the two halves agree
+   within a factor of 2; otherwise it is unknown (< 0). A run whose rate still changes (an
+   adaptive method finding its step, a collapse) reads "unknown" instead of a figure that a
+   few slow first steps would blow up a million times. */
+#define EX_ETA_WARMUP_S 1.0
+#define EX_ETA_GAP_S 0.25
+#define EX_ETA_SAMPLES 16
+typedef struct ex_eta { double wall0, wall[EX_ETA_SAMPLES], t[EX_ETA_SAMPLES]; int count, first; } ex_eta;
+
+EX_FN void ex_eta_start_at(ex_eta *e, double now) { e->wall0 = now; e->count = e->first = 0; }
+EX_FN void ex_eta_start(ex_eta *e, double t) { (void)t; ex_eta_start_at(e, ex_now()); }
+
+/* the i-th sample of the window, oldest first */
+static double ex__eta_wall(const ex_eta *e, int i) { return e->wall[(e->first + i) % EX_ETA_SAMPLES]; }
+static double ex__eta_t(const ex_eta *e, int i) { return e->t[(e->first + i) % EX_ETA_SAMPLES]; }
+
+/* the seconds left to t_end at wall time now with the run at t; < 0: unknown */
+EX_FN double ex_eta_seconds_at(ex_eta *e, double now, double t, double t_end) {
+    double span, r1, r2, rate;
+    int mid, last;
+    if (now - e->wall0 < EX_ETA_WARMUP_S) return -1;
+    if (e->count == 0 || now - ex__eta_wall(e, e->count - 1) >= EX_ETA_GAP_S) {
+        if (e->count == EX_ETA_SAMPLES) e->first = (e->first + 1) % EX_ETA_SAMPLES;
+        else ++e->count;
+        e->wall[(e->first + e->count - 1) % EX_ETA_SAMPLES] = now;
+        e->t[(e->first + e->count - 1) % EX_ETA_SAMPLES] = t;
     }
-    if (now - e->wall_w < 0.5 || !(t > e->t_w)) return -1;
-    return (t_end - t) * (now - e->wall_w) / (t - e->t_w);
+    last = e->count - 1;
+    mid = last / 2;
+    span = now - ex__eta_wall(e, 0);
+    if (e->count < 3 || span < 1 || !(t < t_end)) return t < t_end ? -1 : 0;
+    r1 = (ex__eta_t(e, mid) - ex__eta_t(e, 0)) / (ex__eta_wall(e, mid) - ex__eta_wall(e, 0));
+    r2 = (t - ex__eta_t(e, mid)) / (now - ex__eta_wall(e, mid));
+    if (!(r1 > 0 && r2 > 0) || r1 > 2 * r2 || r2 > 2 * r1) return -1;
+    rate = (t - ex__eta_t(e, 0)) / span;
+    return (t_end - t) / rate;
+}
+EX_FN double ex_eta_seconds(ex_eta *e, double t, double t_end) { return ex_eta_seconds_at(e, ex_now(), t, t_end); }
+
+/* a duration for people: "42 s", "17 min", "3.5 h", "12 d", "> 1 year", "unknown" (< 0) */
+EX_FN void ex_format_duration(double seconds, char *text, size_t size) {
+    if (!(seconds >= 0)) snprintf(text, size, "unknown");
+    else if (seconds < 100) snprintf(text, size, "%.0f s", seconds);
+    else if (seconds < 6000) snprintf(text, size, "%.0f min", seconds / 60);
+    else if (seconds < 48 * 3600.0) snprintf(text, size, "%.1f h", seconds / 3600);
+    else if (seconds < 365 * 86400.0) snprintf(text, size, "%.0f d", seconds / 86400);
+    else snprintf(text, size, "> 1 year");
 }
 
 /* one progress line: on a terminal a bar redrawn in place ('\r'), otherwise a plain line
@@ -425,15 +506,14 @@ EX_FN void ex_progress(FILE *out, int terminal, double t, double t_end, double e
     double frac = t_end > 0 ? t / t_end : 1;
     char eta_text[32], drift_text[32] = "";
     if (frac > 1) frac = 1;
-    if (eta >= 0) snprintf(eta_text, sizeof eta_text, "%.0f s", eta);
-    else snprintf(eta_text, sizeof eta_text, "--");
+    ex_format_duration(eta, eta_text, sizeof eta_text);
     if (drift == drift) snprintf(drift_text, sizeof drift_text, "  dE/E = %+.3e", drift);
     if (terminal) {
         char bar[31];
         int i, full = (int)(frac * 30);
         for (i = 0; i < 30; ++i) bar[i] = i < full ? '#' : '.';
         bar[30] = 0;
-        fprintf(out, "\r[%s] %3.0f%%  t = %-9.4g ETA %6s%s ", bar, 100 * frac, t, eta_text, drift_text);
+        fprintf(out, "\r[%s] %3.0f%%  t = %-9.4g ETA %8s%s ", bar, 100 * frac, t, eta_text, drift_text);
     } else {
         fprintf(out, "t = %.6g  %.0f%%  elapsed %.1f s  ETA %s%s\n", t, 100 * frac, elapsed, eta_text, drift_text);
     }
@@ -442,23 +522,46 @@ EX_FN void ex_progress(FILE *out, int terminal, double t, double t_end, double e
 
 /* ---------------------------------------------------------------- video through ffmpeg
    Frames go as raw RGB bytes down a pipe into ffmpeg (H.264, yuv420p: plays everywhere);
-   nothing here encodes video. Width and height must be even. */
+   nothing here encodes video. Width and height must be even. ffmpeg writes the video beside
+   its name (NAME.part.mp4 for NAME.mp4: ffmpeg picks the container by the extension), and
+   ex_video_close renames it over NAME only when ffmpeg finished it: a full disk or a failed
+   run leaves no broken video and an older NAME as it was. */
 #define EX_FFMPEG_MISSING "ffmpeg is not installed (it is the package 'ffmpeg': apt-get install ffmpeg, dnf install ffmpeg, brew install ffmpeg)"
 EX_FN int ex_have_ffmpeg(void) { return system("ffmpeg -version >/dev/null 2>&1") == 0; }
 
-typedef struct ex_video { FILE *pipe; int w, h; long frames; } ex_video;
+typedef struct ex_video { FILE *pipe; int w, h; long frames; char path[4096], part[4200]; } ex_video;
 
-/* 0 on success; the path is quoted for the shell */
+/* path with ".part" before its extension (the extension of the file name, not of a folder) */
+static int ex__video_part_name(const char *path, char *part, size_t size) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    size_t stem = dot && dot > (slash ? slash + 1 : path) ? (size_t)(dot - path) : strlen(path);
+    return (size_t)snprintf(part, size, "%.*s.part%s", (int)stem, path, path + stem) < size ? 0 : -1;
+}
+
+/* 1 when ffmpeg can write H.264 into the container that path's extension names */
+EX_FN int ex_video_name_ok(const char *path) {
+    static const char *const ext[] = {".mp4", ".mov", ".mkv"};
+    size_t i, len = strlen(path);
+    for (i = 0; i < sizeof ext / sizeof ext[0]; ++i)
+        if (len > 4 && !strcmp(path + len - 4, ext[i]) && path[len - 5] != '/') return 1;
+    return 0;
+}
+
+/* 0 on success; the path is quoted for the shell and given as file:PATH (a name may start
+   with '-' or hold a ':') */
 EX_FN int ex_video_open(ex_video *v, const char *path, int w, int h, int fps) {
-    char cmd[8192], quoted[4096];
+    char cmd[16384], quoted[8400];
     size_t i, k = 0;
-    for (i = 0; path[i] && k + 5 < sizeof quoted; ++i) {    /* 'a'\''b' */
-        if (path[i] == '\'') { memcpy(quoted + k, "'\\''", 4); k += 4; } else quoted[k++] = path[i];
+    v->pipe = NULL;
+    if (strlen(path) >= sizeof v->path || ex__video_part_name(path, v->part, sizeof v->part) != 0) return -1;
+    strcpy(v->path, path);
+    for (i = 0; v->part[i] && k + 5 < sizeof quoted; ++i) {    /* 'a'\''b' */
+        if (v->part[i] == '\'') { memcpy(quoted + k, "'\\''", 4); k += 4; } else quoted[k++] = v->part[i];
     }
     quoted[k] = 0;
     v->w = w; v->h = h; v->frames = 0;
-    snprintf(cmd, sizeof cmd, "ffmpeg -loglevel error -y -f rawvideo -pix_fmt rgb24 -s %dx%d -r %d -i - "
-             "-c:v libx264 -pix_fmt yuv420p -movflags +faststart '%s'", w, h, fps, quoted);
+    snprintf(cmd, sizeof cmd, "ffmpeg -xerror -loglevel error -y -f rawvideo -pix_fmt rgb24 -s %dx%d -r %d -i - "
+             "-c:v libx264 -pix_fmt yuv420p -movflags +faststart 'file:%s'", w, h, fps, quoted);
     v->pipe = popen(cmd, "w");
     return v->pipe ? 0 : -1;
 }
@@ -470,13 +573,16 @@ EX_FN int ex_video_frame(ex_video *v, const unsigned char *rgb) {
     return 0;
 }
 
-/* 0 when ffmpeg wrote the file */
+/* 0 when ffmpeg wrote the whole video and it is in place under its name; else the partial
+   file is removed */
 EX_FN int ex_video_close(ex_video *v) {
     int st;
     if (!v->pipe) return -1;
     st = pclose(v->pipe);
     v->pipe = NULL;
-    return st == 0 ? 0 : -1;
+    if (st == 0 && rename(v->part, v->path) == 0) return 0;
+    remove(v->part);
+    return -1;
 }
 
 

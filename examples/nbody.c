@@ -96,10 +96,11 @@ static void usage(FILE *f) {
             "Exit status: 0 done, 1 the simulation failed, 2 bad arguments, 130 interrupted.\n");
 }
 
+/* a refusal of the options: one line naming the option and the value, exit status 2 */
 static int bad(const char *fmt, const char *what) {
     fprintf(stderr, "nbody: ");
     fprintf(stderr, fmt, what);
-    fprintf(stderr, "\n(nbody --help lists the options)\n");
+    fprintf(stderr, " (nbody --help lists the options)\n");
     return 2;
 }
 
@@ -123,6 +124,23 @@ static int parse_count(const char *text, unsigned long long *out) {
     if (*end || errno) return 0;
     *out = v;
     return 1;
+}
+
+/* the parsers of option values; *want: what the option takes, for the refusal */
+static int count_in(const char *text, unsigned long long lo, unsigned long long hi, unsigned long long *out,
+                    const char **want) {
+    static char text_of_range[64];
+    snprintf(text_of_range, sizeof text_of_range, "a whole number from %llu to %llu", lo, hi);
+    *want = text_of_range;
+    return parse_count(text, out) && *out >= lo && *out <= hi;
+}
+static int positive(const char *text, double *out, const char **want) {
+    *want = "a finite number > 0";
+    return parse_real(text, 0, 1, out);
+}
+static int not_negative(const char *text, double *out, const char **want) {
+    *want = "a finite number >= 0";
+    return parse_real(text, 0, 0, out);
 }
 
 static int takes_value(const char *a) {
@@ -149,6 +167,7 @@ static int parse_args(int argc, char **argv, options *o) {
         const char *a = argv[i], *eq = strchr(a, '='), *v;
         unsigned long long u = 0;
         int ok = 1, inline_value = 0;
+        const char *want = "";
         if (!strncmp(a, "--", 2) && eq && (size_t)(eq - a) < sizeof name) {
             memcpy(name, a, (size_t)(eq - a));
             name[eq - a] = 0;
@@ -168,33 +187,34 @@ static int parse_args(int argc, char **argv, options *o) {
             continue;
         }
         if (!takes_value(a)) return bad("unknown option '%s'", argv[i]);
-        if (!v) return bad("option %s needs a value", a);
+        /* "--scenario --n 5": the next option is not --scenario's value (--out=--x gives one) */
+        if (!v || (!inline_value && !strncmp(v, "--", 2) && strlen(v) > 2)) return bad("%s needs a value", a);
         if (!strcmp(a, "--scenario")) o->scenario = v;
         else if (!strcmp(a, "--engine")) o->engine = v;
         else if (!strcmp(a, "--method")) o->method = v;
         else if (!strcmp(a, "--resume")) o->resume = v;
-        else if (!strcmp(a, "--out")) { o->out = v; ok = *v != 0; }
-        else if (!strcmp(a, "--video")) { o->video = v; ok = *v != 0; }
-        else if (!strcmp(a, "--n")) { ok = parse_count(v, &u) && u >= 1 && u <= 100000000ULL; o->n = (size_t)u; }
-        else if (!strcmp(a, "--seed")) ok = parse_count(v, &o->seed);
-        else if (!strcmp(a, "--size")) { ok = parse_count(v, &u) && u >= 16 && u <= 8192; o->width = (int)u; }
-        else if (!strcmp(a, "--threads")) { ok = parse_count(v, &u) && u >= 1 && u <= 4096; o->threads = (int)u; }
-        else if (!strcmp(a, "--order")) { ok = parse_count(v, &u) && u >= 1 && u <= 5; o->order = (int)u; }
-        else if (!strcmp(a, "--device")) { ok = parse_count(v, &u) && u <= 1024; o->device = (int)u; }
-        else if (!strcmp(a, "--fps")) { ok = parse_count(v, &u) && u >= 1 && u <= 240; o->fps = (int)u; }
-        else if (!strcmp(a, "--dt")) ok = parse_real(v, 0, 1, &o->dt);
-        else if (!strcmp(a, "--tolerance")) ok = parse_real(v, 0, 0, &o->tolerance);
-        else if (!strcmp(a, "--theta")) ok = parse_real(v, 0, 0, &o->theta);
-        else if (!strcmp(a, "--t-end")) ok = parse_real(v, 0, 0, &o->t_end);
-        else if (!strcmp(a, "--softening")) ok = parse_real(v, 0, 0, &o->softening);
-        else if (!strcmp(a, "--snapshot-every")) ok = parse_real(v, 0, 1, &o->snapshot_every);
-        else if (!strcmp(a, "--png-every")) ok = parse_real(v, 0, 1, &o->png_every);
-        else if (!strcmp(a, "--video-every")) ok = parse_real(v, 0, 1, &o->video_every);
-        else if (!strcmp(a, "--archive")) o->archive = v;
-        else if (!strcmp(a, "--archive-every")) ok = parse_real(v, 0, 1, &o->archive_every);
-        else if (!strcmp(a, "--devices")) { ok = parse_count(v, &u) && u >= 1 && u <= 1024; o->devices = (int)u; }
+        else if (!strcmp(a, "--out")) { o->out = v; ok = *v != 0; want = "a file name prefix"; }
+        else if (!strcmp(a, "--video")) { o->video = v; ok = *v != 0; want = "a file name"; }
+        else if (!strcmp(a, "--archive")) { o->archive = v; ok = *v != 0; want = "a file name"; }
+        else if (!strcmp(a, "--n")) { ok = count_in(v, 1, 100000000, &u, &want); o->n = (size_t)u; }
+        else if (!strcmp(a, "--seed")) { ok = parse_count(v, &o->seed); want = "a whole number >= 0"; }
+        else if (!strcmp(a, "--size")) { ok = count_in(v, 16, 8192, &u, &want); o->width = (int)u; }
+        else if (!strcmp(a, "--threads")) { ok = count_in(v, 1, 4096, &u, &want); o->threads = (int)u; }
+        else if (!strcmp(a, "--order")) { ok = count_in(v, 1, 5, &u, &want); o->order = (int)u; }
+        else if (!strcmp(a, "--device")) { ok = count_in(v, 0, 1024, &u, &want); o->device = (int)u; }
+        else if (!strcmp(a, "--devices")) { ok = count_in(v, 1, 1024, &u, &want); o->devices = (int)u; }
+        else if (!strcmp(a, "--fps")) { ok = count_in(v, 1, 240, &u, &want); o->fps = (int)u; }
+        else if (!strcmp(a, "--dt")) ok = positive(v, &o->dt, &want);
+        else if (!strcmp(a, "--tolerance")) ok = not_negative(v, &o->tolerance, &want);
+        else if (!strcmp(a, "--theta")) ok = not_negative(v, &o->theta, &want);
+        else if (!strcmp(a, "--t-end")) ok = not_negative(v, &o->t_end, &want);
+        else if (!strcmp(a, "--softening")) ok = not_negative(v, &o->softening, &want);
+        else if (!strcmp(a, "--snapshot-every")) ok = positive(v, &o->snapshot_every, &want);
+        else if (!strcmp(a, "--png-every")) ok = positive(v, &o->png_every, &want);
+        else if (!strcmp(a, "--video-every")) ok = positive(v, &o->video_every, &want);
+        else if (!strcmp(a, "--archive-every")) ok = positive(v, &o->archive_every, &want);
         if (!ok) {
-            fprintf(stderr, "nbody: bad value '%s' for %s\n(nbody --help lists the options)\n", v, a);
+            fprintf(stderr, "nbody: %s '%s': want %s (nbody --help lists the options)\n", a, v, want);
             return 2;
         }
         if (!inline_value) ++i;
@@ -273,13 +293,21 @@ static void list_available(void) {
     nbody_system_free(&s);
 }
 
-/* the k-th multiple of `every` after time t (every <= 0: never); a t so large that the next
-   multiple rounds back onto t has no next one either (+Inf) */
+/* x as the simulation holds a time: every time the run aims at (t-end, output times) is
+   rounded to NBODY_REAL first, so that a float build lands on it and compares equal (a double
+   t-end of 0.02 is never reached by a float t, which stops at 0.0199999996) */
+static double in_real(double x) { return (double)(nbody_real)x; }
+
+/* the first multiple of `every`, as NBODY_REAL holds it, after time t (every <= 0: never);
+   +Inf when the multiples near t no longer move t (an interval NBODY_REAL cannot resolve) */
 static double next_multiple(double t, double every) {
     double k;
+    int tries;
     if (every <= 0) return HUGE_VAL;
-    k = floor(t / every + 1e-9) + 1;
-    return k * every > t ? k * every : HUGE_VAL;
+    k = floor(t / every) + 1;
+    for (tries = 0; tries < 4; ++tries, ++k)
+        if (in_real(k * every) > t) return in_real(k * every);
+    return HUGE_VAL;
 }
 
 typedef struct run {
@@ -343,6 +371,21 @@ static void draw(run *r, double t) {
 /* the frame number of time t for the interval `every`: K of t = K * every */
 static long frame_number(double t, double every) { return (long)floor(t / every + 0.5); }
 
+/* the library's file writers, written whole or not at all (ex_write_whole): a full disk
+   leaves no truncated file and an older file of the name as it was */
+typedef nbody_result (*system_writer)(const char *path, const nbody_system *s);
+typedef struct save_job { system_writer write; const nbody_system *s; nbody_result res; } save_job;
+static int save_part(const char *part, void *ctx) {
+    save_job *job = (save_job *)ctx;
+    return (job->res = job->write(part, job->s)) == NBODY_OK ? 0 : -1;
+}
+static nbody_result save_whole(system_writer write, const char *path, const nbody_system *s) {
+    save_job job;
+    job.write = write; job.s = s; job.res = NBODY_OK;
+    if (ex_write_whole(path, save_part, &job) == 0) return NBODY_OK;
+    return job.res != NBODY_OK ? job.res : NBODY_ERR_IO;
+}
+
 static int write_outputs(run *r, double t, int snapshot, int frame, int vframe, int final) {
     char path[4096] = "";
     nbody_result res = NBODY_OK;
@@ -352,20 +395,23 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int vframe, 
         if (final) snprintf(path, sizeof path, "%s_final.snap", r->o.out);
         else snprintf(path, sizeof path, "%s_snap_%06ld.snap", r->o.out, frame_number(t, r->o.snapshot_every));
         if (r->o.snapshot_every > 0) {
-            if (mpi_rank == 0 && (res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
+            if (mpi_rank == 0 && (res = save_whole(nbody_save, path, &r->s)) != NBODY_OK) goto fail;
             strcpy(path + strlen(path) - 4, "ckpt");      /* the .snap's name, .ckpt */
             if ((res = nbody_checkpoint_save(r->sim, path)) != NBODY_OK) goto fail;
         }
         if (mpi_rank == 0 && r->o.csv && (final || r->o.snapshot_every > 0)) {
             strcpy(strrchr(path, '.') + 1, "csv");
-            if ((res = nbody_write_csv(path, &r->s)) != NBODY_OK) goto fail;
+            if ((res = save_whole(nbody_write_csv, path, &r->s)) != NBODY_OK) goto fail;
         }
     }
     if (mpi_rank != 0) return 0;          /* pictures and video: rank 0 */
     if (frame || vframe) draw(r, t);
     if (frame) {
         snprintf(path, sizeof path, "%s_frame_%06ld.png", r->o.out, frame_number(t, r->o.png_every));
-        if (ex_write_png(&r->img, path, 1.5f) != 0) { fprintf(stderr, "\nnbody: cannot write %s\n", path); return 1; }
+        if (ex_write_png(&r->img, path, 1.5f) != 0) {
+            fprintf(stderr, "\nnbody: cannot write %s: %s\n", path, errno ? strerror(errno) : "libpng failed");
+            return 1;
+        }
     }
     if (vframe) {
         ex_image_rgb8(&r->img, 1.5f, r->rgb);
@@ -386,7 +432,7 @@ static int write_interrupted(run *r) {
     nbody_result res;
     snprintf(path, sizeof path, "%s_interrupted.snap", r->o.out);
     res = nbody_get_state(r->sim, &r->s);
-    if (res == NBODY_OK && mpi_rank == 0) res = nbody_save(path, &r->s);
+    if (res == NBODY_OK && mpi_rank == 0) res = save_whole(nbody_save, path, &r->s);
     snprintf(path, sizeof path, "%s_interrupted.ckpt", r->o.out);
     if (res == NBODY_OK) res = nbody_checkpoint_save(r->sim, path);
     if (res != NBODY_OK) {
@@ -408,16 +454,21 @@ static int simulate(run *r) {
     r->drift = 0;
     ex_eta_start(&r->eta, t);
     if ((o->png_every > 0 || o->video) &&
-        write_outputs(r, t, 0, o->png_every > 0 && frame_number(t, o->png_every) * o->png_every == t,
-                      o->video && frame_number(t, o->video_every) * o->video_every == t, 0))
+        write_outputs(r, t, 0, o->png_every > 0 && in_real(frame_number(t, o->png_every) * o->png_every) == t,
+                      o->video && in_real(frame_number(t, o->video_every) * o->video_every) == t, 0))
         return 1;
     while (t < r->t_end) {
         double t_snap = next_multiple(t, o->snapshot_every), t_png = next_multiple(t, o->png_every);
         double t_vid = o->video ? next_multiple(t, o->video_every) : HUGE_VAL;
-        double t_next = fmin(fmin(t_snap, t_png), fmin(t_vid, r->t_end));
+        double t_next = fmin(fmin(t_snap, t_png), fmin(t_vid, r->t_end)), t_before = t;
         res = nbody_advance(r->sim, (nbody_real)t_next);
         t = (double)nbody_get_stats(r->sim).t;
         if (res != NBODY_OK) break;
+        if (!(t > t_before)) {           /* never spin: a piece that does not move t ends the run */
+            fprintf(stderr, "nbody: the run does not move past t = %.9g towards %.9g in this precision (NBODY_REAL)\n", t,
+                    t_next);
+            return 1;
+        }
         if (write_outputs(r, t, t == t_snap, t == t_png, t == t_vid, t >= r->t_end)) return 1;
     }
     if (r->terminal) printf("\n");
@@ -451,8 +502,9 @@ static const char *option_of_field(const char *field) {
 
 /* --resume FILE: a checkpoint makes r->sim (exact restart; desc must match the run that wrote
    it), a snapshot gives r->s; 0, or the exit status */
-/* FILE:K: snapshot K of an archive; NBODY_ERR_FORMAT when path is not of that form */
-static nbody_result resume_archive(run *r, const char *path) {
+/* FILE:K: snapshot K of an archive; NBODY_ERR_FORMAT when path is not of that form; *said
+   when the refusal is already printed */
+static nbody_result resume_archive(run *r, const char *path, int *said) {
     const char *colon = strrchr(path, ':');
     char file[4096];
     unsigned long long k;
@@ -462,7 +514,14 @@ static nbody_result resume_archive(run *r, const char *path) {
     memcpy(file, path, (size_t)(colon - path));
     file[colon - path] = 0;
     if ((res = nbody_archive_open(&a, file)) != NBODY_OK) return res;
-    res = k < nbody_archive_count(a) ? nbody_archive_load(a, (size_t)k, &r->desc, &r->sim) : NBODY_ERR_FORMAT;
+    if (k >= nbody_archive_count(a)) {
+        fprintf(stderr, "nbody: --resume %s: index %llu out of range (the archive holds %lu records, 0 to %lu)\n", path, k,
+                (unsigned long)nbody_archive_count(a), (unsigned long)nbody_archive_count(a) - 1);
+        nbody_archive_close(a);
+        *said = 1;
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    res = nbody_archive_load(a, (size_t)k, &r->desc, &r->sim);
     nbody_archive_close(a);
     return res;
 }
@@ -470,8 +529,11 @@ static nbody_result resume_archive(run *r, const char *path) {
 static int resume(run *r, int *from_checkpoint) {
     const char *path = r->o.resume;
     nbody_result res;
+    int said = 0;
     last_error[0] = 0;
-    res = resume_archive(r, path);
+    errno = 0;
+    res = resume_archive(r, path, &said);
+    if (said) return 2;
     if (res == NBODY_ERR_FORMAT || res == NBODY_ERR_IO) res = nbody_checkpoint_load(&r->sim, &r->desc, path);
     *from_checkpoint = res == NBODY_OK;
     if (res == NBODY_ERR_FORMAT) res = nbody_load(path, &r->s);     /* not a checkpoint: a snapshot? */
@@ -490,7 +552,8 @@ static int resume(run *r, int *from_checkpoint) {
     } else if (res == NBODY_ERR_FORMAT)
         fprintf(stderr, "nbody: cannot resume from %s: neither a checkpoint nor a snapshot (or corrupted)\n", path);
     else
-        fprintf(stderr, "nbody: cannot resume from %s: %s\n", path, nbody_result_string(res));
+        fprintf(stderr, "nbody: cannot resume from %s: %s%s%s\n", path, nbody_result_string(res),
+                res == NBODY_ERR_IO && errno ? ": " : "", res == NBODY_ERR_IO && errno ? strerror(errno) : "");
     return res == NBODY_ERR_OUT_OF_MEMORY || res == NBODY_ERR_DEVICE ? 1 : 2;
 }
 
@@ -582,12 +645,15 @@ static int check_writable(const char *path_prefix, const char *what) {
     return 0;
 }
 
+/* fixed steps of --dt: a method without step control, or an embedded one without --tolerance */
+static int fixed_steps(const options *o, nbody_method m) { return !nbody_method_adaptive(m) || o->tolerance <= 0; }
+
 /* every option against the others, before anything runs */
 static int validate(run *r) {
     const options *o = &r->o;
     nbody_engine e = r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK;
     nbody_method m = r->desc.method ? r->desc.method : NBODY_LEAPFROG;
-    char text[256];
+    char text[640];
     if (o->theta >= 0 && !(o->theta > 0 && o->theta < 1)) {
         snprintf(text, sizeof text, "%g", o->theta);
         return bad("--theta %s: the opening angle must be in (0, 1): at 1 and above a node counts as one body even "
@@ -604,7 +670,21 @@ static int validate(run *r) {
     }
     if (o->order >= 0 && m != NBODY_ADAMS) return bad("--order is the order of --method adams, not of %s", nbody_method_name(m));
     if (o->device >= 0 && !gpu_engine(e)) return bad("--device picks the GPU of the cuda and opencl engines, not of %s", nbody_engine_name(e));
+    if (o->devices > 0 && !gpu_engine(e)) return bad("--devices is the GPU count of the cuda and opencl engines, not of %s", nbody_engine_name(e));
     if (o->video_every > 0 && !o->video) return bad("%s needs --video FILE", "--video-every");
+    if (o->archive_every > 0 && !o->archive) return bad("%s needs --archive FILE", "--archive-every");
+    if (fixed_steps(o, m) && in_real(r->t_end + r->desc.dt) == in_real(r->t_end)) {
+        snprintf(text, sizeof text, "--dt %g with --t-end %g: near t-end a step that small no longer moves t in this "
+                 "precision (NBODY_REAL): the run would never end", (double)r->desc.dt, r->t_end);
+        return bad("%s", text);
+    }
+    if (o->video && o->resume && access(o->video, F_OK) == 0) {
+        snprintf(text, sizeof text, "--video %.300s exists: a resumed run would replace it (the video of the run before) "
+                 "with its own frames; give another file name or remove it", o->video);
+        return bad("%s", text);
+    }
+    if (o->video && !ex_video_name_ok(o->video))
+        return bad("--video %s: the file name must end in .mp4, .mov or .mkv (ffmpeg picks the container by it)", o->video);
     if (o->video && !ex_have_ffmpeg()) return bad("--video: %s", EX_FFMPEG_MISSING);
     if ((o->snapshot_every > 0 || o->png_every > 0 || o->csv) && check_writable(o->out, "the outputs")) return 2;
     if (o->video && check_writable(o->video, "the video")) return 2;
@@ -617,7 +697,7 @@ static int setup(run *r) {
     int rc;
     if (!(r->sc = ex_find_scenario(o->scenario))) return bad("unknown scenario '%s'", o->scenario);
     if (o->n && ex_fixed_size(r->sc)) return bad("--n cannot be set: scenario %s always has 3 bodies", r->sc->name);
-    if (o->n == 1 && !strcmp(r->sc->name, "collision")) return bad("%s needs at least 2 bodies", "collision");
+    if (o->n && o->n < ex_min_bodies(r->sc)) return bad("--n 1: scenario %s needs at least 2 bodies", r->sc->name);
     if (o->engine && !ex_find_engine(o->engine, &r->desc.engine)) return bad("unknown engine '%s' (see --list)", o->engine);
     if (o->method && !ex_find_method(o->method, &r->desc.method)) return bad("unknown method '%s' (see --list)", o->method);
     if (o->png_every > 0 && !ex_have_png()) return bad("%s: this nbody was built without libpng", "--png-every");
@@ -637,7 +717,7 @@ static int setup(run *r) {
     r->desc.progress.func = on_progress;
     r->desc.progress.user_data = r;
     r->desc.progress.interval = 0;               /* every step: Ctrl-C is answered at once */
-    r->t_end = o->t_end >= 0 ? o->t_end : r->sc->t_end;
+    r->t_end = in_real(o->t_end >= 0 ? o->t_end : r->sc->t_end);
     if (o->video && o->video_every <= 0) r->o.video_every = o->png_every > 0 ? o->png_every : r->t_end / 300;
     if ((rc = validate(r)) != 0) return rc;
     if ((rc = initial_state(r)) != 0) return rc;

@@ -325,6 +325,30 @@ static void help(FILE *f) {
                "Without a display: xvfb-run -a viewer ..., or viewer --offscreen --frames F --screenshot F.png\n");
 }
 
+/* a refused option value: one line naming it */
+static int refuse(const char *option, const char *value, const char *want) {
+    fprintf(stderr, "viewer: %s '%s': want %s (viewer --help explains the options)\n", option, value, want);
+    return 2;
+}
+
+/* the whole number text is, or 0 when it is not one (or out of range) */
+static size_t whole_number(const char *text) {
+    char *end;
+    unsigned long long v;
+    if (*text < '0' || *text > '9') return 0;
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    return *end || errno || v > 100000000ULL ? 0 : (size_t)v;
+}
+
+/* the library's log: warnings as they come; the last error is kept for the reason of a failure */
+static char last_error[512];
+static void on_log(nbody_log_level level, const char *message, void *user_data) {
+    (void)user_data;
+    if (level == NBODY_LOG_ERROR) snprintf(last_error, sizeof last_error, "%s", message);
+    else if (level == NBODY_LOG_WARNING) fprintf(stderr, "%s\n", message);
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: viewer [--scenario NAME] [--n N] [--engine NAME] [--steps K] [--frames F] [--screenshot FILE.png]\n"
                     "              [--keys KEYS] [--interop 0|1] [--context glx|egl] [--offscreen] [--help]\n"
@@ -349,7 +373,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--offscreen")) { offscreen = 1; --i; continue; }   /* a flag without a value */
         if (!val) return usage();
         if (!strcmp(a, "--scenario")) { if (!(v.sc = ex_find_scenario(val))) return usage(); }
-        else if (!strcmp(a, "--n")) v.n = (size_t)atol(val);
+        else if (!strcmp(a, "--n")) { if ((v.n = whole_number(val)) == 0) return refuse("--n", val, "a whole number >= 1"); }
         else if (!strcmp(a, "--steps")) v.steps_per_frame = atoi(val);
         else if (!strcmp(a, "--frames")) frames = atol(val);
         else if (!strcmp(a, "--screenshot")) shot = val;
@@ -367,7 +391,17 @@ int main(int argc, char **argv) {
     v.desc.method = NBODY_LEAPFROG;
     v.desc.softening = (nbody_real)v.sc->softening;
     v.desc.dt = (nbody_real)v.sc->dt;
-    if (reset(&v) != 0) { fprintf(stderr, "viewer: cannot start the simulation\n"); return 1; }
+    if (v.n && v.n < ex_min_bodies(v.sc)) {
+        fprintf(stderr, "viewer: --n %lu: scenario %s needs at least %lu bodies\n", (unsigned long)v.n, v.sc->name,
+                (unsigned long)ex_min_bodies(v.sc));
+        return 2;
+    }
+    v.desc.log.func = on_log;
+    if (reset(&v) != 0) {
+        fprintf(stderr, "viewer: cannot start the simulation of %s with %lu bodies%s%s\n", v.sc->name,
+                (unsigned long)(v.n ? v.n : v.sc->n), *last_error ? ": " : "", last_error);
+        return 1;
+    }
     v.vertices = (float *)malloc(v.s.n * 3 * sizeof(float));
     v.colours = (float *)malloc(v.s.n * 3 * sizeof(float));
     if (!v.vertices || !v.colours) return 1;

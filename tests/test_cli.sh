@@ -161,12 +161,19 @@ done <<ARGS
 --method leapfrog --tolerance 1e-8|needs an adaptive method
 --tolerance 1e-8|needs an adaptive method
 --order 3|order of --method adams
---method adams --order 6|bad value '6' for --order
+--method adams --order 6|--order '6': want a whole number from 1 to 5
 --device 1|--device
---threads 0|bad value '0' for --threads
+--threads 0|--threads '0': want a whole number from 1 to 4096
 --csv=1|takes no value
---dt=abc|bad value 'abc' for --dt
+--dt=abc|--dt 'abc': want a finite number > 0
+--scenario|--scenario needs a value
+--scenario --n 5|--scenario needs a value
+--archive-every 0.1|--archive-every needs --archive FILE
+--devices 2|--devices is the GPU count of the cuda and opencl engines, not of block
+--dt 1e-300 --t-end 0.01|--dt 1e-300 with --t-end 0.01: .*no longer moves t
+--t-end 1e300|--dt 0.002 with --t-end 1e+300: .*no longer moves t
 --video-every 0.1|needs --video
+--video x --t-end 0.01|--video x: the file name must end in .mp4, .mov or .mkv
 --out $tmp/afile/x --csv --t-end 1000|cannot write the outputs
 --out $tmp/afile/sub/x --snapshot-every 1 --t-end 1000|cannot create the folder
 --video $tmp/afile/v.mp4 --t-end 1000|cannot write the video\|--video: ffmpeg is not installed
@@ -179,6 +186,53 @@ check "resume a figure8 snapshot as plummer --n 3: refused, naming --scenario" s
 check "resume a checkpoint with another --dt: refused, naming --dt and both values" sh -c "[ $rc -eq 2 ] && grep -q -- 'written with --dt 0.001, this run has --dt 0.002' $tmp/err"
 "$NB" --scenario figure8 --t-end 0.02 --method rk4 --resume "$tmp/f8_final.ckpt" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "resume a checkpoint with another --method: refused, naming --method" sh -c "[ $rc -eq 2 ] && grep -q -- 'written with --method leapfrog, this run has --method rk4' $tmp/err"
+
+# an archive record past the end: the index and the count, not an I/O error
+"$NB" --scenario figure8 --t-end 0.02 --archive "$tmp/a3.arc" --archive-every 0.01 >/dev/null 2>&1
+"$NB" --scenario figure8 --t-end 0.04 --resume "$tmp/a3.arc:99" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "--resume a.arc:99: exit 2, index 99 out of range, the archive holds 3 records ($(head -n 1 "$tmp/err"))" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'index 99 out of range (the archive holds 3 records' $tmp/err"
+check "--resume a.arc:2 (the last record) runs on" sh -c "$NB --scenario figure8 --t-end 0.04 --resume $tmp/a3.arc:2 | grep -q '^done: t = 0.04'"
+# every refusal of an option is one line on stderr naming the option and its value
+for args in "--n abc" "--scenario" "--dt 1e-300 --t-end 0.01" "--archive-every 0.1" "--tolerance=-1"; do
+    opt=${args%% *}; opt=${opt%%=*}
+    "$NB" $args >"$tmp/out" 2>"$tmp/err"; rc=$?
+    check "nbody $args: exit 2, one line on stderr naming $opt ($(head -n 1 "$tmp/err"))" \
+        sh -c "[ $rc -eq 2 ] && [ \$(wc -l < $tmp/err) -eq 1 ] && grep -q -- '^nbody: $opt' $tmp/err"
+done
+
+# ---- write failures: a file is written beside its name and renamed when whole, so a failed
+# write leaves no truncated file and the older file of that name as it was. Files are kept
+# from growing past 8 blocks (ulimit -f: EFBIG, SIGXFSZ ignored; works without privileges),
+# then the disk is really full (a 256 KiB tmpfs, where mount works: root).
+limited() { (trap '' XFSZ; ulimit -f 8; exec "$@"); }
+mkdir -p "$tmp/wf"
+small="--scenario plummer --n 8 --dt 1e-3 --t-end 0.002 --size 16 --out $tmp/wf/o"
+big="--scenario plummer --n 4000 --dt 1e-4 --t-end 0.0002 --size 2048 --out $tmp/wf/o"
+for what in "--snapshot-every 0.001|o_final.snap" "--csv|o_final.csv" "--png-every 0.001|o_frame_000000.png"; do
+    opt=${what%%|*}; file=${what#*|}
+    [ "$opt" = "--png-every 0.001" ] && ! "$NB" --list | grep -q 'pictures: png' && { skip=$((skip + 1)); echo "SKIP write failure of $file: no libpng"; continue; }
+    rm -f "$tmp"/wf/*
+    "$NB" $small $opt >/dev/null 2>&1 && cp "$tmp/wf/$file" "$tmp/$file.good"
+    limited "$NB" $big $opt >"$tmp/out" 2>"$tmp/err"; rc=$?
+    check "write failure of $file (ulimit -f): exit 1 with the reason ($(grep -m1 'cannot write' "$tmp/err"))" \
+        sh -c "[ $rc -eq 1 ] && grep -q 'cannot write .*: File too large' $tmp/err"
+    check "write failure of $file (ulimit -f): the older file is intact" cmp "$tmp/wf/$file" "$tmp/$file.good"
+    check "write failure of $file (ulimit -f): no partial file left" sh -c "! ls $tmp/wf | grep -q part"
+done
+mkdir -p "$tmp/full"
+if mount -t tmpfs -o size=256k nbody-test "$tmp/full" 2>/dev/null; then
+    "$NB" --scenario plummer --n 8 --dt 1e-3 --t-end 0.002 --snapshot-every 0.001 --csv --out "$tmp/full/o" >/dev/null 2>&1
+    cp "$tmp/full/o_final.snap" "$tmp/final.good"
+    dd if=/dev/zero of="$tmp/full/filler" bs=4k 2>/dev/null     # until the disk is full
+    "$NB" --scenario plummer --n 8 --dt 1e-3 --t-end 0.002 --snapshot-every 0.001 --csv --out "$tmp/full/o" --seed 2 \
+        >"$tmp/out" 2>"$tmp/err"; rc=$?
+    check "full disk (tmpfs): exit 1, 'No space left on device' ($(grep -m1 'cannot write' "$tmp/err"))" \
+        sh -c "[ $rc -eq 1 ] && grep -q 'No space left on device' $tmp/err"
+    check "full disk (tmpfs): the older snapshot is intact" cmp "$tmp/full/o_final.snap" "$tmp/final.good"
+    check "full disk (tmpfs): no partial file left" sh -c "! ls $tmp/full | grep -q part"
+    umount "$tmp/full"
+else skip=$((skip + 1)); echo "SKIP full disk on a small tmpfs: mount is not allowed here (the ulimit -f checks above ran)"; fi
 
 # ---- progress: piped output has no carriage return (a log stays one line per report)
 "$NB" --scenario plummer --n 512 --dt 1e-3 --t-end 0.3 >"$tmp/piped" 2>&1
@@ -213,8 +267,41 @@ if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1; then
     check "--video: 21 frames of 84x64 in the mp4 (ffprobe: $probe)" [ "$probe" = "84,64,21" ]
     check "--video: the log names the file and the frame count" grep -q "wrote $tmp/vid/clip.mp4: 21 frames" "$tmp/vlog"
 else skip=$((skip + 1)); echo "SKIP --video: ffmpeg/ffprobe not installed"; fi
+if command -v ffmpeg >/dev/null 2>&1 && [ -s "$tmp/vid/clip.mp4" ]; then
+    cp "$tmp/vid/clip.mp4" "$tmp/clip.good"
+    "$NB" --scenario galaxy --n 300 --dt 1e-3 --t-end 0.002 --snapshot-every 0.001 --out "$tmp/vr" >/dev/null 2>&1
+    "$NB" --scenario galaxy --n 300 --dt 1e-3 --t-end 0.02 --resume "$tmp/vr_snap_000001.ckpt" --video "$tmp/vid/clip.mp4" \
+        --size 64 >"$tmp/out" 2>"$tmp/err"; rc=$?
+    check "--resume with --video of an existing file: refused, the video kept ($(head -n 1 "$tmp/err"))" \
+        sh -c "[ $rc -eq 2 ] && grep -q 'exists: a resumed run would replace it' $tmp/err && cmp $tmp/vid/clip.mp4 $tmp/clip.good"
+    limited "$NB" --scenario galaxy --n 300 --dt 1e-3 --t-end 0.02 --video "$tmp/vid/clip.mp4" --video-every 0.001 --size 1024 \
+        >"$tmp/out" 2>"$tmp/err"; rc=$?
+    check "write failure of the video (ulimit -f): exit 1, the older video intact, no partial file" \
+        sh -c "[ $rc -eq 1 ] && cmp $tmp/vid/clip.mp4 $tmp/clip.good && ! ls $tmp/vid | grep -q part"
+fi
 env PATH=/nonexistent "$ROOT/$NB" --scenario figure8 --video "$tmp/x.mp4" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "--video without ffmpeg: exit 2 naming the package" sh -c "[ $rc -eq 2 ] && grep -q 'apt-get install ffmpeg' $tmp/err"
+
+# ---- the float build (NBODY_REAL = float): it lands on a t-end that float cannot hold
+# exactly (0.02 is 0.0199999996 in float), cuts the run into the same pieces, resumes
+# bitwise, and refuses what float cannot resolve
+NBF="$BUILD/nbody_float"
+if [ -x "$NBF" ]; then
+    check "float build: plummer --n 100 --t-end 0.02 ends at t-end (20 steps, within 20 s)" \
+        sh -c "timeout 20 $NBF --scenario plummer --n 100 --t-end 0.02 | grep -q '^done: t = 0.0199999996, 20 steps'"
+    opts="--scenario plummer --n 64 --seed 5 --dt 0.003 --t-end 0.1 --snapshot-every 0.025"
+    timeout 20 "$NBF" $opts --out "$tmp/fa" >/dev/null 2>&1
+    timeout 20 "$NBF" $opts --out "$tmp/fb" --resume "$tmp/fa_snap_000002.ckpt" >/dev/null 2>&1
+    check "float build: snapshots at each 0.025 and the final one" sh -c "[ -s $tmp/fa_snap_000003.snap ] && [ -s $tmp/fa_final.snap ]"
+    check "float build: --resume from a checkpoint ends bitwise as the straight run" cmp "$tmp/fa_final.snap" "$tmp/fb_final.snap"
+    "$NBF" --scenario plummer --n 16 --dt 1e-6 --t-end 100 >"$tmp/out" 2>"$tmp/err"; rc=$?
+    check "float build: --dt 1e-6 at --t-end 100 refused (no longer moves t in float; double takes it)" \
+        sh -c "[ $rc -eq 2 ] && grep -q 'no longer moves t' $tmp/err"
+    for args in "--n 0" "--dt nan" "--scenario" "--t-end -1" "--archive-every 1"; do
+        "$NBF" $args >"$tmp/out" 2>"$tmp/err"; rc=$?
+        check "float build: nbody $args refused with exit 2 and one line" sh -c "[ $rc -eq 2 ] && [ \$(wc -l < $tmp/err) -eq 1 ]"
+    done
+else fail=$((fail + 1)); echo "FAIL $NBF missing (make $NBF)"; fi
 
 echo "RESULT $pass $fail $skip"
 [ "$fail" -eq 0 ]

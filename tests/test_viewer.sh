@@ -26,6 +26,12 @@ done
 env -u DISPLAY -u WAYLAND_DISPLAY "$BUILD/viewer" --frames 1 >"$tmp/nodisplay" 2>&1; rc=$?
 [ "$rc" -ne 0 ] && grep -q 'xvfb-run' "$tmp/nodisplay" && grep -q -- '--offscreen' "$tmp/nodisplay" && ok \
     || bad "viewer without a display (exit $rc) does not point to xvfb-run and --offscreen: $(cat "$tmp/nodisplay")"
+# a simulation that cannot start says why, before any window opens
+"$BUILD/viewer" --n 1 --frames 1 >"$tmp/n1" 2>&1; rc=$?
+[ "$rc" -eq 2 ] && grep -q 'scenario collision needs at least 2 bodies' "$tmp/n1" && ok \
+    || bad "viewer --n 1 (exit $rc) does not say why it cannot start: $(cat "$tmp/n1")"
+"$BUILD/viewer" --n abc --frames 1 >"$tmp/nabc" 2>&1; rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--n 'abc': want a whole number" "$tmp/nabc" && ok || bad "viewer --n abc (exit $rc): $(cat "$tmp/nabc")"
 command -v xvfb-run >/dev/null 2>&1 || { absent "xvfb-run not installed"; finish; }
 PNG=$(pkg-config --cflags --libs libpng 2>/dev/null) || { absent "libpng missing"; finish; }
 ${CC:-cc} -O1 tests/png_stats.c -o "$tmp/png_stats" $PNG || { bad "png_stats does not build"; finish; }
