@@ -90,7 +90,7 @@ static void usage(FILE *f) {
             "  --version             the nbody.h version\n"
             "  --help                this text\n"
             "Progress: on a terminal a bar redrawn 10 times a second; piped or redirected, one line\n"
-            "every 2 seconds. The ETA comes from the rate measured after the first second.\n"
+            "every 2 seconds. The ETA comes from the rate over the last seconds, \"unknown\" until it is steady.\n"
             "Ctrl-C writes OUT_interrupted.ckpt (and .snap) at the last step and exits with 130;\n"
             "--resume OUT_interrupted.ckpt continues exactly.\n"
             "Exit status: 0 done, 1 the simulation failed, 2 bad arguments, 130 interrupted.\n");
