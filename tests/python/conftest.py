@@ -1,0 +1,29 @@
+"""Shared fixtures of the nbodyh tests: headless matplotlib, the repository root, a C compiler."""
+import os
+import pathlib
+import shutil
+
+import pytest
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def root():
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def cc():
+    """The C compiler the Makefile uses (CC, else cc), or skip."""
+    c = os.environ.get("CC", "cc")
+    if not shutil.which(c):
+        pytest.skip("no C compiler (CC) for the C reference")
+    return c
+
+
+def state_array(s):
+    """A System's values in the order reference.c writes them."""
+    import numpy as np
+    return np.concatenate([s.x, s.y, s.z, s.vx, s.vy, s.vz, s.m, [s.t]])
