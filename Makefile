@@ -154,7 +154,7 @@ TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
 .PHONY: test-asan test-tsan fuzz soak test-cuda bench-cuda test-cuda-gl help
-.PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small
+.PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small python bench-python
 
 # ==== build rules ===============================================================================
 all: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
@@ -213,8 +213,23 @@ clean:
 # ==== test ======================================================================================
 # every test program and script; the examples are built too (the script tests run them)
 # tests/simd_levels.sh: the fault, tree and reproducibility tests again at each SIMD level
-test: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
-	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh
+test: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS) python
+	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh tests/test_python.sh
+
+# ==== python ====================================================================================
+# The package nbodyh (docs/python.md) installed into a venv under $(BUILD) with what its tests
+# and examples use; rebuilt only when its sources change. tests/test_python.sh runs pytest there.
+# The engines follow the C build's switches: CUDA with WITH_CUDA=1, OpenCL as WITH_OPENCL.
+PYTHON  ?= python3
+PYENV   := $(BUILD)/pyenv
+PY_SRCS := nbody.h $(wildcard nbody_cl.h) nbody_cuda.cu setup.py pyproject.toml $(wildcard python/nbodyh/*.py python/nbodyh/*.c)
+python: $(PYENV)/.installed
+$(PYENV)/.installed: $(PY_SRCS) | $(BUILD)
+	@test -x $(PYENV)/bin/python || $(PYTHON) -m venv $(PYENV)
+	$(PYENV)/bin/python -m pip install -q --disable-pip-version-check numpy pytest setuptools wheel matplotlib tqdm
+	NBODYH_WITH_CUDA=$(if $(filter 1,$(WITH_CUDA)),1,0) NBODYH_WITH_OPENCL=$(WITH_OPENCL) \
+	    $(PYENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall .
+	@touch $@
 
 # 10^6 leapfrog steps: energy bounded, no allocation after create
 soak: $(BUILD)/test_soak
@@ -346,11 +361,21 @@ $(BUILD)/mpi_scaling: bench/mpi_scaling.c $(HEADERS) | $(BUILD)
 bench-mpi: $(BUILD)/mpi_scaling
 	sh bench/mpi_scaling.sh
 
+# nbodyh's advance against the same run from C, a no-op callback's cost, REBOUND (pip, the venv
+# only), install time and wheel size: bench/results/python.md
+bench-python: python $(BUILD)/bench_python_ref
+	$(PYENV)/bin/python bench/python_bench.py --c-reference $(BUILD)/bench_python_ref
+
+$(BUILD)/bench_python_ref: bench/python_ref.c $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. $< -o $@ -lm
+
 # ==== help ======================================================================================
 help:
 	@echo 'make                 the examples and the tests (= make all); nothing is run'
 	@echo 'make test            build and run every test; last line "N passed, N failed[, N skipped]"'
 	@echo 'make demo            build and run the galaxy collision in the terminal'
+	@echo 'make python          the Python package nbodyh in a venv (build/pyenv); docs/python.md'
+	@echo 'make bench-python    nbodyh against C and REBOUND (bench/python_bench.py)'
 	@echo 'make examples        the example programs (build/nbody, build/viewer, ...)'
 	@echo 'make bench           benchmark tables (markdown, a few minutes)'
 	@echo 'make test-asan       every test under AddressSanitizer + UBSan'

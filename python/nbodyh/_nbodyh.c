@@ -1633,7 +1633,7 @@ static PyMethodDef nbpy_module_methods[] = {
      "momentum, centre of mass (nbody_measure).\n\nReturns\n-------\nInvariants\n    mass, kinetic, potential, energy, "
      "px, py, pz, lx, ly, lz, cx, cy, cz."},
     {"accelerations", NBPY_FN(nbpy_accelerations), NBPY_KW, "accelerations(system, **desc)\n--\n\nThe accelerations "
-     "of every body (nbody_accelerations) with the engine, G, softening, extra_force ... of the desc keywords.\n\n"
+     "of every body from gravity alone (nbody_accelerations; extra_force is not applied) with the engine, G, softening, theta ... of the desc keywords.\n\n"
      "Returns\n-------\n(ax, ay, az) : tuple of numpy arrays"},
     {"load", (PyCFunction)nbpy_load, METH_O, "load(path)\n--\n\nA System from a snapshot written by System.save "
      "(nbody_load).\n\nRaises\n------\nOSError\n    Missing or unreadable file.\nFormatError\n    Not a valid snapshot."},
