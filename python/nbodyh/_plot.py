@@ -28,7 +28,7 @@ def _view(system, lim):
     return cx, cy, lim
 
 
-def plot(system, ax=None, size=6.0, lim=None, center=None, cmap="plasma", s=None, title=None):
+def plot(system, ax=None, size=6.0, lim=None, center=None, cmap="turbo", s=None, title=None):
     speed = np.sqrt(np.asarray(system.vx) ** 2 + np.asarray(system.vy) ** 2 + np.asarray(system.vz) ** 2)
     if ax is None:
         fig = _figure(size)

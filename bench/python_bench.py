@@ -1,0 +1,175 @@
+"""nbodyh's cost, side by side: the same run from Python and from C, what a no-op Python
+callback costs a call, REBOUND's Python package on the same run, install time and wheel size.
+
+    make bench-python                       (builds build/pyenv and build/bench_python_ref)
+    build/pyenv/bin/python bench/python_bench.py --c-reference build/bench_python_ref \
+        [--n 4096] [--steps 100] [--repeats 5] [--threads 2] [--install] [--out bench/results/python.md]
+
+The run: a Plummer sphere of N bodies (seed 42), leapfrog, dt 1e-3, softening 0.01, STEPS
+steps on the BLOCK engine, the fastest of REPEATS (Python and C interleaved). REBOUND (when
+`import rebound` works; `pip install rebound`, for this benchmark only): the same bodies,
+gravity "basic" (direct summation), integrator "leapfrog", the same dt and softening, driven
+from Python. --install times `pip install .` into a fresh venv and builds the wheel (network).
+"""
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import nbodyh
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def time_nbodyh(n, steps, engine, threads):
+    s = nbodyh.plummer(n, seed=42)
+    sim = nbodyh.Simulation(s, engine=engine, method="leapfrog", dt=1e-3, softening=0.01, threads=threads)
+    t0 = time.perf_counter()
+    sim.advance(steps * 1e-3)
+    return time.perf_counter() - t0, sim
+
+
+def time_c(exe, n, steps, engine, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads)) if threads else os.environ
+    out = subprocess.run([exe, str(n), str(steps), "1", engine], capture_output=True, text=True, check=True, env=env)
+    return float(out.stdout.split()[-1])
+
+
+def time_rebound(n, steps):
+    try:
+        import rebound
+    except ImportError:
+        return None
+    s = nbodyh.plummer(n, seed=42)
+    sim = rebound.Simulation()
+    sim.G = 1.0
+    sim.integrator = "leapfrog"
+    sim.gravity = "basic"
+    sim.dt = 1e-3
+    sim.softening = 0.01
+    for i in range(n):
+        sim.add(m=s.m[i], x=s.x[i], y=s.y[i], z=s.z[i], vx=s.vx[i], vy=s.vy[i], vz=s.vz[i])
+    t0 = time.perf_counter()
+    sim.integrate(steps * 1e-3, exact_finish_time=0)
+    elapsed = time.perf_counter() - t0
+    xyz = np.zeros((n, 3))
+    sim.serialize_particle_data(xyz=xyz)
+    return elapsed, xyz, rebound.__version__, sim.t
+
+
+def callback_cost(steps):
+    """Seconds per call of a no-op after_step hook, extra_force and progress callback: runs of a
+    two-body system (the step itself is tiny) with and without the callback."""
+    s = nbodyh.System(x=[0, 1], y=0, z=0, vx=[0, 0], vy=[0, 1], vz=0, m=[1, 1e-3])
+    base = dict(engine="simple", method="euler", dt=1e-5)
+
+    def run(**kw):
+        best = 1e300
+        for _ in range(3):
+            sim = nbodyh.Simulation(s, **base, **kw)
+            t0 = time.perf_counter()
+            sim.advance(steps * 1e-5 * 0.999999)
+            best = min(best, time.perf_counter() - t0)
+            assert sim.stats.steps in (steps, steps + 1)
+        return best
+
+    plain = run()
+    out = {}
+    out["after_step hook"] = (run(after_step=lambda sim: None) - plain) / steps
+    out["extra_force"] = (run(extra_force=lambda *a: None) - plain) / steps
+    out["progress (every step)"] = (run(progress=lambda p: None, progress_interval=0) - plain) / steps
+    return plain / steps, out
+
+
+def install_figures():
+    tmp = tempfile.mkdtemp(prefix="nbodyh-install-")
+    try:
+        subprocess.run([sys.executable, "-m", "venv", os.path.join(tmp, "venv")], check=True)
+        pip = os.path.join(tmp, "venv", "bin", "pip")
+        subprocess.run([pip, "install", "-q", "numpy"], check=True)        # a runtime dependency, not timed
+        env = dict(os.environ, NBODYH_WITH_CUDA="0")
+        t0 = time.perf_counter()
+        subprocess.run([pip, "install", "-q", ROOT], check=True, env=env, cwd=tmp)
+        install = time.perf_counter() - t0
+        subprocess.run([pip, "wheel", "-q", "--no-deps", "-w", os.path.join(tmp, "wheel"), ROOT], check=True, env=env,
+                       cwd=tmp)
+        wheel = [os.path.join(tmp, "wheel", f) for f in os.listdir(os.path.join(tmp, "wheel"))][0]
+        return install, os.path.getsize(wheel), os.path.basename(wheel)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--c-reference", required=True, help="build/bench_python_ref")
+    p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2, help="OpenMP threads of both runs (0: OpenMP's default)")
+    p.add_argument("--engine", default="block")
+    p.add_argument("--callback-steps", type=int, default=200000)
+    p.add_argument("--install", action="store_true", help="time pip install . in a fresh venv, build the wheel")
+    p.add_argument("--out", default=None, help="append the figures (markdown) to this file")
+    a = p.parse_args()
+    if a.threads:
+        os.environ["OMP_NUM_THREADS"] = str(a.threads)
+
+    rows = []
+    py_times, c_times = [], []
+    for _ in range(a.repeats):
+        c_times.append(time_c(a.c_reference, a.n, a.steps, a.engine, a.threads))
+        t, sim = time_nbodyh(a.n, a.steps, a.engine, a.threads)
+        py_times.append(t)
+    py, c = min(py_times), min(c_times)
+    rows.append(("%s, leapfrog, N = %d, %d steps: C (nbody_advance)" % (a.engine, a.n, a.steps), "%.4f s" % c))
+    rows.append(("the same from Python (Simulation.advance)", "%.4f s (%+.1f%%)" % (py, 100 * (py / c - 1))))
+    rows.append(("  SIMD level, threads", "%s, %s" % (sim.simd_name, a.threads or "OpenMP default")))
+
+    per_step, cost = callback_cost(a.callback_steps)
+    rows.append(("a step of 2 bodies (simple, euler) without callbacks", "%.3f us" % (1e6 * per_step)))
+    for name, v in cost.items():
+        rows.append(("no-op %s, per call" % name, "%.3f us" % (1e6 * v)))
+
+    reb = time_rebound(a.n, a.steps)
+    if reb is None:
+        rows.append(("REBOUND", "not installed (pip install rebound)"))
+    else:
+        t_reb, xyz, version, t_end = reb
+        st = sim.state
+        dx = np.max(np.abs(xyz - np.stack([st.x, st.y, st.z], axis=1)))
+        rows.append(("REBOUND %s (basic gravity, leapfrog, same bodies), same run" % version,
+                     "%.4f s: nbodyh %.1fx faster" % (t_reb, t_reb / py)))
+        rows.append(("  largest position difference nbodyh - REBOUND at t = %g" % t_end, "%.1e" % dx))
+
+    if a.install:
+        t_inst, size, name = install_figures()
+        rows.append(("pip install . in a fresh venv (numpy there; build isolation; no CUDA)", "%.1f s" % t_inst))
+        rows.append(("wheel %s" % name, "%.0f KiB" % (size / 1024)))
+
+    width = max(len(r[0]) for r in rows)
+    lines = ["| %-*s | %s |" % (width, k, v) for k, v in rows]
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    head = ["", "## %s, %s, commit %s" % (datetime.date.today().isoformat(), platform.node() or "machine", commit), "",
+            "%s, %d cores seen, Python %s, numpy %s, nbodyh features %s" % (
+                platform.processor() or platform.machine(), os.cpu_count(), platform.python_version(), np.__version__,
+                nbodyh.features),
+            "", "`%s`" % " ".join([os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else "python"]
+                                  + [os.path.relpath(x, ROOT) if os.path.exists(x) and x.startswith(ROOT) else x
+                                     for x in sys.argv]),
+            "", "| what | figure |", "| --- | --- |"]
+    text = "\n".join(head + lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "a") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
