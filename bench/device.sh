@@ -24,12 +24,17 @@
 #   steer     test particles: 1% active against the full evaluation, CUDA and CUDA tree
 #   cpu       the device host's CPU: every SIMD level, test_block, the BLOCK tables on 2
 #             pinned threads, the dispatched build against -march=native
+#   python    the Python package with the CUDA engines (nvcc) and OpenCL: its tests, then
+#             bench/python_bench.py on 2 pinned cores (against C and REBOUND). Nothing can be
+#             fetched there: carry build/wheels, made on a connected machine by
+#             pip download --only-binary=:all: --python-version 3.12 --implementation cp
+#               --platform manylinux_2_28_x86_64 -d build/wheels rebound pytest setuptools wheel tqdm
 #
 # The device machine starts bare: everything here comes from the CUDA toolkit, the Python
 # environment's NCCL (python3 -c 'import nvidia.nccl') and Open MPI, all present there.
 # NVIDIA's OpenCL driver is registered with the ICD loader on the way (needs root).
 cd "$(dirname "$0")/.." || exit 1
-[ $# -gt 0 ] || { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 export NCCL_NVLS_ENABLE=0                    # no NVLink multicast on shared hosts
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
@@ -218,11 +223,28 @@ suite_cpu() {
     el done
 }
 
+suite_python() {
+    P=/tmp/nbodyh-venv/bin/python
+    python3 -m venv --system-site-packages /tmp/nbodyh-venv               # numpy from the image
+    $P -m pip install -q --no-index --find-links build/wheels pytest rebound setuptools wheel tqdm 2>&1 | tail -3
+    $P -c 'import numpy, sys; print("Python", sys.version.split()[0], "numpy", numpy.__version__)'
+    echo "## build with CUDA"; el
+    NBODYH_WITH_CUDA=1 $P -m pip install -q --no-build-isolation --no-deps . > $B/python-build.txt 2>&1 ||
+        { tail -30 $B/python-build.txt; status=1; return; }
+    $P -c 'import nbodyh; print("features", nbodyh.features)'
+    echo "## tests"; el
+    MPLBACKEND=Agg timeout 400 $P tests/python/run.py -q -p no:cacheprovider tests/python 2>&1 | tail -15
+    echo "## benchmark, 2 pinned cores"; el
+    cc -std=c99 -O2 -ffp-contract=off -fopenmp -I. bench/python_ref.c -o $B/python_ref -lm
+    taskset -c 0,1 $P bench/python_bench.py --c-reference $B/python_ref --threads 2 --repeats 5 || status=1
+    el done
+}
+
 # ---- run ---------------------------------------------------------------------------------------
 for suite in "$@"; do
     case $suite in
-    verify|dense|tree|multi|opencl|contacts|steer|cpu) ;;
-    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer cpu)"; exit 2 ;;
+    verify|dense|tree|multi|opencl|contacts|steer|cpu|python) ;;
+    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer cpu python)"; exit 2 ;;
     esac
     file="$RESULTS/$suite-$DATE.md"
     t0=$(date +%s)
