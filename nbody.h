@@ -43,6 +43,11 @@
        CUDA:   nvcc -O3 -arch=sm_90 -c nbody_cuda.cu; cc -DNBODY_WITH_CUDA ... nbody_cuda.o -lcudart -lstdc++
        OpenCL: cc -DNBODY_WITH_OPENCL ... -lOpenCL  (nbody_cl.h must sit beside nbody.h)
        MPI:    mpicc -DNBODY_WITH_MPI ...; several GPUs: nvcc -DNBODY_WITH_NCCL ..., link -lnccl
+       Windows: MSVC (cl /O2 /openmp prog.c: OpenMP 2.0 is enough), or MinGW-w64:
+               x86_64-w64-mingw32-gcc -O2 -fopenmp -static prog.c (docs/platforms.md)
+       Paths are UTF-8 everywhere; files past 2 GiB work everywhere. Include nbody.h with
+       NBODY_IMPLEMENTATION before other headers: it sets _FILE_OFFSET_BITS (and, in strict
+       ISO modes, _POSIX_C_SOURCE) for its 64-bit offsets and monotonic clock on POSIX.
 
    CONFIGURATION MACROS (define before the #include that has NBODY_IMPLEMENTATION, and the
    same NBODY_REAL everywhere, nbody_cuda.cu included)
@@ -83,6 +88,8 @@
    CONTENTS: search for the tag (">>simulation") to jump to a section; the implementation
    reads top-down: a call leads forward, from nbody_create to the force kernels.
        >>api              public API: results, bodies, nbody_desc, every function
+       >>portability      what each compiler spells its own way: pragmas, OpenMP, restrict,
+                          cpuid, the monotonic clock, UTF-8 paths, 64-bit file offsets
        >>backend          the engine interface (for nbody_cuda.cu and nbody_cl.h too)
        >>implementation   implementation: configuration, system headers, math wrappers
        >>utilities        memory and logging, names, bodies, desc defaults
@@ -274,7 +281,8 @@ typedef struct nbody_logger {      /* func NULL = silent */
    being rejected still reports). A nonzero return cancels: nbody_advance returns
    NBODY_ERR_CANCELLED and the simulation holds the state of the last accepted step (nbody_get_state,
    nbody_checkpoint_save and a later nbody_advance work as after any step). The wall clock is
-   omp_get_wtime() with OpenMP, clock() (processor time: one thread) without. */
+   monotonic: QueryPerformanceCounter on Windows, clock_gettime(CLOCK_MONOTONIC) on POSIX,
+   emscripten_get_now under emscripten. */
 typedef struct nbody_progress_info {
     nbody_real t;                  /* time of the state now (the last accepted step) */
     nbody_real t_start, t_end;     /* where this nbody_advance began and where it lands */
@@ -541,6 +549,268 @@ NBODY_API nbody_result nbody_cuda_positions(const nbody_sim *sim, void *device_d
 #endif /* NBODY_H_INCLUDED */
 
 /* ======================================================================================
+   >>portability  PORTABILITY: what each compiler and C library spells its own way, in one
+   place (GCC, Clang, MSVC, MinGW-w64, nvcc, emscripten). Everything below uses these names
+   and never a compiler's own spelling (tests/msvc_constructs.sh checks that). Visible to
+   the implementation and to backends compiled separately.
+   ====================================================================================== */
+#if (defined(NBODY_IMPLEMENTATION) || defined(NBODY_BACKEND)) && !defined(NBODY__PORTABILITY)
+#define NBODY__PORTABILITY
+/* Feature macros, set only where nobody set them. They act only before the translation
+   unit's first system header, so include nbody.h with NBODY_IMPLEMENTATION before other
+   headers (or set them yourself); where they come too late, the fallbacks below still build.
+   MSVC's C library deprecates fopen and getenv (C4996) without _CRT_SECURE_NO_WARNINGS (as
+   stb). In strict ISO modes (-std=c99) a POSIX C library declares fseeko/ftello and
+   clock_gettime only with _POSIX_C_SOURCE (set only there: in GNU modes it would hide the
+   default extensions); _FILE_OFFSET_BITS 64 makes off_t 64 bits on 32-bit systems. */
+#if defined(_MSC_VER) && !defined(_CRT_SECURE_NO_WARNINGS)
+#define _CRT_SECURE_NO_WARNINGS
+#endif
+#if !defined(_WIN32) && defined(NBODY_IMPLEMENTATION)
+#if defined(__STRICT_ANSI__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200112L
+#endif
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#endif
+
+/* a pragma from a macro: C99's _Pragma; MSVC's C has it only from /std:c11, __pragma always */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define NBODY__PRAGMA_RAW(x) __pragma(x)
+#else
+#define NBODY__PRAGMA_RAW(x) _Pragma(#x)
+#endif
+
+/* OpenMP. NBODY__PRAGMA: the constructs of OpenMP 2.0 (parallel, for, single, critical),
+   which every OpenMP compiler has, MSVC's /openmp included. NBODY__PRAGMA_OMP4: those of
+   OpenMP 3.0-4.0 (task, depend, taskwait, simd), which MSVC's OpenMP 2.0 lacks: there they
+   expand to nothing, which stays correct where they are used: a task then runs at once in
+   the thread that creates it (inside `single`: one thread, in creation order, the order its
+   dependences impose anyway, so the same results), taskwait has nothing to wait for, simd
+   is a vectorisation hint. */
+#if defined(_OPENMP) && !defined(NBODY_NO_OPENMP) && !defined(__CUDACC__)
+#define NBODY__OPENMP 1
+#define NBODY__PRAGMA(x) NBODY__PRAGMA_RAW(x)
+#if _OPENMP >= 201307 && !(defined(_MSC_VER) && !defined(__clang__))
+#define NBODY__PRAGMA_OMP4(x) NBODY__PRAGMA_RAW(x)
+#else
+#define NBODY__PRAGMA_OMP4(x)
+#endif
+#else
+#define NBODY__OPENMP 0
+#define NBODY__PRAGMA(x)
+#define NBODY__PRAGMA_OMP4(x)
+#endif
+/* loop unrolling hints (none where the compiler has no pragma for it) */
+#if defined(__clang__)
+#define NBODY__UNROLL NBODY__PRAGMA_RAW(unroll)
+#define NBODY__UNROLL8 NBODY__PRAGMA_RAW(unroll)
+#elif defined(__GNUC__) && __GNUC__ >= 8
+#define NBODY__UNROLL NBODY__PRAGMA_RAW(GCC unroll 4)
+#define NBODY__UNROLL8 NBODY__PRAGMA_RAW(GCC unroll 8)
+#else
+#define NBODY__UNROLL
+#define NBODY__UNROLL8
+#endif
+
+/* restrict: C99's keyword; C++ and MSVC's C spell it __restrict */
+#if defined(__cplusplus) || defined(_MSC_VER)
+#define NBODY__RESTRICT __restrict
+#else
+#define NBODY__RESTRICT restrict
+#endif
+/* a static function a build may leave unused (-Wunused-function); MSVC's C4505 is disabled
+   around the implementation instead (below) */
+#if defined(__GNUC__) || defined(__clang__)
+#define NBODY__UNUSED __attribute__((unused))
+#else
+#define NBODY__UNUSED
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define NBODY__FORCEINLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define NBODY__FORCEINLINE __forceinline
+#else
+#define NBODY__FORCEINLINE inline
+#endif
+/* GCC and Clang compile a function for an instruction set by its target attribute; MSVC
+   compiles any intrinsic anywhere (as miniaudio relies on), so its functions need none */
+#if defined(__GNUC__) || defined(__clang__)
+#define NBODY__TARGET(isa) __attribute__((target(isa)))
+#else
+#define NBODY__TARGET(isa)
+#endif
+
+#if defined(NBODY_IMPLEMENTATION) && !defined(NBODY__PORTABILITY_IMPL)
+#define NBODY__PORTABILITY_IMPL
+#include <stdio.h>
+#include <time.h>
+#if defined(_MSC_VER)
+/* /W4 warnings the code accepts on purpose, off for the implementation only (popped at its
+   end): 4505 a static function this configuration leaves unused; 4996 fopen, getenv (when
+   the CRT was included before _CRT_SECURE_NO_WARNINGS above); 4127 the sizeof(nbody_real)
+   branches that fold away; 4706 assignments in conditions, as `if (!(f = fopen(...)))` */
+#pragma warning(push)
+#pragma warning(disable : 4505 4996 4127 4706)
+#endif
+
+#if defined(_MSC_VER)
+#include <intrin.h>
+#endif
+/* x86 CPU features for the run-time SIMD dispatch (>>engines): cpuid and xgetbv */
+#if (defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)) && !defined(__CUDACC__)
+#define NBODY__X86 1
+#if defined(_MSC_VER)
+static NBODY__UNUSED void nbody__cpuid(unsigned int leaf, unsigned int sub, unsigned int r[4]) {
+    int v[4];
+    __cpuidex(v, (int)leaf, (int)sub);
+    r[0] = (unsigned int)v[0]; r[1] = (unsigned int)v[1]; r[2] = (unsigned int)v[2]; r[3] = (unsigned int)v[3];
+}
+static NBODY__UNUSED unsigned long long nbody__xgetbv0(void) { return (unsigned long long)_xgetbv(0); }
+#else
+#include <cpuid.h>
+static NBODY__UNUSED void nbody__cpuid(unsigned int leaf, unsigned int sub, unsigned int r[4]) { __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]); }
+static NBODY__UNUSED unsigned long long nbody__xgetbv0(void) {
+    unsigned int lo, hi;
+    __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (unsigned long long)hi << 32 | lo;
+}
+#endif
+#else
+#define NBODY__X86 0
+#endif
+
+/* A flag that one thread takes and gives back (a guard against a second thread): take
+   returns 1 when it took it, 0 when it was taken. GCC/Clang's __atomic builtins, MSVC's
+   _Interlocked intrinsics (C11's <stdatomic.h> is not in MSVC's C by default); other
+   compilers get a plain flag, which guards against re-entry but not against a race. */
+static NBODY__UNUSED int nbody__flag_take(volatile long *flag) {
+#if defined(__GNUC__) || defined(__clang__)
+    long expected = 0;
+    return __atomic_compare_exchange_n(flag, &expected, 1L, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+#elif defined(_MSC_VER)
+    return _InterlockedCompareExchange(flag, 1, 0) == 0;
+#else
+    if (*flag) return 0;
+    *flag = 1;
+    return 1;
+#endif
+}
+static NBODY__UNUSED void nbody__flag_give(volatile long *flag) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(flag, 0L, __ATOMIC_RELEASE);
+#elif defined(_MSC_VER)
+    _InterlockedExchange(flag, 0);
+#else
+    *flag = 0;
+#endif
+}
+
+/* Windows: the four kernel32 functions used, declared as stb_image declares them (no
+   <windows.h> and its macros: near, far, min, max); the same types as windows.h's
+   declarations, which may come before or after */
+#if defined(_WIN32)
+#ifdef __cplusplus
+extern "C" {
+#endif
+union _LARGE_INTEGER;
+__declspec(dllimport) int __stdcall QueryPerformanceCounter(union _LARGE_INTEGER *count);
+__declspec(dllimport) int __stdcall QueryPerformanceFrequency(union _LARGE_INTEGER *frequency);
+__declspec(dllimport) int __stdcall MoveFileExW(const wchar_t *from, const wchar_t *to, unsigned long flags);
+__declspec(dllimport) int __stdcall MultiByteToWideChar(unsigned int code_page, unsigned long flags, const char *str,
+                                                        int bytes, wchar_t *wide, int wide_chars);
+#ifdef __cplusplus
+}
+#endif
+#elif defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+#endif
+
+/* wall-clock seconds from a monotonic clock, for intervals only (progress, checkpoints):
+   QueryPerformanceCounter, emscripten_get_now, POSIX's CLOCK_MONOTONIC; clock() only in a C
+   library with none of them (it counts processor time there, wall time on Windows) */
+static NBODY__UNUSED double nbody__wall_seconds(void) {
+#if defined(_WIN32)
+    long long count = 0, frequency = 1;
+    QueryPerformanceFrequency((union _LARGE_INTEGER *)(void *)&frequency);
+    QueryPerformanceCounter((union _LARGE_INTEGER *)(void *)&count);
+    return (double)count / (double)(frequency > 0 ? frequency : 1);
+#elif defined(__EMSCRIPTEN__)
+    return emscripten_get_now() / 1000.0;
+#elif defined(CLOCK_MONOTONIC)         /* defined with clock_gettime (POSIX 1003.1b) */
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0) return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (double)clock() / (double)CLOCKS_PER_SEC;
+#else
+    return (double)clock() / (double)CLOCKS_PER_SEC;
+#endif
+}
+
+/* Files: UTF-8 paths and 64-bit offsets everywhere. Windows opens a path through its UTF-16
+   form (_wfopen, as stb_image; fopen would read it in the ANSI code page) and seeks with
+   _fseeki64/_ftelli64 (long is 32 bits there, so fseek stops at 2 GiB); POSIX has
+   fseeko/ftello (64-bit off_t with _FILE_OFFSET_BITS 64), or fseek where a strict ISO mode
+   hid them from glibc (long is 64 bits on every 64-bit POSIX system). */
+typedef long long nbody__off;
+#define NBODY__PATH_MAX 1024           /* UTF-16 units of a Windows path, its end included */
+static NBODY__UNUSED FILE *nbody__fopen(const char *path, const char *mode) {
+#if defined(_WIN32)
+    wchar_t wpath[NBODY__PATH_MAX], wmode[16];
+    if (!MultiByteToWideChar(65001u, 0, path, -1, wpath, NBODY__PATH_MAX) || !MultiByteToWideChar(65001u, 0, mode, -1, wmode, 16))
+        return NULL;                   /* 65001: CP_UTF8; 0: too long or not UTF-8 */
+    return _wfopen(wpath, wmode);
+#else
+    return fopen(path, mode);
+#endif
+}
+static NBODY__UNUSED int nbody__remove(const char *path) {
+#if defined(_WIN32)
+    wchar_t wpath[NBODY__PATH_MAX];
+    if (!MultiByteToWideChar(65001u, 0, path, -1, wpath, NBODY__PATH_MAX)) return -1;
+    return _wremove(wpath);
+#else
+    return remove(path);
+#endif
+}
+/* from replaces to, at once where the system can (POSIX rename; Windows' rename refuses an
+   existing target, MoveFileExW replaces it: 1 MOVEFILE_REPLACE_EXISTING, 8 WRITE_THROUGH) */
+static NBODY__UNUSED int nbody__rename(const char *from, const char *to) {
+#if defined(_WIN32)
+    wchar_t wfrom[NBODY__PATH_MAX], wto[NBODY__PATH_MAX];
+    if (!MultiByteToWideChar(65001u, 0, from, -1, wfrom, NBODY__PATH_MAX) || !MultiByteToWideChar(65001u, 0, to, -1, wto, NBODY__PATH_MAX))
+        return -1;
+    return MoveFileExW(wfrom, wto, 1u | 8u) ? 0 : -1;
+#else
+    return rename(from, to);
+#endif
+}
+static NBODY__UNUSED int nbody__fseek(FILE *f, nbody__off offset, int whence) {
+#if defined(_WIN32)
+    return _fseeki64(f, offset, whence);
+#elif defined(__GLIBC__) && !defined(__USE_LARGEFILE) && !defined(__USE_XOPEN2K)
+    if (offset != (nbody__off)(long)offset) return -1;
+    return fseek(f, (long)offset, whence);
+#else
+    if (offset != (nbody__off)(off_t)offset) return -1;
+    return fseeko(f, (off_t)offset, whence);
+#endif
+}
+static NBODY__UNUSED nbody__off nbody__ftell(FILE *f) {
+#if defined(_WIN32)
+    return (nbody__off)_ftelli64(f);
+#elif defined(__GLIBC__) && !defined(__USE_LARGEFILE) && !defined(__USE_XOPEN2K)
+    return (nbody__off)ftell(f);
+#else
+    return (nbody__off)ftello(f);
+#endif
+}
+#endif /* NBODY_IMPLEMENTATION: portability */
+#endif /* portability */
+
+
+/* ======================================================================================
    >>backend  BACKEND INTERFACE: how engines plug in. Not for users. Visible to the implementation and
    to backends compiled separately (nbody_cuda.cu defines NBODY_BACKEND before including).
    ====================================================================================== */
@@ -645,10 +915,7 @@ nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__buf pos, nbod
    are not all positive and finite leave w as it is; so do more than NBODY__DIST_MAX_RANKS
    ranks (their walks stay split by count). */
 #define NBODY__DIST_MAX_RANKS 1024
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((unused))
-#endif
-static inline void nbody__dist_rebalance(size_t *w, const double *t, int size, int halfway) {
+static inline NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *t, int size, int halfway) {
     double total = 0, cum = 0;
     size_t nw[NBODY__DIST_MAX_RANKS + 1];
     int k, j = 0;
@@ -980,13 +1247,8 @@ NBODY__SHARED NBODY__REAL nbody__tree_inner(NBODY__REAL lx, NBODY__REAL ly, NBOD
 #include <stdarg.h>
 #include <stdint.h>
 #include <time.h>
-#if defined(_OPENMP) && !defined(NBODY_NO_OPENMP)
+#if NBODY__OPENMP
 #include <omp.h>
-#define NBODY__OPENMP 1
-#define NBODY__PRAGMA(x) _Pragma(#x)
-#else
-#define NBODY__OPENMP 0
-#define NBODY__PRAGMA(x)
 #endif
 
 #ifndef NBODY_ASSERT
@@ -1002,12 +1264,6 @@ NBODY__SHARED NBODY__REAL nbody__tree_inner(NBODY__REAL lx, NBODY__REAL ly, NBOD
 #define NBODY_FREE(p) free(p)
 #else
 #error "Define all of NBODY_MALLOC, NBODY_REALLOC and NBODY_FREE, or none of them."
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define NBODY__UNUSED __attribute__((unused))
-#else
-#define NBODY__UNUSED
 #endif
 
 #ifdef NBODY_STATIC
@@ -1423,7 +1679,6 @@ typedef struct nbody__cpu {
 #define NBODY__BLOCK_SIZE_MAX 16384
 
 /* defined below in >>simulation */
-static double nbody__wall_seconds(void);
 static int nbody__progress(nbody_sim *s, int accepted);
 static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit);
 
@@ -1913,13 +2168,7 @@ static int nbody__adaptive(const nbody_sim *s) {
 }
 
 /* ---- progress (desc.progress) ---- */
-static double nbody__wall_seconds(void) {
-#if NBODY__OPENMP
-    return omp_get_wtime();
-#else
-    return (double)clock() / (double)CLOCKS_PER_SEC;
-#endif
-}
+/* the wall clock: nbody__wall_seconds (>>portability) */
 
 /* Calls desc.progress.func, inside nbody_advance, after an accepted step (accepted = 1) or a
    rejected one, as its interval says; 1 = cancel. */
@@ -2742,13 +2991,6 @@ static nbody_result nbody__radau_finish(nbody_sim *s, nbody_real h) {
    forms it), and every operation is elementwise: the results are the same to the bit. */
 
 static nbody_result nbody__host_lincomb(nbody__engine *e, const nbody__lincomb *op);   /* in >>host */
-
-/* restrict in C99, its common spelling in C++ */
-#ifdef __cplusplus
-#define NBODY__RESTRICT __restrict
-#else
-#define NBODY__RESTRICT restrict
-#endif
 
 static int nbody__radau_on_host(const nbody_sim *s) { return s->eng.ops->lincomb == nbody__host_lincomb; }
 
@@ -3592,12 +3834,13 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
    tells float from double (NBODY__KIND), and each ISA level has one layer of one-line helpers
    over its vector of nbody_real (nbody__v512_*, nbody__v256_*) and one kernel body over that
    layer (nbody__avx512_tile, nbody__avx2_tile, ...): real functions, compiled for their ISA
-   with GCC/Clang target attributes and chosen at nbody_create from what the CPU reports
-   (__builtin_cpu_supports). The schedules around them (threads, tiles, block pairs) are
-   written once and reach a level's kernels through a table (nbody__simd_kernels), once per
-   tile or block pair, never per pair. Compilers without target attributes (MSVC) get the
-   levels their flags turn on (/arch:AVX2, /arch:AVX512); long double and any other
-   NBODY_REAL, non-x86 targets and NBODY_NO_SIMD get the portable loop only. */
+   with GCC/Clang target attributes (MSVC compiles intrinsics without them) and chosen at
+   nbody_create from what the CPU and the OS report (cpuid and xgetbv: nbody__x86_runs). The
+   schedules around them (threads, tiles, block pairs) are written once and reach a level's
+   kernels through a table (nbody__simd_kernels), once per tile or block pair, never per
+   pair. Other compilers get the levels their flags turn on (__AVX2__, __AVX512F__); long
+   double and any other NBODY_REAL, non-x86 targets and NBODY_NO_SIMD get the portable loop
+   only. */
 #define NBODY__KIND_float 1
 #define NBODY__KIND_double 2
 #define NBODY__KIND_long 0 *           /* "long double" -> 0 * double -> 0 in #if */
@@ -3610,14 +3853,13 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
 #else
 #define NBODY__KIND 0                  /* anything else: portable only */
 #endif
-#if !defined(NBODY_NO_SIMD) && NBODY__KIND != 0 && !defined(__CUDACC__) && \
-    (defined(__x86_64__) || defined(__i386__) || defined(_M_X64))
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 5)
+#if !defined(NBODY_NO_SIMD) && NBODY__KIND != 0 && NBODY__X86
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 5) || (defined(_MSC_VER) && _MSC_VER >= 1920)
 #define NBODY__SIMD_DISPATCH 1         /* every level built, the CPU decides at run time */
 #define NBODY__HAVE_AVX2 1
 #define NBODY__HAVE_AVX512 1
-#define NBODY__TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define NBODY__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define NBODY__TARGET_AVX2 NBODY__TARGET("avx2,fma")
+#define NBODY__TARGET_AVX512 NBODY__TARGET("avx512f,avx2,fma")
 #else                                  /* what the compiler flags allow */
 #if defined(__AVX2__) && (defined(__FMA__) || defined(_MSC_VER))
 #define NBODY__HAVE_AVX2 1
@@ -3640,42 +3882,50 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
 #endif
 #if NBODY__HAVE_AVX2 || NBODY__HAVE_AVX512
 #include <immintrin.h>
+#if defined(__clang__) && defined(_MSC_VER) && !defined(__AVX512F__)
+/* clang-cl's immintrin.h (unlike MSVC's) declares only the levels the flags turn on; the
+   kernels compiled by target attribute need the rest */
+#include <smmintrin.h>
+#include <avxintrin.h>
+#include <avx2intrin.h>
+#include <fmaintrin.h>
+#include <avx512fintrin.h>
 #endif
-#if defined(__GNUC__) || defined(__clang__)
-#define NBODY__FORCEINLINE inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define NBODY__FORCEINLINE __forceinline
-#else
-#define NBODY__FORCEINLINE inline
-#endif
-#if defined(__clang__)
-#define NBODY__UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define NBODY__UNROLL _Pragma("GCC unroll 4")
-#else
-#define NBODY__UNROLL
 #endif
 
 /* 1 when this build has the level's kernels and this CPU runs them */
+#if NBODY__SIMD_DISPATCH
+/* 1 when this x86 CPU and its operating system run the level, as miniaudio detects it:
+   cpuid's feature bits (leaf 1 ecx: FMA 12, OSXSAVE 27, AVX 28; leaf 7 ebx: AVX2 5,
+   AVX512F 16) and XCR0, whose bits say the OS saves the registers (1-2: xmm, ymm; 5-7: the
+   AVX-512 state) */
+static int nbody__x86_runs(nbody_simd level) {
+    unsigned int r0[4], r1[4], r7[4] = {0, 0, 0, 0};
+    unsigned long long xcr0 = 0;
+    int avx2, avx512;
+    nbody__cpuid(0, 0, r0);
+    nbody__cpuid(1, 0, r1);
+    if (r0[0] >= 7) nbody__cpuid(7, 0, r7);
+    if (r1[2] >> 27 & 1u) xcr0 = nbody__xgetbv0();
+    avx2 = (r1[2] >> 28 & 1u) && (r1[2] >> 12 & 1u) && (r7[1] >> 5 & 1u) && (xcr0 & 0x6u) == 0x6u;
+    avx512 = avx2 && (r7[1] >> 16 & 1u) && (xcr0 & 0xe6u) == 0xe6u;
+    return level == NBODY_SIMD_AVX2 ? avx2 : level == NBODY_SIMD_AVX512 ? avx512 : 0;
+}
+#endif
 static int nbody__simd_runs(nbody_simd level) {
     switch (level) {
     case NBODY_SIMD_PORTABLE: return 1;
 #if NBODY__HAVE_AVX2
     case NBODY_SIMD_AVX2:
-#if NBODY__SIMD_DISPATCH
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-        return 1;
-#endif
 #endif
 #if NBODY__HAVE_AVX512
     case NBODY_SIMD_AVX512:
+#endif
+#if NBODY__HAVE_AVX2 || NBODY__HAVE_AVX512
 #if NBODY__SIMD_DISPATCH
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        return nbody__x86_runs(level);
 #else
-        return 1;
+        return 1;                      /* the compiler flags asked for it */
 #endif
 #endif
     default: return 0;
@@ -4139,7 +4389,7 @@ static void nbody__accel_block_portable_range(const nbody__forces *f, int thread
         for (i = i0; i < i1; ++i) {
             nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
             size_t j;
-            NBODY__PRAGMA(omp simd reduction(+:ax, ay, az))
+            NBODY__PRAGMA_OMP4(omp simd reduction(+:ax, ay, az))
             for (j = 0; j < f->n; ++j) {
                 nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
                 nbody_real r2 = (j == i) ? 1 : nbody__soft_r2(dx, dy, dz, f->eps2);
@@ -4253,7 +4503,7 @@ static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, c
         {
             long long r, b;
             for (b = 0; b < nb; ++b) {
-                NBODY__PRAGMA(omp task firstprivate(b) depend(inout: tok[b * bs]))
+                NBODY__PRAGMA_OMP4(omp task firstprivate(b) depend(inout: tok[b * bs]))
                 nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
             }
             for (r = 0; r < nt - 1; ++r)
@@ -4261,7 +4511,7 @@ static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, c
                     long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
                     long long lo = p < o ? p : o, hi = p < o ? o : p;
                     if (hi >= nb) continue;
-                    NBODY__PRAGMA(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs]))
+                    NBODY__PRAGMA_OMP4(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs]))
                     k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
                 }
         }
@@ -4423,13 +4673,6 @@ NBODY__I256 nbody_real nbody__v256_hsum(nbody__v256 x) {   /* fixed order */
 #endif
 #ifndef NBODY__AVX512_SYM_STAGE
 #define NBODY__AVX512_SYM_STAGE 2       /* rows staged together: their r^2, then r^-3, then sums (2: no spilled sums) */
-#endif
-#if defined(__clang__)
-#define NBODY__UNROLL8 _Pragma("unroll")
-#elif defined(__GNUC__)
-#define NBODY__UNROLL8 _Pragma("GCC unroll 8")
-#else
-#define NBODY__UNROLL8
 #endif
 /* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
 NBODY__I512 void nbody__v512_interact(nbody__v512 xj, nbody__v512 yj, nbody__v512 zj, nbody__v512 mj, nbody__v512 e2, nbody__v512 xi,
@@ -4799,10 +5042,10 @@ static void nbody__tree_build_node(nbody__kdtree *t, size_t i, nbody__tree_item 
     axis = t->axis_rule == NBODY__AXIS_CYCLE ? nbody__depth_of(i) % 3 : nbody__widest_axis(items, count);
     nbody__select(items, count, left, axis);
     if (count > NBODY__TREE_TASK_CUTOFF) {
-        NBODY__PRAGMA(omp task)
+        NBODY__PRAGMA_OMP4(omp task)
         nbody__tree_build_node(t, 2 * i, items, left);
         nbody__tree_build_node(t, 2 * i + 1, items + left, count - left);
-        NBODY__PRAGMA(omp taskwait)
+        NBODY__PRAGMA_OMP4(omp taskwait)
     } else {
         nbody__tree_build_node(t, 2 * i, items, left);
         nbody__tree_build_node(t, 2 * i + 1, items + left, count - left);
@@ -4973,15 +5216,15 @@ static void nbody__tree_h3(const nbody_real *r2, nbody_real *inv, nbody_real *h3
 /* dx = c - x per lane, d2 = |dx|^2; returns the lanes with d2 > crit2 */
 static nbody__tree_mask nbody__tree_dist(const nbody_real *c, nbody_real crit2, const nbody__tree_packet *p, nbody_real *dx,
                                  nbody_real *dy, nbody_real *dz, nbody_real *d2) {
-    nbody__tree_mask far = 0;
+    nbody__tree_mask outside = 0;   /* not "far": <windows.h> defines far and near away */
     int l;
-    NBODY__PRAGMA(omp simd reduction(|:far))
+    NBODY__PRAGMA_OMP4(omp simd reduction(|:outside))
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
         dx[l] = c[0] - p->x[l]; dy[l] = c[1] - p->y[l]; dz[l] = c[2] - p->z[l];
         d2[l] = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
-        far |= (nbody__tree_mask)(d2[l] > crit2) << l;
+        outside |= (nbody__tree_mask)(d2[l] > crit2) << l;
     }
-    return far;
+    return outside;
 }
 
 /* the lanes in use add m h3 d, h3 = (d2 + eps^2)^(-3/2) */
@@ -4989,10 +5232,10 @@ static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_r
                             const nbody_real *dz, const nbody_real *d2) {
     nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
     int l;
-    NBODY__PRAGMA(omp simd)
+    NBODY__PRAGMA_OMP4(omp simd)
     for (l = 0; l < NBODY__TREE_LANES; ++l) r2[l] = d2[l] + p->eps2;
     nbody__tree_h3(r2, inv, h3);
-    NBODY__PRAGMA(omp simd)
+    NBODY__PRAGMA_OMP4(omp simd)
     for (l = 0; l < NBODY__TREE_LANES; ++l) {
         nbody_real w = nbody__tree_weight(m, inv[l], h3[l]);
         int on = (int)NBODY__TREE_BIT(use, l);
@@ -6794,7 +7037,7 @@ NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
     unsigned long long n64;
     int i;
     if (!path || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
-    w.f = fopen(path, "wb");
+    w.f = nbody__fopen(path, "wb");
     if (!w.f) return NBODY_ERR_IO;
     w.sum = NBODY__FNV_SEED; w.ok = 1;
     head[0] = NBODY__SNAP_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
@@ -6816,16 +7059,16 @@ NBODY__DEF nbody_result nbody_load(const char *path, nbody_system *s) {
     char magic[8];
     unsigned int head[4];
     unsigned long long n64, sum, stored;
-    long size;
+    nbody__off size;
     nbody_system tmp;
     nbody_real *fields[7];
     nbody_result r = NBODY_ERR_FORMAT;
     int i;
     if (!path || !s) return NBODY_ERR_INVALID_ARGUMENT;
-    f = fopen(path, "rb");
+    f = nbody__fopen(path, "rb");
     if (!f) return NBODY_ERR_IO;
     memset(&tmp, 0, sizeof tmp);
-    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
+    if (nbody__fseek(f, 0, SEEK_END) != 0 || (size = nbody__ftell(f)) < 0 || nbody__fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, NBODY__SNAP_MAGIC, 8) != 0) goto done;
     if (fread(head, 1, sizeof head, f) != sizeof head || fread(&n64, 1, sizeof n64, f) != sizeof n64) goto done;
     if (head[0] != NBODY__SNAP_VERSION || head[1] != 0x01020304u || head[2] != sizeof(nbody_real) || head[3] != 0) goto done;
@@ -6861,7 +7104,7 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
     size_t i;
     int ok = 1;
     if (!path || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
-    f = fopen(path, "w");
+    f = nbody__fopen(path, "w");
     if (!f) return NBODY_ERR_IO;
     if (fprintf(f, "# t = %.17g\ni,x,y,z,vx,vy,vz,m\n", (double)s->t) < 0) ok = 0;
     for (i = 0; i < s->n && ok; ++i)
@@ -7020,7 +7263,7 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
     h.reals[NBODY__CKP_T] = s->t; h.reals[NBODY__CKP_DT_NEXT] = s->dt_next; h.reals[NBODY__CKP_STATS_DT] = s->stats.dt;
     h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
     /* with several ranks every rank gathers each buffer (collective), rank 0 writes */
-    w.f = nbody__engine_writer(&s->eng) ? fopen(tmp, "wb") : NULL;
+    w.f = nbody__engine_writer(&s->eng) ? nbody__fopen(tmp, "wb") : NULL;
     r = nbody__engine_agree(&s->eng, nbody__engine_writer(&s->eng) && !w.f ? NBODY_ERR_IO : NBODY_OK);
     if (r != NBODY_OK) { nbody__free(&s->desc, host); return r; }
     w.sum = NBODY__FNV_SEED; w.ok = w.f != NULL;
@@ -7042,8 +7285,8 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
         if (fclose(w.f) != 0) w.ok = 0;
         if (r == NBODY_OK && !w.ok) r = NBODY_ERR_IO;
         /* POSIX rename replaces path atomically; where it refuses an existing target, remove first */
-        if (r == NBODY_OK && rename(tmp, path) != 0 && (remove(path), rename(tmp, path) != 0)) r = NBODY_ERR_IO;
-        if (r != NBODY_OK) remove(tmp);
+        if (r == NBODY_OK && nbody__rename(tmp, path) != 0 && (nbody__remove(path), nbody__rename(tmp, path) != 0)) r = NBODY_ERR_IO;
+        if (r != NBODY_OK) nbody__remove(tmp);
     }
     nbody__free(&s->desc, host);
     return nbody__engine_agree(&s->eng, r);
@@ -7192,14 +7435,14 @@ static nbody_result nbody__ckp_restore(FILE *f, const nbody_desc *desc, const nb
 }
 
 /* a checkpoint of size bytes at offset base of f (a whole file, or a snapshot archive's record) */
-static nbody_result nbody__ckp_load_at(nbody_sim **out, const nbody_desc *desc, FILE *f, long base, unsigned long long size) {
+static nbody_result nbody__ckp_load_at(nbody_sim **out, const nbody_desc *desc, FILE *f, nbody__off base, unsigned long long size) {
     nbody__ckp_head h;
     nbody_system sys;
     nbody_desc d = nbody__desc_defaults(desc);
     nbody_result r;
     memset(&sys, 0, sizeof sys);
-    r = fseek(f, base, SEEK_SET) == 0 ? nbody__ckp_verify(f, size) : NBODY_ERR_IO;
-    if (r == NBODY_OK) r = fseek(f, base, SEEK_SET) == 0 ? NBODY_OK : NBODY_ERR_IO;
+    r = nbody__fseek(f, base, SEEK_SET) == 0 ? nbody__ckp_verify(f, size) : NBODY_ERR_IO;
+    if (r == NBODY_OK) r = nbody__fseek(f, base, SEEK_SET) == 0 ? NBODY_OK : NBODY_ERR_IO;
     if (r == NBODY_OK) r = nbody__ckp_read_head(f, size, &d, &h, &sys);
     r = nbody__mpi_verdict(desc, r);     /* with desc.mpi_comm: every rank read it, or all fail */
     if (r == NBODY_OK) r = nbody__ckp_restore(f, desc, &h, &sys, out);
@@ -7208,14 +7451,14 @@ static nbody_result nbody__ckp_load_at(nbody_sim **out, const nbody_desc *desc, 
 }
 
 NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc *desc, const char *path) {
-    long end;
+    nbody__off end;
     FILE *f;
     nbody_result r;
     if (!out || !desc || !path || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
     /* with desc.mpi_comm every rank reads the file (any number of ranks may have written it) */
-    f = fopen(path, "rb");
+    f = nbody__fopen(path, "rb");
     r = f ? NBODY_OK : NBODY_ERR_IO;
-    if (f && (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0)) r = NBODY_ERR_IO;
+    if (f && (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0)) r = NBODY_ERR_IO;
     if (r == NBODY_OK) r = nbody__ckp_load_at(out, desc, f, 0, (unsigned long long)end);
     else r = nbody__mpi_verdict(desc, r);   /* the other ranks wait in nbody__ckp_load_at's verdict */
     if (f) fclose(f);
@@ -7241,7 +7484,7 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
 struct nbody_archive {
     char *path;
     size_t count, cap;
-    long *offset;                  /* of each record's t */
+    nbody__off *offset;            /* of each record's t */
     nbody_real *t;
 };
 
@@ -7264,7 +7507,7 @@ NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *p
     size_t plen;
     char *tmp;
     FILE *ck;
-    long end = 0;
+    nbody__off end = 0;
     nbody_result r;
     if (!sim || !path) return NBODY_ERR_INVALID_ARGUMENT;
     plen = strlen(path);
@@ -7272,14 +7515,14 @@ NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *p
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".rec.tmp", 9);
     r = nbody_checkpoint_save(sim, tmp);             /* the record's restart data */
-    ck = r == NBODY_OK ? fopen(tmp, "rb") : NULL;
-    if (r == NBODY_OK && (!ck || fseek(ck, 0, SEEK_END) != 0 || (end = ftell(ck)) < 0 || fseek(ck, 0, SEEK_SET) != 0))
+    ck = r == NBODY_OK ? nbody__fopen(tmp, "rb") : NULL;
+    if (r == NBODY_OK && (!ck || nbody__fseek(ck, 0, SEEK_END) != 0 || (end = nbody__ftell(ck)) < 0 || nbody__fseek(ck, 0, SEEK_SET) != 0))
         r = NBODY_ERR_IO;
     w.f = NULL; w.sum = NBODY__FNV_SEED; w.ok = 1;
-    if (r == NBODY_OK && !(w.f = fopen(path, "ab"))) r = NBODY_ERR_IO;
+    if (r == NBODY_OK && !(w.f = nbody__fopen(path, "ab"))) r = NBODY_ERR_IO;
     if (r == NBODY_OK) {
-        w.ok = fseek(w.f, 0, SEEK_END) == 0 && ftell(w.f) >= 0;
-        if (w.ok && ftell(w.f) == 0) {               /* a new archive: its header first */
+        w.ok = nbody__fseek(w.f, 0, SEEK_END) == 0 && nbody__ftell(w.f) >= 0;
+        if (w.ok && nbody__ftell(w.f) == 0) {               /* a new archive: its header first */
             unsigned int head[4];
             head[0] = NBODY__ARC_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
             nbody__put(&w, NBODY__ARC_MAGIC, 8);
@@ -7300,7 +7543,7 @@ NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *p
         if (!w.ok) r = NBODY_ERR_IO;
     }
     if (ck) fclose(ck);
-    remove(tmp);
+    nbody__remove(tmp);
     nbody__free(&s->desc, tmp);
     return r;
 }
@@ -7359,13 +7602,13 @@ NBODY__DEF void nbody_archive_close(nbody_archive *a) {
     NBODY_FREE(a->path); NBODY_FREE(a->offset); NBODY_FREE(a->t); NBODY_FREE(a);
 }
 
-static int nbody__arc_push(nbody_archive *a, long off, nbody_real t) {
+static int nbody__arc_push(nbody_archive *a, nbody__off off, nbody_real t) {
     if (a->count == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 16;
-        long *no;
+        nbody__off *no;
         nbody_real *nt;
-        if (cap > ((size_t)1 << 40)) return 0;   /* records of one file: far below; bounds the sizes */
-        no = (long *)NBODY_MALLOC(cap * sizeof(long));
+        if (cap > (size_t)-1 / (sizeof(nbody__off) + sizeof(nbody_real))) return 0;   /* the sizes below fit */
+        no = (nbody__off *)NBODY_MALLOC(cap * sizeof(nbody__off));
         nt = (nbody_real *)NBODY_MALLOC(cap * sizeof(nbody_real));
         if (!no || !nt) { NBODY_FREE(no); NBODY_FREE(nt); return 0; }
         if (a->count) { memcpy(no, a->offset, a->count * sizeof *no); memcpy(nt, a->t, a->count * sizeof *nt); }
@@ -7380,9 +7623,9 @@ static int nbody__arc_push(nbody_archive *a, long off, nbody_real t) {
 /* read one record's head from its t on; *ckp_at, *ckp_len locate its checkpoint; radii
    (n values) read into r when r is not NULL. 0 when torn or corrupt. */
 static int nbody__arc_record(FILE *f, unsigned long long size, nbody_real *t, unsigned long long *u,
-                             nbody_real *r, long *ckp_at, unsigned long long *ckp_len) {
+                             nbody_real *r, nbody__off *ckp_at, unsigned long long *ckp_len) {
     unsigned long long sum = NBODY__FNV_SEED, len, stored, k;
-    long at;
+    nbody__off at;
     if (!nbody__ckp_get(f, t, sizeof *t) || !nbody__ckp_get(f, u, 3 * sizeof *u)) return 0;
     sum = nbody__fnv1a(sum, t, sizeof *t);
     sum = nbody__fnv1a(sum, u, 3 * sizeof *u);
@@ -7396,7 +7639,7 @@ static int nbody__arc_record(FILE *f, unsigned long long size, nbody_real *t, un
     if (!nbody__ckp_get(f, &len, sizeof len)) return 0;
     sum = nbody__fnv1a(sum, &len, sizeof len);
     if (!nbody__ckp_get(f, &stored, sizeof stored) || stored != sum) return 0;
-    if ((at = ftell(f)) < 0 || (unsigned long long)at > size || len > size - (unsigned long long)at) return 0;
+    if ((at = nbody__ftell(f)) < 0 || (unsigned long long)at > size || len > size - (unsigned long long)at) return 0;
     *ckp_at = at; *ckp_len = len;
     return 1;
 }
@@ -7406,13 +7649,13 @@ NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path
     unsigned int head[4];
     char magic[8];
     unsigned long long size, u[3], clen;
-    long end, at;
+    nbody__off end, at;
     nbody_real t;
     FILE *f;
     nbody_result r = NBODY_OK;
     if (!out || !path) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!(f = fopen(path, "rb"))) return NBODY_ERR_IO;
-    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
+    if (!(f = nbody__fopen(path, "rb"))) return NBODY_ERR_IO;
+    if (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0 || nbody__fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
     size = (unsigned long long)end;
     if (!nbody__ckp_get(f, magic, 8) || memcmp(magic, NBODY__ARC_MAGIC, 8) != 0 || !nbody__ckp_get(f, head, sizeof head) ||
         head[0] != NBODY__ARC_VERSION || head[1] != 0x01020304u || head[2] != sizeof(nbody_real) || head[3] != 0) {
@@ -7425,10 +7668,10 @@ NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path
     if (!(a->path = (char *)NBODY_MALLOC(strlen(path) + 1))) r = NBODY_ERR_OUT_OF_MEMORY;
     else memcpy(a->path, path, strlen(path) + 1);
     while (r == NBODY_OK && nbody__ckp_get(f, magic, 8) && memcmp(magic, NBODY__REC_MAGIC, 8) == 0) {
-        long rec = ftell(f);
+        nbody__off rec = nbody__ftell(f);
         if (rec < 0 || !nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) break;
         if (!nbody__arc_push(a, rec, t)) r = NBODY_ERR_OUT_OF_MEMORY;
-        if (fseek(f, at + (long)clen, SEEK_SET) != 0) break;
+        if (nbody__fseek(f, at + (nbody__off)clen, SEEK_SET) != 0) break;
     }
     fclose(f);
     if (r != NBODY_OK) { nbody_archive_close(a); return r; }
@@ -7448,12 +7691,12 @@ NBODY__DEF nbody_result nbody_archive_load(const nbody_archive *a, size_t i, con
     unsigned long long size, u[3], clen;
     nbody_real t, *radii = NULL;
     nbody_desc d;
-    long end, at;
+    nbody__off end, at;
     FILE *f;
     nbody_result r;
     if (!a || i >= a->count || !desc || !out || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!(f = fopen(a->path, "rb"))) return NBODY_ERR_IO;
-    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, a->offset[i], SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
+    if (!(f = nbody__fopen(a->path, "rb"))) return NBODY_ERR_IO;
+    if (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0 || nbody__fseek(f, a->offset[i], SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
     size = (unsigned long long)end;
     r = NBODY_ERR_FORMAT;
     if (nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) {
@@ -7461,7 +7704,7 @@ NBODY__DEF nbody_result nbody_archive_load(const nbody_archive *a, size_t i, con
         if (u[2]) {                                 /* read again, now into memory */
             radii = (nbody_real *)NBODY_MALLOC(nbody__bytes((size_t)u[0], sizeof(nbody_real)));
             if (!radii) r = NBODY_ERR_OUT_OF_MEMORY;
-            else if (fseek(f, a->offset[i], SEEK_SET) != 0 || !nbody__arc_record(f, size, &t, u, radii, &at, &clen)) r = NBODY_ERR_FORMAT;
+            else if (nbody__fseek(f, a->offset[i], SEEK_SET) != 0 || !nbody__arc_record(f, size, &t, u, radii, &at, &clen)) r = NBODY_ERR_FORMAT;
         }
     }
     if (r == NBODY_OK) {
@@ -7501,6 +7744,9 @@ NBODY__DEF nbody_result nbody_cuda_positions(const nbody_sim *sim, void *device_
 #endif
 }
 
+#if defined(_MSC_VER)
+#pragma warning(pop)               /* pushed in >>portability */
+#endif
 #endif /* NBODY_IMPLEMENTATION */
 
 /*

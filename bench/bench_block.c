@@ -6,11 +6,7 @@
 #include "nbody.h"
 #include <stdio.h>
 #include <time.h>
-#if NBODY__OPENMP
-static double now(void) { return omp_get_wtime(); }
-#else
-static double now(void) { return (double)clock() / CLOCKS_PER_SEC; }
-#endif
+static double now(void) { return nbody__wall_seconds(); }   /* the library's monotonic wall clock */
 
 int main(int argc, char **argv) {
     static const size_t ns[] = {4096, 8192, 16384};

@@ -18,13 +18,7 @@
 #define ARTICLE_BLOCK 64           /* the article's BLOCK_SIZE; our N are multiples of it */
 #define ARTICLE_MIN_R 1e-8         /* its NBODY_MIN_R: r^2 clamped from below */
 
-static double now(void) {
-#if NBODY__OPENMP
-    return omp_get_wtime();
-#else
-    return (double)clock() / CLOCKS_PER_SEC;
-#endif
-}
+static double now(void) { return nbody__wall_seconds(); }   /* the library's monotonic wall clock */
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

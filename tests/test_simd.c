@@ -6,11 +6,22 @@
    without softening, and massless bodies in each. Also: choosing a level (desc.simd, the
    environment variable NBODY_SIMD, the INFO log line, nbody_simd_name, refusals).
    `test_simd --levels` prints the levels this machine runs (tests/simd_levels.sh). */
-#define _POSIX_C_SOURCE 200112L
+#define _POSIX_C_SOURCE 200112L           /* setenv, unsetenv */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "tests/check.h"
 #include <float.h>
+
+/* sets an environment variable, or removes it (value NULL): POSIX setenv/unsetenv, Windows
+   _putenv_s (where an empty value removes it) */
+static void env_set(const char *name, const char *value) {
+#if defined(_WIN32)
+    _putenv_s(name, value ? value : "");
+#else
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+#endif
+}
 
 static const nbody_simd levels[] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512};
 #define NLEVELS ((int)(sizeof levels / sizeof *levels))
@@ -154,7 +165,7 @@ static void choosing(void) {
     CHECK(nbody_simd_available(NBODY_SIMD_DEFAULT) && nbody_simd_available(NBODY_SIMD_PORTABLE), "default and portable always run");
     CHECK(!nbody_simd_available(NBODY_SIMD_COUNT_) && !nbody_simd_available((nbody_simd)-1), "out of range levels do not");
     CHECK(strcmp(nbody_simd_name(NULL), "none") == 0, "nbody_simd_name(NULL)");
-    unsetenv("NBODY_SIMD");
+    env_set("NBODY_SIMD", NULL);
     for (k = 0; k < NLEVELS; ++k) {
         char want[64];
         d.simd = levels[k];
@@ -174,14 +185,14 @@ static void choosing(void) {
         CHECK(nbody_step(sim) == NBODY_OK, "a step at %s", nbody__simd_level_name(levels[k]));
         nbody_destroy(sim); sim = NULL;
         /* the environment variable, used when desc.simd is DEFAULT */
-        setenv("NBODY_SIMD", nbody__simd_level_name(levels[k]), 1);
+        env_set("NBODY_SIMD", nbody__simd_level_name(levels[k]));
         d.simd = NBODY_SIMD_DEFAULT;
         d.engine = NBODY_ENGINE_TREE;
         r = nbody_create(&sim, &d, &s);
         CHECK(r == NBODY_OK && strcmp(nbody_simd_name(sim), nbody__simd_level_name(levels[k])) == 0,
               "NBODY_SIMD=%s: %s runs %s", nbody__simd_level_name(levels[k]), nbody_result_string(r), nbody_simd_name(sim));
         nbody_destroy(sim); sim = NULL;
-        unsetenv("NBODY_SIMD");
+        env_set("NBODY_SIMD", NULL);
     }
     /* default: the best level */
     d.simd = NBODY_SIMD_DEFAULT; d.engine = NBODY_ENGINE_BLOCK;
@@ -194,15 +205,15 @@ static void choosing(void) {
     }
     nbody_destroy(sim); sim = NULL;
     /* desc.simd wins over the environment; a bad environment value and a bad desc are refused */
-    setenv("NBODY_SIMD", "portable", 1);
+    env_set("NBODY_SIMD", "portable");
     d.simd = NBODY_SIMD_PORTABLE;
     r = nbody_create(&sim, &d, &s);
     CHECK(r == NBODY_OK && strcmp(nbody_simd_name(sim), "portable") == 0, "desc.simd over NBODY_SIMD");
     nbody_destroy(sim); sim = NULL;
-    setenv("NBODY_SIMD", "sse9", 1);
+    env_set("NBODY_SIMD", "sse9");
     d.simd = NBODY_SIMD_DEFAULT;
     CHECK(nbody_create(&sim, &d, &s) == NBODY_ERR_INVALID_ARGUMENT && sim == NULL, "NBODY_SIMD=sse9 refused");
-    unsetenv("NBODY_SIMD");
+    env_set("NBODY_SIMD", NULL);
     d.simd = NBODY_SIMD_COUNT_;
     CHECK(nbody_create(&sim, &d, &s) == NBODY_ERR_INVALID_ARGUMENT && sim == NULL, "desc.simd out of range refused");
     nbody_system_free(&s);
