@@ -1,12 +1,14 @@
 """nbodyh's cost, side by side: the same run from Python and from C, what a no-op Python
 callback costs a call, REBOUND's Python package on the same run, install time and wheel size.
 
-    make bench-python                       (builds build/pyenv and build/bench_python_ref)
-    build/pyenv/bin/python bench/python_bench.py --c-reference build/bench_python_ref \
-        [--n 4096] [--steps 100] [--repeats 5] [--threads 2] [--install] [--out bench/results/python.md]
+    make bench-python                       (builds build/pyenv first)
+    build/pyenv/bin/python bench/python_bench.py [--n 4096] [--steps 100] [--repeats 5]
+        [--threads 2] [--install] [--out bench/results/python.md]
 
 The run: a Plummer sphere of N bodies (seed 42), leapfrog, dt 1e-3, softening 0.01, STEPS
-steps on the BLOCK engine, the fastest of REPEATS (Python and C interleaved). REBOUND (when
+steps on the BLOCK engine, the fastest of REPEATS (Python and C interleaved). The C side is
+bench/python_ref.c compiled with the compiler and optimisation flags Python's sysconfig gives
+extensions (what setup.py compiled the package with), so only the wrapper differs. REBOUND (when
 `import rebound` works; `pip install rebound`, for this benchmark only): the same bodies,
 gravity "basic" (direct summation), integrator "leapfrog", the same dt and softening, driven
 from Python. --install times `pip install .` into a fresh venv and builds the wheel (network).
@@ -26,6 +28,18 @@ import numpy as np
 import nbodyh
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build_c_reference(path):
+    """bench/python_ref.c with the flags the extension was compiled with (sysconfig's CC and OPT)."""
+    import shlex
+    import sysconfig
+    cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
+    opt = shlex.split(sysconfig.get_config_var("OPT") or "-O2")
+    cmd = cc + opt + ["-std=c99", "-ffp-contract=off", "-fopenmp", "-I", ROOT, os.path.join(ROOT, "bench", "python_ref.c"),
+                      "-o", path, "-lm"]
+    subprocess.run(cmd, check=True)
+    return " ".join(cc + opt)
 
 
 def time_nbodyh(n, steps, engine, threads):
@@ -108,7 +122,7 @@ def install_figures():
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--c-reference", required=True, help="build/bench_python_ref")
+    p.add_argument("--c-reference", default=None, help="a python_ref binary (default: built here with the extension's flags)")
     p.add_argument("--n", type=int, default=4096)
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=5)
@@ -122,13 +136,18 @@ def main():
         os.environ["OMP_NUM_THREADS"] = str(a.threads)
 
     rows = []
+    flags = "given"
+    if a.c_reference is None:
+        a.c_reference = os.path.join(tempfile.mkdtemp(prefix="nbodyh-bench-"), "python_ref")
+        flags = build_c_reference(a.c_reference)
     py_times, c_times = [], []
     for _ in range(a.repeats):
         c_times.append(time_c(a.c_reference, a.n, a.steps, a.engine, a.threads))
         t, sim = time_nbodyh(a.n, a.steps, a.engine, a.threads)
         py_times.append(t)
     py, c = min(py_times), min(c_times)
-    rows.append(("%s, leapfrog, N = %d, %d steps: C (nbody_advance)" % (a.engine, a.n, a.steps), "%.4f s" % c))
+    rows.append(("%s, leapfrog, N = %d, %d steps: C (nbody_advance; %s)" % (a.engine, a.n, a.steps, flags),
+                 "%.4f s" % c))
     rows.append(("the same from Python (Simulation.advance)", "%.4f s (%+.1f%%)" % (py, 100 * (py / c - 1))))
     rows.append(("  SIMD level, threads", "%s, %s" % (sim.simd_name, a.threads or "OpenMP default")))
 

@@ -89,6 +89,7 @@ static PyObject *nbpy_Error, *nbpy_UnavailableError, *nbpy_FormatError, *nbpy_De
 
 /* ==== the call context: the log buffer, the released thread state, the saved exception ===== */
 #define NBPY_LOG_BYTES 2048
+#define NBPY_VIEWS 32
 typedef struct nbpy_ctx {
     PyThreadState *ts;             /* non-NULL while the GIL is released around a library call */
     PyObject *exc_type, *exc_value, *exc_tb;   /* the first exception a callback raised */
@@ -99,6 +100,8 @@ typedef struct nbpy_ctx {
     double progress_last, bar_last;
     unsigned long long progress_steps;
     int stop_requested;            /* a progress callback returned true */
+    struct nbpy_view { const nbody_real *data; size_t n; int writable; PyObject *array; } views[NBPY_VIEWS];
+    int nviews;                    /* extra_force's numpy views, reused while nobody keeps one */
     char error[NBPY_LOG_BYTES];    /* the last ERROR line the library logged */
     char warnings[NBPY_LOG_BYTES]; /* WARNING lines, '\n'-separated, turned into warnings */
 } nbpy_ctx;
@@ -249,6 +252,51 @@ static PyObject *nbpy_real_array(nbody_real *data, size_t n, int writable, PyObj
     return a;
 }
 
+/* extra_force's arrays: views of the library's buffers, made once per (buffer, n) and reused
+   while only the cache holds them (building ten numpy arrays a call cost more than the call).
+   A view the callback kept is handed over: its base becomes the simulation (the memory lives
+   as long as the simulation keeps that buffer) and the cache forgets it. */
+static PyObject *nbpy_view_get(nbpy_ctx *c, const nbody_real *data, size_t n, int writable) {
+    int i;
+    PyObject *a;
+    for (i = 0; i < c->nviews; ++i) {
+        struct nbpy_view *v = &c->views[i];
+        if (v->data == data && v->n == n && v->writable == writable && Py_REFCNT(v->array) == 1) {
+            Py_INCREF(v->array);
+            return v->array;
+        }
+    }
+    a = nbpy_real_array((nbody_real *)data, n, writable, NULL);
+    if (a && c->nviews < NBPY_VIEWS) {
+        struct nbpy_view *v = &c->views[c->nviews++];
+        v->data = data; v->n = n; v->writable = writable; v->array = a;
+        Py_INCREF(a);
+    }
+    return a;
+}
+
+/* after the call: the views the callback kept leave the cache with the simulation as base */
+static void nbpy_views_settle(nbpy_ctx *c) {
+    int i = 0;
+    while (i < c->nviews) {
+        struct nbpy_view *v = &c->views[i];
+        if (Py_REFCNT(v->array) > 1) {
+            if (c->owner) {
+                Py_INCREF(c->owner);
+                if (PyArray_SetBaseObject((PyArrayObject *)v->array, c->owner) < 0) PyErr_Clear();
+            }
+            Py_DECREF(v->array);
+            *v = c->views[--c->nviews];
+        } else {
+            ++i;
+        }
+    }
+}
+
+static void nbpy_views_clear(nbpy_ctx *c) {
+    while (c->nviews > 0) Py_CLEAR(c->views[--c->nviews].array);
+}
+
 static void nbpy_extra_force(size_t n, nbody_real t, const nbody_real *x, const nbody_real *y, const nbody_real *z,
                              const nbody_real *vx, const nbody_real *vy, const nbody_real *vz, const nbody_real *m,
                              nbody_real *ax, nbody_real *ay, nbody_real *az, void *user_data) {
@@ -265,8 +313,8 @@ static void nbpy_extra_force(size_t n, nbody_real t, const nbody_real *x, const 
         if (ts) { c->ts = NULL; PyEval_RestoreThread(ts); }
         memset(args, 0, sizeof args);
         args[0] = PyFloat_FromDouble((double)t);
-        for (i = 0; i < 7; ++i) args[1 + i] = nbpy_real_array((nbody_real *)in[i], n, 0, c->owner);
-        for (i = 0; i < 3; ++i) args[8 + i] = nbpy_real_array(out[i], n, 1, c->owner);
+        for (i = 0; i < 7; ++i) args[1 + i] = nbpy_view_get(c, in[i], n, 0);
+        for (i = 0; i < 3; ++i) args[8 + i] = nbpy_view_get(c, out[i], n, 1);
         for (i = 0; i < 11; ++i) ok = ok && args[i];
         if (ok) {
             nbpy_trampoline(c, c->extra_force, args, 11, &truth);
@@ -274,6 +322,7 @@ static void nbpy_extra_force(size_t n, nbody_real t, const nbody_real *x, const 
             PyErr_Fetch(&c->exc_type, &c->exc_value, &c->exc_tb);
         }
         for (i = 0; i < 11; ++i) Py_XDECREF(args[i]);
+        nbpy_views_settle(c);
         if (ts) c->ts = PyEval_SaveThread();
     }
     if (c->exc_type)   /* NaN: the library refuses the step and keeps the last good state */
@@ -484,6 +533,7 @@ static PyObject *nbpy_field_value(const nbody_desc *d, const nbpy_field *f) {
 }
 
 static void nbpy_ctx_release(nbpy_ctx *c) {
+    nbpy_views_clear(c);
     Py_CLEAR(c->extra_force); Py_CLEAR(c->before_step); Py_CLEAR(c->after_step);
     Py_CLEAR(c->progress); Py_CLEAR(c->log); Py_CLEAR(c->bar);
     Py_CLEAR(c->exc_type); Py_CLEAR(c->exc_value); Py_CLEAR(c->exc_tb);
@@ -1423,9 +1473,13 @@ static PyObject *nbpy_ic(int which, PyObject *args, PyObject *kwargs) {
     Py_END_ALLOW_THREADS
     if (r != NBODY_OK) {
         nbody_system_free(&s);
-        if (r == NBODY_ERR_INVALID_ARGUMENT)
-            return PyErr_Format(PyExc_ValueError, "invalid argument: n = %zd, central_fraction = %g, separation = %g "
-                                "(n >= 1; galaxies n >= 2 and 0 < central_fraction < 1)", n, f, sep);
+        if (r == NBODY_ERR_INVALID_ARGUMENT) {   /* the generators log nothing: say what they need */
+            char msg[200];
+            PyOS_snprintf(msg, sizeof msg, "invalid argument: n = %ld, central_fraction = %g, separation = %g "
+                          "(n >= 1; galaxies n >= 2 and 0 < central_fraction < 1)", (long)n, f, sep);
+            PyErr_SetString(PyExc_ValueError, msg);
+            return NULL;
+        }
         return nbpy_raise(r, NULL, "initial conditions");
     }
     return nbpy_system_wrap(&s);

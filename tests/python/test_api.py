@@ -323,3 +323,21 @@ def test_everything_public_has_a_docstring():
             if not attr.startswith("_") and not (getattr(cls, attr).__doc__ or "").strip():
                 missing.append(cls.__name__ + "." + attr)
     assert not missing, missing
+
+
+def test_type_stubs_name_everything_public():
+    import ast
+    import os
+    stub = os.path.join(os.path.dirname(nbodyh.__file__), "__init__.pyi")
+    tree = ast.parse(open(stub).read())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    assert set(nbodyh.__all__) <= names, set(nbodyh.__all__) - names
+    sim_stub = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Simulation"][0]
+    kwargs = {a.arg for f in sim_stub.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+              for a in f.args.kwonlyargs}
+    assert set(nbodyh.Simulation(nbodyh.plummer(4)).desc) <= kwargs

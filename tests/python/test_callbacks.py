@@ -210,3 +210,20 @@ def test_a_failing_callback_leaves_no_cycle_behind():
     ref = make()
     gc.collect()
     assert ref() is None and nbodyh._nbodyh._alloc_stats()[0] == live0
+
+
+def test_extra_force_views_are_reused_and_kept_ones_stay_valid():
+    seen, reused, kept = [], [0], []
+
+    def force(t, x, y, z, vx, vy, vz, m, ax, ay, az):
+        if any(r() is ax for r in seen):             # the same array object as an earlier call
+            reused[0] += 1
+        else:
+            seen.append(weakref.ref(ax))
+        if len(kept) < 1:
+            kept.append(x)                           # the callback keeps one view
+
+    sim = nbodyh.Simulation(nbodyh.plummer(40), method="rk4", softening=0.01, extra_force=force)
+    sim.advance(0.02)
+    assert sim.stats.force_evals >= 80 and reused[0] >= sim.stats.force_evals - 8   # not 80 new arrays
+    assert kept[0].base is sim and np.all(np.isfinite(kept[0]))
