@@ -218,6 +218,10 @@ typedef enum nbody_method {        /* how the ODE is integrated */
     NBODY_WHFAST,                  /* 2, Wisdom-Holman (WHFast): Kepler drifts about body 0 and
                                       interaction kicks, fixed step desc.dt, symplectic correctors
                                       desc.whfast_corrector; CPU engines; docs/orbital.md */
+    NBODY_HERMITE,                 /* 4 or 6 (desc.order 0/4 or 6), Hermite predictor-corrector
+                                      with individual block (power-of-two) steps chosen by
+                                      Aarseth's criterion (desc.timestep_eta, desc.stepping);
+                                      direct CPU engines; docs/hermite.md */
     NBODY_METHOD_COUNT_
 } nbody_method;
 
@@ -257,6 +261,16 @@ typedef enum nbody_whfast_coordinates {
                                       (Duncan, Levison & Lee 1998); no correctors */
     NBODY_WHFAST_COORDINATES_COUNT_
 } nbody_whfast_coordinates;
+
+/* How the bodies share the time step (desc.stepping) */
+typedef enum nbody_stepping {
+    NBODY_STEPPING_DEFAULT = 0,    /* the method's own: NBODY_HERMITE block steps, others shared */
+    NBODY_STEPPING_SHARED,         /* one step for all bodies (NBODY_HERMITE too: the smallest
+                                      any body asks for, for comparison) */
+    NBODY_STEPPING_BLOCK,          /* individual power-of-two steps: NBODY_HERMITE; the other
+                                      methods refuse it */
+    NBODY_STEPPING_COUNT_
+} nbody_stepping;
 
 typedef enum nbody_log_level {
     NBODY_LOG_ERROR = 0,
@@ -381,6 +395,12 @@ typedef struct nbody_desc {        /* all zero = defaults */
     nbody_whfast_coordinates whfast_coordinates; /* NBODY_WHFAST: 0 = Jacobi */
     int             whfast_corrector;  /* NBODY_WHFAST: symplectic corrector order 0 (none), 3, 5,
                                       7, 11 or 17 (Wisdom, Holman & Touma 1996); Jacobi only */
+    nbody_stepping  stepping;      /* shared or individual block steps (0 = the method's own) */
+    nbody_real      timestep_eta;  /* NBODY_HERMITE's accuracy: Aarseth's eta, step
+                                      dt = sqrt(eta) (A1 / A(p-2))^(1/(p-3)) for order p
+                                      (docs/hermite.md); 0 = 0.02 (order 4), 0.1 (order 6).
+                                      Its largest step is dt_max (0 = 1/8), its smallest dt_max
+                                      2^-40 or dt_min */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -390,6 +410,9 @@ typedef struct nbody_sim nbody_sim;                       /* opaque */
 typedef struct nbody_stats {
     nbody_real t, dt;              /* current time, step size last used */
     unsigned long long steps, rejected, force_evals;
+    unsigned long long body_steps; /* bodies advanced, summed over the steps (n a step for shared
+                                      steps; the active bodies of each block step) */
+    unsigned long long interactions;  /* pair terms the forces summed (NBODY_HERMITE) */
 } nbody_stats;
 
 typedef struct nbody_invariants {
@@ -850,6 +873,25 @@ typedef struct nbody__engine nbody__engine;
 /* a pair of bodies i < j closer than reach (find_contacts): distance d = |x_j - x_i| */
 typedef struct nbody__contact { size_t i, j; nbody_real d, reach; } nbody__contact;
 
+/* NBODY_HERMITE's engine operation (>>hermite): every body predicted from its own time to
+   the step's time into pred (x v, 6n; order 6 also a into pred_acc, the first 3n) by the Taylor
+   series of the derivatives kept at its time; then the acceleration, jerk (and snap, order 6)
+   of the active bodies list[0 .. count) from the sources [0, n_src) at their predicted state,
+   G applied, into out (host, 9 count: ax ay az jx jy jz sx sy sz, each count long). */
+typedef struct nbody__hermite_op {
+    nbody__buf base, force, high;  /* x v | a jerk | snap crackle at each body's time (6n each) */
+    const unsigned long long *ticks;   /* each body's time, in ticks since the origin (host, n) */
+    unsigned long long now;        /* block step: the step's time in ticks */
+    nbody_real tick;               /* the time of one tick */
+    nbody_real span;               /* >= 0: a synchronising step to origin + span (ticks read as
+                                      times, now unused); < 0: a block step to now */
+    int order;                     /* 4 or 6 */
+    nbody__buf pred, pred_acc;
+    const size_t *list;
+    size_t count, n_src;
+    nbody_real *out;
+} nbody__hermite_op;
+
 typedef struct nbody__engine_ops {
     const char *name;
     nbody_result (*init)(nbody__engine *e);                 /* e->desc, e->n set; fills e->impl */
@@ -880,6 +922,8 @@ typedef struct nbody__engine_ops {
     nbody_result (*set_radii)(nbody__engine *e, const nbody_real *r);
     nbody_result (*find_contacts)(nbody__engine *e, nbody__buf y, int use_radii, nbody_real r0,
                                   const nbody__contact **pairs, size_t *count);
+    /* NULL: the engine does not run NBODY_HERMITE (nbody__hermite_op) */
+    nbody_result (*hermite)(nbody__engine *e, const nbody__hermite_op *op);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -1070,6 +1114,27 @@ NBODY__SHARED void nbody__pull(NBODY__REAL w, NBODY__REAL dx, NBODY__REAL dy, NB
 NBODY__SHARED void nbody__pair_add(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL m, NBODY__REAL eps2,
                                    NBODY__REAL *ax, NBODY__REAL *ay, NBODY__REAL *az) {
     nbody__pull(nbody__pair_weight(m, nbody__soft_r2(dx, dy, dz, eps2)), dx, dy, dz, ax, ay, az);
+}
+
+/* ---- Hermite's pair terms (Makino & Aarseth 1992; the snap: Nitadori & Makino 2008): for the
+   relative position d, velocity v and acceleration a of source j seen from body i (j - i),
+   r2 = |d|^2 + eps^2, alpha = d.v / r2, beta = (|v|^2 + d.a) / r2 + alpha^2 and A = m d r2^(-3/2):
+       acc += A,  jerk += J = m v r2^(-3/2) - 3 alpha A,  snap += m a r2^(-3/2) - 6 alpha J - 3 beta A
+   (the time derivatives of A; softening enters through r2 alone). t[0..9): the terms of this
+   pair, acc, jerk, snap; snap = 0 leaves t[6..9) alone. */
+NBODY__SHARED void nbody__hermite_pair(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL vx, NBODY__REAL vy,
+                                       NBODY__REAL vz, NBODY__REAL ax, NBODY__REAL ay, NBODY__REAL az, NBODY__REAL m,
+                                       NBODY__REAL eps2, int snap, NBODY__REAL *t) {
+    NBODY__REAL r2 = nbody__soft_r2(dx, dy, dz, eps2), inv = 1 / NBODY__SQRT(r2), inv2 = inv * inv;
+    NBODY__REAL mr3 = m * inv * inv2, alpha = (dx * vx + dy * vy + dz * vz) * inv2;
+    t[0] = mr3 * dx; t[1] = mr3 * dy; t[2] = mr3 * dz;
+    t[3] = mr3 * vx - 3 * alpha * t[0]; t[4] = mr3 * vy - 3 * alpha * t[1]; t[5] = mr3 * vz - 3 * alpha * t[2];
+    if (snap) {
+        NBODY__REAL beta = (vx * vx + vy * vy + vz * vz + dx * ax + dy * ay + dz * az) * inv2 + alpha * alpha;
+        t[6] = mr3 * ax - 6 * alpha * t[3] - 3 * beta * t[0];
+        t[7] = mr3 * ay - 6 * alpha * t[4] - 3 * beta * t[1];
+        t[8] = mr3 * az - 6 * alpha * t[5] - 3 * beta * t[2];
+    }
 }
 
 /* ---- the quadrupole term of a tree node of mass M, second moments S = (xx xy xz yy yz zz)
@@ -1350,7 +1415,7 @@ NBODY__DEF const char *nbody_engine_name(nbody_engine e) {
 NBODY__DEF const char *nbody_method_name(nbody_method m) {
     static const char *names[NBODY_METHOD_COUNT_] = {
         "default", "euler", "midpoint", "leapfrog", "trapeze", "rk4", "rkck", "rkdp",
-        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs", "radau", "whfast"};
+        "rkdverk", "rkf", "rkgl", "rklc", "adams", "bs", "radau", "whfast", "hermite"};
     return ((int)m >= 0 && m < NBODY_METHOD_COUNT_) ? names[m] : "unknown";
 }
 
@@ -1435,6 +1500,8 @@ static int nbody__desc_valid(const nbody_desc *d) {
     if (!nbody__isfinite(d->stop_distance) || d->stop_distance < 0) return 0;
     if (!nbody__isfinite(d->escape_distance) || d->escape_distance < 0) return 0;
     if (d->extra_force_velocity_free < 0 || d->extra_force_velocity_free > 1) return 0;
+    if ((int)d->stepping < 0 || d->stepping >= NBODY_STEPPING_COUNT_) return 0;
+    if (!nbody__isfinite(d->timestep_eta) || d->timestep_eta < 0) return 0;
     return 1;
 }
 
@@ -1450,6 +1517,13 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     if (d.visit_order == NBODY_ORDER_DEFAULT) d.visit_order = NBODY_ORDER_LEAF;
     if (d.leaf_size == 0) d.leaf_size = 4;         /* measured: bench/results/tree-cpu.md */
     if (d.method == NBODY_RADAU) d.compensated = 1; /* its update is always compensated */
+    if (d.method == NBODY_HERMITE) {
+        if (d.order == 0) d.order = 4;
+        if (d.timestep_eta == 0) d.timestep_eta = (nbody_real)(d.order == 6 ? 0.1 : 0.02);
+        if (d.stepping == NBODY_STEPPING_DEFAULT) d.stepping = NBODY_STEPPING_BLOCK;
+    } else if (d.stepping == NBODY_STEPPING_DEFAULT) {
+        d.stepping = NBODY_STEPPING_SHARED;
+    }
     if (!d.allocator.alloc) { d.allocator.alloc = nbody__default_alloc; d.allocator.free = nbody__default_free; d.allocator.user_data = NULL; }
     return d;
 }
@@ -1533,15 +1607,43 @@ typedef struct nbody__radau_state {
     nbody__radau_consts K;         /* constants: set by nbody_create, not saved */
 } nbody__radau_state;
 
+/* NBODY_HERMITE (>>hermite): each body's x, v at its own time and the derivatives there, its
+   time and step as integer ticks of the block scheduler (>>scheduler); y is every body
+   predicted to the simulation time t (what nbody_get_state returns). */
+#define NBODY__BLOCK_LEVELS 40     /* steps dt_max 2^-k, k = 0 .. 40; one tick is dt_max 2^-40 */
+typedef struct nbody__hermite_state {
+    int live;                      /* the fields below hold the state of y (0: rebuilt from y) */
+    nbody_real origin;             /* the time of tick 0 */
+    unsigned long long now;        /* the time t in ticks since origin */
+    nbody__buf base;               /* x, v of each body at its own time (6n) */
+    nbody__buf force;              /* a, jerk there (6n) */
+    nbody__buf high;               /* snap, crackle there (6n; the corrector's, order 4) */
+    unsigned long long *ticks[2];  /* each body's time in ticks since origin, and its level */
+    /* scratch, written before read in a step (not saved) */
+    size_t *active;                /* the active list (n) */
+    size_t count;                  /* its length */
+    int sync;                      /* this step lands every body on t_new (not a block time) */
+    unsigned long long due;        /* a block step's time in ticks */
+    nbody_real t_new;
+    nbody_real *out;               /* the engine's a, jerk, snap of the active bodies (9n) */
+    nbody_real *next;              /* their corrected x v a j s c (18n), levels in level_new */
+    unsigned long long *level_new; /* (n) */
+} nbody__hermite_state;
+
 /* One entry of a method's field list. Checkpoints write each field under its name, and a
    load matches the names, so adding a field cannot shift another. */
-typedef enum nbody__field_kind { NBODY__FIELD_INT, NBODY__FIELD_REAL, NBODY__FIELD_BUF } nbody__field_kind;
+typedef enum nbody__field_kind {
+    NBODY__FIELD_INT, NBODY__FIELD_REAL, NBODY__FIELD_BUF,
+    NBODY__FIELD_U64,              /* count unsigned 64-bit integers */
+    NBODY__FIELD_TICKS             /* count host arrays of n unsigned 64-bit integers */
+} nbody__field_kind;
 typedef struct nbody__field {
     const char *name;              /* as written in checkpoints: at most 15 characters */
     nbody__field_kind kind;
     size_t offset;                 /* in nbody_sim */
     int count;                     /* array length, 1 for one value */
-    int lo, hi;                    /* NBODY__FIELD_INT: the values a checkpoint may hold */
+    int lo, hi;                    /* NBODY__FIELD_INT: the values a checkpoint may hold;
+                                      NBODY__FIELD_TICKS: hi > 0 bounds the last array's values */
     int history;                   /* 1: counts valid past buffers; 0 when the state is replaced */
 } nbody__field;
 
@@ -1590,6 +1692,7 @@ struct nbody_sim {
     nbody__bs_state bs;
     nbody__radau_state radau;
     nbody__whfast_state whfast;
+    nbody__hermite_state hermite;
     nbody_real t, dt_next;
     nbody_real *m;                 /* host copy of the masses */
     nbody_stats stats;
@@ -1645,6 +1748,15 @@ static const nbody__field nbody__whfast_fields[] = {
     NBODY__FIELD(whfast, nbody__whfast_state, canonical, NBODY__FIELD_BUF, 1, 0, 0, 0),
     NBODY__FIELD(whfast, nbody__whfast_state, copy, NBODY__FIELD_BUF, 1, 0, 0, 0)};
 
+static const nbody__field nbody__hermite_fields[] = {
+    NBODY__FIELD(hermite, nbody__hermite_state, live, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(hermite, nbody__hermite_state, origin, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(hermite, nbody__hermite_state, now, NBODY__FIELD_U64, 1, 0, 0, 0),
+    NBODY__FIELD(hermite, nbody__hermite_state, base, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(hermite, nbody__hermite_state, force, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(hermite, nbody__hermite_state, high, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(hermite, nbody__hermite_state, ticks, NBODY__FIELD_TICKS, 2, 0, NBODY__BLOCK_LEVELS, 0)};
+
 static void *nbody__field_at(nbody_sim *s, const nbody__field *f) { return (char *)s + f->offset; }
 
 /* attempt one step of size h from sim->y into sim->y_new; *err is the scaled error norm
@@ -1652,6 +1764,9 @@ static void *nbody__field_at(nbody_sim *s, const nbody__field *f) { return (char
 typedef nbody_result (*nbody__attempt_fn)(nbody_sim *s, nbody_real h, nbody_real *err);
 /* after an accepted step (y_new already swapped into y) */
 typedef void (*nbody__commit_fn)(nbody_sim *s, nbody_real h);
+/* the next step of a method that schedules its own (the block scheduler): its size *h and the
+   time *t_new it lands on, never past t_limit */
+typedef nbody_result (*nbody__schedule_fn)(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new);
 
 struct nbody__method_info {
     nbody_method id;
@@ -1663,6 +1778,8 @@ struct nbody__method_info {
     const nbody__tableau *tableau;
     nbody__attempt_fn attempt;
     nbody__commit_fn commit;       /* NULL: nothing to do */
+    nbody__schedule_fn schedule;   /* NULL: the step is dt_next, clipped at t_limit (the
+                                      controller's); else the method's scheduler picks it */
 };
 
 /* CPU engines keep the masses and their scratch in this */
@@ -1671,6 +1788,8 @@ typedef struct nbody__cpu {
     nbody_simd simd;               /* the SIMD level, chosen at init (nbody__simd_choose) */
     void *tree;                    /* NBODY_ENGINE_TREE: the kd-tree workspace */
     size_t *targets;               /* NBODY_ENGINE_TREE on a slice: its bodies in leaf order */
+    double *hermite_part;          /* BLOCK's NBODY_HERMITE: each task's sums, and their count */
+    size_t hermite_cap;
 } nbody__cpu;
 
 /* BLOCK's desc.block_size: 0 (automatic) or a multiple of NBODY__BLOCK_SIZE_STEP (a whole
@@ -1711,6 +1830,13 @@ static void nbody__whfast_close(nbody_sim *s);
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err);
 static void nbody__commit_whfast(nbody_sim *s, nbody_real h);
 
+/* defined below in >>hermite */
+static nbody_result nbody__schedule_hermite(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new);
+static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_real *err);
+static void nbody__commit_hermite(nbody_sim *s, nbody_real h);
+static nbody_result nbody__hermite_create(nbody_sim *s);
+static void nbody__hermite_destroy(nbody_sim *s);
+
 /* defined below in >>solver_ops */
 static nbody_result nbody__derivative(nbody_sim *s, nbody__buf y, nbody__buf f);
 static nbody__lincomb nbody__op(nbody__buf out, nbody__buf y, nbody_real h, size_t len);
@@ -1719,6 +1845,7 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
 
 /* defined below in >>engines */
 static const char *nbody__simd_level_name(nbody_simd level);
+static size_t nbody__n_src(const nbody__engine *e);
 static nbody_result nbody__cpu_init(nbody__engine *e);
 
 /* defined below in >>mpi */
@@ -1872,27 +1999,30 @@ static const nbody__tableau nbody__lobatto_tab = {3, 4, 2, 0, nbody__lobatto_a, 
 
 /* one row per nbody_method, in enum order; attempt NULL = not built yet */
 static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
-    {NBODY_METHOD_DEFAULT, 0, 0, 0, NULL, 0, NULL, NULL, NULL},
-    {NBODY_EULER, 1, 0, 1, NULL, 0, &nbody__euler_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_MIDPOINT, 2, 0, 2, NULL, 0, &nbody__midpoint_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_LEAPFROG, 2, 0, 2, NBODY__FIELDS(nbody__leapfrog_fields), NULL, nbody__attempt_leapfrog, nbody__commit_leapfrog},
-    {NBODY_TRAPEZE, 2, 0, 3, NBODY__FIELDS(nbody__irk_fields), &nbody__trapeze_tab, nbody__attempt_irk, nbody__commit_invalidate},
-    {NBODY_RK4, 4, 0, 4, NULL, 0, &nbody__rk4_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKCK, 5, 1, 6, NULL, 0, &nbody__rkck_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKDP, 5, 1, 7, NULL, 0, &nbody__rkdp_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKDVERK, 6, 1, 8, NULL, 0, &nbody__dverk_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKF, 8, 1, 13, NULL, 0, &nbody__rkf_tab, nbody__attempt_erk, nbody__commit_erk},
-    {NBODY_RKGL, 6, 0, 4, NBODY__FIELDS(nbody__irk_fields), NULL, nbody__attempt_gauss, nbody__commit_invalidate},
-    {NBODY_RKLC, 4, 1, 4, NBODY__FIELDS(nbody__irk_fields), &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate},
-    {NBODY_ADAMS, 5, 0, 6, NBODY__FIELDS(nbody__adams_fields), NULL, nbody__attempt_adams, nbody__commit_adams},
-    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__FIELDS(nbody__bs_fields), NULL, nbody__attempt_bs, nbody__commit_invalidate},
-    {NBODY_RADAU, 15, 1, 2, NBODY__FIELDS(nbody__radau_fields), NULL, nbody__attempt_radau, nbody__commit_radau},
-    {NBODY_WHFAST, 2, 0, 1, NBODY__FIELDS(nbody__whfast_fields), NULL, nbody__attempt_whfast, nbody__commit_whfast}};
+    {NBODY_METHOD_DEFAULT, 0, 0, 0, NULL, 0, NULL, NULL, NULL, NULL},
+    {NBODY_EULER, 1, 0, 1, NULL, 0, &nbody__euler_tab, nbody__attempt_erk, nbody__commit_erk, NULL},
+    {NBODY_MIDPOINT, 2, 0, 2, NULL, 0, &nbody__midpoint_tab, nbody__attempt_erk, nbody__commit_erk, NULL},
+    {NBODY_LEAPFROG, 2, 0, 2, NBODY__FIELDS(nbody__leapfrog_fields), NULL, nbody__attempt_leapfrog, nbody__commit_leapfrog, NULL},
+    {NBODY_TRAPEZE, 2, 0, 3, NBODY__FIELDS(nbody__irk_fields), &nbody__trapeze_tab, nbody__attempt_irk, nbody__commit_invalidate, NULL},
+    {NBODY_RK4, 4, 0, 4, NULL, 0, &nbody__rk4_tab, nbody__attempt_erk, nbody__commit_erk, NULL},
+    {NBODY_RKCK, 5, 1, 6, NULL, 0, &nbody__rkck_tab, nbody__attempt_erk, nbody__commit_erk, NULL},
+    {NBODY_RKDP, 5, 1, 7, NULL, 0, &nbody__rkdp_tab, nbody__attempt_erk, nbody__commit_erk, NULL},
+    {NBODY_RKDVERK, 6, 1, 8, NULL, 0, &nbody__dverk_tab, nbody__attempt_erk, nbody__commit_erk, NULL},
+    {NBODY_RKF, 8, 1, 13, NULL, 0, &nbody__rkf_tab, nbody__attempt_erk, nbody__commit_erk, NULL},
+    {NBODY_RKGL, 6, 0, 4, NBODY__FIELDS(nbody__irk_fields), NULL, nbody__attempt_gauss, nbody__commit_invalidate, NULL},
+    {NBODY_RKLC, 4, 1, 4, NBODY__FIELDS(nbody__irk_fields), &nbody__lobatto_tab, nbody__attempt_irk, nbody__commit_invalidate, NULL},
+    {NBODY_ADAMS, 5, 0, 6, NBODY__FIELDS(nbody__adams_fields), NULL, nbody__attempt_adams, nbody__commit_adams, NULL},
+    {NBODY_BS, 2 * NBODY__BS_FIXED, 1, 2, NBODY__FIELDS(nbody__bs_fields), NULL, nbody__attempt_bs, nbody__commit_invalidate, NULL},
+    {NBODY_RADAU, 15, 1, 2, NBODY__FIELDS(nbody__radau_fields), NULL, nbody__attempt_radau, nbody__commit_radau, NULL},
+    {NBODY_WHFAST, 2, 0, 1, NBODY__FIELDS(nbody__whfast_fields), NULL, nbody__attempt_whfast, nbody__commit_whfast, NULL},
+    {NBODY_HERMITE, 4, 0, 0, NBODY__FIELDS(nbody__hermite_fields), NULL, nbody__attempt_hermite, nbody__commit_hermite,
+     nbody__schedule_hermite}};
 
 NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
     if (m == NBODY_METHOD_DEFAULT) m = NBODY_LEAPFROG;
     if (m == NBODY_ADAMS) return adams_order >= 1 && adams_order <= 5 ? adams_order : 5;
+    if (m == NBODY_HERMITE) return adams_order == 6 ? 6 : 4;
     return nbody__methods[m].order;
 }
 
@@ -1915,6 +2045,16 @@ static nbody_result nbody__state_buffers(nbody_sim *s, int alloc) {
     for (i = 0; i < s->method->nfields; ++i) {
         const nbody__field *f = &s->method->fields[i];
         nbody__buf *b = (nbody__buf *)nbody__field_at(s, f);
+        if (f->kind == NBODY__FIELD_TICKS) {       /* host arrays of n integers */
+            unsigned long long **t = (unsigned long long **)nbody__field_at(s, f);
+            for (j = 0; j < f->count && r == NBODY_OK; ++j) {
+                if (!alloc) { nbody__free(&s->desc, t[j]); t[j] = NULL; continue; }
+                t[j] = (unsigned long long *)nbody__alloc(&s->desc, nbody__bytes(s->n, sizeof(unsigned long long)));
+                if (!t[j]) r = NBODY_ERR_OUT_OF_MEMORY;
+                else memset(t[j], 0, s->n * sizeof(unsigned long long));
+            }
+            continue;
+        }
         if (f->kind != NBODY__FIELD_BUF) continue;
         for (j = 0; j < f->count && r == NBODY_OK; ++j) {
             if (alloc) r = s->eng.ops->alloc(&s->eng, s->len, &b[j]);
@@ -1937,8 +2077,9 @@ static void nbody__state_copy_scalars(nbody_sim *to, nbody_sim *from) {
     int i;
     for (i = 0; i < to->method->nfields; ++i) {
         const nbody__field *f = &to->method->fields[i];
-        size_t size = f->kind == NBODY__FIELD_INT ? sizeof(int) : sizeof(nbody_real);
-        if (f->kind == NBODY__FIELD_BUF || f->history) continue;
+        size_t size = f->kind == NBODY__FIELD_INT ? sizeof(int) : f->kind == NBODY__FIELD_U64 ? sizeof(unsigned long long)
+                                                                                              : sizeof(nbody_real);
+        if (f->kind == NBODY__FIELD_BUF || f->kind == NBODY__FIELD_TICKS || f->history) continue;
         memcpy(nbody__field_at(to, f), nbody__field_at(from, f), (size_t)f->count * size);
     }
 }
@@ -1964,6 +2105,7 @@ NBODY__DEF void nbody_destroy(nbody_sim *sim) {
     nbody__engine_stop(&sim->eng);
     nbody__free(&d, sim->m);
     nbody__free(&d, sim->radau.host);
+    nbody__hermite_destroy(sim);
     nbody__free(&d, sim);
 }
 
@@ -2053,6 +2195,28 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
         }
         if (!nbody__whfast_dominant(&d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
     }
+    if (d.stepping == NBODY_STEPPING_BLOCK && d.method != NBODY_HERMITE) {
+        nbody__log(&d, NBODY_LOG_ERROR, "nbody: stepping 'block' (individual power-of-two steps) needs method hermite; "
+                   "%s takes one shared step for all bodies", nbody_method_name(d.method));
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (d.method == NBODY_HERMITE) {
+        if (d.order != 4 && d.order != 6) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: hermite order %d refused: 0 or 4 (fourth order) or 6 (sixth)", d.order);
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+        if (d.engine != NBODY_ENGINE_SIMPLE && d.engine != NBODY_ENGINE_OPENMP && d.engine != NBODY_ENGINE_BLOCK) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: hermite runs on the direct CPU engines (simple, openmp, block), not on %s "
+                       "(it needs exact jerks)", nbody_engine_name(d.engine));
+            return NBODY_ERR_UNAVAILABLE;
+        }
+        if (d.extra_force || d.mpi_comm) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: hermite refuses %s", d.extra_force
+                       ? "extra_force (its corrector needs the jerk of every force, which the callback does not give)"
+                       : "mpi_comm (its block steps run in one process)");
+            return NBODY_ERR_UNAVAILABLE;
+        }
+    }
     if (!nbody__methods[d.method].attempt) {
         nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
         return NBODY_ERR_UNAVAILABLE;
@@ -2077,6 +2241,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
         if (!s->radau.host) r = NBODY_ERR_OUT_OF_MEMORY;
         nbody__radau_setup(&s->radau.K);
     }
+    if (r == NBODY_OK && d.method == NBODY_HERMITE) r = nbody__hermite_create(s);
     if (r == NBODY_OK) r = nbody__alloc_buffers(s);
     if (r == NBODY_OK) r = nbody__upload_state(s, initial);
     if (s->eng.ops) r = nbody__engine_agree(&s->eng, r);
@@ -2193,14 +2358,20 @@ static int nbody__progress(nbody_sim *s, int accepted) {
 /* Take one accepted step, never past t_limit (pass +Inf for none). The state is committed
    only when the step succeeds and is finite: on any error y, t and history are unchanged. */
 static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
-    nbody_real h = s->dt_next, remaining = t_limit - s->t, err = 0;
+    nbody_real h = s->dt_next, remaining = t_limit - s->t, err = 0, t_new = 0;
     int clipped = 0, rejected = 0, finite = 0;
     nbody_result r;
-    if (s->desc.dt_max > 0 && h > s->desc.dt_max) h = s->desc.dt_max;
-    if (h >= remaining || remaining - h < h * (nbody_real)1e-8) { h = remaining; clipped = 1; }
+    if (s->method->schedule) {         /* the block scheduler: a block time, or t_limit exactly */
+        if ((r = s->method->schedule(s, t_limit, &h, &t_new)) != NBODY_OK) return r;
+        clipped = t_new == t_limit;
+    } else {
+        if (s->desc.dt_max > 0 && h > s->desc.dt_max) h = s->desc.dt_max;
+        if (h >= remaining || remaining - h < h * (nbody_real)1e-8) { h = remaining; clipped = 1; }
+        t_new = clipped ? t_limit : s->t + h;
+    }
     /* a step that t + h cannot resolve (below half an ulp of t in NBODY_REAL) would leave t
        where it is, and nbody_advance would loop forever */
-    if (!clipped && !(s->t + h > s->t)) {
+    if (!clipped && !(t_new > s->t)) {
         nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g does not change t = %g in this precision",
                    (double)h, (double)s->t);
         return NBODY_ERR_STEP_TOO_SMALL;
@@ -2215,6 +2386,7 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
         h = nbody__controller(s, h, err);
         if (!(h < h_old)) h = h_old * NBODY__SHRINK;   /* every rejection shrinks: the loop ends */
         clipped = 0;
+        t_new = s->t + h;
         if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * 4 * nbody__eps() || !(h > 0)) {
             nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g below dt_min at t = %g", (double)h, (double)s->t);
             return NBODY_ERR_STEP_TOO_SMALL;
@@ -2229,7 +2401,7 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
     }
     nbody__swap(&s->y, &s->y_new);
     if (s->comp) nbody__swap(&s->comp, &s->comp_new);
-    s->t = clipped ? t_limit : s->t + h;
+    s->t = t_new;
     s->stats.steps++;
     s->stats.dt = h;
     if (s->method->commit) s->method->commit(s, h);
@@ -3775,6 +3947,310 @@ static void nbody__commit_whfast(nbody_sim *s, nbody_real h) {
 }
 
 /* ======================================================================================
+   >>scheduler  THE BLOCK SCHEDULER: individual power-of-two steps (Makino 1991; Makino &
+   Aarseth 1992). A body's step is dt_max 2^-k at level k = 0 .. NBODY__BLOCK_LEVELS, and
+   time is kept as integer ticks of the smallest step, dt_max 2^-NBODY__BLOCK_LEVELS, since
+   an origin: block times are exact, and a body at level k sits at a multiple of its step.
+   The next block time is the smallest t_i + dt_i; the bodies due then are the active list.
+   A step halves freely, and doubles (once per step) only where the body's new time is a
+   multiple of the doubled step, so every body stays on the grid of its level. A step that
+   lands on a time off the grid (nbody_advance's t_end) synchronises every body there, and
+   the origin moves to it.
+   ====================================================================================== */
+
+/* the step of level k in ticks */
+static unsigned long long nbody__block_span(unsigned long long level) { return 1ULL << (NBODY__BLOCK_LEVELS - level); }
+
+/* the largest step, and the time of one tick */
+static nbody_real nbody__block_dt_max(const nbody_desc *d) { return d->dt_max > 0 ? d->dt_max : (nbody_real)0.125; }
+static nbody_real nbody__block_tick(const nbody_desc *d) {
+    return nbody__block_dt_max(d) * (nbody_real)(1.0 / (double)(1ULL << NBODY__BLOCK_LEVELS));
+}
+
+/* The level a body takes after a step that ended at tick t1 (ticks since the origin), from
+   its level k and the step its criterion asks for (crit): the finest level whose step is at
+   most crit (halving freely), or k - 1 when twice the step fits crit and t1 is on the grid of
+   the doubled step. NBODY__BLOCK_LEVELS + 1: crit is below the smallest step. */
+static unsigned long long nbody__block_level(const nbody_desc *d, unsigned long long k, nbody_real crit, unsigned long long t1) {
+    nbody_real dt_max = nbody__block_dt_max(d), step = dt_max / (nbody_real)(1ULL << k);
+    if (!(crit == crit)) return NBODY__BLOCK_LEVELS + 1;           /* NaN: no step fits */
+    while (step > crit && k <= NBODY__BLOCK_LEVELS) { step /= 2; ++k; }
+    if (k > NBODY__BLOCK_LEVELS || (d->dt_min > 0 && step < d->dt_min)) return NBODY__BLOCK_LEVELS + 1;
+    if (k > 0 && 2 * step <= crit && t1 % nbody__block_span(k - 1) == 0) --k;
+    return k;
+}
+
+/* the first level: the finest whose step is at most crit (no doubling to check) */
+static unsigned long long nbody__block_first_level(const nbody_desc *d, nbody_real crit) {
+    return nbody__block_level(d, 0, crit, 1);
+}
+
+/* the next block time: min over bodies of t_i + their step (ticks) */
+static unsigned long long nbody__block_due(const unsigned long long *const *ticks, size_t n) {
+    unsigned long long next = ~0ULL;
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        unsigned long long t = ticks[0][i] + nbody__block_span(ticks[1][i]);
+        if (t < next) next = t;
+    }
+    return next;
+}
+
+/* the bodies due at tick `next`, in index order; returns their count */
+static size_t nbody__block_active(const unsigned long long *const *ticks, size_t n, unsigned long long next, size_t *list) {
+    size_t i, c = 0;
+    for (i = 0; i < n; ++i)
+        if (ticks[0][i] + nbody__block_span(ticks[1][i]) == next) list[c++] = i;
+    return c;
+}
+
+/* ======================================================================================
+   >>hermite  HERMITE (NBODY_HERMITE): predictor, engine forces, corrector, on the block
+   scheduler. 4th order: Makino & Aarseth (1992), the step from Aarseth's criterion;
+   6th order: Nitadori & Makino (2008), with the snap from the force kernel and their
+   generalised criterion. A step (block or shared):
+     1. the engine predicts every body to the step's time (its Taylor series from its own
+        time: x, v to the jerk (4th) or crackle (6th) term; a too for the 6th order's snap);
+     2. the engine computes a, jerk (snap) of the active bodies from the predicted sources;
+     3. each active body is corrected (Hermite interpolation of its forces at both ends), the
+        higher derivatives at the new time come from that interpolation, and its next level
+        from the criterion.
+   y holds every body predicted to t (corrected ones exactly): nbody_get_state, hooks,
+   collisions and exit conditions see that synchronised state. Steps are computed here on
+   the host from the engine's buffers (the direct CPU engines hold them in host memory).
+   ====================================================================================== */
+
+/* the accuracy criterion of order p (4 or 6), Nitadori & Makino (2008) eq. 8, with Aarseth's
+   eta inside the root: dt = sqrt(eta) (A(1) / A(p-2))^(1/(p-3)),
+   A(k) = sqrt(|a(k-1)| |a(k+1)| + |a(k)|^2), a(k) the k-th time derivative of the acceleration
+   (p = 4 is Aarseth's dt = sqrt(eta (|a||a2| + |a1|^2) / (|a1||a3| + |a2|^2))). d: the norms
+   |a|, |a1| .. |a5|. Infinity where the higher derivatives vanish (a lone body). */
+static nbody_real nbody__hermite_criterion(int order, nbody_real eta, const nbody_real *d) {
+    nbody_real a1 = NBODY__SQRT(d[0] * d[2] + d[1] * d[1]);
+    nbody_real ap = order == 6 ? NBODY__SQRT(d[3] * d[5] + d[4] * d[4]) : NBODY__SQRT(d[1] * d[3] + d[2] * d[2]);
+    nbody_real q = a1 / ap;
+    if (!(ap > 0)) return (nbody_real)HUGE_VAL;
+    return NBODY__SQRT(eta) * (order == 6 ? (nbody_real)NBODY__POW(q, (nbody_real)1 / 3) : q);
+}
+
+static nbody_real nbody__norm3(nbody_real x, nbody_real y, nbody_real z) { return NBODY__SQRT(x * x + y * y + z * z); }
+
+/* the start step (Aarseth 2003, eq. 2.14): eta_s |a| / |jerk|, with eta_s = 0.01 sqrt(eta / 0.02)
+   (Aarseth's 0.01 at order 4's default eta; the first step is the one no higher derivative
+   checks, so it is short at either order) */
+static nbody_real nbody__hermite_start_step(nbody_real eta, nbody_real a, nbody_real j) {
+    nbody_real eta_s = (nbody_real)0.01 * NBODY__SQRT(eta / (nbody_real)0.02);
+    return j > 0 ? eta_s * a / j : (nbody_real)HUGE_VAL;
+}
+
+/* the engine's operation for the bodies `list` at the step to `now` (span < 0) or to the
+   origin + span (a synchronising step) */
+static nbody_result nbody__hermite_forces(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span) {
+    nbody__hermite_op op;
+    op.base = s->hermite.base; op.force = s->hermite.force; op.high = s->hermite.high;
+    op.ticks = s->hermite.ticks[0]; op.now = now; op.tick = nbody__block_tick(&s->desc); op.span = span;
+    op.order = s->desc.order; op.pred = s->y_new; op.pred_acc = s->ytmp;
+    op.list = list; op.count = count; op.n_src = nbody__n_src(&s->eng); op.out = s->hermite.out;
+    s->stats.force_evals++;
+    s->stats.interactions += (unsigned long long)count * (unsigned long long)op.n_src;
+    return s->eng.ops->hermite(&s->eng, &op);
+}
+
+/* Start (or restart, after nbody_set_state or a collision) from y at t: every body's own
+   time is t, its a, jerk (and snap) from the engine, its first level from the start step. */
+static nbody_result nbody__hermite_begin(nbody_sim *s) {
+    nbody__hermite_state *H = &s->hermite;
+    size_t n = s->n, i, c;
+    nbody_real *base = (nbody_real *)H->base, *force = (nbody_real *)H->force, *high = (nbody_real *)H->high, *o = H->out;
+    unsigned long long level = 0;
+    nbody_result r;
+    int pass;
+    memcpy(base, s->y, s->len * sizeof(nbody_real));
+    memset(force, 0, s->len * sizeof(nbody_real));
+    memset(high, 0, s->len * sizeof(nbody_real));
+    for (i = 0; i < n; ++i) { H->ticks[0][i] = 0; H->active[i] = i; }
+    H->origin = s->t; H->now = 0;
+    for (pass = 0; pass < (s->desc.order == 6 ? 2 : 1); ++pass) {   /* the snap needs the predicted a */
+        if ((r = nbody__hermite_forces(s, H->active, n, 0, 0)) != NBODY_OK) return r;
+        for (c = 0; c < 6; ++c) memcpy(force + c * n, o + c * n, n * sizeof(nbody_real));
+        if (pass) for (c = 0; c < 3; ++c) memcpy(high + c * n, o + (6 + c) * n, n * sizeof(nbody_real));
+    }
+    for (i = 0; i < 9 * n; ++i)
+        if (!nbody__isfinite(o[i]) && (i < 6 * n || s->desc.order == 6)) {
+            nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: the forces on body %lu are NaN/Inf at t = %g (coincident "
+                       "bodies without softening?)", (unsigned long)(i % n), (double)s->t);
+            return NBODY_ERR_NOT_FINITE;
+        }
+    for (i = 0; i < n; ++i) {
+        nbody_real a = nbody__norm3(force[i], force[n + i], force[2 * n + i]);
+        nbody_real j = nbody__norm3(force[3 * n + i], force[4 * n + i], force[5 * n + i]);
+        H->ticks[1][i] = nbody__block_first_level(&s->desc, nbody__hermite_start_step(s->desc.timestep_eta, a, j));
+        if (H->ticks[1][i] > level) level = H->ticks[1][i];
+    }
+    if (level > NBODY__BLOCK_LEVELS) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: a start step is below the smallest step dt_max 2^-%d%s at t = %g",
+                   NBODY__BLOCK_LEVELS, s->desc.dt_min > 0 ? " or dt_min" : "", (double)s->t);
+        return NBODY_ERR_STEP_TOO_SMALL;
+    }
+    if (s->desc.stepping == NBODY_STEPPING_SHARED)
+        for (i = 0; i < n; ++i) H->ticks[1][i] = level;
+    H->live = 1;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__schedule_hermite(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new) {
+    nbody__hermite_state *H = &s->hermite;
+    unsigned long long next;
+    nbody_real t_block;
+    nbody_result r;
+    if (!H->live && (r = nbody__hermite_begin(s)) != NBODY_OK) return r;
+    next = nbody__block_due((const unsigned long long *const *)H->ticks, s->n);
+    t_block = H->origin + (nbody_real)next * nbody__block_tick(&s->desc);
+    /* a block time at t_limit or before it by less than 1e-8 of the step: land on t_limit */
+    H->sync = !(t_block <= t_limit && (t_block == t_limit || t_limit - t_block >= (t_block - s->t) * (nbody_real)1e-8));
+    if (H->sync) {
+        size_t i;
+        for (i = 0; i < s->n; ++i) H->active[i] = i;
+        H->count = s->n;
+        *t_new = t_limit;
+    } else {
+        H->count = nbody__block_active((const unsigned long long *const *)H->ticks, s->n, next, H->active);
+        H->due = next;
+        *t_new = t_block;
+    }
+    H->t_new = *t_new;
+    *h = *t_new - s->t;
+    return NBODY_OK;
+}
+
+/* one body's correction (order 4 or 6) over dt from its state at its own time (x0, v0, a0,
+   j0, s0: 3 components each, stride n) and the forces f1 (a1, j1, s1) at the end; writes x1,
+   v1, a1, j1, then the snap and crackle at the end (nx: 12 components, nx[12..18) too), and
+   returns the norms |a| .. |a5| at the end into d */
+typedef struct nbody__hermite_body {
+    nbody_real x0[3], v0[3], a0[3], j0[3], s0[3];
+    nbody_real a1[3], j1[3], s1[3];
+} nbody__hermite_body;
+
+static void nbody__hermite_correct(int order, const nbody__hermite_body *b, nbody_real dt, nbody_real *nx, nbody_real *d) {
+    nbody_real h2 = dt * dt, h3 = h2 * dt, c[3], dd[3], e[3];
+    int k;
+    for (k = 0; k < 3; ++k) {
+        nbody_real D = b->a1[k] - b->a0[k], v1, x1, s1;
+        if (order == 6) {          /* Nitadori & Makino (2008) eq. 14, and the quintic interpolant's derivatives */
+            v1 = b->v0[k] + dt / 2 * (b->a0[k] + b->a1[k]) - h2 / 10 * (b->j1[k] - b->j0[k]) + h3 / 120 * (b->s0[k] + b->s1[k]);
+            x1 = b->x0[k] + dt / 2 * (b->v0[k] + v1) - h2 / 10 * D + h3 / 120 * (b->j0[k] + b->j1[k]);
+            s1 = b->s1[k];
+            c[k] = (60 * D - dt * (24 * b->j0[k] + 36 * b->j1[k]) + h2 * (9 * b->s1[k] - 3 * b->s0[k])) / h3;
+            dd[k] = (360 * D - dt * (168 * b->j0[k] + 192 * b->j1[k]) + h2 * (36 * b->s1[k] - 24 * b->s0[k])) / (h3 * dt);
+            e[k] = (720 * D - 360 * dt * (b->j0[k] + b->j1[k]) + 60 * h2 * (b->s1[k] - b->s0[k])) / (h3 * h2);
+        } else {                   /* Makino & Aarseth (1992) eq. 5-6, the cubic interpolant's derivatives */
+            v1 = b->v0[k] + dt / 2 * (b->a0[k] + b->a1[k]) + h2 / 12 * (b->j0[k] - b->j1[k]);
+            x1 = b->x0[k] + dt / 2 * (b->v0[k] + v1) - h2 / 12 * D;
+            c[k] = (-12 * D + 6 * dt * (b->j0[k] + b->j1[k])) / h3;
+            s1 = (6 * D - dt * (4 * b->j0[k] + 2 * b->j1[k])) / h2 + dt * c[k];
+            dd[k] = e[k] = 0;
+        }
+        nx[k] = x1; nx[3 + k] = v1; nx[6 + k] = b->a1[k]; nx[9 + k] = b->j1[k]; nx[12 + k] = s1; nx[15 + k] = c[k];
+    }
+    d[0] = nbody__norm3(b->a1[0], b->a1[1], b->a1[2]); d[1] = nbody__norm3(b->j1[0], b->j1[1], b->j1[2]);
+    d[2] = nbody__norm3(nx[12], nx[13], nx[14]); d[3] = nbody__norm3(c[0], c[1], c[2]);
+    d[4] = nbody__norm3(dd[0], dd[1], dd[2]); d[5] = nbody__norm3(e[0], e[1], e[2]);
+}
+
+/* gathers body i's state at its own time and its new forces (row q of the engine's out) */
+static void nbody__hermite_gather(const nbody_sim *s, size_t i, size_t q, nbody__hermite_body *b) {
+    const nbody__hermite_state *H = &s->hermite;
+    const nbody_real *base = (const nbody_real *)H->base, *force = (const nbody_real *)H->force;
+    const nbody_real *high = (const nbody_real *)H->high, *o = H->out;
+    size_t n = s->n, m = H->count;
+    int k;
+    for (k = 0; k < 3; ++k) {
+        b->x0[k] = base[k * n + i]; b->v0[k] = base[(3 + k) * n + i];
+        b->a0[k] = force[k * n + i]; b->j0[k] = force[(3 + k) * n + i]; b->s0[k] = high[k * n + i];
+        b->a1[k] = o[k * m + q]; b->j1[k] = o[(3 + k) * m + q]; b->s1[k] = o[(6 + k) * m + q];
+    }
+}
+
+/* The step: forces on the active bodies at the predicted state (into y_new, every body
+   there), each corrected into next (and into y_new), its next level into level_new; the
+   state in base, force, high and the ticks changes only in the commit. */
+static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__hermite_state *H = &s->hermite;
+    nbody_real tick = nbody__block_tick(&s->desc), span = H->sync ? H->t_new - H->origin : -1, *y = (nbody_real *)s->y_new;
+    unsigned long long next = H->sync ? 0 : H->due, shared = 0;
+    size_t q, n = s->n;
+    nbody_result r;
+    (void)h;
+    *err = 0;
+    if ((r = nbody__hermite_forces(s, H->active, H->count, next, span)) != NBODY_OK) return r;
+    for (q = 0; q < H->count; ++q) {
+        size_t i = H->active[q];
+        nbody__hermite_body b;
+        nbody_real d[6], *nx = H->next + 18 * q;
+        nbody_real dt = H->sync ? span - (nbody_real)H->ticks[0][i] * tick : (nbody_real)(next - H->ticks[0][i]) * tick;
+        int k;
+        nbody__hermite_gather(s, i, q, &b);
+        nbody__hermite_correct(s->desc.order, &b, dt, nx, d);
+        for (k = 0; k < 18; ++k)
+            if (!nbody__isfinite(nx[k])) {
+                nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: body %lu became NaN/Inf in the step from t = %g",
+                           (unsigned long)i, (double)s->t);
+                return NBODY_ERR_NOT_FINITE;
+            }
+        for (k = 0; k < 6; ++k) y[k * n + i] = nx[k];
+        H->level_new[q] = nbody__block_level(&s->desc, H->ticks[1][i],
+                                             nbody__hermite_criterion(s->desc.order, s->desc.timestep_eta, d), next);
+        if (H->level_new[q] > shared) shared = H->level_new[q];
+    }
+    if (shared > NBODY__BLOCK_LEVELS) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: a body's step fell below the smallest step dt_max 2^-%d%s at t = %g",
+                   NBODY__BLOCK_LEVELS, s->desc.dt_min > 0 ? " or dt_min" : "", (double)H->t_new);
+        return NBODY_ERR_STEP_TOO_SMALL;
+    }
+    if (s->desc.stepping == NBODY_STEPPING_SHARED)
+        for (q = 0; q < H->count; ++q) H->level_new[q] = shared;
+    return NBODY_OK;
+}
+
+static void nbody__commit_hermite(nbody_sim *s, nbody_real h) {
+    nbody__hermite_state *H = &s->hermite;
+    nbody_real *store[3];
+    size_t q, n = s->n;
+    unsigned long long now = H->sync ? 0 : H->due;
+    (void)h;
+    store[0] = (nbody_real *)H->base; store[1] = (nbody_real *)H->force; store[2] = (nbody_real *)H->high;
+    for (q = 0; q < H->count; ++q) {
+        size_t i = H->active[q];
+        int k;
+        for (k = 0; k < 18; ++k) store[k / 6][(k % 6) * n + i] = H->next[18 * q + k];
+        H->ticks[0][i] = now;
+        H->ticks[1][i] = H->level_new[q];
+    }
+    if (H->sync) H->origin = H->t_new;
+    H->now = now;
+    s->stats.body_steps += H->count;
+}
+
+/* scratch of the steps (not state: written before read) */
+static nbody_result nbody__hermite_create(nbody_sim *s) {
+    nbody__hermite_state *H = &s->hermite;
+    size_t n = s->n;
+    H->active = (size_t *)nbody__alloc(&s->desc, nbody__bytes(n, sizeof(size_t)));
+    H->level_new = (unsigned long long *)nbody__alloc(&s->desc, nbody__bytes(n, sizeof(unsigned long long)));
+    H->out = (nbody_real *)nbody__alloc(&s->desc, nbody__bytes(n, 27 * sizeof(nbody_real)));
+    if (!H->active || !H->level_new || !H->out || nbody__bytes(n, 27 * sizeof(nbody_real)) == 0) return NBODY_ERR_OUT_OF_MEMORY;
+    H->next = H->out + 9 * n;
+    return NBODY_OK;
+}
+
+static void nbody__hermite_destroy(nbody_sim *s) {
+    nbody__free(&s->desc, s->hermite.active);
+    nbody__free(&s->desc, s->hermite.level_new);
+    nbody__free(&s->desc, s->hermite.out);
+}
+
+/* ======================================================================================
    >>solver_ops  SOLVER OPERATIONS: what every method is written with
    f(y) through the engine (plus the extra forces), linear combinations, the final update.
    ====================================================================================== */
@@ -4009,6 +4485,7 @@ static void nbody__cpu_shutdown(nbody__engine *e) {
     if (!c) return;
     if (c->tree) nbody__tree_free(e, c->tree);
     nbody__free(&e->desc, c->targets);
+    nbody__free(&e->desc, c->hermite_part);
     nbody__free(&e->desc, c->m);
     nbody__free(&e->desc, c);
     e->impl = NULL;
@@ -4254,6 +4731,93 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
         nbody__accel_row(f, (size_t)i, 0, na, &ax, &ay, &az);
         f->ax[i] = f->G * ax; f->ay[i] = f->G * ay; f->az[i] = f->G * az;
     }
+}
+
+/* ---- NBODY_HERMITE on the CPU engines (nbody__hermite_op) ------------------------------- */
+/* every body predicted to the step's time: x, v (and a, order 6) by their Taylor series from
+   the body's own time, to the jerk term (order 4) or the crackle term (order 6) */
+static void nbody__hermite_predict(const nbody__engine *e, const nbody__hermite_op *op, int threads) {
+    const nbody_real *b = (const nbody_real *)op->base, *f = (const nbody_real *)op->force, *hi = (const nbody_real *)op->high;
+    nbody_real *p = (nbody_real *)op->pred, *pa = (nbody_real *)op->pred_acc;
+    long long i, n = (long long)e->n;
+    (void)threads;
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n >= NBODY__HOST_PARALLEL_MIN / 8))
+    for (i = 0; i < n; ++i) {
+        nbody_real dt = op->span >= 0 ? op->span - (nbody_real)op->ticks[i] * op->tick : (nbody_real)(op->now - op->ticks[i]) * op->tick;
+        nbody_real h2 = dt / 2, h3 = dt / 3, h4 = dt / 4, h5 = dt / 5;
+        int k;
+        for (k = 0; k < 3; ++k) {
+            size_t x = (size_t)k * (size_t)n + (size_t)i, v = x + 3 * (size_t)n;
+            nbody_real a = f[x], j = f[v], s = op->order == 6 ? hi[x] : 0, c = op->order == 6 ? hi[v] : 0;
+            /* Horner: x + dt (v + dt/2 (a + dt/3 (j + dt/4 (s + dt/5 c)))) */
+            p[x] = b[x] + dt * (b[v] + h2 * (a + h3 * (j + h4 * (s + h5 * c))));
+            p[v] = b[v] + dt * (a + h2 * (j + h3 * (s + h4 * c)));
+            if (op->order == 6) pa[x] = a + dt * (j + h2 * (s + h3 * c));
+        }
+    }
+}
+
+/* the sources of a Hermite force: predicted x, v (a for the snap), masses */
+typedef struct nbody__hermite_src {
+    const nbody_real *x, *y, *z, *vx, *vy, *vz, *ax, *ay, *az, *m;
+    size_t n;                      /* sources [0, n) */
+    nbody_real eps2;
+    int snap;
+} nbody__hermite_src;
+
+static nbody__hermite_src nbody__hermite_src_of(const nbody__engine *e, const nbody__hermite_op *op) {
+    const nbody_real *p = (const nbody_real *)op->pred, *pa = (const nbody_real *)op->pred_acc;
+    size_t n = e->n;
+    nbody__hermite_src S;
+    S.x = p; S.y = p + n; S.z = p + 2 * n; S.vx = p + 3 * n; S.vy = p + 4 * n; S.vz = p + 5 * n;
+    S.ax = pa; S.ay = pa + n; S.az = pa + 2 * n; S.m = ((const nbody__cpu *)e->impl)->m;
+    S.n = op->n_src; S.eps2 = e->desc.softening * e->desc.softening; S.snap = op->order == 6;
+    return S;
+}
+
+/* body i's a, jerk (snap) from the sources [j0, j1) in index order, added to sum[9] (double) */
+static void nbody__hermite_row(const nbody__hermite_src *S, size_t i, size_t j0, size_t j1, double *sum) {
+    nbody_real t[9], ax = S->snap ? S->ax[i] : 0, ay = S->snap ? S->ay[i] : 0, az = S->snap ? S->az[i] : 0;
+    size_t j;
+    int k;
+    for (j = j0; j < j1; ++j) {
+        if (j == i) continue;
+        nbody__hermite_pair(S->x[j] - S->x[i], S->y[j] - S->y[i], S->z[j] - S->z[i], S->vx[j] - S->vx[i], S->vy[j] - S->vy[i],
+                            S->vz[j] - S->vz[i], S->snap ? S->ax[j] - ax : 0, S->snap ? S->ay[j] - ay : 0,
+                            S->snap ? S->az[j] - az : 0, S->m[j], S->eps2, S->snap, t);
+        for (k = 0; k < (S->snap ? 9 : 6); ++k) sum[k] += (double)t[k];
+    }
+}
+
+/* SIMPLE and OPENMP: each active body's row over all sources in index order (the same bits
+   on any thread count); OPENMP shares the active bodies among threads */
+static void nbody__hermite_rows(const nbody__engine *e, const nbody__hermite_op *op, int threads) {
+    nbody__hermite_src S = nbody__hermite_src_of(e, op);
+    long long q, m = (long long)op->count;
+    (void)threads;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 4) num_threads(threads) if (threads > 1 && (double)m * (double)S.n >= 262144))
+    for (q = 0; q < m; ++q) {
+        double sum[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        int k;
+        nbody__hermite_row(&S, op->list[q], 0, S.n, sum);
+        for (k = 0; k < 9; ++k) op->out[(size_t)k * (size_t)m + (size_t)q] = e->desc.G * (nbody_real)sum[k];
+    }
+}
+
+static nbody_result nbody__simple_hermite(nbody__engine *e, const nbody__hermite_op *op) {
+    nbody__hermite_predict(e, op, 1);
+    nbody__hermite_rows(e, op, 1);
+    return NBODY_OK;
+}
+static nbody_result nbody__openmp_hermite(nbody__engine *e, const nbody__hermite_op *op) {
+#if NBODY__OPENMP
+    int threads = nbody__threads(&e->desc);
+#else
+    int threads = 1;
+#endif
+    nbody__hermite_predict(e, op, threads);
+    nbody__hermite_rows(e, op, threads);
+    return NBODY_OK;
 }
 
 /* ======================================================================================
@@ -4878,6 +5442,260 @@ static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
 #endif
     (void)level;
     return NULL;
+}
+
+/* ---- NBODY_HERMITE on BLOCK: tiles of NBODY__HERMITE_TW active bodies (gathered, targets in
+   the lanes) against chunks of NBODY__HERMITE_CHUNK sources (broadcast one by one, in index
+   order), the tasks (tile, chunk) shared among threads, each chunk's sums kept apart and
+   added in chunk order: a function of the bodies only, the same bits on any thread count.
+   A few active bodies still fill the threads (a chunk each), many fill them by tiles.
+   Sums in double (the float build's pair terms too: phi-GPU's mixed precision); the SIMD
+   levels have the double build's tiles (the float build runs the portable tile). A body's
+   own term is left out by index: its lane gets r^2 + 1 and mass 0 where j is itself. */
+#define NBODY__HERMITE_TW 8
+#define NBODY__HERMITE_CHUNK 4096
+typedef struct nbody__hermite_tile_in {
+    nbody_real t[9][NBODY__HERMITE_TW];   /* the targets' x y z vx vy vz ax ay az */
+    size_t idx[NBODY__HERMITE_TW];        /* their body indices, rising; (size_t)-1 pads */
+} nbody__hermite_tile_in;
+/* a tile against the sources [j0, j1): sums[k * TW + lane], k = a, jerk (, snap) components */
+typedef void (*nbody__hermite_tile_fn)(const nbody__hermite_src *S, size_t j0, size_t j1, const nbody__hermite_tile_in *T,
+                                       double *sums);
+
+/* the portable tile: lane by lane, as nbody__hermite_row */
+static void nbody__hermite_tile_portable(const nbody__hermite_src *S, size_t j0, size_t j1, const nbody__hermite_tile_in *T,
+                                         double *sums) {
+    int l, k;
+    for (k = 0; k < 9 * NBODY__HERMITE_TW; ++k) sums[k] = 0;
+    for (l = 0; l < NBODY__HERMITE_TW; ++l) {
+        size_t j;
+        nbody_real t[9];
+        if (T->idx[l] == (size_t)-1) continue;
+        for (j = j0; j < j1; ++j) {
+            if (j == T->idx[l]) continue;
+            nbody__hermite_pair(S->x[j] - T->t[0][l], S->y[j] - T->t[1][l], S->z[j] - T->t[2][l], S->vx[j] - T->t[3][l],
+                                S->vy[j] - T->t[4][l], S->vz[j] - T->t[5][l], S->snap ? S->ax[j] - T->t[6][l] : 0,
+                                S->snap ? S->ay[j] - T->t[7][l] : 0, S->snap ? S->az[j] - T->t[8][l] : 0, S->m[j], S->eps2,
+                                S->snap, t);
+            for (k = 0; k < (S->snap ? 9 : 6); ++k) sums[k * NBODY__HERMITE_TW + l] += (double)t[k];
+        }
+    }
+}
+
+#if NBODY__HAVE_AVX512 && NBODY__KIND == 2
+/* 1 / sqrt(x) to the double's precision: the estimate y (2^-14) and the series of
+   (1 - e)^(-1/2) = 1 + e/2 + 3/8 e^2 + 5/16 e^3, e = 1 - x y^2 (the next term, 35/128 e^4, is
+   below 2^-54) */
+NBODY__I512 nbody__v512 nbody__v512_rsqrt(nbody__v512 x) {
+    nbody__v512 y = nbody__v512_rsqrt_estimate(x), e = nbody__v512_fnma(x, nbody__v512_mul(y, y), nbody__v512_set1(1));
+    nbody__v512 p = nbody__v512_fma(nbody__v512_fma(nbody__v512_set1(0.3125), e, nbody__v512_set1(0.375)), e, nbody__v512_set1(0.5));
+    return nbody__v512_fma(nbody__v512_mul(y, e), p, y);
+}
+/* the pair terms of nbody__hermite_pair, lane-wise, added to s[0..6) (s[6..9) with the snap):
+   source j broadcast (p: x y z vx vy vz ax ay az, m), targets t */
+NBODY__I512 void nbody__v512_hermite(const nbody__v512 *p, nbody__v512 m, nbody__v512 e2, const nbody__v512 *t, int snap, nbody__v512 *s) {
+    /* written out component by component (no loops over arrays): the compiler keeps it all in registers */
+    nbody__v512 dx = nbody__v512_sub(p[0], t[0]), dy = nbody__v512_sub(p[1], t[1]), dz = nbody__v512_sub(p[2], t[2]);
+    nbody__v512 vx = nbody__v512_sub(p[3], t[3]), vy = nbody__v512_sub(p[4], t[4]), vz = nbody__v512_sub(p[5], t[5]);
+    nbody__v512 r2 = nbody__v512_fma(dx, dx, nbody__v512_fma(dy, dy, nbody__v512_fma(dz, dz, e2)));
+    nbody__v512 inv = nbody__v512_rsqrt(r2), inv2 = nbody__v512_mul(inv, inv);
+    nbody__v512 mr3 = nbody__v512_mul(nbody__v512_mul(m, inv), inv2);
+    nbody__v512 alpha = nbody__v512_mul(nbody__v512_fma(dx, vx, nbody__v512_fma(dy, vy, nbody__v512_mul(dz, vz))), inv2);
+    nbody__v512 w = nbody__v512_mul(nbody__v512_mul(nbody__v512_set1(3), alpha), mr3);   /* J = mr3 v - w d */
+    if (!snap) {
+        s[0] = nbody__v512_fma(mr3, dx, s[0]); s[1] = nbody__v512_fma(mr3, dy, s[1]); s[2] = nbody__v512_fma(mr3, dz, s[2]);
+        s[3] = nbody__v512_fnma(w, dx, nbody__v512_fma(mr3, vx, s[3]));
+        s[4] = nbody__v512_fnma(w, dy, nbody__v512_fma(mr3, vy, s[4]));
+        s[5] = nbody__v512_fnma(w, dz, nbody__v512_fma(mr3, vz, s[5]));
+    } else {
+        nbody__v512 ax = nbody__v512_sub(p[6], t[6]), ay = nbody__v512_sub(p[7], t[7]), az = nbody__v512_sub(p[8], t[8]);
+        nbody__v512 Ax = nbody__v512_mul(mr3, dx), Ay = nbody__v512_mul(mr3, dy), Az = nbody__v512_mul(mr3, dz);
+        nbody__v512 Jx = nbody__v512_fnma(w, dx, nbody__v512_mul(mr3, vx)), Jy = nbody__v512_fnma(w, dy, nbody__v512_mul(mr3, vy));
+        nbody__v512 Jz = nbody__v512_fnma(w, dz, nbody__v512_mul(mr3, vz));
+        nbody__v512 beta = nbody__v512_fma(nbody__v512_fma(vx, vx, nbody__v512_fma(vy, vy, nbody__v512_fma(vz, vz,
+                         nbody__v512_fma(dx, ax, nbody__v512_fma(dy, ay, nbody__v512_mul(dz, az)))))), inv2, nbody__v512_mul(alpha, alpha));
+        nbody__v512 a6 = nbody__v512_mul(nbody__v512_set1(6), alpha), b3 = nbody__v512_mul(nbody__v512_set1(3), beta);
+        s[0] = nbody__v512_add(s[0], Ax); s[1] = nbody__v512_add(s[1], Ay); s[2] = nbody__v512_add(s[2], Az);
+        s[3] = nbody__v512_add(s[3], Jx); s[4] = nbody__v512_add(s[4], Jy); s[5] = nbody__v512_add(s[5], Jz);
+        s[6] = nbody__v512_add(s[6], nbody__v512_fnma(b3, Ax, nbody__v512_fnma(a6, Jx, nbody__v512_mul(mr3, ax))));
+        s[7] = nbody__v512_add(s[7], nbody__v512_fnma(b3, Ay, nbody__v512_fnma(a6, Jy, nbody__v512_mul(mr3, ay))));
+        s[8] = nbody__v512_add(s[8], nbody__v512_fnma(b3, Az, nbody__v512_fnma(a6, Jz, nbody__v512_mul(mr3, az))));
+    }
+}
+/* sources [j0, j1) broadcast against the tile's lanes; lane `self` (or -1) is source j itself */
+NBODY__I512 void nbody__avx512_hermite_span(const nbody__hermite_src *S, size_t j0, size_t j1, int self, const nbody__v512 *t,
+                                            int snap, nbody__v512 *s) {
+    nbody__v512 e2 = nbody__v512_set1(S->eps2), p[9];
+    size_t j;
+    int k;
+    if (self >= 0) e2 = _mm512_mask_add_pd(e2, (__mmask8)(1u << self), e2, nbody__v512_set1(1));
+    for (k = 6; k < 9; ++k) p[k] = nbody__v512_set1(0);
+    for (j = j0; j < j1; ++j) {
+        nbody__v512 m = nbody__v512_set1(S->m[j]);
+        if (self >= 0) m = _mm512_maskz_mov_pd((__mmask8)~(1u << self), m);
+        p[0] = nbody__v512_set1(S->x[j]); p[1] = nbody__v512_set1(S->y[j]); p[2] = nbody__v512_set1(S->z[j]);
+        p[3] = nbody__v512_set1(S->vx[j]); p[4] = nbody__v512_set1(S->vy[j]); p[5] = nbody__v512_set1(S->vz[j]);
+        if (snap) { p[6] = nbody__v512_set1(S->ax[j]); p[7] = nbody__v512_set1(S->ay[j]); p[8] = nbody__v512_set1(S->az[j]); }
+        nbody__v512_hermite(p, m, e2, t, snap, s);
+    }
+}
+static NBODY__TARGET_AVX512 void nbody__avx512_hermite_tile(const nbody__hermite_src *S, size_t j0, size_t j1,
+                                                            const nbody__hermite_tile_in *T, double *sums) {
+    nbody__v512 t[9], s[9];
+    size_t j = j0;
+    int k, l;
+    for (k = 0; k < 9; ++k) { t[k] = nbody__v512_load(T->t[k]); s[k] = nbody__v512_set1(0); }
+    for (l = 0; l < NBODY__HERMITE_TW; ++l) {   /* the rising indices split the range at the tile's own bodies */
+        size_t i = T->idx[l];
+        if (i < j || i >= j1) continue;
+        if (S->snap) { nbody__avx512_hermite_span(S, j, i, -1, t, 1, s); nbody__avx512_hermite_span(S, i, i + 1, l, t, 1, s); }
+        else { nbody__avx512_hermite_span(S, j, i, -1, t, 0, s); nbody__avx512_hermite_span(S, i, i + 1, l, t, 0, s); }
+        j = i + 1;
+    }
+    if (S->snap) nbody__avx512_hermite_span(S, j, j1, -1, t, 1, s);
+    else nbody__avx512_hermite_span(S, j, j1, -1, t, 0, s);
+    for (k = 0; k < 9; ++k) nbody__v512_store(sums + k * NBODY__HERMITE_TW, s[k]);
+}
+#endif
+
+#if NBODY__HAVE_AVX2 && NBODY__KIND == 2
+/* 1 / sqrt(x): one correctly rounded sqrt and divide (as the level's r^-3) */
+NBODY__I256 nbody__v256 nbody__v256_rsqrt(nbody__v256 x) { return nbody__v256_div(nbody__v256_set1(1), nbody__v256_sqrt(x)); }
+/* the pair terms of nbody__hermite_pair, lane-wise (see nbody__v512_hermite) */
+NBODY__I256 void nbody__v256_hermite(const nbody__v256 *p, nbody__v256 m, nbody__v256 e2, const nbody__v256 *t, int snap, nbody__v256 *s) {
+    /* written out component by component (no loops over arrays): the compiler keeps it all in registers */
+    nbody__v256 dx = nbody__v256_sub(p[0], t[0]), dy = nbody__v256_sub(p[1], t[1]), dz = nbody__v256_sub(p[2], t[2]);
+    nbody__v256 vx = nbody__v256_sub(p[3], t[3]), vy = nbody__v256_sub(p[4], t[4]), vz = nbody__v256_sub(p[5], t[5]);
+    nbody__v256 r2 = nbody__v256_fma(dx, dx, nbody__v256_fma(dy, dy, nbody__v256_fma(dz, dz, e2)));
+    nbody__v256 inv = nbody__v256_rsqrt(r2), inv2 = nbody__v256_mul(inv, inv);
+    nbody__v256 mr3 = nbody__v256_mul(nbody__v256_mul(m, inv), inv2);
+    nbody__v256 alpha = nbody__v256_mul(nbody__v256_fma(dx, vx, nbody__v256_fma(dy, vy, nbody__v256_mul(dz, vz))), inv2);
+    nbody__v256 w = nbody__v256_mul(nbody__v256_mul(nbody__v256_set1(3), alpha), mr3);   /* J = mr3 v - w d */
+    if (!snap) {
+        s[0] = nbody__v256_fma(mr3, dx, s[0]); s[1] = nbody__v256_fma(mr3, dy, s[1]); s[2] = nbody__v256_fma(mr3, dz, s[2]);
+        s[3] = nbody__v256_fnma(w, dx, nbody__v256_fma(mr3, vx, s[3]));
+        s[4] = nbody__v256_fnma(w, dy, nbody__v256_fma(mr3, vy, s[4]));
+        s[5] = nbody__v256_fnma(w, dz, nbody__v256_fma(mr3, vz, s[5]));
+    } else {
+        nbody__v256 ax = nbody__v256_sub(p[6], t[6]), ay = nbody__v256_sub(p[7], t[7]), az = nbody__v256_sub(p[8], t[8]);
+        nbody__v256 Ax = nbody__v256_mul(mr3, dx), Ay = nbody__v256_mul(mr3, dy), Az = nbody__v256_mul(mr3, dz);
+        nbody__v256 Jx = nbody__v256_fnma(w, dx, nbody__v256_mul(mr3, vx)), Jy = nbody__v256_fnma(w, dy, nbody__v256_mul(mr3, vy));
+        nbody__v256 Jz = nbody__v256_fnma(w, dz, nbody__v256_mul(mr3, vz));
+        nbody__v256 beta = nbody__v256_fma(nbody__v256_fma(vx, vx, nbody__v256_fma(vy, vy, nbody__v256_fma(vz, vz,
+                         nbody__v256_fma(dx, ax, nbody__v256_fma(dy, ay, nbody__v256_mul(dz, az)))))), inv2, nbody__v256_mul(alpha, alpha));
+        nbody__v256 a6 = nbody__v256_mul(nbody__v256_set1(6), alpha), b3 = nbody__v256_mul(nbody__v256_set1(3), beta);
+        s[0] = nbody__v256_add(s[0], Ax); s[1] = nbody__v256_add(s[1], Ay); s[2] = nbody__v256_add(s[2], Az);
+        s[3] = nbody__v256_add(s[3], Jx); s[4] = nbody__v256_add(s[4], Jy); s[5] = nbody__v256_add(s[5], Jz);
+        s[6] = nbody__v256_add(s[6], nbody__v256_fnma(b3, Ax, nbody__v256_fnma(a6, Jx, nbody__v256_mul(mr3, ax))));
+        s[7] = nbody__v256_add(s[7], nbody__v256_fnma(b3, Ay, nbody__v256_fnma(a6, Jy, nbody__v256_mul(mr3, ay))));
+        s[8] = nbody__v256_add(s[8], nbody__v256_fnma(b3, Az, nbody__v256_fnma(a6, Jz, nbody__v256_mul(mr3, az))));
+    }
+}
+/* sources [j0, j1) against the tile's two vectors of lanes; lane `self` (or -1) is source j */
+NBODY__I256 void nbody__avx2_hermite_span(const nbody__hermite_src *S, size_t j0, size_t j1, int self, const nbody__v256 *t,
+                                          int snap, nbody__v256 *s) {
+    enum { W = NBODY__V256_W };
+    nbody__v256 e2[2], keep[2], p[9];
+    size_t j;
+    int k, u;
+    for (u = 0; u < 2; ++u) {
+        unsigned bits = self >= u * W && self < (u + 1) * W ? 1u << (self - u * W) : 0;
+        nbody__v256 mask = nbody__v256_lanes(bits);
+        e2[u] = nbody__v256_add(nbody__v256_set1(S->eps2), nbody__v256_select(mask, nbody__v256_set1(1), nbody__v256_set1(0)));
+        keep[u] = nbody__v256_select(mask, nbody__v256_set1(0), nbody__v256_set1(1));
+    }
+    for (k = 6; k < 9; ++k) p[k] = nbody__v256_set1(0);
+    for (j = j0; j < j1; ++j) {
+        nbody__v256 m = nbody__v256_set1(S->m[j]);
+        p[0] = nbody__v256_set1(S->x[j]); p[1] = nbody__v256_set1(S->y[j]); p[2] = nbody__v256_set1(S->z[j]);
+        p[3] = nbody__v256_set1(S->vx[j]); p[4] = nbody__v256_set1(S->vy[j]); p[5] = nbody__v256_set1(S->vz[j]);
+        if (snap) { p[6] = nbody__v256_set1(S->ax[j]); p[7] = nbody__v256_set1(S->ay[j]); p[8] = nbody__v256_set1(S->az[j]); }
+        for (u = 0; u < 2; ++u) nbody__v256_hermite(p, self >= 0 ? nbody__v256_mul(m, keep[u]) : m, e2[u], t + 9 * u, snap, s + 9 * u);
+    }
+}
+static NBODY__TARGET_AVX2 void nbody__avx2_hermite_tile(const nbody__hermite_src *S, size_t j0, size_t j1,
+                                                        const nbody__hermite_tile_in *T, double *sums) {
+    enum { W = NBODY__V256_W };
+    nbody__v256 t[18], s[18];
+    size_t j = j0;
+    int k, l, u;
+    for (u = 0; u < 2; ++u)
+        for (k = 0; k < 9; ++k) { t[9 * u + k] = nbody__v256_load(T->t[k] + u * W); s[9 * u + k] = nbody__v256_set1(0); }
+    for (l = 0; l < NBODY__HERMITE_TW; ++l) {
+        size_t i = T->idx[l];
+        if (i < j || i >= j1) continue;
+        if (S->snap) { nbody__avx2_hermite_span(S, j, i, -1, t, 1, s); nbody__avx2_hermite_span(S, i, i + 1, l, t, 1, s); }
+        else { nbody__avx2_hermite_span(S, j, i, -1, t, 0, s); nbody__avx2_hermite_span(S, i, i + 1, l, t, 0, s); }
+        j = i + 1;
+    }
+    if (S->snap) nbody__avx2_hermite_span(S, j, j1, -1, t, 1, s);
+    else nbody__avx2_hermite_span(S, j, j1, -1, t, 0, s);
+    for (u = 0; u < 2; ++u)
+        for (k = 0; k < 9; ++k) nbody__v256_store(sums + k * NBODY__HERMITE_TW + u * W, s[9 * u + k]);
+}
+#endif
+
+/* the tile of a SIMD level (the portable one where the level has none for this NBODY_REAL) */
+static nbody__hermite_tile_fn nbody__hermite_tile_for(nbody_simd level) {
+#if NBODY__HAVE_AVX512 && NBODY__KIND == 2
+    if (level == NBODY_SIMD_AVX512) return nbody__avx512_hermite_tile;
+#endif
+#if NBODY__HAVE_AVX2 && NBODY__KIND == 2
+    if (level == NBODY_SIMD_AVX2) return nbody__avx2_hermite_tile;
+#endif
+    (void)level;
+    return nbody__hermite_tile_portable;
+}
+
+/* the tile q's targets: active bodies q TW .. (padded with the first one's state) */
+static void nbody__hermite_tile_gather(const nbody__hermite_src *S, const nbody__hermite_op *op, size_t tile,
+                                       nbody__hermite_tile_in *T) {
+    int l, k;
+    for (l = 0; l < NBODY__HERMITE_TW; ++l) {
+        size_t q = tile * NBODY__HERMITE_TW + (size_t)l, i = op->list[q < op->count ? q : tile * NBODY__HERMITE_TW];
+        const nbody_real *c[9];
+        c[0] = S->x; c[1] = S->y; c[2] = S->z; c[3] = S->vx; c[4] = S->vy; c[5] = S->vz; c[6] = S->ax; c[7] = S->ay; c[8] = S->az;
+        for (k = 0; k < 9; ++k) T->t[k][l] = k < 6 || S->snap ? c[k][i] : 0;
+        T->idx[l] = q < op->count ? i : (size_t)-1;
+    }
+}
+
+static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_op *op) {
+    nbody__cpu *c = (nbody__cpu *)e->impl;
+    nbody__hermite_src S = nbody__hermite_src_of(e, op);
+    nbody__hermite_tile_fn tile = nbody__hermite_tile_for(c->simd);
+    size_t ntiles = (op->count + NBODY__HERMITE_TW - 1) / NBODY__HERMITE_TW, nchunks = (S.n + NBODY__HERMITE_CHUNK - 1) / NBODY__HERMITE_CHUNK;
+    size_t need = ntiles * nchunks * 9 * NBODY__HERMITE_TW, q;
+    long long t, tasks = (long long)(ntiles * nchunks);
+#if NBODY__OPENMP
+    int threads = nbody__threads(&e->desc);
+#else
+    int threads = 1;
+#endif
+    nbody__hermite_predict(e, op, threads);
+    if (need > c->hermite_cap) {
+        nbody__free(&e->desc, c->hermite_part);
+        c->hermite_part = (double *)nbody__alloc(&e->desc, nbody__bytes(need, sizeof(double)));
+        c->hermite_cap = c->hermite_part ? need : 0;
+        if (!c->hermite_part) return NBODY_ERR_OUT_OF_MEMORY;
+    }
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && tasks > 1 && (double)op->count * (double)S.n >= 262144))
+    for (t = 0; t < tasks; ++t) {
+        size_t tl = (size_t)t / nchunks, ch = (size_t)t % nchunks, j1 = (ch + 1) * NBODY__HERMITE_CHUNK;
+        nbody__hermite_tile_in T;
+        nbody__hermite_tile_gather(&S, op, tl, &T);
+        tile(&S, ch * NBODY__HERMITE_CHUNK, j1 < S.n ? j1 : S.n, &T, c->hermite_part + (size_t)t * 9 * NBODY__HERMITE_TW);
+    }
+    for (q = 0; q < op->count; ++q) {   /* each chunk's sums, in chunk order */
+        size_t tl = q / NBODY__HERMITE_TW, l = q % NBODY__HERMITE_TW, ch;
+        int k;
+        for (k = 0; k < 9; ++k) {
+            double sum = 0;
+            for (ch = 0; ch < nchunks; ++ch) sum += c->hermite_part[((tl * nchunks + ch) * 9 + (size_t)k) * NBODY__HERMITE_TW + l];
+            op->out[(size_t)k * op->count + q] = e->desc.G * (nbody_real)sum;
+        }
+    }
+    return NBODY_OK;
 }
 
 /* ======================================================================================
@@ -6066,7 +6884,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL };
+    nbody__dist_all_finite, NULL, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -6130,13 +6948,13 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
    >>hooks  ENGINE TABLE AND LIFETIME: the ops table of each engine, start and stop
    ====================================================================================== */
 
-#define NBODY__CPU_ENGINE(label, deriv) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
+#define NBODY__CPU_ENGINE(label, deriv, hermite) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
     nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
-    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL }
-static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative);
-static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative);
-static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative);
-static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative);
+    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite }
+static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite);
+static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite);
+static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative, nbody__block_hermite);
+static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative, NULL);
 
 #ifdef NBODY_WITH_OPENCL
 #include "nbody_cl.h"              /* defines nbody__opencl_engine_ops(int tree) */
@@ -7124,23 +7942,24 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
      n reals masses | blocks of 6n reals: y, k[0..nk), comp, comp_new (the last two when
      compensated) | the method's state: one record per entry of its field list
      (nbody__*_fields), in the list's order:
-         char name[16] (NUL-padded) | u32 kind (0 int, 1 real, 2 buffer) | u32 count |
-         count ints, count reals, or count blocks of 6n reals
+         char name[16] (NUL-padded) | u32 kind (0 int, 1 real, 2 buffer, 3 u64, 4 ticks) | u32 count |
+         count ints, count reals, count blocks of 6n reals, count u64, or count blocks of n u64
      | u64 FNV-1a 64 checksum of everything before it.
    ints:  engine method order traversal visit_order block_size compensated quadrupole leaf_size
-          radau_control whfast_coordinates whfast_corrector (the desc fields that change the
-          numbers) | nk f_valid nfields
-   reals: G softening dt tolerance dt_min dt_max theta | t dt_next stats.dt
+          radau_control whfast_coordinates whfast_corrector stepping (the desc fields that change
+          the numbers) | nk f_valid nfields
+   reals: G softening dt tolerance dt_min dt_max theta timestep_eta | t dt_next stats.dt
    A load finds each record's field by its name, and refuses a file whose records are not
    exactly the method's fields with their kinds and counts (or hold an int out of its range).
    y_new and ytmp are not saved: every method writes them before reading them in a step.
    ====================================================================================== */
 
 #define NBODY__CKP_MAGIC "NBODYCKP"
-#define NBODY__CKP_VERSION 3u         /* 2: leaf_size added to the desc ints; 3: radau_control,
-                                         whfast_coordinates, whfast_corrector added, method state by named fields */
-#define NBODY__CKP_DESC_INTS 12
-#define NBODY__CKP_DESC_REALS 7
+#define NBODY__CKP_VERSION 4u         /* 2: leaf_size added to the desc ints; 3: radau_control,
+                                         whfast_coordinates, whfast_corrector added, method state by named fields;
+                                         4: stepping, timestep_eta, integer fields (kinds 3, 4) */
+#define NBODY__CKP_DESC_INTS 13
+#define NBODY__CKP_DESC_REALS 8
 #define NBODY__CKP_NK NBODY__CKP_DESC_INTS              /* ints after the desc's */
 #define NBODY__CKP_F_VALID (NBODY__CKP_DESC_INTS + 1)
 #define NBODY__CKP_NFIELDS (NBODY__CKP_DESC_INTS + 2)
@@ -7166,9 +7985,9 @@ static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv) {
     iv[0] = (int)d->engine; iv[1] = (int)d->method; iv[2] = d->order; iv[3] = (int)d->traversal;
     iv[4] = (int)d->visit_order; iv[5] = d->block_size; iv[6] = d->compensated; iv[7] = d->quadrupole;
     iv[8] = d->leaf_size; iv[9] = (int)d->radau_control; iv[10] = (int)d->whfast_coordinates;
-    iv[11] = d->whfast_corrector;
+    iv[11] = d->whfast_corrector; iv[12] = (int)d->stepping;
     rv[0] = d->G; rv[1] = d->softening; rv[2] = d->dt; rv[3] = d->tolerance;
-    rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta;
+    rv[4] = d->dt_min; rv[5] = d->dt_max; rv[6] = d->theta; rv[7] = d->timestep_eta;
 }
 
 /* the simulation's own buffers a checkpoint carries, in file order (the method's follow as
@@ -7189,13 +8008,14 @@ static void nbody__ckp_field_name(const nbody__field *f, char name[NBODY__CKP_NA
 }
 
 static size_t nbody__ckp_scalar_size(const nbody__field *f) {
-    return f->kind == NBODY__FIELD_INT ? sizeof(int) : f->kind == NBODY__FIELD_REAL ? sizeof(nbody_real) : 0;
+    return f->kind == NBODY__FIELD_INT ? sizeof(int) : f->kind == NBODY__FIELD_REAL ? sizeof(nbody_real)
+         : f->kind == NBODY__FIELD_U64 ? sizeof(unsigned long long) : 0;
 }
 
 /* file size for a header, 0 when it cannot be (overflow or counts that are not the method's) */
 static unsigned long long nbody__ckp_size(const nbody__ckp_head *h) {
     const unsigned long long fixed = 8 + sizeof h->head + 8 + sizeof h->ints + sizeof h->reals + sizeof h->counts + 8;
-    unsigned long long nbuf, per, records = 0;
+    unsigned long long nbuf, per, records = 0, nticks = 0;
     int nk = h->ints[NBODY__CKP_NK], comp = h->ints[6], method = h->ints[1], i;
     const nbody__method_info *m;
     if (method < 0 || method >= NBODY_METHOD_COUNT_ || comp < 0 || comp > 1) return 0;
@@ -7206,8 +8026,9 @@ static unsigned long long nbody__ckp_size(const nbody__ckp_head *h) {
         const nbody__field *f = &m->fields[i];
         records += NBODY__CKP_NAME + 8 + (unsigned long long)f->count * nbody__ckp_scalar_size(f);
         if (f->kind == NBODY__FIELD_BUF) nbuf += (unsigned long long)f->count;
+        if (f->kind == NBODY__FIELD_TICKS) nticks += (unsigned long long)f->count;
     }
-    per = (1 + 6 * nbuf) * sizeof(nbody_real);       /* bytes per body */
+    per = (1 + 6 * nbuf) * sizeof(nbody_real) + nticks * 8;   /* bytes per body */
     if (h->n == 0 || h->n > (0xFFFFFFFFFFFFFFFFULL - fixed - records) / per) return 0;
     return fixed + records + h->n * per;
 }
@@ -7222,6 +8043,10 @@ static nbody_result nbody__ckp_put_field(nbody__writer *w, nbody_sim *s, const n
     kc[0] = (unsigned int)f->kind; kc[1] = (unsigned int)f->count;
     nbody__put(w, name, sizeof name);
     nbody__put(w, kc, sizeof kc);
+    if (f->kind == NBODY__FIELD_TICKS) {
+        for (j = 0; j < f->count; ++j) nbody__put(w, ((unsigned long long **)nbody__field_at(s, f))[j], s->n * sizeof(unsigned long long));
+        return NBODY_OK;
+    }
     if (f->kind != NBODY__FIELD_BUF) {
         nbody__put(w, nbody__field_at(s, f), (size_t)f->count * nbody__ckp_scalar_size(f));
         return NBODY_OK;
@@ -7316,8 +8141,10 @@ static nbody_result nbody__ckp_verify(FILE *f, unsigned long long size) {
 static void nbody__ckp_log_mismatch(const nbody_desc *d, int i, int real, double saved, double asked) {
     static const char *const ints[NBODY__CKP_DESC_INTS] = {"engine", "method", "order", "traversal", "visit_order",
                                                            "block_size", "compensated", "quadrupole", "leaf_size",
-                                                           "radau_control", "whfast_coordinates", "whfast_corrector"};
-    static const char *const reals[NBODY__CKP_DESC_REALS] = {"G", "softening", "dt", "tolerance", "dt_min", "dt_max", "theta"};
+                                                           "radau_control", "whfast_coordinates", "whfast_corrector",
+                                                           "stepping"};
+    static const char *const reals[NBODY__CKP_DESC_REALS] = {"G", "softening", "dt", "tolerance", "dt_min", "dt_max", "theta",
+                                                             "timestep_eta"};
     if (!real && i == 0)
         nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint field engine: written with %s, the desc has %s",
                    nbody_engine_name((nbody_engine)(int)saved), nbody_engine_name((nbody_engine)(int)asked));
@@ -7384,6 +8211,15 @@ static nbody_result nbody__ckp_get_field(FILE *f, nbody_sim *s, unsigned char *s
         int *v = (int *)nbody__field_at(s, fd);
         if (!nbody__ckp_get(f, v, (size_t)fd->count * sizeof(int))) return NBODY_ERR_FORMAT;
         for (j = 0; j < fd->count; ++j) if (v[j] < fd->lo || v[j] > fd->hi) return NBODY_ERR_FORMAT;
+    } else if (fd->kind == NBODY__FIELD_U64) {
+        if (!nbody__ckp_get(f, nbody__field_at(s, fd), (size_t)fd->count * sizeof(unsigned long long))) return NBODY_ERR_FORMAT;
+    } else if (fd->kind == NBODY__FIELD_TICKS) {
+        unsigned long long **t = (unsigned long long **)nbody__field_at(s, fd);
+        size_t i;
+        for (j = 0; j < fd->count; ++j)
+            if (!nbody__ckp_get(f, t[j], s->n * sizeof(unsigned long long))) return NBODY_ERR_FORMAT;
+        for (i = 0; fd->hi > 0 && i < s->n; ++i)       /* the last array's bound (levels) */
+            if (t[fd->count - 1][i] > (unsigned long long)fd->hi) return NBODY_ERR_FORMAT;
     } else if (fd->kind == NBODY__FIELD_REAL) {
         nbody_real *v = (nbody_real *)nbody__field_at(s, fd);
         if (!nbody__ckp_get(f, v, (size_t)fd->count * sizeof(nbody_real))) return NBODY_ERR_FORMAT;

@@ -95,7 +95,9 @@ static void not_finite(int method) {
     pair(&s, (nbody_real)(DBL_MAX - 3.5e305), (nbody_real)1e305, -1, 0, 0);
     d.dt = 1;
     snprintf(label, sizeof label, "%s, overflow mid-run", nbody_method_name((nbody_method)method));
-    if (sizeof(nbody_real) == sizeof(double) && nbody_create(&sim, &d, &s) == NBODY_OK) {
+    /* (hermite picks its own steps, so the step of the overflow is not known: its faults are
+       in tests/test_hermite.c) */
+    if (sizeof(nbody_real) == sizeof(double) && method != NBODY_HERMITE && nbody_create(&sim, &d, &s) == NBODY_OK) {
         r = step_until_error(sim, 10, &step, label);
         CHECK(r == NBODY_ERR_NOT_FINITE && step == 4, "%s: %s at step %d", label, nbody_result_string(r), step);
         CHECK(nbody_get_stats(sim).t == 3, "%s: last good time %g", label, (double)nbody_get_stats(sim).t);

@@ -1,0 +1,361 @@
+/* test_hermite.c - NBODY_HERMITE (4th and 6th order) on the block scheduler: the orders on a
+   shared-step Kepler orbit, block against shared steps, energy on Plummer spheres, landing on
+   t_end, bitwise restarts from checkpoints (synchronised and in the middle of a block cycle),
+   every CPU engine and SIMD level against BLOCK, test particles, collisions, and the refusals
+   (each with its log line). */
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "check.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const double PI = 3.14159265358979323846;
+static const int DBL = sizeof(nbody_real) == sizeof(double);
+
+static int log_lines;
+static char log_last[512];
+static void count_log(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level != NBODY_LOG_ERROR) return;
+    ++log_lines;
+    snprintf(log_last, sizeof log_last, "%s", msg);
+}
+
+static nbody_desc hermite_desc(nbody_engine engine, int order, nbody_stepping stepping, double eta) {
+    nbody_desc d = NBODY_ZERO;
+    d.method = NBODY_HERMITE; d.engine = engine; d.order = order; d.stepping = stepping; d.timestep_eta = (nbody_real)eta;
+    d.threads = 1;
+    return d;
+}
+
+/* ---- the orders: two bodies of mass 1/2 on an orbit of e = 0.3, a = 1 (period 2 pi), one
+   period with shared steps; the phase error (position and velocity against the start) for
+   eta / 4^k, which halves the steps: the error falls by 2^p a halving ---- */
+static double kepler_error(int order, double eta, unsigned long long *steps) {
+    nbody_system s = NBODY_ZERO, o = NBODY_ZERO;
+    nbody_sim *sim = NULL;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_SIMPLE, order, NBODY_STEPPING_SHARED, eta);
+    double e = 0.3, rp = 1 - e, vp = sqrt((1 + e) / (1 - e)), err = -1;
+    nbody_system_alloc(&s, 2); nbody_system_alloc(&o, 2);
+    s.m[0] = s.m[1] = (nbody_real)0.5;
+    s.x[0] = (nbody_real)(-rp / 2); s.x[1] = (nbody_real)(rp / 2); s.vy[0] = (nbody_real)(-vp / 2); s.vy[1] = (nbody_real)(vp / 2);
+    d.dt_max = (nbody_real)0.25;
+    if (nbody_create(&sim, &d, &s) == NBODY_OK && nbody_advance(sim, (nbody_real)(2 * PI)) == NBODY_OK &&
+        nbody_get_state(sim, &o) == NBODY_OK) {
+        err = fabs((double)(o.x[1] - s.x[1])) + fabs((double)(o.y[1] - s.y[1])) + fabs((double)(o.vx[1] - s.vx[1])) +
+              fabs((double)(o.vy[1] - s.vy[1]));
+        *steps = nbody_get_stats(sim).steps;
+    }
+    nbody_destroy(sim);
+    nbody_system_free(&s); nbody_system_free(&o);
+    return err;
+}
+
+static void test_orders(void) {
+    static const int orders[2] = {4, 6};
+    static const double eta0[2] = {2.5e-3, 2.5e-2};
+    int k, o;
+    if (!DBL) { check_skip(NULL, "orders: double only (float's round-off is above the errors measured)"); return; }
+    CHECK(!strcmp(nbody_method_name(NBODY_HERMITE), "hermite") && nbody_method_order(NBODY_HERMITE, 0) == 4 &&
+          nbody_method_order(NBODY_HERMITE, 6) == 6, "hermite name and orders");
+    for (o = 0; o < 2; ++o) {
+        double err[3];
+        unsigned long long steps[3] = {0, 0, 0};
+        for (k = 0; k < 3; ++k) err[k] = kepler_error(orders[o], eta0[o] / pow(4, k), &steps[k]);
+        for (k = 0; k < 2; ++k) {
+            double p = log2(err[k] / err[k + 1]) / log2((double)steps[k + 1] / (double)steps[k]);
+            printf("order %d: %.2f\n", orders[o], p);
+        CHECK(err[k + 1] > 0 && fabs(p - orders[o]) < 0.5, "order %d: measured %.2f (errors %.3g -> %.3g, steps %llu -> %llu)",
+                  orders[o], p, err[k], err[k + 1], steps[k], steps[k + 1]);
+        }
+    }
+}
+
+/* ---- Plummer spheres: energy error, steps and the state at t ---- */
+typedef struct run_out {
+    nbody_result r;
+    double de;
+    nbody_stats stats;
+    nbody_system s;
+} run_out;
+
+static run_out run_plummer(const nbody_desc *d, size_t n, double t_end) {
+    nbody_system s0 = NBODY_ZERO;
+    nbody_sim *sim = NULL;
+    nbody_invariants e0, e1;
+    run_out o;
+    memset(&o, 0, sizeof o);
+    nbody_ic_plummer(&s0, n, 11);
+    nbody_system_alloc(&o.s, n);
+    nbody_measure(&s0, 1, d->softening, &e0);
+    o.r = nbody_create(&sim, d, &s0);
+    if (o.r == NBODY_OK) o.r = nbody_advance(sim, (nbody_real)t_end);
+    if (o.r == NBODY_OK) o.r = nbody_get_state(sim, &o.s);
+    nbody_measure(&o.s, 1, d->softening, &e1);
+    o.de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+    o.stats = nbody_get_stats(sim);
+    nbody_destroy(sim);
+    nbody_system_free(&s0);
+    return o;
+}
+
+/* largest |a - b| over positions and velocities */
+static double state_diff(const nbody_system *a, const nbody_system *b) {
+    double w = 0;
+    size_t i;
+    for (i = 0; i < a->n && i < b->n; ++i) {
+        double e = fabs((double)(a->x[i] - b->x[i])) + fabs((double)(a->y[i] - b->y[i])) + fabs((double)(a->z[i] - b->z[i])) +
+                   fabs((double)(a->vx[i] - b->vx[i])) + fabs((double)(a->vy[i] - b->vy[i])) + fabs((double)(a->vz[i] - b->vz[i]));
+        if (!(e <= w)) w = e;
+    }
+    return w;
+}
+
+static int same_bits(const nbody_system *a, const nbody_system *b) {
+    size_t bytes = a->n * sizeof(nbody_real);
+    return a->n == b->n && a->t == b->t && !memcmp(a->x, b->x, bytes) && !memcmp(a->y, b->y, bytes) && !memcmp(a->z, b->z, bytes) &&
+           !memcmp(a->vx, b->vx, bytes) && !memcmp(a->vy, b->vy, bytes) && !memcmp(a->vz, b->vz, bytes);
+}
+
+static void test_plummer_energy(void) {
+    static const int orders[2] = {4, 6};
+    static const double limit[2] = {2e-6, 1e-7};   /* measured 1.5e-7 and 1.7e-9 at N = 256 */
+    int o;
+    for (o = 0; o < 2; ++o) {
+        nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, orders[o], NBODY_STEPPING_DEFAULT, 0);
+        run_out r = run_plummer(&d, 128, 1);
+        CHECK(r.r == NBODY_OK && r.de < (DBL ? limit[o] : 1e-4), "order %d Plummer N = 128 to t = 1: %s, |dE/E| %.3g (limit %.1g)",
+              orders[o], nbody_result_string(r.r), r.de, DBL ? limit[o] : 1e-4);
+        CHECK(r.stats.t == 1 && r.s.t == 1, "order %d lands on t = 1 exactly (t %.17g)", orders[o], (double)r.s.t);
+        CHECK(r.stats.body_steps < r.stats.steps * 128 / 4, "order %d block steps: %llu body steps in %llu steps (a shared step "
+              "would advance 128 a step)", orders[o], r.stats.body_steps, r.stats.steps);
+        nbody_system_free(&r.s);
+    }
+}
+
+/* block against shared steps on the same bodies: the same trajectory within the error of
+   either, and the block steps cost a fraction of the shared ones' force terms */
+static void test_block_vs_shared(void) {
+    nbody_desc b = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_BLOCK, 0.01);
+    nbody_desc s = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_SHARED, 0.01);
+    run_out rb = run_plummer(&b, 128, 0.5), rs = run_plummer(&s, 128, 0.5);
+    double diff = state_diff(&rb.s, &rs.s);
+    CHECK(rb.r == NBODY_OK && rs.r == NBODY_OK && diff < (DBL ? 1e-5 : 1e-2), "block vs shared steps: states differ by %.3g", diff);
+    CHECK(rs.stats.body_steps == rs.stats.steps * 128 && rb.stats.interactions * 3 < rs.stats.interactions,
+          "block steps: %.3g pair terms, shared %.3g (%llu shared steps)", (double)rb.stats.interactions,
+          (double)rs.stats.interactions, rs.stats.steps);
+    CHECK(rb.de < 1e-6 && rs.de < 1e-6, "energy: block %.3g, shared %.3g", rb.de, rs.de);
+    nbody_system_free(&rb.s); nbody_system_free(&rs.s);
+}
+
+/* every CPU engine and SIMD level against BLOCK's best level, both orders */
+static void test_engines(void) {
+    static const nbody_engine engines[3] = {NBODY_ENGINE_SIMPLE, NBODY_ENGINE_OPENMP, NBODY_ENGINE_BLOCK};
+    static const nbody_simd levels[3] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512};
+    int o, e, l;
+    for (o = 4; o <= 6; o += 2) {
+        nbody_desc ref = hermite_desc(NBODY_ENGINE_BLOCK, o, NBODY_STEPPING_DEFAULT, 0);
+        run_out r0;
+        ref.softening = (nbody_real)0.01;
+        r0 = run_plummer(&ref, 300, 0.25);                  /* more sources than a chunk? no: 300 < 4096 */
+        for (e = 0; e < 3; ++e)
+            for (l = 0; l < 3; ++l) {
+                nbody_desc d = ref;
+                run_out r;
+                double diff;
+                if (engines[e] != NBODY_ENGINE_BLOCK && l > 0) continue;
+                if (!nbody_simd_available(levels[l])) { check_skip(NULL, "SIMD level not on this CPU"); continue; }
+                d.engine = engines[e]; d.simd = levels[l]; d.threads = 2;
+                r = run_plummer(&d, 300, 0.25);
+                diff = state_diff(&r.s, &r0.s);
+                CHECK(r.r == NBODY_OK && diff < (DBL ? 1e-9 : 1e-3) && r.stats.steps == r0.stats.steps,
+                      "order %d %s/%d against block: %s, states differ by %.3g, steps %llu vs %llu", o,
+                      nbody_engine_name(engines[e]), (int)levels[l], nbody_result_string(r.r), diff, r.stats.steps, r0.stats.steps);
+                nbody_system_free(&r.s);
+            }
+        nbody_system_free(&r0.s);
+    }
+}
+
+/* more sources than one chunk of the BLOCK engine's schedule, two threads against one */
+static void test_chunks(void) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sa = NULL, *sb = NULL;
+    int k, ok = 1;
+    nbody_ic_plummer(&s0, 5000, 2);
+    nbody_system_alloc(&a, 5000); nbody_system_alloc(&b, 5000);
+    d.softening = (nbody_real)0.01;
+    ok = nbody_create(&sa, &d, &s0) == NBODY_OK;
+    d.threads = 2;
+    ok = ok && nbody_create(&sb, &d, &s0) == NBODY_OK;
+    for (k = 0; k < 3 && ok; ++k) ok = nbody_step(sa) == NBODY_OK && nbody_step(sb) == NBODY_OK;
+    ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+    CHECK(ok && same_bits(&a, &b), "BLOCK, 5000 bodies (two chunks of sources): 1 and 2 threads give the same bits");
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* restart: a checkpoint in the middle of a block cycle (after nbody_step) and one after a
+   synchronising nbody_advance continue bitwise as the run that was not stopped */
+static void test_restart(void) {
+    const char *path = "build/test_hermite.ckp";
+    int order;
+    for (order = 4; order <= 6; order += 2) {
+        nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+        nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, order, NBODY_STEPPING_DEFAULT, 0);
+        nbody_sim *sa = NULL, *sb = NULL;
+        int k, mid, ok;
+        nbody_ic_plummer(&s0, 100, 5);
+        nbody_system_alloc(&a, 100); nbody_system_alloc(&b, 100);
+        for (mid = 0; mid < 2; ++mid) {
+            ok = nbody_create(&sa, &d, &s0) == NBODY_OK;
+            if (mid) for (k = 0; k < 37 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
+            else ok = ok && nbody_advance(sa, (nbody_real)0.3) == NBODY_OK;
+            ok = ok && nbody_checkpoint_save(sa, path) == NBODY_OK;
+            ok = ok && nbody_checkpoint_load(&sb, &d, path) == NBODY_OK;
+            ok = ok && nbody_advance(sa, (nbody_real)0.7) == NBODY_OK && nbody_advance(sb, (nbody_real)0.7) == NBODY_OK;
+            ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+            CHECK(ok && same_bits(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
+                  "order %d: restart from a checkpoint %s continues bitwise", order, mid ? "between block times" : "at t_end");
+            nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
+        }
+        {   /* a desc with another eta or stepping is refused by name */
+            nbody_desc e = d;
+            ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_checkpoint_save(sa, path) == NBODY_OK;
+            e.timestep_eta = (nbody_real)0.5; e.log.func = count_log; log_lines = 0;
+            CHECK(ok && nbody_checkpoint_load(&sb, &e, path) == NBODY_ERR_INVALID_ARGUMENT && log_lines == 1 &&
+                  strstr(log_last, "timestep_eta"), "checkpoint with another timestep_eta refused: %s", log_last);
+            e = d; e.stepping = NBODY_STEPPING_SHARED; e.log.func = count_log; log_lines = 0;
+            CHECK(nbody_checkpoint_load(&sb, &e, path) == NBODY_ERR_INVALID_ARGUMENT && strstr(log_last, "stepping"),
+                  "checkpoint with another stepping refused: %s", log_last);
+            nbody_destroy(sa);
+        }
+        remove(path);
+        nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+    }
+}
+
+/* nbody_step takes one block step: get_state is every body at the same t (predicted), close
+   to what a run landing there gives */
+static void test_synchronised_state(void) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_SIMPLE, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sa = NULL, *sb = NULL;
+    int k, ok;
+    nbody_ic_plummer(&s0, 64, 9);
+    nbody_system_alloc(&a, 64); nbody_system_alloc(&b, 64);
+    ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &d, &s0) == NBODY_OK;
+    for (k = 0; k < 20 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
+    ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_advance(sb, a.t) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+    CHECK(ok && a.t == b.t && a.t > 0 && state_diff(&a, &b) < (DBL ? 1e-6 : 1e-3), "state after 20 block steps (t = %g) against a run "
+          "landing there: %.3g", (double)a.t, state_diff(&a, &b));
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* test particles feel the active bodies and change nothing of theirs, bit for bit */
+static void test_test_particles(void) {
+    nbody_system s0 = NBODY_ZERO, act = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sa = NULL, *sb = NULL;
+    size_t i;
+    int ok, moved = 1;
+    nbody_ic_plummer(&s0, 80, 4);
+    nbody_system_alloc(&act, 50); nbody_system_alloc(&a, 80); nbody_system_alloc(&b, 50);
+    for (i = 0; i < 50; ++i) {
+        act.x[i] = s0.x[i]; act.y[i] = s0.y[i]; act.z[i] = s0.z[i];
+        act.vx[i] = s0.vx[i]; act.vy[i] = s0.vy[i]; act.vz[i] = s0.vz[i]; act.m[i] = s0.m[i];
+    }
+    d.n_active = 50;
+    ok = nbody_create(&sa, &d, &s0) == NBODY_OK;
+    d.n_active = 0;
+    ok = ok && nbody_create(&sb, &d, &act) == NBODY_OK;
+    ok = ok && nbody_advance(sa, (nbody_real)0.5) == NBODY_OK && nbody_advance(sb, (nbody_real)0.5) == NBODY_OK;
+    ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+    a.n = 50;
+    for (i = 50; i < 80; ++i) moved = moved && a.x[i] != s0.x[i];
+    CHECK(ok && same_bits(&a, &b) && moved, "n_active 50 of 80: the active bodies as without the test particles (bitwise)");
+    a.n = 80;
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&s0); nbody_system_free(&act); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* collisions merge bodies; the integration restarts from the merged state and goes on */
+static void test_collisions(void) {
+    nbody_system s0 = NBODY_ZERO;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sim = NULL;
+    nbody_real r[64];
+    nbody_event ev;
+    size_t i;
+    int ok;
+    nbody_ic_plummer(&s0, 64, 8);
+    for (i = 0; i < 64; ++i) r[i] = (nbody_real)0.05;
+    d.collision = NBODY_COLLISION_MERGE; d.softening = (nbody_real)0.01;
+    ok = nbody_create(&sim, &d, &s0) == NBODY_OK && nbody_set_radii(sim, r) == NBODY_OK;
+    ok = ok && nbody_advance(sim, (nbody_real)1) == NBODY_OK;
+    nbody_get_event(sim, &ev);
+    CHECK(ok && ev.merges > 0 && nbody_get_n(sim) == 64 - ev.merges && nbody_get_stats(sim).t == 1,
+          "merging collisions under hermite: %llu merges, n = %lu", ev.merges, (unsigned long)nbody_get_n(sim));
+    nbody_destroy(sim);
+    nbody_system_free(&s0);
+}
+
+/* refusals: one log line each, nothing created */
+static void test_refusals(void) {
+    nbody_system s0 = NBODY_ZERO;
+    nbody_sim *sim = NULL;
+    nbody_desc d;
+    nbody_ic_plummer(&s0, 16, 1);
+    d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_BLOCK, 0); d.method = NBODY_RK4; d.log.func = count_log; log_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && log_lines == 1 && strstr(log_last, "stepping") && !sim,
+          "stepping block with rk4 refused: %s", log_last);
+    d = hermite_desc(NBODY_ENGINE_BLOCK, 5, NBODY_STEPPING_DEFAULT, 0); d.log.func = count_log; log_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && log_lines == 1 && strstr(log_last, "order"),
+          "hermite order 5 refused: %s", log_last);
+    d = hermite_desc(NBODY_ENGINE_TREE, 4, NBODY_STEPPING_DEFAULT, 0); d.log.func = count_log; log_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_UNAVAILABLE && log_lines == 1 && strstr(log_last, "tree"),
+          "hermite on the tree refused: %s", log_last);
+    d = hermite_desc(NBODY_ENGINE_BLOCK, 4, (nbody_stepping)7, 0);
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && !sim, "stepping 7 refused");
+    d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, -1);
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && !sim, "timestep_eta -1 refused");
+    d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0); d.dt_min = (nbody_real)0.01; d.log.func = count_log;
+    log_lines = 0;
+    {   /* a close pair needs steps below dt_min: NBODY_ERR_STEP_TOO_SMALL, named in the log */
+        nbody_result r = nbody_create(&sim, &d, &s0);
+        s0.x[1] = s0.x[0] + (nbody_real)1e-4; s0.y[1] = s0.y[0]; s0.z[1] = s0.z[0];
+        if (r == NBODY_OK) r = nbody_set_state(sim, &s0);
+        if (r == NBODY_OK) r = nbody_advance(sim, 1);
+        CHECK(r == NBODY_ERR_STEP_TOO_SMALL && log_lines >= 1 && strstr(log_last, "smallest step") &&
+              nbody_get_stats(sim).t == 0, "a step below dt_min: %s, %s", nbody_result_string(r), log_last);
+        nbody_destroy(sim);
+    }
+    {   /* two coincident bodies without softening: NaN forces, reported, nothing changed */
+        nbody_result r;
+        d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0); d.log.func = count_log; log_lines = 0;
+        s0.x[1] = s0.x[0]; s0.y[1] = s0.y[0]; s0.z[1] = s0.z[0];
+        r = nbody_create(&sim, &d, &s0);
+        if (r == NBODY_OK) r = nbody_advance(sim, 1);
+        CHECK(r == NBODY_ERR_NOT_FINITE && log_lines == 1 && strstr(log_last, "NaN") && nbody_get_stats(sim).t == 0,
+              "coincident bodies: %s, %s", nbody_result_string(r), log_last);
+        nbody_destroy(sim);
+    }
+    nbody_system_free(&s0);
+}
+
+int main(void) {
+    test_orders();
+    test_plummer_energy();
+    test_block_vs_shared();
+    test_engines();
+    test_chunks();
+    test_restart();
+    test_synchronised_state();
+    test_test_particles();
+    test_collisions();
+    test_refusals();
+    return check_finish();
+}
