@@ -6,7 +6,7 @@ callback costs a call, REBOUND's Python package on the same run, install time an
         [--threads 2] [--install] [--out bench/results/python.md]
 
 The run: a Plummer sphere of N bodies (seed 42), leapfrog, dt 1e-3, softening 0.01, STEPS
-steps on the BLOCK engine, the fastest of REPEATS (Python and C interleaved). The C side is
+steps on the BLOCK engine, the fastest of 3 rounds of REPEATS runs (C, then Python). The C side is
 bench/python_ref.c compiled with the compiler and optimisation flags Python's sysconfig gives
 extensions (what setup.py compiled the package with), so only the wrapper differs. REBOUND (when
 `import rebound` works; `pip install rebound`, for this benchmark only): the same bodies,
@@ -50,9 +50,11 @@ def time_nbodyh(n, steps, engine, threads):
     return time.perf_counter() - t0, sim
 
 
-def time_c(exe, n, steps, engine, threads):
+def time_c(exe, n, steps, engine, threads, repeats):
+    """The fastest of `repeats` runs in one process."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads)) if threads else os.environ
-    out = subprocess.run([exe, str(n), str(steps), "1", engine], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run([exe, str(n), str(steps), str(repeats), engine], capture_output=True, text=True, check=True,
+                         env=env)
     return float(out.stdout.split()[-1])
 
 
@@ -141,10 +143,11 @@ def main():
         a.c_reference = os.path.join(tempfile.mkdtemp(prefix="nbodyh-bench-"), "python_ref")
         flags = build_c_reference(a.c_reference)
     py_times, c_times = [], []
-    for _ in range(a.repeats):
-        c_times.append(time_c(a.c_reference, a.n, a.steps, a.engine, a.threads))
-        t, sim = time_nbodyh(a.n, a.steps, a.engine, a.threads)
-        py_times.append(t)
+    for _ in range(3):                               # three rounds, C then Python, each `repeats` runs
+        c_times.append(time_c(a.c_reference, a.n, a.steps, a.engine, a.threads, a.repeats))
+        for _ in range(a.repeats):
+            t, sim = time_nbodyh(a.n, a.steps, a.engine, a.threads)
+            py_times.append(t)
     py, c = min(py_times), min(c_times)
     rows.append(("%s, leapfrog, N = %d, %d steps: C (nbody_advance; %s)" % (a.engine, a.n, a.steps, flags),
                  "%.4f s" % c))

@@ -126,7 +126,7 @@ def test_progress_true_draws_a_bar(capsys):
 
 
 def test_the_gil_is_released_during_advance():
-    sim = nbodyh.Simulation(nbodyh.plummer(3000), softening=0.01)
+    sim = nbodyh.Simulation(nbodyh.plummer(3000), softening=0.01, threads=1)   # long enough anywhere
     counter, running = [0], [True]
 
     def spin():
@@ -150,21 +150,27 @@ def test_the_gil_is_released_during_advance():
 
 
 def test_another_thread_gets_busy_error():
-    sim = nbodyh.Simulation(nbodyh.plummer(3000), softening=0.01)
-    got = []
+    started, tried, got = threading.Event(), threading.Event(), []
+
+    def hook(sim):                                   # inside advance: let the other thread try
+        started.set()
+        tried.wait(5.0)                              # waits with the GIL released
+
+    sim = nbodyh.Simulation(nbodyh.plummer(100), softening=0.01, after_step=hook)
 
     def other():
-        time.sleep(0.05)
+        started.wait(5.0)
         try:
             sim.step()
         except nbodyh.BusyError as e:
             got.append(e)
+        tried.set()
 
     th = threading.Thread(target=other)
     th.start()
-    sim.advance(0.02)
+    sim.advance(0.002)
     th.join()
-    assert got
+    assert got and "another thread" in str(got[0])
 
 
 def test_ctrl_c_raises_keyboard_interrupt_with_the_state_kept():
