@@ -68,7 +68,8 @@
    THREADING
    There is no global state. Each nbody_sim is independent: two simulations may run on two
    threads at once. One simulation must not be used from two threads at the same time.
-   The CPU engines use OpenMP inside a call (desc.threads, 0 = OpenMP's default).
+   The CPU engines use OpenMP inside a call (desc.threads, 0 = OpenMP's default, at most
+   NBODY_MAX_THREADS = 1024).
 
    ERRORS
    Every function that can fail returns nbody_result; nbody_result_string() names it.
@@ -79,6 +80,12 @@
    nbody_advance) may cancel it: NBODY_ERR_CANCELLED, state of the last accepted step.
    Details go to desc.log.func when set; nbody_create logs a WARNING for an adaptive
    tolerance below what a tree engine's force error allows (docs/progress.md).
+   LIMITS: every refusal of a desc or of the bodies is decided in one place,
+   nbody_desc_check(&desc, &bodies), which nbody_create calls (and which a front end can call
+   before creating anything); each refusal logs one ERROR line naming the field or the body
+   and its value ("nbody: desc.theta = 1e+06 must be below 1 ...", "nbody: body 7: m = -1 is
+   negative"). nbody_interval_check does the same for an output interval (snapshots every
+   dt_out from t_start to t_end).
 
    PHYSICS AND UNITS
    a_i = G * sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2)   (Plummer softening eps;
@@ -171,11 +178,25 @@ typedef enum nbody_result {
     NBODY_ERR_IO,
     NBODY_ERR_FORMAT,              /* a file is not a valid snapshot (bad magic, size, checksum) */
     NBODY_ERR_CANCELLED,           /* desc.progress asked to stop; the state is the last accepted step */
-    NBODY_STOPPED                  /* an event stopped the run after an accepted step (an exit
+    NBODY_STOPPED,                 /* an event stopped the run after an accepted step (an exit
                                       condition, a collision with NBODY_COLLISION_STOP, a hook
                                       asked to stop): nbody_get_event names it; the state is
                                       the one of that step (docs/steering.md) */
+    NBODY_ERR_BUSY                 /* the simulation is inside a call on another thread, or inside
+                                      one of its own hooks: nothing was done */
 } nbody_result;
+
+/* Limits that nbody_desc_check and nbody_interval_check enforce (define before the first
+   #include to change them). desc.threads above NBODY_MAX_THREADS is refused (and above
+   OpenMP's thread limit, omp_get_thread_limit()): a team of 10^5 threads overflows the
+   OpenMP runtime's stack. An output interval that would write more than NBODY_MAX_OUTPUTS
+   outputs in one run is refused. */
+#ifndef NBODY_MAX_THREADS
+#define NBODY_MAX_THREADS 1024
+#endif
+#ifndef NBODY_MAX_OUTPUTS
+#define NBODY_MAX_OUTPUTS 1000000
+#endif
 
 typedef struct nbody_system {      /* structure of arrays, length n each */
     size_t n;
@@ -436,6 +457,24 @@ NBODY_API int          nbody_method_adaptive(nbody_method m);   /* 1: desc.toler
 NBODY_API nbody_result nbody_system_alloc(nbody_system *s, size_t n);   /* zeroed arrays */
 NBODY_API void         nbody_system_free(nbody_system *s);
 NBODY_API nbody_result nbody_system_copy(nbody_system *dst, const nbody_system *src); /* dst same n */
+
+/* ---- limits: one place for every refusal of a desc (docs/api.md#limits) ----
+   nbody_desc_check: what nbody_create refuses about a desc and the initial bodies, without
+   creating anything (initial NULL: the desc alone). NBODY_OK, or the result nbody_create
+   would give (NBODY_ERR_INVALID_ARGUMENT, or NBODY_ERR_UNAVAILABLE for a method the engine
+   lacks), with one ERROR line through desc->log naming the field or body and the value:
+   an enum out of range; a negative, NaN or Inf G, softening, dt, tolerance, dt_min, dt_max,
+   theta, restitution, stop or escape distance; theta >= 1; a tolerance given to a fixed-step
+   method or below NBODY_REAL's epsilon / 16; threads above NBODY_MAX_THREADS; a body with a
+   NaN/Inf coordinate or a negative mass; n_active > n; ... (the full list: docs/api.md).
+   nbody_interval_check: an output every `every` of simulation time from t_start to t_end
+   (snapshots, frames, archive records, progress lines): refused unless every is finite and
+   > 0, t_start <= t_end are finite, t_end + every differs from t_end by more than 4 ulps in
+   NBODY_REAL, and (t_end - t_start) / every <= NBODY_MAX_OUTPUTS. `what` names the option in
+   the log line (e.g. "--snapshot-every"); desc may be NULL (no log line). */
+NBODY_API nbody_result nbody_desc_check(const nbody_desc *desc, const nbody_system *initial);
+NBODY_API nbody_result nbody_interval_check(const nbody_desc *desc, nbody_real t_start, nbody_real t_end,
+                                            nbody_real every, const char *what);
 
 /* ---- simulation ---- */
 NBODY_API nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, const nbody_system *initial);
@@ -705,29 +744,29 @@ static NBODY__UNUSED unsigned long long nbody__xgetbv0(void) {
 #define NBODY__X86 0
 #endif
 
-/* A flag that one thread takes and gives back (a guard against a second thread): take
-   returns 1 when it took it, 0 when it was taken. GCC/Clang's __atomic builtins, MSVC's
-   _Interlocked intrinsics (C11's <stdatomic.h> is not in MSVC's C by default); other
-   compilers get a plain flag, which guards against re-entry but not against a race. */
-static NBODY__UNUSED int nbody__flag_take(volatile long *flag) {
+/* The per-simulation busy flag (a guard against a second thread and against re-entry from
+   a hook): nbody__flag_cas sets it to desired when it holds expected (1) and fails otherwise
+   (0), nbody__flag_set stores a value. GCC/Clang's __atomic builtins, MSVC's _Interlocked
+   intrinsics (C11's <stdatomic.h> is not in MSVC's C by default); other compilers get a
+   plain flag, which guards against re-entry but not against a race. */
+static NBODY__UNUSED int nbody__flag_cas(volatile long *flag, long expected, long desired) {
 #if defined(__GNUC__) || defined(__clang__)
-    long expected = 0;
-    return __atomic_compare_exchange_n(flag, &expected, 1L, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    return __atomic_compare_exchange_n(flag, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 #elif defined(_MSC_VER)
-    return _InterlockedCompareExchange(flag, 1, 0) == 0;
+    return _InterlockedCompareExchange(flag, desired, expected) == expected;
 #else
-    if (*flag) return 0;
-    *flag = 1;
+    if (*flag != expected) return 0;
+    *flag = desired;
     return 1;
 #endif
 }
-static NBODY__UNUSED void nbody__flag_give(volatile long *flag) {
+static NBODY__UNUSED void nbody__flag_set(volatile long *flag, long v) {
 #if defined(__GNUC__) || defined(__clang__)
-    __atomic_store_n(flag, 0L, __ATOMIC_RELEASE);
+    __atomic_store_n(flag, v, __ATOMIC_RELEASE);
 #elif defined(_MSC_VER)
-    _InterlockedExchange(flag, 0);
+    _InterlockedExchange(flag, v);
 #else
-    *flag = 0;
+    *flag = v;
 #endif
 }
 
@@ -829,6 +868,25 @@ static NBODY__UNUSED nbody__off nbody__ftell(FILE *f) {
     return (nbody__off)ftello(f);
 #endif
 }
+/* A finished file to the disk before it is renamed over the old one (fsync; _commit on
+   Windows), and a file cut back to len bytes after a failed append (ftruncate; _chsize_s).
+   Where a strict ISO mode hid them from glibc (nbody.h included after other headers), and
+   on systems with neither, nothing is synced (fflush alone) and nothing cut: 0. */
+#if defined(_WIN32)
+#include <io.h>
+static NBODY__UNUSED int nbody__sync_file(FILE *f) { return _commit(_fileno(f)) == 0; }
+static NBODY__UNUSED int nbody__truncate(FILE *f, nbody__off len) { return _chsize_s(_fileno(f), len) == 0; }
+#elif (defined(__unix__) || defined(__APPLE__)) && !(defined(__GLIBC__) && !defined(__USE_XOPEN2K))
+#include <unistd.h>
+static NBODY__UNUSED int nbody__sync_file(FILE *f) { return fsync(fileno(f)) == 0; }
+static NBODY__UNUSED int nbody__truncate(FILE *f, nbody__off len) {
+    if (len != (nbody__off)(off_t)len) return 0;
+    return ftruncate(fileno(f), (off_t)len) == 0;
+}
+#else
+static NBODY__UNUSED int nbody__sync_file(FILE *f) { (void)f; return 1; }
+static NBODY__UNUSED int nbody__truncate(FILE *f, nbody__off len) { (void)f; (void)len; return 0; }
+#endif
 #endif /* NBODY_IMPLEMENTATION: portability */
 #endif /* portability */
 
@@ -1311,10 +1369,19 @@ NBODY__SHARED NBODY__REAL nbody__tree_inner(NBODY__REAL lx, NBODY__REAL ly, NBOD
 #include <string.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <limits.h>
 #include <time.h>
 #if NBODY__OPENMP
 #include <omp.h>
 #endif
+
+/* NBODY_IO_FAULT(op): a test hook; nonzero makes that step of a file write fail as a full
+   disk would ("write", "flush", "sync", "close", "rename"). Tests define it before the
+   #include (tests/test_write_fail.c); it is 0 everywhere else. */
+#ifndef NBODY_IO_FAULT
+#define NBODY_IO_FAULT(op) 0
+#endif
+#include <errno.h>
 
 #ifndef NBODY_ASSERT
 #include <assert.h>
@@ -1400,6 +1467,7 @@ NBODY__DEF const char *nbody_result_string(nbody_result r) {
     case NBODY_ERR_FORMAT: return "not a valid snapshot file";
     case NBODY_ERR_CANCELLED: return "cancelled by the progress callback";
     case NBODY_STOPPED: return "stopped by an event (nbody_get_event)";
+    case NBODY_ERR_BUSY: return "simulation busy (in a call on another thread or in its own hook)";
     }
     return "unknown result";
 }
@@ -1469,42 +1537,162 @@ NBODY__DEF nbody_result nbody_system_copy(nbody_system *dst, const nbody_system 
     return NBODY_OK;
 }
 
-/* ---- desc defaults (one place) ---- */
-static int nbody__desc_valid(const nbody_desc *d) {
-    if ((int)d->engine < 0 || d->engine >= NBODY_ENGINE_COUNT_) return 0;
-    if ((int)d->method < 0 || d->method >= NBODY_METHOD_COUNT_) return 0;
-    if ((int)d->traversal < 0 || d->traversal >= NBODY_TRAVERSAL_COUNT_) return 0;
-    if ((int)d->visit_order < 0 || d->visit_order >= NBODY_ORDER_COUNT_) return 0;
-    if ((int)d->simd < 0 || d->simd >= NBODY_SIMD_COUNT_) return 0;
-    if (d->method == NBODY_ADAMS && (d->order < 0 || d->order > 5)) return 0;
-    if (!nbody__isfinite(d->G) || d->G < 0) return 0;
-    if (!nbody__isfinite(d->softening) || d->softening < 0) return 0;
-    if (!nbody__isfinite(d->dt) || d->dt < 0) return 0;
-    if (!nbody__isfinite(d->tolerance) || d->tolerance < 0) return 0;
-    if (!nbody__isfinite(d->dt_min) || d->dt_min < 0) return 0;
-    if (!nbody__isfinite(d->dt_max) || d->dt_max < 0) return 0;
-    if (d->dt_max > 0 && d->dt_min > d->dt_max) return 0;
-    if (!nbody__isfinite(d->theta) || d->theta < 0) return 0;
-    if (d->block_size < 0 || d->threads < 0 || d->device < 0) return 0;
-    if (d->compensated < 0 || d->compensated > 1 || d->quadrupole < 0 || d->quadrupole > 1) return 0;
-    if (d->leaf_size < 0) return 0;
-    if ((int)d->radau_control < 0 || d->radau_control >= NBODY_RADAU_CONTROL_COUNT_) return 0;
-    if (d->devices < 0) return 0;
-    if ((int)d->whfast_coordinates < 0 || d->whfast_coordinates >= NBODY_WHFAST_COORDINATES_COUNT_) return 0;
-    if (d->whfast_corrector != 0 && d->whfast_corrector != 3 && d->whfast_corrector != 5 && d->whfast_corrector != 7 &&
-        d->whfast_corrector != 11 && d->whfast_corrector != 17) return 0;
-    if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return 0;
-    if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) return 0;   /* NaN, Inf, < 0 */
-    if ((int)d->collision < 0 || d->collision >= NBODY_COLLISION_COUNT_) return 0;
-    if (!nbody__isfinite(d->restitution) || d->restitution < 0 || d->restitution > 1) return 0;
-    if (!nbody__isfinite(d->stop_distance) || d->stop_distance < 0) return 0;
-    if (!nbody__isfinite(d->escape_distance) || d->escape_distance < 0) return 0;
-    if (d->extra_force_velocity_free < 0 || d->extra_force_velocity_free > 1) return 0;
-    if ((int)d->stepping < 0 || d->stepping >= NBODY_STEPPING_COUNT_) return 0;
-    if (!nbody__isfinite(d->timestep_eta) || d->timestep_eta < 0) return 0;
+/* ---- limits (one place): nbody_desc_check, nbody_interval_check; every refusal logs one line
+   naming the field or body and its value ---- */
+static nbody_real nbody__eps(void) {
+    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)FLT_EPSILON;
+    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)DBL_EPSILON;
+    return (nbody_real)LDBL_EPSILON;
+}
+
+/* The smallest tolerance accepted: epsilon / 16 of NBODY_REAL. Compensated runs reach a few
+   times below epsilon (the outer solar system with RKF 7(8) at 1e-16 in double), but far
+   below it the steps shrink without end: RKDP at 1e-300 had reached t = 7e-281 after 5 s. */
+static nbody_real nbody__tolerance_floor(void) { return nbody__eps() / 16; }
+
+static int nbody__enum_ok(const nbody_desc *d, const char *field, int v, int count) {
+    if (v >= 0 && v < count) return 1;
+    nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.%s = %d is out of range (0..%d)", field, v, count - 1);
+    return 0;
+}
+static int nbody__int_ok(const nbody_desc *d, const char *field, int v, int lo, int hi, const char *why) {
+    if (v >= lo && v <= hi) return 1;
+    nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.%s = %d is out of range (%d..%d)%s", field, v, lo, hi, why);
+    return 0;
+}
+/* finite and >= 0 (0 being the default where the field has one) */
+static int nbody__real_ok(const nbody_desc *d, const char *field, nbody_real v) {
+    if (nbody__isfinite(v) && v >= 0) return 1;
+    nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.%s = %g must be finite and >= 0", field, (double)v);
+    return 0;
+}
+
+static int nbody__threads_ok(const nbody_desc *d) {
+    int limit = NBODY_MAX_THREADS;
+#if NBODY__OPENMP
+    if (omp_get_thread_limit() < limit) limit = omp_get_thread_limit();
+#endif
+    return nbody__int_ok(d, "threads", d->threads, 0, limit, " (NBODY_MAX_THREADS or OpenMP's thread limit)");
+}
+
+static int nbody__tolerance_ok(const nbody_desc *d) {
+    nbody_method m = d->method == NBODY_METHOD_DEFAULT ? NBODY_LEAPFROG : d->method;
+    if (!nbody__real_ok(d, "tolerance", d->tolerance) || d->tolerance == 0) return d->tolerance == 0;
+    if (!nbody_method_adaptive(m)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.tolerance = %g needs an adaptive method (rkck, rkdp, rkdverk, "
+                   "rkf, rklc, bs, radau): %s takes fixed steps of desc.dt", (double)d->tolerance, nbody_method_name(m));
+        return 0;
+    }
+    if (d->tolerance < nbody__tolerance_floor()) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.tolerance = %g is below what NBODY_REAL (%d bytes, epsilon %g) can "
+                   "meet: the steps would shrink without end; use at least %g", (double)d->tolerance,
+                   (int)sizeof(nbody_real), (double)nbody__eps(), (double)nbody__tolerance_floor());
+        return 0;
+    }
     return 1;
 }
 
+/* theta: 0 (the default) or in (0, 1): at 1 and above a node counts as one body even when a
+   body lies inside it (theta 1e6 gave a worst force error of 305%) */
+static int nbody__theta_ok(const nbody_desc *d) {
+    if (!nbody__real_ok(d, "theta", d->theta)) return 0;
+    if (d->theta < 1) return 1;
+    nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.theta = %g must be below 1 (0 = 0.5): at 1 and above a node counts as "
+               "one body even when the body it pulls lies inside it", (double)d->theta);
+    return 0;
+}
+
+static int nbody__step_limits_ok(const nbody_desc *d) {
+    if (!nbody__real_ok(d, "dt", d->dt) || !nbody__real_ok(d, "dt_min", d->dt_min) ||
+        !nbody__real_ok(d, "dt_max", d->dt_max))
+        return 0;
+    if (d->dt_max > 0 && d->dt_min > d->dt_max) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.dt_min = %g is above desc.dt_max = %g", (double)d->dt_min,
+                   (double)d->dt_max);
+        return 0;
+    }
+    return 1;
+}
+
+static int nbody__steering_ok(const nbody_desc *d) {
+    if (d->restitution > 1) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.restitution = %g must be in 0..1", (double)d->restitution);
+        return 0;
+    }
+    if (!(d->progress.interval >= 0 && d->progress.interval < 1e300)) {   /* NaN, Inf, < 0 */
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.progress.interval = %g must be finite and >= 0",
+                   d->progress.interval);
+        return 0;
+    }
+    if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.allocator needs both alloc and free (or neither)");
+        return 0;
+    }
+    return nbody__real_ok(d, "restitution", d->restitution) && nbody__real_ok(d, "stop_distance", d->stop_distance) &&
+           nbody__real_ok(d, "escape_distance", d->escape_distance) &&
+           nbody__int_ok(d, "extra_force_velocity_free", d->extra_force_velocity_free, 0, 1, "");
+}
+
+static int nbody__whfast_corrector_ok(const nbody_desc *d) {
+    int c = d->whfast_corrector;
+    if (c == 0 || c == 3 || c == 5 || c == 7 || c == 11 || c == 17) return 1;
+    nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.whfast_corrector = %d must be 0, 3, 5, 7, 11 or 17", c);
+    return 0;
+}
+
+/* every field of a desc on its own (no bodies): 1, or 0 and one log line */
+static int nbody__desc_valid(const nbody_desc *d) {
+    return nbody__enum_ok(d, "engine", (int)d->engine, NBODY_ENGINE_COUNT_) &&
+           nbody__enum_ok(d, "method", (int)d->method, NBODY_METHOD_COUNT_) &&
+           nbody__enum_ok(d, "traversal", (int)d->traversal, NBODY_TRAVERSAL_COUNT_) &&
+           nbody__enum_ok(d, "visit_order", (int)d->visit_order, NBODY_ORDER_COUNT_) &&
+           nbody__enum_ok(d, "simd", (int)d->simd, NBODY_SIMD_COUNT_) &&
+           nbody__enum_ok(d, "radau_control", (int)d->radau_control, NBODY_RADAU_CONTROL_COUNT_) &&
+           nbody__enum_ok(d, "whfast_coordinates", (int)d->whfast_coordinates, NBODY_WHFAST_COORDINATES_COUNT_) &&
+           nbody__enum_ok(d, "collision", (int)d->collision, NBODY_COLLISION_COUNT_) &&
+           (d->method != NBODY_ADAMS || nbody__int_ok(d, "order", d->order, 0, 5, " for adams")) &&
+           nbody__real_ok(d, "G", d->G) && nbody__real_ok(d, "softening", d->softening) && nbody__step_limits_ok(d) &&
+           nbody__tolerance_ok(d) && nbody__theta_ok(d) && nbody__threads_ok(d) &&
+           nbody__int_ok(d, "block_size", d->block_size, 0, INT_MAX, "") &&
+           nbody__int_ok(d, "device", d->device, 0, INT_MAX, "") && nbody__int_ok(d, "devices", d->devices, 0, INT_MAX, "") &&
+           nbody__int_ok(d, "compensated", d->compensated, 0, 1, "") &&
+           nbody__int_ok(d, "quadrupole", d->quadrupole, 0, 1, "") &&
+           nbody__int_ok(d, "leaf_size", d->leaf_size, 0, INT_MAX, "") && nbody__whfast_corrector_ok(d) &&
+           nbody__enum_ok(d, "stepping", (int)d->stepping, NBODY_STEPPING_COUNT_) &&
+           nbody__real_ok(d, "timestep_eta", d->timestep_eta) && nbody__steering_ok(d);
+}
+
+/* the bodies: 1, or 0 and one log line naming the first bad body */
+static int nbody__system_checked(const nbody_desc *d, const nbody_system *s) {
+    static const char *names[7] = {"x", "y", "z", "vx", "vy", "vz", "m"};
+    size_t i;
+    int k;
+    if (!s || s->n == 0 || !s->x || !s->y || !s->z || !s->vx || !s->vy || !s->vz || !s->m) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: the system is %s", !s ? "NULL" : s->n == 0 ? "empty (n = 0)" : "missing an array");
+        return 0;
+    }
+    if (s->n > ((size_t)-1) / (6 * sizeof(nbody_real))) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: n = %lu bodies do not fit in memory", (unsigned long)s->n);
+        return 0;
+    }
+    if (!nbody__isfinite(s->t)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: the system's time t = %g is not finite", (double)s->t);
+        return 0;
+    }
+    if (nbody__system_valid(s)) return 1;
+    for (i = 0; i < s->n; ++i) {
+        const nbody_real v[7] = {s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->m[i]};
+        for (k = 0; k < 7; ++k)
+            if (!nbody__isfinite(v[k]) || (k == 6 && v[k] < 0)) {
+                nbody__log(d, NBODY_LOG_ERROR, "nbody: body %lu: %s = %g %s", (unsigned long)i, names[k], (double)v[k],
+                           nbody__isfinite(v[k]) ? "is negative" : "is not finite");
+                return 0;
+            }
+    }
+    return 0;
+}
+
+/* ---- desc defaults (one place) ---- */
 static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     nbody_desc d = *in;
     if (d.engine == NBODY_ENGINE_DEFAULT) d.engine = NBODY_ENGINE_BLOCK;
@@ -1649,6 +1837,7 @@ typedef struct nbody__field {
 
 typedef struct nbody__archiver {   /* nbody_archive_attach */
     char *path;
+    int pending;                   /* a record is due: written before the simulation next changes */
     nbody_real every_t, next_t;
     unsigned long long every_steps, last_step;
     double every_wall, last_wall;  /* seconds; last_wall from time() */
@@ -1658,7 +1847,6 @@ typedef struct nbody__steer {      /* host-side steering state, carried across a
     nbody_real *radii;             /* n, NULL = all zero */
     nbody_real *host;              /* 9n scratch (state + accelerations) for GPU engines, lazily */
     nbody_event event;
-    int in_hook;                   /* a hook runs: nbody_step / nbody_advance refuse */
     nbody__archiver *archive;
 } nbody__steer;
 
@@ -1700,6 +1888,7 @@ struct nbody_sim {
     struct { int active; nbody_real t_start, t_end; double wall0, last; } progress;
     nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
     nbody__steer steer;            /* radii, events, archive: host side, between steps */
+    volatile long busy;            /* NBODY__IDLE, NBODY__BUSY or NBODY__IN_HOOK(+1): nbody__enter */
 };
 
 /* The field lists. To give a new method state: a struct above, a member of nbody_sim, a list
@@ -1808,7 +1997,6 @@ static void nbody__swap(nbody__buf *a, nbody__buf *b);
 static void nbody__commit_erk(nbody_sim *s, nbody_real h);
 static nbody_result nbody__attempt_leapfrog(nbody_sim *s, nbody_real h, nbody_real *err);
 static void nbody__commit_leapfrog(nbody_sim *s, nbody_real h);
-static nbody_real nbody__eps(void);
 static void nbody__commit_invalidate(nbody_sim *s, nbody_real h);
 static nbody_result nbody__attempt_irk(nbody_sim *s, nbody_real h, nbody_real *err);
 static nbody_result nbody__attempt_gauss(nbody_sim *s, nbody_real h, nbody_real *err);
@@ -1858,6 +2046,8 @@ static void nbody__engine_stop(nbody__engine *e);
 
 /* defined below in >>steering */
 static nbody_result nbody__stop(nbody_sim *s, nbody_event_kind kind, size_t i, size_t j, nbody_real dist);
+static nbody_result nbody__set_radii(nbody_sim *sim, const nbody_real *r);
+static nbody_result nbody__archive_flush(nbody_sim *s);
 static int nbody__hook(nbody_sim *s, nbody_step_hook_fn fn);
 static nbody_result nbody__after_step(nbody_sim *s);
 
@@ -2094,11 +2284,35 @@ static void nbody__release_buffers(nbody_sim *s) {
     (void)nbody__state_buffers(s, 0);
 }
 
+/* ---- the busy flag: one call at a time on a simulation ----
+   A public call takes the flag from IDLE to BUSY (atomic compare-exchange) and gives it back;
+   while a hook runs it reads IN_HOOK, and the calls a hook may make (hook_ok: reading and
+   replacing the state, radii, checkpoints) take it from IN_HOOK to IN_HOOK + 1. Anything else
+   finds it taken: NBODY_ERR_BUSY and a log line, nothing done. Returns the value to restore
+   with nbody__leave, or -1 when busy. */
+#define NBODY__IDLE 0
+#define NBODY__BUSY 1
+#define NBODY__IN_HOOK 2
+static long nbody__enter(const nbody_sim *sim, const char *call, int hook_ok) {
+    nbody_sim *s = (nbody_sim *)sim;   /* the flag is the one thing a const call changes */
+    if (nbody__flag_cas(&s->busy, NBODY__IDLE, NBODY__BUSY)) return NBODY__IDLE;
+    if (hook_ok && nbody__flag_cas(&s->busy, NBODY__IN_HOOK, NBODY__IN_HOOK + 1)) return NBODY__IN_HOOK;
+    nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: %s refused: the simulation is inside another call (on another thread, "
+               "or this is a call from its own hook that a hook may not make)", call);
+    return -1;
+}
+static void nbody__leave(const nbody_sim *sim, long restore) { nbody__flag_set(&((nbody_sim *)sim)->busy, restore); }
+
 static void nbody__steer_free(nbody_sim *s);
 
+/* nbody_destroy while the simulation is busy (from its own hook, or during a call on another
+   thread) would free what the running call uses: it logs and does nothing (the call returns
+   void, so the log line is the only answer); destroy it after the call returns. */
 NBODY__DEF void nbody_destroy(nbody_sim *sim) {
     nbody_desc d;
     if (!sim) return;
+    if (nbody__enter(sim, "nbody_destroy", 0) < 0) return;
+    (void)nbody__archive_flush(sim);                 /* a failure is logged: destroy has no result */
     nbody__steer_free(sim);
     d = sim->desc;
     nbody__release_buffers(sim);
@@ -2149,13 +2363,24 @@ static double nbody__tree_error_power(int quad) { return quad ? 3.5 : 2.5; }
    bench/results/tolerance-tree.md): steps stay near the direct engine's while the tolerance is
    at least NBODY__TREE_TOL_RATIO times the force error. */
 #define NBODY__TREE_TOL_RATIO 1e-3
+/* Any adaptive method on a tree engine gets a warning at create: the force is not smooth
+   (RADAU at its default tolerance stopped with STEP_TOO_SMALL after seconds at n = 100..3000);
+   a tolerance below the force error's reach gets the measured bound. */
 static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info *m) {
     int quad = (d->engine == NBODY_ENGINE_TREE || d->engine == NBODY_ENGINE_CUDA_TREE) && d->quadrupole;
     double e_half = nbody__tree_error_at_half(quad), p = nbody__tree_error_power(quad);
     double err = e_half * pow((double)d->theta / 0.5, p), least = NBODY__TREE_TOL_RATIO * err;
-    if (!m->adaptive || d->tolerance <= 0 || (double)d->tolerance >= least) return;
+    int adaptive = m->id == NBODY_RADAU ? d->radau_control != NBODY_RADAU_FIXED : m->adaptive && d->tolerance > 0;
+    if (!adaptive) return;
     if (d->engine != NBODY_ENGINE_TREE && d->engine != NBODY_ENGINE_CUDA_TREE && d->engine != NBODY_ENGINE_OPENCL_TREE)
         return;
+    if (d->tolerance <= 0 || (double)d->tolerance >= least) {
+        nbody__log(d, NBODY_LOG_WARNING, "nbody: %s is adaptive, and the %s engine's force jumps (by about %.1e) as tree "
+                   "nodes open: the step control may shrink the step until it fails with NBODY_ERR_STEP_TOO_SMALL; for "
+                   "long runs prefer a fixed-step method (leapfrog), a softening, or a direct engine (block)",
+                   nbody_method_name(m->id), nbody_engine_name(d->engine), err);
+        return;
+    }
     nbody__log(d, NBODY_LOG_WARNING,
                "nbody: tolerance %g is below what the %s engine's force error allows (median relative error about "
                "%.1e at theta %g%s): the step control would chase the error's jumps with tiny, often rejected steps; "
@@ -2164,63 +2389,110 @@ static void nbody__warn_tolerance(const nbody_desc *d, const nbody__method_info 
                least, 0.5 * pow((double)d->tolerance / (NBODY__TREE_TOL_RATIO * e_half), 1 / p));
 }
 
-NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, const nbody_system *initial) {
-    nbody_desc d;
-    nbody_sim *s;
-    nbody_result r;
-    if (!out || !desc) return NBODY_ERR_INVALID_ARGUMENT;
-    r = nbody__desc_valid(desc) && nbody__system_valid(initial) && initial->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
-            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
-    if ((r = nbody__mpi_same(desc, initial, r)) != NBODY_OK) return r;   /* with mpi_comm: all ranks alike */
-    d = nbody__desc_defaults(desc);
-    if (d.n_active > initial->n) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: n_active %lu > n %lu", (unsigned long)d.n_active, (unsigned long)initial->n);
+/* what a method needs of the engine and the bodies, the desc's defaults resolved */
+static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system *initial) {
+    if (d->extra_force && !d->extra_force_velocity_free && (d->method == NBODY_LEAPFROG || d->method == NBODY_WHFAST)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: %s needs velocity-free forces: set extra_force_velocity_free "
+                   "when extra_force ignores velocities, or choose another method", nbody_method_name(d->method));
         return NBODY_ERR_INVALID_ARGUMENT;
     }
-    if (d.extra_force && !d.extra_force_velocity_free && (d.method == NBODY_LEAPFROG || d.method == NBODY_WHFAST)) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: %s needs velocity-free forces: set extra_force_velocity_free "
-                   "when extra_force ignores velocities, or choose another method", nbody_method_name(d.method));
-        return NBODY_ERR_INVALID_ARGUMENT;
-    }
-    if (d.method == NBODY_WHFAST) {
-        if (d.engine != NBODY_ENGINE_SIMPLE && d.engine != NBODY_ENGINE_OPENMP && d.engine != NBODY_ENGINE_BLOCK &&
-            d.engine != NBODY_ENGINE_TREE) {
-            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast runs on the CPU engines (simple, openmp, block, tree), not on %s",
-                       nbody_engine_name(d.engine));
+    if (d->method == NBODY_WHFAST) {
+        if (d->engine != NBODY_ENGINE_SIMPLE && d->engine != NBODY_ENGINE_OPENMP && d->engine != NBODY_ENGINE_BLOCK &&
+            d->engine != NBODY_ENGINE_TREE) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: whfast runs on the CPU engines (simple, openmp, block, tree), not on %s",
+                       nbody_engine_name(d->engine));
             return NBODY_ERR_UNAVAILABLE;
         }
-        if (d.whfast_corrector && d.whfast_coordinates != NBODY_WHFAST_JACOBI) {
-            nbody__log(&d, NBODY_LOG_ERROR, "nbody: whfast correctors need Jacobi coordinates");
+        if (d->whfast_corrector && d->whfast_coordinates != NBODY_WHFAST_JACOBI) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.whfast_corrector = %d needs Jacobi coordinates", d->whfast_corrector);
             return NBODY_ERR_INVALID_ARGUMENT;
         }
-        if (!nbody__whfast_dominant(&d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
+        if (initial && !nbody__whfast_dominant(d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
     }
-    if (d.stepping == NBODY_STEPPING_BLOCK && d.method != NBODY_HERMITE) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: stepping 'block' (individual power-of-two steps) needs method hermite; "
-                   "%s takes one shared step for all bodies", nbody_method_name(d.method));
+    if (d->stepping == NBODY_STEPPING_BLOCK && d->method != NBODY_HERMITE) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.stepping = block (individual power-of-two steps) needs method hermite; "
+                   "%s takes one shared step for all bodies", nbody_method_name(d->method));
         return NBODY_ERR_INVALID_ARGUMENT;
     }
-    if (d.method == NBODY_HERMITE) {
-        if (d.order != 4 && d.order != 6) {
-            nbody__log(&d, NBODY_LOG_ERROR, "nbody: hermite order %d refused: 0 or 4 (fourth order) or 6 (sixth)", d.order);
+    if (d->method == NBODY_HERMITE) {
+        if (d->order != 4 && d->order != 6) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.order = %d refused for hermite: 0 or 4 (fourth order) or 6 (sixth)",
+                       d->order);
             return NBODY_ERR_INVALID_ARGUMENT;
         }
-        if (d.engine != NBODY_ENGINE_SIMPLE && d.engine != NBODY_ENGINE_OPENMP && d.engine != NBODY_ENGINE_BLOCK) {
-            nbody__log(&d, NBODY_LOG_ERROR, "nbody: hermite runs on the direct CPU engines (simple, openmp, block), not on %s "
-                       "(it needs exact jerks)", nbody_engine_name(d.engine));
+        if (d->engine != NBODY_ENGINE_SIMPLE && d->engine != NBODY_ENGINE_OPENMP && d->engine != NBODY_ENGINE_BLOCK) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite runs on the direct CPU engines (simple, openmp, block), not on %s "
+                       "(it needs exact jerks)", nbody_engine_name(d->engine));
             return NBODY_ERR_UNAVAILABLE;
         }
-        if (d.extra_force || d.mpi_comm) {
-            nbody__log(&d, NBODY_LOG_ERROR, "nbody: hermite refuses %s", d.extra_force
+        if (d->extra_force || d->mpi_comm) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite refuses %s", d->extra_force
                        ? "extra_force (its corrector needs the jerk of every force, which the callback does not give)"
                        : "mpi_comm (its block steps run in one process)");
             return NBODY_ERR_UNAVAILABLE;
         }
     }
-    if (!nbody__methods[d.method].attempt) {
-        nbody__log(&d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d.method));
+    if (!nbody__methods[d->method].attempt) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: method '%s' is not built yet", nbody_method_name(d->method));
         return NBODY_ERR_UNAVAILABLE;
     }
+    if (initial && d->n_active > initial->n) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.n_active = %lu is above n = %lu", (unsigned long)d->n_active,
+                   (unsigned long)initial->n);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_desc_check(const nbody_desc *desc, const nbody_system *initial) {
+    nbody_desc d;
+    if (!desc) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (initial && !nbody__system_checked(desc, initial)) return NBODY_ERR_INVALID_ARGUMENT;
+    d = nbody__desc_defaults(desc);
+    return nbody__method_check(&d, initial);
+}
+
+NBODY__DEF nbody_result nbody_interval_check(const nbody_desc *desc, nbody_real t_start, nbody_real t_end,
+                                             nbody_real every, const char *what) {
+    nbody_real span = NBODY__FABS(t_start) > NBODY__FABS(t_end) ? NBODY__FABS(t_start) : NBODY__FABS(t_end);
+    const char *name = what ? what : "interval";
+    if (!nbody__isfinite(t_start) || !nbody__isfinite(t_end) || t_end < t_start) {
+        nbody__log(desc, NBODY_LOG_ERROR, "nbody: %s: the run from t = %g to %g is not a finite forward interval", name,
+                   (double)t_start, (double)t_end);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (!nbody__isfinite(every) || !(every > 0)) {
+        nbody__log(desc, NBODY_LOG_ERROR, "nbody: %s = %g must be finite and > 0", name, (double)every);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (every <= 4 * nbody__eps() * span) {
+        nbody__log(desc, NBODY_LOG_ERROR, "nbody: %s = %g is below what NBODY_REAL (%d bytes) resolves at t = %g: use at "
+                   "least %g", name, (double)every, (int)sizeof(nbody_real), (double)span, (double)(8 * nbody__eps() * span));
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if ((double)(t_end - t_start) / (double)every > (double)NBODY_MAX_OUTPUTS) {
+        nbody__log(desc, NBODY_LOG_ERROR, "nbody: %s = %g would write %.3g outputs from t = %g to %g, more than "
+                   "NBODY_MAX_OUTPUTS (%lu)", name, (double)every, (double)(t_end - t_start) / (double)every,
+                   (double)t_start, (double)t_end, (unsigned long)NBODY_MAX_OUTPUTS);
+        return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, const nbody_system *initial) {
+    nbody_desc d;
+    nbody_sim *s;
+    nbody_result r;
+    if (!out || !desc) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!initial) {
+        nbody__log(desc, NBODY_LOG_ERROR, "nbody: nbody_create needs the initial bodies (initial is NULL)");
+        r = NBODY_ERR_INVALID_ARGUMENT;
+    } else {
+        r = nbody_desc_check(desc, initial);
+    }
+    if ((r = nbody__mpi_same(desc, initial, r)) != NBODY_OK) return r;   /* with mpi_comm: all ranks alike */
+    d = nbody__desc_defaults(desc);
     nbody__warn_tolerance(&d, &nbody__methods[d.method]);
     s = (nbody_sim *)nbody__alloc(&d, sizeof *s);
     if (!s) return NBODY_ERR_OUT_OF_MEMORY;
@@ -2255,13 +2527,35 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
 static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit);
 
 NBODY__DEF nbody_result nbody_step(nbody_sim *sim) {
-    if (!sim || sim->steer.in_hook) return NBODY_ERR_INVALID_ARGUMENT;
-    return nbody__step_steered(sim, (nbody_real)HUGE_VAL);
+    nbody_result r;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_step", 0)) < 0) return NBODY_ERR_BUSY;
+    r = nbody__step_steered(sim, (nbody_real)HUGE_VAL);
+    nbody__leave(sim, e);
+    return r;
 }
 
+static nbody_result nbody__advance(nbody_sim *sim, nbody_real t_end);
+
 NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
+    nbody_result r;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_advance", 0)) < 0) return NBODY_ERR_BUSY;
+    if (!nbody__isfinite(t_end) || t_end < sim->t) {
+        nbody__log(&sim->desc, NBODY_LOG_ERROR, "nbody: nbody_advance to t_end = %g: %s t = %g", (double)t_end,
+                   nbody__isfinite(t_end) ? "before the simulation's" : "not finite; the simulation is at", (double)sim->t);
+        r = NBODY_ERR_INVALID_ARGUMENT;
+    } else {
+        r = nbody__advance(sim, t_end);
+    }
+    nbody__leave(sim, e);
+    return r;
+}
+
+static nbody_result nbody__advance(nbody_sim *sim, nbody_real t_end) {
     nbody_result r = NBODY_OK;
-    if (!sim || sim->steer.in_hook || !nbody__isfinite(t_end) || t_end < sim->t) return NBODY_ERR_INVALID_ARGUMENT;
     if (sim->desc.progress.func) {
         sim->progress.active = 1;
         sim->progress.t_start = sim->t;
@@ -2299,6 +2593,7 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
 
 static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit) {
     nbody_result r;
+    if ((r = nbody__archive_flush(s)) != NBODY_OK) return r;   /* the record due after the last step */
     if (s->desc.before_step) {
         if (nbody__hook(s, s->desc.before_step)) return nbody__stop(s, NBODY_EVENT_HOOK, 0, 0, 0);
         if (!(s->t < t_limit)) return NBODY_OK;      /* the hook moved the time past the limit */
@@ -2388,7 +2683,10 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
         clipped = 0;
         t_new = s->t + h;
         if (h <= s->desc.dt_min || h <= NBODY__FABS(s->t) * 4 * nbody__eps() || !(h > 0)) {
-            nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g below dt_min at t = %g", (double)h, (double)s->t);
+            nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: step size %g fell below %s at t = %g: the forces change faster "
+                       "than the step control can follow; a softening (close encounters), a fixed-step method such as "
+                       "leapfrog (tree engines), or a smaller desc.dt_min may help", (double)h,
+                       h <= s->desc.dt_min ? "desc.dt_min" : "what t resolves", (double)s->t);
             return NBODY_ERR_STEP_TOO_SMALL;
         }
         if (nbody__progress(s, 0)) return NBODY_ERR_CANCELLED;
@@ -2415,7 +2713,7 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
     return NBODY_OK;
 }
 
-NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out) {
+static nbody_result nbody__get_state(const nbody_sim *sim, nbody_system *out) {
     nbody_real *f[6];
     nbody_result r = NBODY_OK;
     int i;
@@ -2431,9 +2729,19 @@ NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out)
     return NBODY_OK;
 }
 
+NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out) {
+    nbody_result r;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_get_state", 1)) < 0) return NBODY_ERR_BUSY;
+    r = nbody__get_state(sim, out);
+    nbody__leave(sim, e);
+    return r;
+}
+
 static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in);
 
-NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) {
+static nbody_result nbody__set_state(nbody_sim *sim, const nbody_system *in) {
     nbody_result r;
     if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
     r = nbody__system_valid(in) ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
@@ -2452,6 +2760,17 @@ NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) 
     sim->f_valid = 0;
     nbody__state_forget_history(sim);
     return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) {
+    nbody_result r;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_set_state", 1)) < 0) return NBODY_ERR_BUSY;
+    r = nbody__archive_flush(sim);                   /* a due record holds the state before */
+    if (r == NBODY_OK) r = nbody__set_state(sim, in);
+    nbody__leave(sim, e);
+    return r;
 }
 
 NBODY__DEF const char *nbody_simd_name(const nbody_sim *sim) {
@@ -2502,12 +2821,6 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
 
 /* Every method below propagates its higher-order solution; the embedded row only estimates
    the error. Method state: nbody__adams_state, nbody__bs_state (with nbody_sim). */
-
-static nbody_real nbody__eps(void) {
-    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)FLT_EPSILON;
-    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)DBL_EPSILON;
-    return (nbody_real)LDBL_EPSILON;
-}
 
 /* after a step whose last stage is not f(y_new): k[0] must be evaluated again */
 static void nbody__commit_invalidate(nbody_sim *s, nbody_real h) { (void)h; s->f_valid = 0; }
@@ -7077,9 +7390,9 @@ static nbody_result nbody__stop(nbody_sim *s, nbody_event_kind kind, size_t i, s
 
 static int nbody__hook(nbody_sim *s, nbody_step_hook_fn fn) {
     int stop;
-    s->steer.in_hook = 1;
+    nbody__flag_set(&s->busy, NBODY__IN_HOOK);   /* the calls a hook may make can enter */
     stop = fn(s, s->desc.hook_user_data);
-    s->steer.in_hook = 0;
+    nbody__flag_set(&s->busy, NBODY__BUSY);
     return stop;
 }
 
@@ -7257,10 +7570,10 @@ static nbody_result nbody__resolve(nbody_sim *s, const nbody_real *X, const nbod
         }
         sys.n = w;
         r = nbody__resize_to(s, &sys, na_new);
-        if (r == NBODY_OK) r = nbody_set_radii(s, nr);
+        if (r == NBODY_OK) r = nbody__set_radii(s, nr);
         sys.n = n;                                         /* for nbody_system_free */
     } else {
-        r = nbody_set_state(s, &sys);
+        r = nbody__set_state(s, &sys);
     }
 done:
     nbody__free(&s->desc, nr);
@@ -7336,6 +7649,8 @@ static nbody_result nbody__resize_to(nbody_sim *sim, const nbody_system *in, siz
     ns->steer.radii = NULL; ns->steer.host = NULL; /* n changed: radii back to 0 */
     sim->steer.archive = NULL;
     tmp = *sim; *sim = *ns; *ns = tmp;
+    sim->busy = tmp.busy;                          /* the call running on sim holds it */
+    ns->busy = NBODY__IDLE;
     nbody_destroy(ns);                             /* the old buffers, engine and radii */
     return NBODY_OK;
 }
@@ -7344,7 +7659,7 @@ static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in) {
     return nbody__resize_to(sim, in, sim->desc.n_active);
 }
 
-NBODY__DEF nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *r) {
+static nbody_result nbody__set_radii(nbody_sim *sim, const nbody_real *r) {
     size_t i;
     if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
     if (!r) {
@@ -7368,11 +7683,32 @@ NBODY__DEF nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *r) {
     return NBODY_OK;
 }
 
-NBODY__DEF nbody_result nbody_get_radii(const nbody_sim *sim, nbody_real *r) {
+NBODY__DEF nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *radii) {
+    nbody_result res;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_set_radii", 1)) < 0) return NBODY_ERR_BUSY;
+    res = nbody__archive_flush(sim);                 /* a due record holds the radii before */
+    if (res == NBODY_OK) res = nbody__set_radii(sim, radii);
+    nbody__leave(sim, e);
+    return res;
+}
+
+static nbody_result nbody__get_radii(const nbody_sim *sim, nbody_real *r) {
     if (!sim || !r) return NBODY_ERR_INVALID_ARGUMENT;
     if (sim->steer.radii) memcpy(r, sim->steer.radii, sim->n * sizeof(nbody_real));
     else memset(r, 0, sim->n * sizeof(nbody_real));
     return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_get_radii(const nbody_sim *sim, nbody_real *radii) {
+    nbody_result res;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_get_radii", 1)) < 0) return NBODY_ERR_BUSY;
+    res = nbody__get_radii(sim, radii);
+    nbody__leave(sim, e);
+    return res;
 }
 
 NBODY__DEF size_t nbody_get_n(const nbody_sim *sim) { return sim ? sim->n : 0; }
@@ -7841,11 +8177,58 @@ static unsigned long long nbody__fnv1a(unsigned long long h, const void *data, s
 }
 #define NBODY__FNV_SEED 0xCBF29CE484222325ULL
 
-typedef struct nbody__writer { FILE *f; unsigned long long sum; int ok; } nbody__writer;
+typedef struct nbody__writer { FILE *f; unsigned long long sum; int ok, err; } nbody__writer;
 static void nbody__put(nbody__writer *w, const void *p, size_t len) {
     if (!w->f) return;             /* a rank that does not write */
-    if (w->ok && fwrite(p, 1, len, w->f) != len) w->ok = 0;
+    if (w->ok && (NBODY_IO_FAULT("write") || fwrite(p, 1, len, w->f) != len)) { w->ok = 0; w->err = errno; }
     w->sum = nbody__fnv1a(w->sum, p, len);
+}
+
+/* ---- saving beside: every file the library writes whole (snapshots, CSV, checkpoints) goes
+   to "path.tmp" in the same directory, is flushed and synced (nbody__sync_file), closed, and
+   renamed over path in one step. On any failure the temporary file is removed and path is
+   left as it was: a full disk never costs the previous file. ---- */
+
+/* "path.tmp" in a block from NBODY_MALLOC (NULL: out of memory) */
+static char *nbody__tmp_name(const char *path) {
+    size_t len = strlen(path);
+    char *tmp = (char *)NBODY_MALLOC(len + 5);
+    if (tmp) { memcpy(tmp, path, len); memcpy(tmp + len, ".tmp", 5); }
+    return tmp;
+}
+
+/* an I/O failure on path, with the system's reason */
+static nbody_result nbody__io_error(const nbody_desc *log, const char *what, const char *path, int err) {
+    nbody__log(log, NBODY_LOG_ERROR, "nbody: %s %s: %s", what, path, err ? strerror(err) : "failed");
+    return NBODY_ERR_IO;
+}
+
+/* opens the temporary file beside path ("wb" or "w") into w */
+static nbody_result nbody__open_beside(const nbody_desc *log, const char *tmp, const char *mode, nbody__writer *w) {
+    w->sum = NBODY__FNV_SEED; w->ok = 1; w->err = 0;
+    w->f = nbody__fopen(tmp, mode);
+    return w->f ? NBODY_OK : nbody__io_error(log, "cannot create", tmp, errno);
+}
+
+/* flush, sync, close and rename tmp over path when everything before went well (w->ok and
+   r == NBODY_OK); otherwise, or when one of these fails, remove tmp. Returns the result. */
+static nbody_result nbody__finish_beside(const nbody_desc *log, nbody__writer *w, const char *tmp, const char *path,
+                                         nbody_result r) {
+    const char *failed = w->ok ? NULL : "writing";
+    if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("flush") || fflush(w->f) != 0)) { failed = "flushing"; w->err = errno; }
+    if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("sync") || !nbody__sync_file(w->f))) { failed = "syncing"; w->err = errno; }
+    if ((NBODY_IO_FAULT("close") || fclose(w->f) != 0) && !failed) { failed = "closing"; w->err = errno; }
+    w->f = NULL;
+    if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("rename") || nbody__rename(tmp, path) != 0)) {
+        failed = "renaming the new file over";
+        w->err = errno;
+    }
+    if (r == NBODY_OK && failed) {
+        r = nbody__io_error(log, failed, failed[0] == 'r' ? path : tmp, w->err);
+        nbody__log(log, NBODY_LOG_ERROR, "nbody: %s is unchanged", path);
+    }
+    if (r != NBODY_OK) nbody__remove(tmp);
+    return r;
 }
 
 NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
@@ -7853,11 +8236,12 @@ NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
     nbody_real *fields[7];
     unsigned int head[4];
     unsigned long long n64;
+    nbody_result r;
+    char *tmp;
     int i;
     if (!path || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
-    w.f = nbody__fopen(path, "wb");
-    if (!w.f) return NBODY_ERR_IO;
-    w.sum = NBODY__FNV_SEED; w.ok = 1;
+    if (!(tmp = nbody__tmp_name(path))) return NBODY_ERR_OUT_OF_MEMORY;
+    if ((r = nbody__open_beside(NULL, tmp, "wb", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
     head[0] = NBODY__SNAP_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
     n64 = (unsigned long long)s->n;
     fields[0] = s->x; fields[1] = s->y; fields[2] = s->z; fields[3] = s->vx; fields[4] = s->vy; fields[5] = s->vz; fields[6] = s->m;
@@ -7867,9 +8251,10 @@ NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
     nbody__put(&w, &s->t, sizeof s->t);
     for (i = 0; i < 7; ++i) nbody__put(&w, fields[i], s->n * sizeof(nbody_real));
     n64 = w.sum;
-    if (w.ok && fwrite(&n64, 1, sizeof n64, w.f) != sizeof n64) w.ok = 0;
-    if (fclose(w.f) != 0) w.ok = 0;
-    return w.ok ? NBODY_OK : NBODY_ERR_IO;
+    nbody__put(&w, &n64, sizeof n64);
+    r = nbody__finish_beside(NULL, &w, tmp, path, NBODY_OK);
+    NBODY_FREE(tmp);
+    return r;
 }
 
 NBODY__DEF nbody_result nbody_load(const char *path, nbody_system *s) {
@@ -7918,20 +8303,23 @@ done:
 }
 
 NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s) {
-    FILE *f;
+    nbody__writer w;
+    nbody_result r;
+    char *tmp;
     size_t i;
-    int ok = 1;
     if (!path || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
-    f = nbody__fopen(path, "w");
-    if (!f) return NBODY_ERR_IO;
-    if (fprintf(f, "# t = %.17g\ni,x,y,z,vx,vy,vz,m\n", (double)s->t) < 0) ok = 0;
-    for (i = 0; i < s->n && ok; ++i)
-        if (fprintf(f, "%lu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", (unsigned long)i, (double)s->x[i],
+    if (!(tmp = nbody__tmp_name(path))) return NBODY_ERR_OUT_OF_MEMORY;
+    if ((r = nbody__open_beside(NULL, tmp, "w", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
+    if (NBODY_IO_FAULT("write") || fprintf(w.f, "# t = %.17g\ni,x,y,z,vx,vy,vz,m\n", (double)s->t) < 0) w.ok = 0;
+    for (i = 0; i < s->n && w.ok; ++i)
+        if (fprintf(w.f, "%lu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", (unsigned long)i, (double)s->x[i],
                     (double)s->y[i], (double)s->z[i], (double)s->vx[i], (double)s->vy[i], (double)s->vz[i],
                     (double)s->m[i]) < 0)
-            ok = 0;
-    if (fclose(f) != 0) ok = 0;
-    return ok ? NBODY_OK : NBODY_ERR_IO;
+            w.ok = 0;
+    if (!w.ok) w.err = errno;
+    r = nbody__finish_beside(NULL, &w, tmp, path, NBODY_OK);
+    NBODY_FREE(tmp);
+    return r;
 }
 
 /* ======================================================================================
@@ -8058,7 +8446,7 @@ static nbody_result nbody__ckp_put_field(nbody__writer *w, nbody_sim *s, const n
     return r;
 }
 
-NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path) {
+static nbody_result nbody__checkpoint_save(const nbody_sim *sim, const char *path) {
     /* downloads take a non-const engine; nothing in the simulation changes */
     nbody_sim *s = (nbody_sim *)sim;
     nbody__buf *bufs[NBODY__CKP_MAX_BUFS];
@@ -8088,10 +8476,14 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
     h.reals[NBODY__CKP_T] = s->t; h.reals[NBODY__CKP_DT_NEXT] = s->dt_next; h.reals[NBODY__CKP_STATS_DT] = s->stats.dt;
     h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
     /* with several ranks every rank gathers each buffer (collective), rank 0 writes */
-    w.f = nbody__engine_writer(&s->eng) ? nbody__fopen(tmp, "wb") : NULL;
-    r = nbody__engine_agree(&s->eng, nbody__engine_writer(&s->eng) && !w.f ? NBODY_ERR_IO : NBODY_OK);
-    if (r != NBODY_OK) { nbody__free(&s->desc, host); return r; }
-    w.sum = NBODY__FNV_SEED; w.ok = w.f != NULL;
+    w.f = NULL; w.sum = NBODY__FNV_SEED; w.ok = 1; w.err = 0;
+    if (nbody__engine_writer(&s->eng)) r = nbody__open_beside(&s->desc, tmp, "wb", &w);
+    r = nbody__engine_agree(&s->eng, r);
+    if (r != NBODY_OK) {
+        if (w.f) { fclose(w.f); nbody__remove(tmp); }
+        nbody__free(&s->desc, host);
+        return r;
+    }
     nbody__put(&w, NBODY__CKP_MAGIC, 8);
     nbody__put(&w, h.head, sizeof h.head);
     nbody__put(&w, &h.n, sizeof h.n);
@@ -8106,15 +8498,22 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
     }
     for (i = 0; i < s->method->nfields && r == NBODY_OK; ++i) r = nbody__ckp_put_field(&w, s, &s->method->fields[i], host);
     if (w.f) {
-        if (w.ok && fwrite(&w.sum, 1, sizeof w.sum, w.f) != sizeof w.sum) w.ok = 0;
-        if (fclose(w.f) != 0) w.ok = 0;
-        if (r == NBODY_OK && !w.ok) r = NBODY_ERR_IO;
-        /* POSIX rename replaces path atomically; where it refuses an existing target, remove first */
-        if (r == NBODY_OK && nbody__rename(tmp, path) != 0 && (nbody__remove(path), nbody__rename(tmp, path) != 0)) r = NBODY_ERR_IO;
-        if (r != NBODY_OK) nbody__remove(tmp);
+        unsigned long long sum = w.sum;
+        nbody__put(&w, &sum, sizeof sum);
+        r = nbody__finish_beside(&s->desc, &w, tmp, path, r);
     }
     nbody__free(&s->desc, host);
     return nbody__engine_agree(&s->eng, r);
+}
+
+NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path) {
+    nbody_result r;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_checkpoint_save", 1)) < 0) return NBODY_ERR_BUSY;
+    r = nbody__checkpoint_save(sim, path);
+    nbody__leave(sim, e);
+    return r;
 }
 
 /* read len bytes, 0 when the file is short */
@@ -8336,34 +8735,69 @@ static int nbody__arc_copy(nbody__writer *w, FILE *src, unsigned long long len) 
     return w->ok;
 }
 
-NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *path) {
+/* the archive's header at the start of an empty file */
+static void nbody__arc_put_head(nbody__writer *w) {
+    unsigned int head[4];
+    head[0] = NBODY__ARC_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
+    nbody__put(w, NBODY__ARC_MAGIC, 8);
+    nbody__put(w, head, sizeof head);
+}
+
+/* Opens path for appending (created with its header when absent or empty): the writer at the
+   end and, in *good, the length of the archive before this append (the length to cut back to
+   when the append fails). */
+static nbody_result nbody__arc_open_append(const nbody_desc *log, const char *path, nbody__writer *w, nbody__off *good) {
+    w->sum = NBODY__FNV_SEED; w->ok = 1; w->err = 0;
+    if (!(w->f = nbody__fopen(path, "ab"))) return nbody__io_error(log, "cannot open the archive", path, errno);
+    if (nbody__fseek(w->f, 0, SEEK_END) != 0 || (*good = nbody__ftell(w->f)) < 0) {
+        nbody__io_error(log, "cannot seek in the archive", path, errno);
+        fclose(w->f);
+        w->f = NULL;
+        return NBODY_ERR_IO;
+    }
+    if (*good == 0) nbody__arc_put_head(w);
+    return NBODY_OK;
+}
+
+/* ends an append: flushed and synced, or on failure cut back to good bytes (nbody__truncate,
+   where the platform has it; elsewhere the torn record stays and nbody_archive_open skips it) */
+static nbody_result nbody__arc_close_append(const nbody_desc *log, nbody__writer *w, const char *path, nbody__off good,
+                                            nbody_result r) {
+    const char *failed = w->ok ? NULL : "writing to";
+    if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("flush") || fflush(w->f) != 0)) { failed = "flushing"; w->err = errno; }
+    if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("sync") || !nbody__sync_file(w->f))) { failed = "syncing"; w->err = errno; }
+    if (r == NBODY_OK && failed) r = nbody__io_error(log, failed, path, w->err);
+    if (r != NBODY_OK) {
+        int cut = (fflush(w->f), nbody__truncate(w->f, good));
+        nbody__log(log, NBODY_LOG_ERROR, "nbody: archive %s: the record was not written; %s", path,
+                   cut ? "the archive is back to its previous records" :
+                         "a torn record is left at its end (skipped when the archive is read)");
+    }
+    if (fclose(w->f) != 0 && r == NBODY_OK) r = nbody__io_error(log, "closing", path, errno);
+    w->f = NULL;
+    return r;
+}
+
+static nbody_result nbody__archive_append(const nbody_sim *sim, const char *path) {
     nbody_sim *s = (nbody_sim *)sim;
     nbody__writer w;
     unsigned long long u[3], len;
     size_t plen;
     char *tmp;
     FILE *ck;
-    nbody__off end = 0;
+    nbody__off end = 0, good = 0;
     nbody_result r;
     if (!sim || !path) return NBODY_ERR_INVALID_ARGUMENT;
     plen = strlen(path);
     if (!(tmp = (char *)nbody__alloc(&s->desc, plen + 9))) return NBODY_ERR_OUT_OF_MEMORY;
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".rec.tmp", 9);
-    r = nbody_checkpoint_save(sim, tmp);             /* the record's restart data */
+    r = nbody__checkpoint_save(sim, tmp);            /* the record's restart data */
     ck = r == NBODY_OK ? nbody__fopen(tmp, "rb") : NULL;
     if (r == NBODY_OK && (!ck || nbody__fseek(ck, 0, SEEK_END) != 0 || (end = nbody__ftell(ck)) < 0 || nbody__fseek(ck, 0, SEEK_SET) != 0))
-        r = NBODY_ERR_IO;
-    w.f = NULL; w.sum = NBODY__FNV_SEED; w.ok = 1;
-    if (r == NBODY_OK && !(w.f = nbody__fopen(path, "ab"))) r = NBODY_ERR_IO;
+        r = nbody__io_error(&s->desc, "cannot read back", tmp, errno);
+    if (r == NBODY_OK) r = nbody__arc_open_append(&s->desc, path, &w, &good);
     if (r == NBODY_OK) {
-        w.ok = nbody__fseek(w.f, 0, SEEK_END) == 0 && nbody__ftell(w.f) >= 0;
-        if (w.ok && nbody__ftell(w.f) == 0) {               /* a new archive: its header first */
-            unsigned int head[4];
-            head[0] = NBODY__ARC_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
-            nbody__put(&w, NBODY__ARC_MAGIC, 8);
-            nbody__put(&w, head, sizeof head);
-        }
         nbody__put(&w, NBODY__REC_MAGIC, 8);
         w.sum = NBODY__FNV_SEED;
         nbody__put(&w, &s->t, sizeof s->t);
@@ -8374,9 +8808,8 @@ NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *p
         nbody__put(&w, &len, sizeof len);
         len = w.sum;
         nbody__put(&w, &len, sizeof len);
-        if (!nbody__arc_copy(&w, ck, (unsigned long long)end)) w.ok = 0;
-        if (fclose(w.f) != 0) w.ok = 0;
-        if (!w.ok) r = NBODY_ERR_IO;
+        if (w.ok && !nbody__arc_copy(&w, ck, (unsigned long long)end)) w.ok = 0;
+        r = nbody__arc_close_append(&s->desc, &w, path, good, NBODY_OK);
     }
     if (ck) fclose(ck);
     nbody__remove(tmp);
@@ -8384,32 +8817,63 @@ NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *p
     return r;
 }
 
+NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *path) {
+    nbody_result r;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_archive_append", 1)) < 0) return NBODY_ERR_BUSY;
+    r = nbody__archive_append(sim, path);
+    nbody__leave(sim, e);
+    return r;
+}
+
+/* After an accepted step: is a record due? It is written before anything next changes the
+   simulation (nbody__archive_flush: the next step, nbody_set_state, nbody_set_radii, a new
+   attach or detach, nbody_destroy), so a failed write is reported by a call that has changed
+   nothing yet and can be retried. */
 static nbody_result nbody__archive_due(nbody_sim *s) {
     nbody__archiver *a = s->steer.archive;
     time_t now = a->every_wall > 0 ? time(NULL) : 0;
-    nbody_result r;
     int due = (a->every_t > 0 && s->t >= a->next_t) || (a->every_steps > 0 && s->stats.steps - a->last_step >= a->every_steps) ||
               (a->every_wall > 0 && difftime(now, (time_t)a->last_wall) >= a->every_wall);
     if (!due) return NBODY_OK;
-    r = nbody_archive_append(s, a->path);
-    a = s->steer.archive;
+    a->pending = 1;
     a->last_step = s->stats.steps;
     a->last_wall = (double)now;
     if (a->every_t > 0) {
         a->next_t = a->every_t * (nbody_real)(floor((double)(s->t / a->every_t)) + 1);
         while (a->next_t <= s->t) a->next_t += a->every_t;
     }
+    return NBODY_OK;
+}
+
+/* writes the record that is due, if any (nothing of the simulation changes) */
+static nbody_result nbody__archive_flush(nbody_sim *s) {
+    nbody_result r;
+    if (!s->steer.archive || !s->steer.archive->pending) return NBODY_OK;
+    r = nbody__archive_append(s, s->steer.archive->path);
+    if (r == NBODY_OK) s->steer.archive->pending = 0;
     return r;
 }
 
-NBODY__DEF nbody_result nbody_archive_attach(nbody_sim *sim, const char *path, nbody_real every_t,
+static nbody_result nbody__archive_attach(nbody_sim *sim, const char *path, nbody_real every_t,
                                              unsigned long long every_steps, double every_wall) {
     nbody__archiver *a;
+    nbody__writer w;
+    nbody_result r;
+    nbody__off good = 0;
     size_t plen;
     if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
     if (path && (!nbody__isfinite(every_t) || every_t < 0 || !(every_wall >= 0) || every_wall > 1e300 ||
-                 (every_t == 0 && every_steps == 0 && every_wall == 0)))
+                 (every_t == 0 && every_steps == 0 && every_wall == 0))) {
+        nbody__log(&sim->desc, NBODY_LOG_ERROR, "nbody: nbody_archive_attach: every_t = %g, every_steps = %llu, every_wall = "
+                   "%g: each must be finite and >= 0, and one of them > 0", (double)every_t, every_steps, every_wall);
         return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if ((r = nbody__archive_flush(sim)) != NBODY_OK) return r;   /* the old archive's due record */
+    /* the path is tried now (created with its header when absent), not at the first record */
+    if (path && (r = nbody__arc_open_append(&sim->desc, path, &w, &good)) != NBODY_OK) return r;
+    if (path && (r = nbody__arc_close_append(&sim->desc, &w, path, good, NBODY_OK)) != NBODY_OK) return r;
     if (sim->steer.archive) {
         nbody__free(&sim->desc, sim->steer.archive->path);
         nbody__free(&sim->desc, sim->steer.archive);
@@ -8431,6 +8895,17 @@ NBODY__DEF nbody_result nbody_archive_attach(nbody_sim *sim, const char *path, n
     }
     sim->steer.archive = a;
     return NBODY_OK;
+}
+
+NBODY__DEF nbody_result nbody_archive_attach(nbody_sim *sim, const char *path, nbody_real every_t,
+                                             unsigned long long every_steps, double every_wall) {
+    nbody_result r;
+    long e;
+    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((e = nbody__enter(sim, "nbody_archive_attach", 1)) < 0) return NBODY_ERR_BUSY;
+    r = nbody__archive_attach(sim, path, every_t, every_steps, every_wall);
+    nbody__leave(sim, e);
+    return r;
 }
 
 NBODY__DEF void nbody_archive_close(nbody_archive *a) {

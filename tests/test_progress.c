@@ -151,11 +151,12 @@ static void test_bad_interval(void) {
     nbody_system_free(&s);
 }
 
-/* the WARNING for a tolerance below the tree's force error: given where it should be, not elsewhere */
+/* the WARNING for an adaptive method on a tree (with the bound when the tolerance is below the
+   tree's force error): given where it should be, not elsewhere */
 static int warnings;
 static void on_log(nbody_log_level level, const char *message, void *user_data) {
     (void)user_data;
-    if (level == NBODY_LOG_WARNING && strstr(message, "tolerance")) warnings++;
+    if (level == NBODY_LOG_WARNING && (strstr(message, "tolerance") || strstr(message, "adaptive"))) warnings++;
 }
 
 static int warned(nbody_engine e, nbody_method m, double tol, double theta, int quadrupole) {
@@ -177,9 +178,13 @@ static void test_tolerance_warning(void) {
     CHECK(warned(NBODY_ENGINE_TREE, NBODY_BS, 1e-10, 0, 0) == 1, "tree, bs, tolerance 1e-10, default theta: one warning");
     CHECK(warned(NBODY_ENGINE_TREE, NBODY_RKDP, 1e-8, 0.5, 1) == 1, "tree with quadrupoles, tolerance 1e-8: warning");
     CHECK(warned(NBODY_ENGINE_BLOCK, NBODY_RKDP, 1e-8, 0.5, 0) == 0, "block, tolerance 1e-8: no warning");
-    CHECK(warned(NBODY_ENGINE_TREE, NBODY_RKDP, 1e-2, 0.5, 0) == 0, "tree, tolerance 1e-2: no warning");
-    CHECK(warned(NBODY_ENGINE_TREE, NBODY_LEAPFROG, 1e-8, 0.5, 0) == 0, "tree, leapfrog (fixed step): no warning");
-    CHECK(warned(NBODY_ENGINE_TREE, NBODY_RKDP, 1e-5, 0.05, 0) == 0, "tree at theta 0.05, tolerance 1e-5: no warning");
+    /* every adaptive run on a tree is warned about, whatever the tolerance (the force is not smooth) */
+    CHECK(warned(NBODY_ENGINE_TREE, NBODY_RKDP, 1e-2, 0.5, 0) == 1, "tree, tolerance 1e-2: one warning");
+    CHECK(warned(NBODY_ENGINE_TREE, NBODY_RKDP, 1e-5, 0.05, 0) == 1, "tree at theta 0.05, tolerance 1e-5: one warning");
+    CHECK(warned(NBODY_ENGINE_TREE, NBODY_RADAU, 0, 0.5, 0) == 1, "tree, radau at its default tolerance: one warning");
+    CHECK(warned(NBODY_ENGINE_BLOCK, NBODY_RADAU, 0, 0.5, 0) == 0, "block, radau: no warning");
+    CHECK(warned(NBODY_ENGINE_TREE, NBODY_LEAPFROG, 0, 0.5, 0) == 0, "tree, leapfrog (fixed step): no warning");
+    CHECK(warned(NBODY_ENGINE_TREE, NBODY_LEAPFROG, 1e-8, 0.5, 0) == -1, "tree, leapfrog with a tolerance: refused");
 }
 
 int main(void) {

@@ -1,0 +1,176 @@
+/* One call at a time on a simulation: a call from inside its own hook that a hook may not
+   make (nbody_step, nbody_advance, nbody_destroy) and any call from a second thread while
+   the simulation runs get NBODY_ERR_BUSY (nbody_destroy: a log line, nothing freed), and
+   change nothing. The two-thread part needs POSIX threads; elsewhere it is skipped. */
+#if !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "check.h"
+#define REL_NAME "busy"
+#include "rel_util.h"
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#include <unistd.h>
+#define HAVE_PTHREADS 1
+#else
+#define HAVE_PTHREADS 0
+#endif
+
+static int busy_lines;
+static void count_busy(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_ERROR && strstr(msg, "refused")) busy_lines++;
+}
+
+/* ---- re-entry from a hook ---- */
+typedef struct hook_probe {
+    nbody_result step, advance, get, set;
+    int calls;
+} hook_probe;
+
+static int probing_hook(nbody_sim *sim, void *user) {
+    hook_probe *p = (hook_probe *)user;
+    nbody_system s = {0};
+    if (p->calls++ > 0) return 0;
+    p->step = nbody_step(sim);
+    p->advance = nbody_advance(sim, 10);
+    nbody_destroy(sim);                     /* refused: the step that runs the hook uses sim */
+    if (rel_state(sim, nbody_get_n(sim), &s)) {  /* the hooks' own calls still work */
+        p->get = NBODY_OK;
+        p->set = nbody_set_state(sim, &s);
+        nbody_system_free(&s);
+    } else {
+        p->get = NBODY_ERR_BUSY;
+    }
+    return 0;
+}
+
+static void reentry_from_hook(void) {
+    nbody_system s = {0}, before = {0}, after = {0};
+    nbody_sim *sim = NULL, *ref = NULL;
+    nbody_desc d;
+    hook_probe p;
+    memset(&d, 0, sizeof d); memset(&p, 0, sizeof p);
+    nbody_ic_figure_eight(&s);
+    d.after_step = probing_hook;
+    d.hook_user_data = &p;
+    d.log.func = count_busy;
+    busy_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
+    if (!sim) return;
+    CHECK(nbody_step(sim) == NBODY_OK, "the step around the hook succeeds");
+    CHECK(p.step == NBODY_ERR_BUSY, "nbody_step from a hook: %s (want busy)", nbody_result_string(p.step));
+    CHECK(p.advance == NBODY_ERR_BUSY, "nbody_advance from a hook: %s (want busy)", nbody_result_string(p.advance));
+    CHECK(p.get == NBODY_OK && p.set == NBODY_OK, "get_state / set_state from a hook: %s / %s (allowed)",
+          nbody_result_string(p.get), nbody_result_string(p.set));
+    CHECK(busy_lines == 3, "3 refusals logged (step, advance, destroy): %d", busy_lines);
+    /* destroy from the hook freed nothing: the simulation runs on, as one without the hook */
+    memset(&d, 0, sizeof d);
+    CHECK(nbody_create(&ref, &d, &s) == NBODY_OK && nbody_step(ref) == NBODY_OK, "reference");
+    CHECK(nbody_advance(sim, (nbody_real)0.5) == NBODY_OK && nbody_advance(ref, (nbody_real)0.5) == NBODY_OK,
+          "the simulation lives on after the refused destroy");
+    if (rel_state(sim, 3, &before) && rel_state(ref, 3, &after))
+        CHECK(rel_same(&before, &after), "and gives the same state as one never probed");
+    nbody_system_free(&before); nbody_system_free(&after);
+    nbody_destroy(ref);
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+}
+
+#if HAVE_PTHREADS
+/* ---- a second thread: the first sits inside nbody_advance (in its progress callback, which
+   the library calls with the simulation busy) until the second has tried everything ---- */
+typedef struct rendezvous {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int inside, done;
+} rendezvous;
+
+static int wait_inside(const nbody_progress_info *info, void *user) {
+    rendezvous *z = (rendezvous *)user;
+    (void)info;
+    pthread_mutex_lock(&z->mu);
+    z->inside = 1;
+    pthread_cond_broadcast(&z->cv);
+    while (!z->done) pthread_cond_wait(&z->cv, &z->mu);
+    pthread_mutex_unlock(&z->mu);
+    return 0;
+}
+
+typedef struct runner { nbody_sim *sim; nbody_result r; } runner;
+static void *run_advance(void *arg) {
+    runner *a = (runner *)arg;
+    a->r = nbody_advance(a->sim, (nbody_real)0.01);
+    return NULL;
+}
+
+static void second_thread(void) {
+    nbody_system s = {0}, before = {0}, got = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d;
+    rendezvous z;
+    runner a;
+    pthread_t th;
+    nbody_real radii[3] = {0, 0, 0};
+    nbody_result r1, r2, r3, r4, r5, r6;
+    memset(&d, 0, sizeof d);
+    nbody_ic_figure_eight(&s);
+    pthread_mutex_init(&z.mu, NULL);
+    pthread_cond_init(&z.cv, NULL);
+    z.inside = z.done = 0;
+    d.progress.func = wait_inside;
+    d.progress.user_data = &z;
+    d.log.func = count_busy;
+    busy_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
+    if (!sim) return;
+    nbody_system_alloc(&got, 3);
+    a.sim = sim;
+    pthread_create(&th, NULL, run_advance, &a);
+    pthread_mutex_lock(&z.mu);
+    while (!z.inside) pthread_cond_wait(&z.cv, &z.mu);
+    pthread_mutex_unlock(&z.mu);
+    rel_state(sim, 3, &before);                /* refused too: before stays empty */
+    r1 = nbody_step(sim);
+    r2 = nbody_advance(sim, 1);
+    r3 = nbody_set_state(sim, &s);
+    r4 = nbody_get_state(sim, &got);
+    r5 = nbody_set_radii(sim, radii);
+    r6 = nbody_checkpoint_save(sim, "test_busy.ckp");
+    nbody_destroy(sim);                        /* refused: the first thread is inside */
+    pthread_mutex_lock(&z.mu);
+    z.done = 1;
+    pthread_cond_broadcast(&z.cv);
+    pthread_mutex_unlock(&z.mu);
+    pthread_join(th, NULL);
+    CHECK(before.n == 0, "get_state from the second thread refused");
+    CHECK(r1 == NBODY_ERR_BUSY && r2 == NBODY_ERR_BUSY, "step / advance from a second thread: %s / %s",
+          nbody_result_string(r1), nbody_result_string(r2));
+    CHECK(r3 == NBODY_ERR_BUSY && r4 == NBODY_ERR_BUSY && r5 == NBODY_ERR_BUSY && r6 == NBODY_ERR_BUSY,
+          "set_state, get_state, set_radii, checkpoint_save from a second thread: %s %s %s %s", nbody_result_string(r3),
+          nbody_result_string(r4), nbody_result_string(r5), nbody_result_string(r6));
+    CHECK(busy_lines == 8, "each refusal logged once: %d lines (want 8)", busy_lines);
+    CHECK(a.r == NBODY_OK && nbody_get_stats(sim).t == (nbody_real)0.01, "the first thread's advance: %s, t = %g",
+          nbody_result_string(a.r), (double)nbody_get_stats(sim).t);
+    CHECK(nbody_step(sim) == NBODY_OK, "once it returned, the simulation takes calls again");
+    remove("test_busy.ckp");
+    nbody_destroy(sim);
+    nbody_system_free(&got);
+    nbody_system_free(&s);
+    pthread_mutex_destroy(&z.mu);
+    pthread_cond_destroy(&z.cv);
+}
+#endif
+
+int main(void) {
+    reentry_from_hook();
+#if HAVE_PTHREADS
+    second_thread();
+#else
+    check_skip(NULL, "two threads on one simulation: no POSIX threads here");
+#endif
+    CHECK(strcmp(nbody_result_string(NBODY_ERR_BUSY), "unknown result") != 0, "NBODY_ERR_BUSY has a name");
+    return check_finish();
+}
