@@ -96,14 +96,15 @@ class Simulation(_nbodyh.Simulation):
         Every field of the C library's ``nbody_desc`` by its C name; 0 or absent = the default.
         engine : {'default', 'simple', 'openmp', 'block', 'tree', 'cuda', 'cuda_tree', 'opencl', 'opencl_tree'}
         method : {'default', 'euler', 'midpoint', 'leapfrog', 'trapeze', 'rk4', 'rkck', 'rkdp', 'rkdverk',
-                  'rkf', 'rkgl', 'rklc', 'adams', 'bs', 'radau', 'whfast'}
+                  'rkf', 'rkgl', 'rklc', 'adams', 'bs', 'radau', 'whfast', 'hermite'}
         order (Adams 1..5), G, softening, dt, tolerance (> 0: adaptive), dt_min, dt_max,
         theta, traversal {'stack', 'stackless'}, visit_order {'body', 'leaf'}, block_size,
         threads, device, devices, compensated, quadrupole, leaf_size, n_active (test
         particles after them), collision {'none', 'merge', 'bounce', 'stop'}, restitution,
         stop_distance, escape_distance, radau_control {'prs23', 'global', 'fixed'},
         simd {'default', 'portable', 'avx2', 'avx512'}, whfast_coordinates
-        {'jacobi', 'democratic_heliocentric'}, whfast_corrector, extra_force_velocity_free.
+        {'jacobi', 'democratic_heliocentric'}, whfast_corrector, extra_force_velocity_free,
+        stepping {'default', 'shared', 'block'}, timestep_eta (Hermite's accuracy).
         Callables (through one trampoline; an exception raised in one stops the run, keeps
         the last accepted step and is raised again by step/advance):
         extra_force(t, x, y, z, vx, vy, vz, m, ax, ay, az)

@@ -9,7 +9,7 @@ _Path = Union[str, "os.PathLike[str]"]
 _Array = npt.NDArray[np.float64]
 _Engine = Literal["default", "simple", "openmp", "block", "tree", "cuda", "cuda_tree", "opencl", "opencl_tree"]
 _Method = Literal["default", "euler", "midpoint", "leapfrog", "trapeze", "rk4", "rkck", "rkdp", "rkdverk", "rkf",
-                  "rkgl", "rklc", "adams", "bs", "radau", "whfast"]
+                  "rkgl", "rklc", "adams", "bs", "radau", "whfast", "hermite"]
 
 __version__: str
 library_version: str
@@ -124,7 +124,8 @@ class Simulation:
                  radau_control: Literal["prs23", "global", "fixed"] = ...,
                  simd: Literal["default", "portable", "avx2", "avx512"] = ..., devices: int = ...,
                  whfast_coordinates: Literal["jacobi", "democratic_heliocentric"] = ...,
-                 whfast_corrector: int = ...) -> None: ...
+                 whfast_corrector: int = ..., stepping: Literal["default", "shared", "block"] = ...,
+                 timestep_eta: float = ...) -> None: ...
     def step(self) -> Optional[Event]: ...
     def advance(self, t_end: float, progress: Union[bool, Callable[[Progress], Any]] = ...) -> Optional[Event]: ...
     @property

@@ -409,6 +409,7 @@ static const char *const nbpy_radau_names[] = {"prs23", "global", "fixed"};
 static const char *const nbpy_simd_names[] = {"default", "portable", "avx2", "avx512"};
 static const char *const nbpy_whfast_names[] = {"jacobi", "democratic_heliocentric"};
 static const char *const nbpy_collision_names[] = {"none", "merge", "bounce", "stop"};
+static const char *const nbpy_stepping_names[] = {"default", "shared", "block"};
 static const char *const nbpy_event_names[] = {"none", "close_encounter", "escape", "collision", "hook"};
 static const char *const nbpy_anomaly_names[] = {"true", "mean"};
 /* engine and method names come from nbody_engine_name / nbody_method_name ('-' read as '_') */
@@ -486,6 +487,8 @@ static nbpy_field nbpy_fields[] = {
     NBPY_FIELD(devices, NBPY_F_INT),
     NBPY_ENUM(whfast_coordinates, nbpy_whfast_names, NBODY_WHFAST_COORDINATES_COUNT_),
     NBPY_FIELD(whfast_corrector, NBPY_F_INT),
+    NBPY_ENUM(stepping, nbpy_stepping_names, NBODY_STEPPING_COUNT_),
+    NBPY_FIELD(timestep_eta, NBPY_F_REAL),
 };
 #define NBPY_NFIELDS (sizeof nbpy_fields / sizeof nbpy_fields[0])
 /* the callable fields, and the C-only ones that Python replaces (closures carry user data) */
