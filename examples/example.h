@@ -337,15 +337,16 @@ EX_FN void ex_draw_text(ex_image *im, int x, int y, int scale, const char *text,
 }
 
 /* ---------------------------------------------------------------- files written whole
-   A file is written beside its final name (PATH.part), flushed to the disk, and renamed over
-   PATH only when every byte is there: a full disk or a failed write leaves no truncated file
-   and the old PATH as it was (rename() within one folder replaces a file atomically).
+   A file is written beside its final name (PATH.tmp, as the library writes its files),
+   flushed to the disk, and renamed over PATH only when every byte is there: a full disk or a
+   failed write leaves no truncated file and the old PATH as it was (rename() within one
+   folder replaces a file atomically).
    write(part, ctx) writes the whole file at part and returns 0 on success; errno tells why not. */
 typedef int (*ex_file_writer)(const char *part, void *ctx);
 EX_FN int ex_write_whole(const char *path, ex_file_writer write, void *ctx) {
     char part[4200];
     int err;
-    if ((size_t)snprintf(part, sizeof part, "%s.part", path) >= sizeof part) { errno = ENAMETOOLONG; return -1; }
+    if ((size_t)snprintf(part, sizeof part, "%s.tmp", path) >= sizeof part) { errno = ENAMETOOLONG; return -1; }
     errno = 0;
     if (write(part, ctx) == 0 && rename(part, path) == 0) return 0;
     err = errno;
@@ -523,7 +524,7 @@ EX_FN void ex_progress(FILE *out, int terminal, double t, double t_end, double e
 /* ---------------------------------------------------------------- video through ffmpeg
    Frames go as raw RGB bytes down a pipe into ffmpeg (H.264, yuv420p: plays everywhere);
    nothing here encodes video. Width and height must be even. ffmpeg writes the video beside
-   its name (NAME.part.mp4 for NAME.mp4: ffmpeg picks the container by the extension), and
+   its name (NAME.tmp.mp4 for NAME.mp4: ffmpeg picks the container by the extension), and
    ex_video_close renames it over NAME only when ffmpeg finished it: a full disk or a failed
    run leaves no broken video and an older NAME as it was. */
 #define EX_FFMPEG_MISSING "ffmpeg is not installed (it is the package 'ffmpeg': apt-get install ffmpeg, dnf install ffmpeg, brew install ffmpeg)"
@@ -531,11 +532,11 @@ EX_FN int ex_have_ffmpeg(void) { return system("ffmpeg -version >/dev/null 2>&1"
 
 typedef struct ex_video { FILE *pipe; int w, h; long frames; char path[4096], part[4200]; } ex_video;
 
-/* path with ".part" before its extension (the extension of the file name, not of a folder) */
+/* path with ".tmp" before its extension (the extension of the file name, not of a folder) */
 static int ex__video_part_name(const char *path, char *part, size_t size) {
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
     size_t stem = dot && dot > (slash ? slash + 1 : path) ? (size_t)(dot - path) : strlen(path);
-    return (size_t)snprintf(part, size, "%.*s.part%s", (int)stem, path, path + stem) < size ? 0 : -1;
+    return (size_t)snprintf(part, size, "%.*s.tmp%s", (int)stem, path, path + stem) < size ? 0 : -1;
 }
 
 /* 1 when ffmpeg can write H.264 into the container that path's extension names */

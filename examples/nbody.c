@@ -199,7 +199,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--n")) { ok = count_in(v, 1, 100000000, &u, &want); o->n = (size_t)u; }
         else if (!strcmp(a, "--seed")) { ok = parse_count(v, &o->seed); want = "a whole number >= 0"; }
         else if (!strcmp(a, "--size")) { ok = count_in(v, 16, 8192, &u, &want); o->width = (int)u; }
-        else if (!strcmp(a, "--threads")) { ok = count_in(v, 1, 4096, &u, &want); o->threads = (int)u; }
+        else if (!strcmp(a, "--threads")) { ok = count_in(v, 1, 1000000, &u, &want); o->threads = (int)u; }
         else if (!strcmp(a, "--order")) { ok = count_in(v, 1, 5, &u, &want); o->order = (int)u; }
         else if (!strcmp(a, "--device")) { ok = count_in(v, 0, 1024, &u, &want); o->device = (int)u; }
         else if (!strcmp(a, "--devices")) { ok = count_in(v, 1, 1024, &u, &want); o->devices = (int)u; }
@@ -371,21 +371,10 @@ static void draw(run *r, double t) {
 /* the frame number of time t for the interval `every`: K of t = K * every */
 static long frame_number(double t, double every) { return (long)floor(t / every + 0.5); }
 
-/* the library's file writers, written whole or not at all (ex_write_whole): a full disk
-   leaves no truncated file and an older file of the name as it was */
-typedef nbody_result (*system_writer)(const char *path, const nbody_system *s);
-typedef struct save_job { system_writer write; const nbody_system *s; nbody_result res; } save_job;
-static int save_part(const char *part, void *ctx) {
-    save_job *job = (save_job *)ctx;
-    return (job->res = job->write(part, job->s)) == NBODY_OK ? 0 : -1;
-}
-static nbody_result save_whole(system_writer write, const char *path, const nbody_system *s) {
-    save_job job;
-    job.write = write; job.s = s; job.res = NBODY_OK;
-    if (ex_write_whole(path, save_part, &job) == 0) return NBODY_OK;
-    return job.res != NBODY_OK ? job.res : NBODY_ERR_IO;
-}
-
+/* Every file is written whole or not at all, so a full disk leaves no truncated file and an
+   older file of the name as it was: snapshots, CSV and checkpoints by the library (beside,
+   flushed, renamed), pictures by ex_write_png (the same in example.h), the video by
+   ex_video_close (renamed when ffmpeg finished it). */
 static int write_outputs(run *r, double t, int snapshot, int frame, int vframe, int final) {
     char path[4096] = "";
     nbody_result res = NBODY_OK;
@@ -395,13 +384,13 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int vframe, 
         if (final) snprintf(path, sizeof path, "%s_final.snap", r->o.out);
         else snprintf(path, sizeof path, "%s_snap_%06ld.snap", r->o.out, frame_number(t, r->o.snapshot_every));
         if (r->o.snapshot_every > 0) {
-            if (mpi_rank == 0 && (res = save_whole(nbody_save, path, &r->s)) != NBODY_OK) goto fail;
+            if (mpi_rank == 0 && (res = nbody_save(path, &r->s)) != NBODY_OK) goto fail;
             strcpy(path + strlen(path) - 4, "ckpt");      /* the .snap's name, .ckpt */
             if ((res = nbody_checkpoint_save(r->sim, path)) != NBODY_OK) goto fail;
         }
         if (mpi_rank == 0 && r->o.csv && (final || r->o.snapshot_every > 0)) {
             strcpy(strrchr(path, '.') + 1, "csv");
-            if ((res = save_whole(nbody_write_csv, path, &r->s)) != NBODY_OK) goto fail;
+            if ((res = nbody_write_csv(path, &r->s)) != NBODY_OK) goto fail;
         }
     }
     if (mpi_rank != 0) return 0;          /* pictures and video: rank 0 */
@@ -432,7 +421,7 @@ static int write_interrupted(run *r) {
     nbody_result res;
     snprintf(path, sizeof path, "%s_interrupted.snap", r->o.out);
     res = nbody_get_state(r->sim, &r->s);
-    if (res == NBODY_OK && mpi_rank == 0) res = save_whole(nbody_save, path, &r->s);
+    if (res == NBODY_OK && mpi_rank == 0) res = nbody_save(path, &r->s);
     snprintf(path, sizeof path, "%s_interrupted.ckpt", r->o.out);
     if (res == NBODY_OK) res = nbody_checkpoint_save(r->sim, path);
     if (res != NBODY_OK) {
@@ -493,11 +482,38 @@ static int simulate(run *r) {
 static const char *option_of_field(const char *field) {
     static const char *const map[][2] = {{"engine", "--engine"}, {"method", "--method"}, {"order", "--order"},
                                          {"softening", "--softening"}, {"dt", "--dt"}, {"tolerance", "--tolerance"},
-                                         {"theta", "--theta"}};
+                                         {"theta", "--theta"}, {"threads", "--threads"}, {"device", "--device"},
+                                         {"devices", "--devices"}};
     size_t i;
     for (i = 0; i < sizeof map / sizeof map[0]; ++i)
         if (!strcmp(field, map[i][0])) return map[i][1];
     return NULL;
+}
+
+/* a refusal by the library (nbody_desc_check, nbody_interval_check): a line naming the option
+   and its value, then the library's line (the reason); exit status 2. option NULL: the option
+   is read from the desc field that the library's line names ("nbody: desc.theta = 2 ...") */
+static int refused_by_library(const char *option, const char *value) {
+    char field[32] = "", text[64] = "";
+    const char *desc_field = strstr(last_error, "desc.");
+    if (!option && desc_field && sscanf(desc_field + 5, "%31[A-Za-z_] = %63[^ ]", field, text) == 2) {
+        option = option_of_field(field);
+        value = text;
+    }
+    if (option) fprintf(stderr, "nbody: %s %s refused (nbody --help lists the options)\n", option, value);
+    else fprintf(stderr, "nbody: the simulation was refused:\n");
+    fprintf(stderr, "%s\n", *last_error ? last_error : "(the library gave no reason)");
+    return 2;
+}
+
+/* an output interval against the run (nbody_interval_check): 0, or the exit status */
+static int check_interval(const run *r, double every, const char *option) {
+    char value[64];
+    if (every <= 0 || !(r->t_end > (double)r->s.t)) return 0;
+    last_error[0] = 0;
+    if (nbody_interval_check(&r->desc, r->s.t, (nbody_real)r->t_end, (nbody_real)every, option) == NBODY_OK) return 0;
+    snprintf(value, sizeof value, "%g", every);
+    return refused_by_library(option, value);
 }
 
 /* --resume FILE: a checkpoint makes r->sim (exact restart; desc must match the run that wrote
@@ -654,18 +670,12 @@ static int validate(run *r) {
     nbody_engine e = r->desc.engine ? r->desc.engine : NBODY_ENGINE_BLOCK;
     nbody_method m = r->desc.method ? r->desc.method : NBODY_LEAPFROG;
     char text[640];
-    if (o->theta >= 0 && !(o->theta > 0 && o->theta < 1)) {
-        snprintf(text, sizeof text, "%g", o->theta);
-        return bad("--theta %s: the opening angle must be in (0, 1): at 1 and above a node counts as one body even "
-                   "when the body it pulls sits inside it (errors of order one); 0.3-0.7 is usual", text);
-    }
+    /* the range of theta, a tolerance against the method and NBODY_REAL, the threads: the
+       library's (nbody_desc_check in setup); here what only the command line means */
+    if (o->theta == 0)
+        return bad("--theta 0: %s", "the library reads 0 as its default (0.5); for exact forces take a direct engine (block)");
     if (o->theta >= 0 && !tree_engine(e)) {
         snprintf(text, sizeof text, "--theta applies to the tree engines (tree, cuda-tree, opencl-tree), not to %s", nbody_engine_name(e));
-        return bad("%s", text);
-    }
-    if (o->tolerance > 0 && !nbody_method_adaptive(m)) {
-        snprintf(text, sizeof text, "--tolerance needs an adaptive method (rkck, rkdp, rkdverk, rkf, rklc, bs): %s takes "
-                 "fixed steps of --dt", nbody_method_name(m));
         return bad("%s", text);
     }
     if (o->order >= 0 && m != NBODY_ADAMS) return bad("--order is the order of --method adams, not of %s", nbody_method_name(m));
@@ -719,12 +729,20 @@ static int setup(run *r) {
     r->desc.progress.interval = 0;               /* every step: Ctrl-C is answered at once */
     r->t_end = in_real(o->t_end >= 0 ? o->t_end : r->sc->t_end);
     if (o->video && o->video_every <= 0) r->o.video_every = o->png_every > 0 ? o->png_every : r->t_end / 300;
+    if (o->archive && o->archive_every <= 0) r->o.archive_every = r->t_end / 10;
     if ((rc = validate(r)) != 0) return rc;
     if ((rc = initial_state(r)) != 0) return rc;
     if ((double)r->s.t > r->t_end) {
         fprintf(stderr, "nbody: the snapshot is at t = %g, past --t-end %g\n", (double)r->s.t, r->t_end);
         return 2;
     }
+    if ((rc = check_interval(r, o->snapshot_every, "--snapshot-every")) != 0 ||
+        (rc = check_interval(r, o->png_every, "--png-every")) != 0 ||
+        (rc = check_interval(r, o->video ? o->video_every : 0, "--video-every")) != 0 ||
+        (rc = check_interval(r, o->archive ? o->archive_every : 0, "--archive-every")) != 0)
+        return rc;
+    last_error[0] = 0;
+    if (!r->sim && nbody_desc_check(&r->desc, &r->s) == NBODY_ERR_INVALID_ARGUMENT) return refused_by_library(NULL, NULL);
     if ((o->png_every > 0 || o->video) && ex_image_alloc(&r->img, (o->width * 4 / 3) & ~1, o->width & ~1) != 0) return 1;
     res = r->sim ? NBODY_OK : nbody_create(&r->sim, &r->desc, &r->s);
     if (res == NBODY_ERR_UNAVAILABLE) {
@@ -737,11 +755,12 @@ static int setup(run *r) {
         return res == NBODY_ERR_INVALID_ARGUMENT ? 2 : 1;
     }
     if (o->archive) {                      /* the start (when not resumed), then every T */
-        double every = o->archive_every > 0 ? o->archive_every : r->t_end / 10;
         res = o->resume ? NBODY_OK : nbody_archive_append(r->sim, o->archive);
-        if (res == NBODY_OK) res = nbody_archive_attach(r->sim, o->archive, (nbody_real)every, 0, 0);
+        if (res == NBODY_OK && o->archive_every > 0)   /* 0: a run of length 0, the start alone */
+            res = nbody_archive_attach(r->sim, o->archive, (nbody_real)o->archive_every, 0, 0);
         if (res != NBODY_OK) {
-            fprintf(stderr, "nbody: cannot write the archive %s: %s\n", o->archive, nbody_result_string(res));
+            fprintf(stderr, "nbody: cannot write the archive %s: %s%s%s\n", o->archive, nbody_result_string(res),
+                    *last_error ? "\n" : "", last_error);
             return 1;
         }
     }

@@ -13,7 +13,7 @@ check() { # description, then a command that must succeed
     what=$1; shift
     if "$@" >/dev/null 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $what"; fi
 }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); trap 'umount "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # every example builds (the Makefile leaves out those whose library is missing, with a notice)
 for src in examples/*.c; do
@@ -154,19 +154,26 @@ while IFS='|' read -r args want; do
     if [ "$rc" -eq 2 ] && grep -q -e "$want" "$tmp/err" && ! grep -q '^done' "$tmp/out"; then pass=$((pass + 1))
     else fail=$((fail + 1)); echo "FAIL nbody $args: exit $rc (want 2 and '$want'), stderr: $(head -c 300 "$tmp/err")"; fi
 done <<ARGS
---engine tree --theta 2 --t-end 0.01|must be in (0, 1)
---engine tree --theta 0 --t-end 0.01|must be in (0, 1)
---engine tree --theta=1 --t-end 0.01|must be in (0, 1)
+--engine tree --theta 2 --t-end 0.01|desc.theta = 2 must be below 1
+--engine tree --theta 0 --t-end 0.01|--theta 0: the library reads 0 as its default
+--engine tree --theta=1 --t-end 0.01|desc.theta = 1 must be below 1
 --theta 0.5 --t-end 0.01|applies to the tree engines
 --method leapfrog --tolerance 1e-8|needs an adaptive method
 --tolerance 1e-8|needs an adaptive method
 --order 3|order of --method adams
 --method adams --order 6|--order '6': want a whole number from 1 to 5
 --device 1|--device
---threads 0|--threads '0': want a whole number from 1 to 4096
+--threads 0|--threads '0': want a whole number from 1 to 1000000
 --csv=1|takes no value
 --dt=abc|--dt 'abc': want a finite number > 0
 --scenario|--scenario needs a value
+--method rkdp --tolerance 1e-300|--tolerance 1e-300 refused
+--method rkdp --tolerance 1e-300|desc.tolerance = 1e-300 is below what NBODY_REAL
+--threads 100000|desc.threads = 100000 is out of range
+--snapshot-every 1e-300 --out $tmp/i|--snapshot-every 1e-300 refused
+--png-every 1e-9 --out $tmp/i|--png-every = 1e-09 would write 6e+09 outputs
+--archive $tmp/i.arc --archive-every 1e-12|--archive-every = 1e-12 would write
+--video $tmp/i.mp4 --video-every 1e-12|--video-every = 1e-12 would write\|--video: ffmpeg is not installed
 --scenario --n 5|--scenario needs a value
 --archive-every 0.1|--archive-every needs --archive FILE
 --devices 2|--devices is the GPU count of the cuda and opencl engines, not of block
@@ -200,6 +207,15 @@ for args in "--n abc" "--scenario" "--dt 1e-300 --t-end 0.01" "--archive-every 0
     check "nbody $args: exit 2, one line on stderr naming $opt ($(head -n 1 "$tmp/err"))" \
         sh -c "[ $rc -eq 2 ] && [ \$(wc -l < $tmp/err) -eq 1 ] && grep -q -- '^nbody: $opt' $tmp/err"
 done
+# a refusal by the library (nbody_desc_check, nbody_interval_check): the option and its value,
+# then the library's own line with the reason
+for args in "--method rkdp --tolerance 1e-300|--tolerance 1e-300|nbody: desc.tolerance = 1e-300" \
+            "--png-every 1e-9|--png-every 1e-09|nbody: --png-every = 1e-09" "--engine tree --theta 1e6|--theta 1e+06|nbody: desc.theta = 1e+06"; do
+    a=${args%%|*}; rest=${args#*|}; first=${rest%%|*}; second=${rest#*|}
+    "$NB" $a --t-end 0.01 --out "$tmp/lr" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    check "nbody $a: exit 2, '$first refused' then the library's line ($(tail -n 1 "$tmp/err" | head -c 80))" \
+        sh -c "[ $rc -eq 2 ] && [ \$(wc -l < $tmp/err) -eq 2 ] && head -n 1 $tmp/err | grep -q -- '^nbody: $first refused' && tail -n 1 $tmp/err | grep -q -- '^$second'"
+done
 
 # ---- write failures: a file is written beside its name and renamed when whole, so a failed
 # write leaves no truncated file and the older file of that name as it was. Files are kept
@@ -218,7 +234,7 @@ for what in "--snapshot-every 0.001|o_final.snap" "--csv|o_final.csv" "--png-eve
     check "write failure of $file (ulimit -f): exit 1 with the reason ($(grep -m1 'cannot write' "$tmp/err"))" \
         sh -c "[ $rc -eq 1 ] && grep -q 'cannot write .*: File too large' $tmp/err"
     check "write failure of $file (ulimit -f): the older file is intact" cmp "$tmp/wf/$file" "$tmp/$file.good"
-    check "write failure of $file (ulimit -f): no partial file left" sh -c "! ls $tmp/wf | grep -q part"
+    check "write failure of $file (ulimit -f): no partial file left" sh -c "! ls $tmp/wf | grep -q tmp"
 done
 mkdir -p "$tmp/full"
 if mount -t tmpfs -o size=256k nbody-test "$tmp/full" 2>/dev/null; then
@@ -230,7 +246,7 @@ if mount -t tmpfs -o size=256k nbody-test "$tmp/full" 2>/dev/null; then
     check "full disk (tmpfs): exit 1, 'No space left on device' ($(grep -m1 'cannot write' "$tmp/err"))" \
         sh -c "[ $rc -eq 1 ] && grep -q 'No space left on device' $tmp/err"
     check "full disk (tmpfs): the older snapshot is intact" cmp "$tmp/full/o_final.snap" "$tmp/final.good"
-    check "full disk (tmpfs): no partial file left" sh -c "! ls $tmp/full | grep -q part"
+    check "full disk (tmpfs): no partial file left" sh -c "! ls $tmp/full | grep -q tmp"
     umount "$tmp/full"
 else skip=$((skip + 1)); echo "SKIP full disk on a small tmpfs: mount is not allowed here (the ulimit -f checks above ran)"; fi
 
@@ -277,7 +293,7 @@ if command -v ffmpeg >/dev/null 2>&1 && [ -s "$tmp/vid/clip.mp4" ]; then
     limited "$NB" --scenario galaxy --n 300 --dt 1e-3 --t-end 0.02 --video "$tmp/vid/clip.mp4" --video-every 0.001 --size 1024 \
         >"$tmp/out" 2>"$tmp/err"; rc=$?
     check "write failure of the video (ulimit -f): exit 1, the older video intact, no partial file" \
-        sh -c "[ $rc -eq 1 ] && cmp $tmp/vid/clip.mp4 $tmp/clip.good && ! ls $tmp/vid | grep -q part"
+        sh -c "[ $rc -eq 1 ] && cmp $tmp/vid/clip.mp4 $tmp/clip.good && ! ls $tmp/vid | grep -q tmp"
 fi
 env PATH=/nonexistent "$ROOT/$NB" --scenario figure8 --video "$tmp/x.mp4" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "--video without ffmpeg: exit 2 naming the package" sh -c "[ $rc -eq 2 ] && grep -q 'apt-get install ffmpeg' $tmp/err"
