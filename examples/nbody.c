@@ -186,7 +186,8 @@ static int parse_args(int argc, char **argv, options *o) {
             else o->help = 1;
             continue;
         }
-        if (!takes_value(a)) return bad("unknown option '%s'", argv[i]);
+        if (!strncmp(a, "--", 2) && !takes_value(a)) return bad("unknown option '%s'", argv[i]);
+        if (!takes_value(a)) return bad("'%s' is not an option (a value goes after its option: --n 100; --csv, --list take none)", argv[i]);
         /* "--scenario --n 5": the next option is not --scenario's value (--out=--x gives one) */
         if (!v || (!inline_value && !strncmp(v, "--", 2) && strlen(v) > 2)) return bad("%s needs a value", a);
         if (!strcmp(a, "--scenario")) o->scenario = v;
@@ -559,16 +560,16 @@ static int resume(run *r, int *from_checkpoint) {
         const char *opt;
         if (sscanf(last_error, "nbody: checkpoint field %31[A-Za-z_]: written with %127[^,], the desc has %127s", field, saved,
                    asked) == 3 && (opt = option_of_field(field)) != NULL)
-            fprintf(stderr, "nbody: cannot resume from %s: it was written with %s %s, this run has %s %s: give the options "
+            fprintf(stderr, "nbody: --resume %s: cannot resume: it was written with %s %s, this run has %s %s: give the options "
                             "of the run that wrote it\n", path, opt, saved, opt, asked);
         else if (*field)
-            fprintf(stderr, "nbody: cannot resume from %s: its %s is %s, this run's is %s\n", path, field, saved, asked);
+            fprintf(stderr, "nbody: --resume %s: cannot resume: its %s is %s, this run's is %s\n", path, field, saved, asked);
         else
-            fprintf(stderr, "nbody: cannot resume from %s: the checkpoint was written with other options\n", path);
+            fprintf(stderr, "nbody: --resume %s: cannot resume: the checkpoint was written with other options\n", path);
     } else if (res == NBODY_ERR_FORMAT)
-        fprintf(stderr, "nbody: cannot resume from %s: neither a checkpoint nor a snapshot (or corrupted)\n", path);
+        fprintf(stderr, "nbody: --resume %s: cannot resume: neither a checkpoint nor a snapshot (or corrupted)\n", path);
     else
-        fprintf(stderr, "nbody: cannot resume from %s: %s%s%s\n", path, nbody_result_string(res),
+        fprintf(stderr, "nbody: --resume %s: cannot resume: %s%s%s\n", path, nbody_result_string(res),
                 res == NBODY_ERR_IO && errno ? ": " : "", res == NBODY_ERR_IO && errno ? strerror(errno) : "");
     return res == NBODY_ERR_OUT_OF_MEMORY || res == NBODY_ERR_DEVICE ? 1 : 2;
 }
@@ -605,13 +606,13 @@ static int initial_state(run *r) {
         return 0;
     }
     if (from_checkpoint && (nbody_system_alloc(&r->s, first.n) != NBODY_OK || nbody_get_state(r->sim, &r->s) != NBODY_OK)) {
-        fprintf(stderr, "nbody: cannot resume from %s: it holds another number of bodies than --scenario %s%s\n",
+        fprintf(stderr, "nbody: --resume %s: cannot resume: it holds another number of bodies than --scenario %s%s\n",
                 r->o.resume, r->sc->name, r->o.n ? " with --n" : "");
         nbody_system_free(&first);
         return 2;
     }
     if (first.x != r->s.x && !same_masses(&first, &r->s)) {
-        fprintf(stderr, "nbody: cannot resume from %s: its %lu bodies are not those of --scenario %s%s (other masses): "
+        fprintf(stderr, "nbody: --resume %s: cannot resume: its %lu bodies are not those of --scenario %s%s (other masses): "
                         "give the --scenario%s of the run that wrote it\n", r->o.resume, (unsigned long)r->s.n, r->sc->name,
                 r->o.n ? " --n" : "", r->o.n ? " and --n" : "");
         nbody_system_free(&first);
@@ -705,11 +706,11 @@ static int setup(run *r) {
     const options *o = &r->o;
     nbody_result res;
     int rc;
-    if (!(r->sc = ex_find_scenario(o->scenario))) return bad("unknown scenario '%s'", o->scenario);
+    if (!(r->sc = ex_find_scenario(o->scenario))) return bad("--scenario %s: unknown scenario (nbody --help lists them)", o->scenario);
     if (o->n && ex_fixed_size(r->sc)) return bad("--n cannot be set: scenario %s always has 3 bodies", r->sc->name);
     if (o->n && o->n < ex_min_bodies(r->sc)) return bad("--n 1: scenario %s needs at least 2 bodies", r->sc->name);
-    if (o->engine && !ex_find_engine(o->engine, &r->desc.engine)) return bad("unknown engine '%s' (see --list)", o->engine);
-    if (o->method && !ex_find_method(o->method, &r->desc.method)) return bad("unknown method '%s' (see --list)", o->method);
+    if (o->engine && !ex_find_engine(o->engine, &r->desc.engine)) return bad("--engine %s: unknown engine (see --list)", o->engine);
+    if (o->method && !ex_find_method(o->method, &r->desc.method)) return bad("--method %s: unknown method (see --list)", o->method);
     if (o->png_every > 0 && !ex_have_png()) return bad("%s: this nbody was built without libpng", "--png-every");
     r->desc.dt = (nbody_real)(o->dt > 0 ? o->dt : r->sc->dt);
     r->desc.softening = (nbody_real)(o->softening >= 0 ? o->softening : r->sc->softening);

@@ -5,7 +5,8 @@
 # added to a short run (16 bodies, 5 steps), on the double build and on the float build
 # (build/nbody_float, NBODY_REAL = float). Each run must end within its time bound with
 # exit status 0, or 1 or 2 and a message on stderr: never a signal (a crash), never the time
-# bound (a hang), never an error without a word. Runs two at a time, each in its own folder
+# bound (a hang), never an error without a word; a refusal (exit 2) names the option or the
+# value in its first line. Runs two at a time, each in its own folder
 # (--out, --archive and --video write where they are told). Prints the counts and
 # "RESULT passed failed skipped".
 cd "$(dirname "$0")/.." || exit 1
@@ -49,7 +50,7 @@ for b in "$NB" "$NB"_float; do
     done
 done | tr '\n' '\0' | xargs -0 -n 4 -P 2 sh "$ROOT/tests/test_cli_sweep.sh" --case "$tmp"
 
-pass=0; fail=0; crashes=0; hangs=0; silent=0; ok=0; refused=0; failed=0; runs=0
+pass=0; fail=0; crashes=0; hangs=0; silent=0; unnamed=0; ok=0; refused=0; failed=0; runs=0
 for res in "$tmp"/*.res; do
     read -r rc prog opt val <"$res"
     dir=${res%.res}
@@ -62,6 +63,9 @@ for res in "$tmp"/*.res; do
         silent=$((silent + 1)); fail=$((fail + 1)); echo "FAIL $prog $opt $val: exit $rc without a message on stderr"
     elif [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 2 ]; then
         fail=$((fail + 1)); echo "FAIL $prog $opt $val: exit $rc (want 0, 1 or 2)"
+    elif [ "$rc" -eq 2 ] && ! head -n 1 "$dir/err" | grep -q -F -e "$opt" -e "'$val'" -e " $val"; then
+        unnamed=$((unnamed + 1)); fail=$((fail + 1))
+        echo "FAIL $prog $opt $val: the refusal names neither the option nor the value: $(head -n 1 "$dir/err")"
     else
         pass=$((pass + 1))
         case $rc in 0) ok=$((ok + 1));; 1) failed=$((failed + 1));; 2) refused=$((refused + 1));; esac
@@ -69,6 +73,6 @@ for res in "$tmp"/*.res; do
 done
 nopt=$(printf '%s\n' "$options" | wc -l); nval=$(printf '%s\n' "$values" | wc -l)
 [ "$runs" -eq $((2 * nopt * nval)) ] || { fail=$((fail + 1)); echo "FAIL $runs runs, want 2 x $nopt x $nval"; }
-echo "CLI sweep: 2 builds (double, float) x $nopt options x $nval values = $runs runs: $ok ran (exit 0), $refused refused (exit 2), $failed stopped with an error (exit 1); $crashes crashes, $hangs hangs, $silent errors without a message"
+echo "CLI sweep: 2 builds (double, float) x $nopt options x $nval values = $runs runs: $ok ran (exit 0), $refused refused (exit 2), $failed stopped with an error (exit 1); $crashes crashes, $hangs hangs, $silent errors without a message, $unnamed refusals naming neither option nor value"
 echo "RESULT $pass $fail 0"
 [ "$fail" -eq 0 ]
