@@ -1586,6 +1586,15 @@ static PyObject *nbpy_names_tuple(const char *const *names, int count) {
     return t;
 }
 
+/* the exception a result code raises, for the tests: _raise_result(code) */
+static PyObject *nbpy_raise_result(PyObject *mod, PyObject *arg) {
+    long code = PyLong_AsLong(arg);
+    (void)mod;
+    if (code == -1 && PyErr_Occurred()) return NULL;
+    if (code == NBODY_OK || code == NBODY_STOPPED) Py_RETURN_NONE;
+    return nbpy_raise((nbody_result)code, NULL, "result");
+}
+
 static PyObject *nbpy_alloc_stats(PyObject *mod, PyObject *unused) {
     (void)mod; (void)unused;
     return Py_BuildValue("(LLL)", nbpy_live_blocks, nbpy_live_bytes, nbpy_total_blocks);
@@ -1712,6 +1721,8 @@ static PyMethodDef nbpy_module_methods[] = {
     {"_alloc_stats", (PyCFunction)nbpy_alloc_stats, METH_NOARGS, "_alloc_stats()\n--\n\n(live blocks, live bytes, "
      "blocks ever allocated) of the library's allocations in this process."},
     {"_register_classes", (PyCFunction)nbpy_register_classes, METH_VARARGS, NULL},
+    {"_raise_result", (PyCFunction)nbpy_raise_result, METH_O, "_raise_result(code)\n--\n\nRaise what nbody_result "
+     "`code` raises (None for NBODY_OK and NBODY_STOPPED): the mapping, for the tests."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef nbpy_module = {PyModuleDef_HEAD_INIT, "_nbodyh",

@@ -344,3 +344,16 @@ def test_type_stubs_name_everything_public():
     kwargs = {a.arg for f in sim_stub.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"
               for a in f.args.kwonlyargs}
     assert set(nbodyh.Simulation(nbodyh.plummer(4)).desc) <= kwargs
+
+
+def test_every_result_code_maps_to_its_exception():
+    expected = [None, ValueError, MemoryError, nbodyh.UnavailableError, nbodyh.DeviceError, FloatingPointError,
+                nbodyh.StepTooSmallError, OSError, nbodyh.FormatError, nbodyh.CancelledError, None,
+                nbodyh.BusyError]                       # NBODY_OK ... NBODY_STOPPED, NBODY_ERR_BUSY
+    for code, exc in enumerate(expected):
+        if exc is None:
+            assert nbodyh._nbodyh._raise_result(code) is None
+        else:
+            with pytest.raises(exc):
+                nbodyh._nbodyh._raise_result(code)
+    assert issubclass(nbodyh.FormatError, ValueError) and issubclass(nbodyh.BusyError, RuntimeError)

@@ -233,3 +233,13 @@ def test_extra_force_views_are_reused_and_kept_ones_stay_valid():
     sim.advance(0.02)
     assert sim.stats.force_evals >= 80 and reused[0] >= sim.stats.force_evals - 8   # not 80 new arrays
     assert kept[0].base is sim and np.all(np.isfinite(kept[0]))
+
+
+def test_progress_without_tqdm_is_a_plain_line(monkeypatch, capsys):
+    import sys
+    monkeypatch.setitem(sys.modules, "tqdm", None)          # import tqdm fails
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    sim = nbodyh.Simulation(nbodyh.plummer(64), softening=0.01)
+    sim.advance(0.01, progress=True)
+    err = capsys.readouterr().err
+    assert "advance:" in err and "100.0%" in err
