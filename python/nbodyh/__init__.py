@@ -19,7 +19,7 @@ from . import _nbodyh
 from ._nbodyh import (  # noqa: F401  (the package's names)
     ENGINES, METHODS, Archive, BusyError, CancelledError, DeviceError, Error, Event, FormatError,
     Invariants, NbodyWarning, Orbit, Progress, Stats, StepTooSmallError, UnavailableError,
-    accelerations, available, checkpoint_load, collision, figure_eight, galaxy, library_version, load,
+    accelerations, available, checkpoint_load, collision, desc_check, figure_eight, galaxy, library_version, load,
     measure, method_adaptive, method_order, orbit_from_state, orbit_to_state, outer_solar_system, plummer,
     pythagorean, simd_available, uniform_cube, features,
 )
@@ -31,7 +31,7 @@ __all__ = [
     "Error", "UnavailableError", "FormatError", "DeviceError", "StepTooSmallError", "CancelledError",
     "BusyError", "NbodyWarning",
     "plummer", "uniform_cube", "galaxy", "collision", "figure_eight", "pythagorean", "outer_solar_system",
-    "measure", "accelerations", "available", "simd_available", "method_order", "method_adaptive",
+    "measure", "accelerations", "desc_check", "available", "simd_available", "method_order", "method_adaptive",
     "load", "checkpoint_load", "archive_open", "orbit_to_state", "orbit_from_state",
     "plot", "animate", "ENGINES", "METHODS", "CPU_ENGINES",
 ]

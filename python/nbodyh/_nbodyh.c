@@ -183,11 +183,8 @@ static PyObject *nbpy_raise(nbody_result r, const nbpy_ctx *c, const char *what)
     case NBODY_ERR_IO: type = PyExc_OSError; break;
     case NBODY_ERR_FORMAT: type = nbpy_FormatError; break;
     case NBODY_ERR_CANCELLED: type = nbpy_CancelledError; break;
-    default:
-        /* NBODY_ERR_BUSY is appended after NBODY_STOPPED (the simulation is inside a call on
-           another thread or inside its own hook) */
-        type = (int)r == (int)NBODY_STOPPED + 1 ? nbpy_BusyError : nbpy_Error;
-        break;
+    case NBODY_ERR_BUSY: type = nbpy_BusyError; break;
+    default: type = nbpy_Error; break;
     }
     if (reason[0] == 'n' && !strncmp(reason, "nbody: ", 7)) reason += 7;
     PyErr_Format(type, "%s: %s", what, reason);
@@ -1426,6 +1423,26 @@ done:
     return out;
 }
 
+/* nbody_desc_check: what nbody_create would refuse, without creating anything */
+static PyObject *nbpy_desc_check(PyObject *mod, PyObject *args, PyObject *kwargs) {
+    PyObject *sys;
+    nbody_desc d;
+    nbpy_ctx c;
+    nbody_result r;
+    int rc;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O:desc_check", &sys) || nbpy_system_check(sys) < 0) return NULL;
+    memset(&c, 0, sizeof c);
+    rc = nbpy_desc_from_kwargs(&d, &c, kwargs);
+    if (rc == 0) {
+        r = nbody_desc_check(&d, &((nbpy_System *)sys)->s);
+        rc = nbpy_check(&c, r, "desc_check");
+    }
+    nbpy_ctx_release(&c);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *nbpy_load(PyObject *mod, PyObject *path) {
     PyObject *b;
     nbody_system s;
@@ -1701,6 +1718,10 @@ static PyMethodDef nbpy_module_methods[] = {
     {"accelerations", NBPY_FN(nbpy_accelerations), NBPY_KW, "accelerations(system, **desc)\n--\n\nThe accelerations "
      "of every body from gravity alone (nbody_accelerations; extra_force is not applied) with the engine, G, softening, theta ... of the desc keywords.\n\n"
      "Returns\n-------\n(ax, ay, az) : tuple of numpy arrays"},
+    {"desc_check", NBPY_FN(nbpy_desc_check), NBPY_KW, "desc_check(system, **desc)\n--\n\nCheck a desc and a "
+     "system as Simulation(system, **desc) would (nbody_desc_check), creating nothing.\n\nRaises\n------\n"
+     "ValueError\n    What the library refuses, with its reason (the field and the value).\nUnavailableError\n"
+     "    An engine or SIMD level this build or machine lacks."},
     {"load", (PyCFunction)nbpy_load, METH_O, "load(path)\n--\n\nA System from a snapshot written by System.save "
      "(nbody_load).\n\nRaises\n------\nOSError\n    Missing or unreadable file.\nFormatError\n    Not a valid snapshot."},
     {"checkpoint_load", NBPY_FN(nbpy_checkpoint_load), NBPY_KW, "checkpoint_load(path, **desc)\n--\n\nA Simulation "

@@ -160,8 +160,11 @@ def test_invalid_argument_is_value_error_with_the_library_reason():
     with pytest.raises(ValueError) as e:
         nbodyh.Simulation(s, method="leapfrog", extra_force=lambda *a: None)
     assert "velocity" in str(e.value)             # the line the library logged
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="dt"):            # the library names the field
         nbodyh.Simulation(s, dt=-1.0)
+    with pytest.raises(ValueError, match="theta"):
+        nbodyh.desc_check(s, theta=-0.5)
+    assert nbodyh.desc_check(s, engine="tree", theta=0.3) is None
     with pytest.raises(ValueError):
         nbodyh.Simulation(s, engine="warp")
     with pytest.raises(TypeError):
