@@ -6,6 +6,9 @@ import shutil
 import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# OpenMP threads that wait by sleeping: the suite often shares its cores (make -j, a CI host);
+# spinning threads of a descheduled team slow a run by tens of times there. No bits change.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
