@@ -81,7 +81,7 @@ PRECISION_TESTS := $(BUILD)/test_core_float $(BUILD)/test_core_longdouble $(BUIL
                    $(BUILD)/test_stall_float $(BUILD)/test_stall_longdouble $(BUILD)/test_limits_float
 # tests written as shell scripts: the command-line tool, the viewer, README.md and docs/*.md
 # (links resolve, README stays short, pages speak to users), the docs' code compiled
-TEST_SCRIPTS := tests/msvc_constructs.sh tests/test_cli.sh tests/test_cli_sweep.sh tests/test_viewer.sh tests/test_docs.sh tests/compile_docs.sh tests/test_mpi.sh
+TEST_SCRIPTS := tests/msvc_constructs.sh tests/tracked_files.sh tests/test_cli.sh tests/test_cli_sweep.sh tests/test_viewer.sh tests/test_docs.sh tests/compile_docs.sh tests/test_mpi.sh
 # the command-line tool again in float (NBODY_REAL): tests/test_cli.sh runs its checks of
 # landing on t-end and of refusals on it too
 CLI_FLOAT    := $(BUILD)/nbody_float
