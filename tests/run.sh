@@ -1,11 +1,17 @@
 #!/bin/sh
 # Runs every test binary given on the command line, prints their output, and ends with the
 # summary line "N passed, N failed[, N skipped]". Exit status 1 when anything failed.
+# NBODY_TEST_RUNNER: a command put before each test program (not before the .sh scripts,
+# which use it themselves), e.g. wine for Windows builds (make test-windows).
 passed=0; failed=0; skipped=0
 for t in "$@"; do
     echo "== $t"
     t0=$(date +%s)
-    out=$("./$t" 2>&1); rc=$?
+    case $t in
+        *.sh) out=$("./$t" 2>&1); rc=$?;;
+        *) out=$(${NBODY_TEST_RUNNER:-} "./$t" 2>&1); rc=$?
+           out=$(printf '%s\n' "$out" | tr -d '\r');;    # Windows programs end lines with CR LF
+    esac
     [ $(( $(date +%s) - t0 )) -ge 10 ] && echo "   ($t took $(( $(date +%s) - t0 )) s)"
     printf '%s\n' "$out" | grep -v '^RESULT '
     res=$(printf '%s\n' "$out" | grep '^RESULT ' | tail -n 1)

@@ -5,14 +5,18 @@
 # Prints "SIMD levels tested: ..." and a RESULT line for tests/run.sh.
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
-levels=$("$BUILD/test_simd" --levels) || { echo "FAIL $BUILD/test_simd --levels"; echo "RESULT 0 1 0"; exit 1; }
+# NBODY_TEST_RUNNER and NBODY_TEST_EXE: a Windows build under Wine (make test-windows)
+RUN=${NBODY_TEST_RUNNER:-}; EXE=${NBODY_TEST_EXE:-}
+levels=$($RUN "./$BUILD/test_simd$EXE" --levels) || { echo "FAIL $BUILD/test_simd --levels"; echo "RESULT 0 1 0"; exit 1; }
+levels=$(printf '%s\n' "$levels" | tr -d '\r')     # Windows programs end lines with CR LF
 pass=0; fail=0; skip=0
 for level in $levels; do
     tests="test_numeric_faults test_reproducible"
     # the tree's AVX2 walk (used at avx2 and avx512) is what plain make test runs already
     [ "$level" = portable ] && tests="$tests test_tree"
     for t in $tests; do
-        out=$(NBODY_SIMD=$level "./$BUILD/$t" 2>&1); rc=$?
+        out=$(NBODY_SIMD=$level $RUN "./$BUILD/$t$EXE" 2>&1); rc=$?
+        out=$(printf '%s\n' "$out" | tr -d '\r')
         res=$(printf '%s\n' "$out" | grep '^RESULT ' | tail -n 1)
         if [ -z "$res" ] || [ "$rc" -ne 0 ]; then
             printf '%s\n' "$out" | grep -E '^FAIL' | head -n 20

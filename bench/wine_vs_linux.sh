@@ -1,0 +1,48 @@
+#!/bin/sh
+# The Windows build under Wine against the Linux build on the same machine: bench/bench_block.c
+# (BLOCK, interactions/s, best of its repetitions) at N = 4096, 8192, 16384, in double and in
+# float, built by gcc and by x86_64-w64-mingw32-gcc from the same source with the same flags
+# (-O2 -fopenmp; -static for Windows), run alternately Linux, Wine, Linux, Wine so that a
+# change in the machine's load falls on both, and the better of the two runs of each kept.
+# Prints a markdown table, Linux and Wine side by side; with an argument, also writes it there.
+#     sh bench/wine_vs_linux.sh [bench/results/wine-vs-linux-DATE.md]
+# Environment: REPS (bench_block's repetitions, default 7), THREADS (default 2).
+cd "$(dirname "$0")/.." || exit 1
+out=${1:-}
+B=build/wine-vs-linux
+REPS=${REPS:-7}; THREADS=${THREADS:-2}
+mkdir -p "$B" || exit 1
+FLAGS="-std=c99 -Wall -Wextra -pedantic -Werror -O2 -ffp-contract=off -fopenmp -I."
+for real in double float; do
+    gcc $FLAGS -DNBODY_REAL=$real bench/bench_block.c -o "$B/linux_$real" -lm || exit 1
+    x86_64-w64-mingw32-gcc $FLAGS -static -DNBODY_REAL=$real bench/bench_block.c -o "$B/windows_$real.exe" -lm || exit 1
+done
+export WINEPREFIX="$(pwd)/$B/wineprefix" WINEDEBUG=-all
+wine wineboot -i >/dev/null 2>&1
+# lines "BLOCK double avx512 N=4096 threads=2: 1.23e+09 interactions/s" -> "double 4096 avx512 1.23e+09"
+parse() { tr -d '\r' | awk '/^BLOCK/ { n = $4; sub("N=", "", n); print $2, n, $3, $(NF - 1) }'; }
+: > "$B/runs"
+for round in 1 2; do
+    for real in double float; do
+        "./$B/linux_$real" "$REPS" "$THREADS" | parse | sed 's/^/linux /' >> "$B/runs"
+        wine "./$B/windows_$real.exe" "$REPS" "$THREADS" | parse | sed 's/^/wine /' >> "$B/runs"
+    done
+done
+table=$(awk '
+    { key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++k] = key }
+      lvl[$1, key] = $4; if ($5 + 0 > best[$1, key] + 0) best[$1, key] = $5 }
+    END {
+        print "| precision | N | SIMD level (Linux / Wine) | Linux interactions/s | Wine interactions/s | Wine / Linux |"
+        print "|---|---|---|---|---|---|"
+        for (i = 1; i <= k; ++i) {
+            key = order[i]; split(key, p, " ")
+            l = best["linux", key]; w = best["wine", key]
+            printf "| %s | %s | %s / %s | %.3g | %.3g | %.3f |\n", p[1], p[2], lvl["linux", key], lvl["wine", key], l, w, (l > 0 ? w / l : 0)
+        }
+    }' "$B/runs")
+head="Machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')
+Commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- nbody.h bench/bench_block.c 2>/dev/null || echo ' (modified)')
+Compilers: $(gcc --version | head -n 1); $(x86_64-w64-mingw32-gcc --version | head -n 1); $(wine --version)
+Command: sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, best of 2 alternating runs each way)"
+printf '%s\n\n%s\n' "$head" "$table"
+if [ -n "$out" ]; then printf '# BLOCK: the Windows build under Wine against the Linux build\n\n%s\n\n%s\n' "$head" "$table" > "$out"; fi
