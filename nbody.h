@@ -4546,6 +4546,12 @@ static void nbody__commit_hermite(nbody_sim *s, nbody_real h) {
     }
     if (H->sync) H->origin = H->t_new;
     H->now = now;
+    if (!H->sync && H->count == n && now % nbody__block_span(0) == 0) {
+        /* every body is due at a multiple of dt_max: the origin moves here, so the ticks stay
+           below 2^NBODY__BLOCK_LEVELS and convert to NBODY_REAL exactly on any run length */
+        H->origin = H->t_new; H->now = 0;
+        for (q = 0; q < n; ++q) H->ticks[0][q] = 0;
+    }
     s->stats.body_steps += H->count;
 }
 

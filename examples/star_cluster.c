@@ -7,7 +7,7 @@
    log scale above log10 |dE/E| (with libpng). A small softening (desc.softening) keeps the
    hard binaries that form at collapse from taking all the steps; 0 turns it off.
    Usage: star_cluster [N [T_END [DAT [PNG [SOFTENING]]]]]
-          (defaults 512, 200, star_cluster.dat, star_cluster.png, 0.002)
+          (defaults 256, 250, star_cluster.dat, star_cluster.png, 0.004)
    Build: cc -O2 -fopenmp -DNBODY_EX_PNG -I. examples/star_cluster.c -o star_cluster -lpng -lm */
 #define _POSIX_C_SOURCE 200809L    /* example.h: clock_gettime, fileno */
 #define NBODY_IMPLEMENTATION
@@ -60,6 +60,12 @@ static void lagrangian_radii(const nbody_system *s, double *r) {
 }
 
 /* the picture: radii (log10 from -2 to 1) above log10 |dE/E| (-12 to -2), against time */
+/* log10 r in the radii panel's range */
+static double clamp_log(double r) {
+    double l = log10(r);
+    return l < -2 ? -2 : l > 1 ? 1 : l;
+}
+
 static void draw(const double *rows, int count, double t_end, const char *png) {
     const int W = 900, H = 700, L = 60, R = 20, T = 20, G = 40, HT = 430, HB = H - T - HT - G - 40;
     ex_image im;
@@ -94,8 +100,8 @@ static void draw(const double *rows, int count, double t_end, const char *png) {
         for (k = 0; k < NFRAC; ++k) {
             float rgb[3];
             ex_colormap((double)k / (NFRAC - 1), rgb);
-            ex_draw_line(&im, &v, xa, H - T - HT + (log10(a[1 + k]) + 2) / 3 * HT, xb, H - T - HT + (log10(b[1 + k]) + 2) / 3 * HT,
-                         rgb, 3);
+            ex_draw_line(&im, &v, xa, H - T - HT + (clamp_log(a[1 + k]) + 2) / 3 * HT, xb,
+                         H - T - HT + (clamp_log(b[1 + k]) + 2) / 3 * HT, rgb, 3);
         }
         if (a[NFRAC + 1] > 0 && b[NFRAC + 1] > 0)
             ex_draw_line(&im, &v, xa, 40 + (log10(a[NFRAC + 1]) + 12) / 10 * HB, xb, 40 + (log10(b[NFRAC + 1]) + 12) / 10 * HB, white, 3);
@@ -105,8 +111,8 @@ static void draw(const double *rows, int count, double t_end, const char *png) {
 }
 
 int main(int argc, char **argv) {
-    size_t n = (size_t)(argc > 1 ? atol(argv[1]) : 512);
-    double t_end = argc > 2 ? atof(argv[2]) : 200, every = t_end / 200, radii[NFRAC], e0, wall0 = ex_now();
+    size_t n = (size_t)(argc > 1 ? atol(argv[1]) : 256);
+    double t_end = argc > 2 ? atof(argv[2]) : 250, every = t_end / 200, radii[NFRAC], e0, wall0 = ex_now();
     const char *dat = argc > 3 ? argv[3] : "star_cluster.dat", *png = argc > 4 ? argv[4] : "star_cluster.png";
     nbody_system s = NBODY_ZERO;
     nbody_desc d = NBODY_ZERO;
@@ -118,7 +124,7 @@ int main(int argc, char **argv) {
     FILE *out;
     if (n < 16 || !(t_end > 0) || nbody_ic_plummer(&s, n, 2026) != NBODY_OK) return 1;
     d.method = NBODY_HERMITE;                  /* 4th order, block steps, eta 0.02 */
-    d.softening = (nbody_real)(argc > 5 ? atof(argv[5]) : 0.002);
+    d.softening = (nbody_real)(argc > 5 ? atof(argv[5]) : 0.004);
     rows = (double *)malloc((size_t)(steps + 1) * (NFRAC + 2) * sizeof(double));
     out = fopen(dat, "w");
     if (!rows || !out || nbody_create(&sim, &d, &s) != NBODY_OK) return 1;
