@@ -303,6 +303,43 @@ static void test_collisions(void) {
     nbody_system_free(&s0);
 }
 
+/* hooks run after every block step; an exit condition stops the run there */
+static int hook_calls;
+static int count_hook(nbody_sim *sim, void *user) {
+    nbody_system s = NBODY_ZERO;
+    int bad = 0;
+    (void)user;
+    ++hook_calls;
+    nbody_system_alloc(&s, nbody_get_n(sim));
+    bad = nbody_get_state(sim, &s) != NBODY_OK || s.t != nbody_get_stats(sim).t;
+    nbody_system_free(&s);
+    return bad;
+}
+static void test_hooks_and_exits(void) {
+    nbody_system s0 = NBODY_ZERO;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sim = NULL;
+    nbody_event ev;
+    nbody_result r;
+    nbody_ic_plummer(&s0, 64, 12);
+    d.after_step = count_hook; hook_calls = 0;
+    r = nbody_create(&sim, &d, &s0);
+    if (r == NBODY_OK) r = nbody_advance(sim, (nbody_real)0.25);
+    CHECK(r == NBODY_OK && hook_calls > 0 && (unsigned long long)hook_calls == nbody_get_stats(sim).steps,
+          "after_step hook: %d calls, %llu steps, the state at the step's time", hook_calls, nbody_get_stats(sim).steps);
+    nbody_destroy(sim); sim = NULL;
+    d.after_step = NULL; d.escape_distance = (nbody_real)30;
+    s0.x[5] = (nbody_real)29.9; s0.vx[5] = (nbody_real)3;     /* leaving */
+    r = nbody_create(&sim, &d, &s0);
+    if (r == NBODY_OK) r = nbody_advance(sim, 1);
+    nbody_get_event(sim, &ev);
+    CHECK(r == NBODY_STOPPED && ev.kind == NBODY_EVENT_ESCAPE && ev.i == 5 && ev.distance > 30 && nbody_get_stats(sim).t < 1,
+          "escape stops the run after the block step that crosses: %s, body %lu at t = %g", nbody_result_string(r),
+          (unsigned long)ev.i, (double)ev.t);
+    nbody_destroy(sim);
+    nbody_system_free(&s0);
+}
+
 /* refusals: one log line each, nothing created */
 static void test_refusals(void) {
     nbody_system s0 = NBODY_ZERO;
@@ -356,6 +393,7 @@ int main(void) {
     test_synchronised_state();
     test_test_particles();
     test_collisions();
+    test_hooks_and_exits();
     test_refusals();
     return check_finish();
 }
