@@ -2420,6 +2420,13 @@ static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system 
                        d->order);
             return NBODY_ERR_INVALID_ARGUMENT;
         }
+        if (d->order == 6 && sizeof(nbody_real) < sizeof(double)) {
+            /* its criterion takes the 4th and 5th derivatives of the forces from differences of
+               accelerations: in float they are rounding noise, and the steps shrink without end */
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.order = 6 refused for hermite with NBODY_REAL of %d bytes: the "
+                       "sixth order needs double precision (use order 4)", (int)sizeof(nbody_real));
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
         if (d->engine != NBODY_ENGINE_SIMPLE && d->engine != NBODY_ENGINE_OPENMP && d->engine != NBODY_ENGINE_BLOCK) {
             nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite runs on the direct CPU engines (simple, openmp, block), not on %s "
                        "(it needs exact jerks)", nbody_engine_name(d->engine));

@@ -124,7 +124,9 @@ static void test_plummer_energy(void) {
     int o;
     for (o = 0; o < 2; ++o) {
         nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, orders[o], NBODY_STEPPING_DEFAULT, 0);
-        run_out r = run_plummer(&d, 128, 1);
+        run_out r;
+        if (orders[o] == 6 && !DBL) { check_skip(NULL, "order 6: double only (refused in float)"); continue; }
+        r = run_plummer(&d, 128, 1);
         CHECK(r.r == NBODY_OK && r.de < (DBL ? limit[o] : 1e-4), "order %d Plummer N = 128 to t = 1: %s, |dE/E| %.3g (limit %.1g)",
               orders[o], nbody_result_string(r.r), r.de, DBL ? limit[o] : 1e-4);
         CHECK(r.stats.t == 1 && r.s.t == 1, "order %d lands on t = 1 exactly (t %.17g)", orders[o], (double)r.s.t);
@@ -145,7 +147,7 @@ static void test_block_vs_shared(void) {
     CHECK(rs.stats.body_steps == rs.stats.steps * 128 && rb.stats.interactions * 3 < rs.stats.interactions,
           "block steps: %.3g pair terms, shared %.3g (%llu shared steps)", (double)rb.stats.interactions,
           (double)rs.stats.interactions, rs.stats.steps);
-    CHECK(rb.de < 1e-6 && rs.de < 1e-6, "energy: block %.3g, shared %.3g", rb.de, rs.de);
+    CHECK(rb.de < (DBL ? 1e-6 : 1e-4) && rs.de < (DBL ? 1e-6 : 1e-4), "energy: block %.3g, shared %.3g", rb.de, rs.de);
     nbody_system_free(&rb.s); nbody_system_free(&rs.s);
 }
 
@@ -154,7 +156,7 @@ static void test_engines(void) {
     static const nbody_engine engines[3] = {NBODY_ENGINE_SIMPLE, NBODY_ENGINE_OPENMP, NBODY_ENGINE_BLOCK};
     static const nbody_simd levels[3] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512};
     int o, e, l;
-    for (o = 4; o <= 6; o += 2) {
+    for (o = 4; o <= (DBL ? 6 : 4); o += 2) {
         nbody_desc ref = hermite_desc(NBODY_ENGINE_BLOCK, o, NBODY_STEPPING_DEFAULT, 0);
         run_out r0;
         ref.softening = (nbody_real)0.01;
@@ -200,9 +202,10 @@ static void test_chunks(void) {
 /* restart: a checkpoint in the middle of a block cycle (after nbody_step) and one after a
    synchronising nbody_advance continue bitwise as the run that was not stopped */
 static void test_restart(void) {
-    const char *path = "build/test_hermite.ckp";
+    char path[64];
     int order;
-    for (order = 4; order <= 6; order += 2) {
+    snprintf(path, sizeof path, "build/test_hermite_%d.ckp", (int)sizeof(nbody_real));   /* float and double apart */
+    for (order = 4; order <= (DBL ? 6 : 4); order += 2) {
         nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
         nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, order, NBODY_STEPPING_DEFAULT, 0);
         nbody_sim *sa = NULL, *sb = NULL;
@@ -352,6 +355,11 @@ static void test_refusals(void) {
     d = hermite_desc(NBODY_ENGINE_BLOCK, 5, NBODY_STEPPING_DEFAULT, 0); d.log.func = count_log; log_lines = 0;
     CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && log_lines == 1 && strstr(log_last, "order"),
           "hermite order 5 refused: %s", log_last);
+    if (!DBL) {
+        d = hermite_desc(NBODY_ENGINE_BLOCK, 6, NBODY_STEPPING_DEFAULT, 0); d.log.func = count_log; log_lines = 0;
+        CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && log_lines == 1 && strstr(log_last, "double"),
+              "order 6 in float refused: %s", log_last);
+    }
     d = hermite_desc(NBODY_ENGINE_TREE, 4, NBODY_STEPPING_DEFAULT, 0); d.log.func = count_log; log_lines = 0;
     CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_UNAVAILABLE && log_lines == 1 && strstr(log_last, "tree"),
           "hermite on the tree refused: %s", log_last);
