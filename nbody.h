@@ -272,6 +272,8 @@ typedef enum nbody_simd {         /* the CPU kernels' instruction set (BLOCK and
     NBODY_SIMD_PORTABLE,           /* plain C the compiler vectorises */
     NBODY_SIMD_AVX2,               /* x86-64 AVX2 + FMA */
     NBODY_SIMD_AVX512,             /* x86-64 AVX-512F */
+    NBODY_SIMD_NEON,               /* AArch64 Advanced SIMD (baseline on every ARM64 CPU) */
+    NBODY_SIMD_SIMD128,            /* WebAssembly SIMD128 (built with -msimd128) */
     NBODY_SIMD_COUNT_
 } nbody_simd;
 
@@ -484,7 +486,8 @@ NBODY_API nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out);
 NBODY_API nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in);
 NBODY_API void         nbody_destroy(nbody_sim *sim);
 NBODY_API nbody_stats  nbody_get_stats(const nbody_sim *sim);
-/* the SIMD level a CPU engine runs: "avx512", "avx2", "portable"; "none" for GPU engines or NULL */
+/* the SIMD level a CPU engine runs: "avx512", "avx2", "neon", "simd128", "portable"; "none" for
+   GPU engines or NULL */
 NBODY_API const char  *nbody_simd_name(const nbody_sim *sim);
 NBODY_API nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_system *s,
                                            nbody_real *ax, nbody_real *ay, nbody_real *az);
@@ -4644,9 +4647,12 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
    nbody_create from what the CPU and the OS report (cpuid and xgetbv: nbody__x86_runs). The
    schedules around them (threads, tiles, block pairs) are written once and reach a level's
    kernels through a table (nbody__simd_kernels), once per tile or block pair, never per
-   pair. Other compilers get the levels their flags turn on (__AVX2__, __AVX512F__); long
-   double and any other NBODY_REAL, non-x86 targets and NBODY_NO_SIMD get the portable loop
-   only. */
+   pair. Other compilers get the levels their flags turn on (__AVX2__, __AVX512F__). The
+   128-bit levels, NEON (AArch64, where it is baseline: __aarch64__, _M_ARM64) and
+   WebAssembly SIMD128 (-msimd128: __wasm_simd128__), are chosen by the target at compile
+   time; they never meet in one build, so they share one layer name (nbody__v128_*, each ISA
+   its own one-line helpers) and one kernel body. Long double and any other NBODY_REAL, other
+   targets and NBODY_NO_SIMD get the portable loop only. */
 #define NBODY__KIND_float 1
 #define NBODY__KIND_double 2
 #define NBODY__KIND_long 0 *           /* "long double" -> 0 * double -> 0 in #if */
@@ -4677,9 +4683,23 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
 #define NBODY__TARGET_AVX512
 #endif
 #endif
+#if !defined(NBODY_NO_SIMD) && NBODY__KIND != 0 && !defined(__CUDACC__)
+#if defined(__aarch64__) || defined(_M_ARM64)
+#define NBODY__HAVE_NEON 1
+#elif defined(__wasm_simd128__)
+#define NBODY__HAVE_SIMD128 1
+#endif
+#endif
 #ifndef NBODY__SIMD_DISPATCH
 #define NBODY__SIMD_DISPATCH 0
 #endif
+#ifndef NBODY__HAVE_NEON
+#define NBODY__HAVE_NEON 0
+#endif
+#ifndef NBODY__HAVE_SIMD128
+#define NBODY__HAVE_SIMD128 0
+#endif
+#define NBODY__HAVE_V128 (NBODY__HAVE_NEON || NBODY__HAVE_SIMD128)   /* a 128-bit level */
 #ifndef NBODY__HAVE_AVX2
 #define NBODY__HAVE_AVX2 0
 #endif
@@ -4697,6 +4717,12 @@ static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbod
 #include <fmaintrin.h>
 #include <avx512fintrin.h>
 #endif
+#endif
+#if NBODY__HAVE_NEON
+#include <arm_neon.h>
+#endif
+#if NBODY__HAVE_SIMD128
+#include <wasm_simd128.h>
 #endif
 
 /* 1 when this build has the level's kernels and this CPU runs them */
@@ -4734,16 +4760,24 @@ static int nbody__simd_runs(nbody_simd level) {
         return 1;                      /* the compiler flags asked for it */
 #endif
 #endif
+#if NBODY__HAVE_NEON
+    case NBODY_SIMD_NEON: return 1;      /* baseline on AArch64: the build decides */
+#endif
+#if NBODY__HAVE_SIMD128
+    case NBODY_SIMD_SIMD128: return 1;   /* a wasm engine without SIMD128 refuses the module */
+#endif
     default: return 0;
     }
 }
 static nbody_simd nbody__simd_best(void) {
     if (nbody__simd_runs(NBODY_SIMD_AVX512)) return NBODY_SIMD_AVX512;
     if (nbody__simd_runs(NBODY_SIMD_AVX2)) return NBODY_SIMD_AVX2;
+    if (nbody__simd_runs(NBODY_SIMD_NEON)) return NBODY_SIMD_NEON;
+    if (nbody__simd_runs(NBODY_SIMD_SIMD128)) return NBODY_SIMD_SIMD128;
     return NBODY_SIMD_PORTABLE;
 }
 static const char *nbody__simd_level_name(nbody_simd level) {
-    static const char *names[NBODY_SIMD_COUNT_] = {"default", "portable", "avx2", "avx512"};
+    static const char *names[NBODY_SIMD_COUNT_] = {"default", "portable", "avx2", "avx512", "neon", "simd128"};
     return ((int)level >= 0 && level < NBODY_SIMD_COUNT_) ? names[level] : "unknown";
 }
 NBODY__DEF int nbody_simd_available(nbody_simd level) {
@@ -4761,7 +4795,7 @@ static nbody_result nbody__simd_choose(const nbody_desc *d, const char *engine, 
         from = "NBODY_SIMD";
         for (k = 1; k < NBODY_SIMD_COUNT_; ++k) if (strcmp(env, nbody__simd_level_name((nbody_simd)k)) == 0) level = (nbody_simd)k;
         if (level == NBODY_SIMD_DEFAULT) {
-            nbody__log(d, NBODY_LOG_ERROR, "nbody: NBODY_SIMD=%s is not a SIMD level (portable, avx2, avx512, default)", env);
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: NBODY_SIMD=%s is not a SIMD level (portable, avx2, avx512, neon, simd128, default)", env);
             return NBODY_ERR_INVALID_ARGUMENT;
         }
     }
@@ -4772,7 +4806,7 @@ static nbody_result nbody__simd_choose(const nbody_desc *d, const char *engine, 
     }
     if (!nbody__simd_runs(level)) {
         nbody__log(d, NBODY_LOG_ERROR, "nbody: SIMD level %s (%s) is not available: %s", nbody__simd_level_name(level), from,
-                   NBODY__HAVE_AVX2 || NBODY__HAVE_AVX512 ? "this CPU lacks it or the build left it out"
+                   NBODY__HAVE_AVX2 || NBODY__HAVE_AVX512 || NBODY__HAVE_V128 ? "this CPU lacks it or the build left it out"
                                                           : "this build has the portable loop only (NBODY_REAL, target or NBODY_NO_SIMD)");
         return NBODY_ERR_UNAVAILABLE;
     }
@@ -5415,6 +5449,13 @@ static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, c
         }
     }
 }
+/* (1 - e)^(-3/2) = 1 + e (1.5 + 1.875 e + 2.1875 e^2 + 2.4609375 e^3 + ...), |e| <= a = 2^-13:
+   the e^3 term folded into the e term (minimax of e^4 - b e^2 on [-a, a]: b = 2 (sqrt 2 - 1) a^2),
+   the weight's error at most 2.46 (3 - 2 sqrt 2) a^4 = 0.42 * 2^-52, one term fewer than the
+   series: e (C1 + e (C2 + C3 e)), the double levels that start from an estimate (AVX-512, NEON) */
+#define NBODY__SERIES_C1 1.5
+#define NBODY__SERIES_C2 (1.875 + 3.0380e-8)
+#define NBODY__SERIES_C3 2.1875
 /* ---- AVX-512F level: helpers over 512-bit vectors of nbody_real ---- */
 #if NBODY__HAVE_AVX512
 #define NBODY__I512 static NBODY__FORCEINLINE NBODY__TARGET_AVX512 NBODY__UNUSED
@@ -5431,11 +5472,10 @@ NBODY__I512 nbody__v512 nbody__v512_fma(nbody__v512 a, nbody__v512 b, nbody__v51
 NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fnmadd_pd(a, b, c); }
 /* maskz forms: the plain ones trip g++ 12 -Wmaybe-uninitialized inside immintrin.h */
 NBODY__I512 nbody__v512 nbody__v512_rsqrt_estimate(nbody__v512 x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
-/* (1 - e)^(-3/2) = 1 + e (1.5 + 1.875 e + 2.1875 e^2 + 2.4609375 e^3 + ...), |e| <= a = 2^-13:
-   the e^3 term folded into the e term (minimax of e^4 - b e^2 on [-a, a]: b = 2 (sqrt 2 - 1) a^2),
-   the weight's error at most 2.46 (3 - 2 sqrt 2) a^4 = 0.42 * 2^-52, one term fewer than the series */
+/* the series of NBODY__SERIES_C1.. */
 NBODY__I512 nbody__v512 nbody__v512_series(nbody__v512 e) {
-    return nbody__v512_fma(nbody__v512_fma(nbody__v512_set1(2.1875), e, nbody__v512_set1(1.875 + 3.0380e-8)), e, nbody__v512_set1(1.5));
+    return nbody__v512_fma(nbody__v512_fma(nbody__v512_set1(NBODY__SERIES_C3), e, nbody__v512_set1(NBODY__SERIES_C2)), e,
+                           nbody__v512_set1(NBODY__SERIES_C1));
 }
 /* r^-3 = NBODY__V512_K nbody__v512_rsqrt3k(r^2): double, K = 1:
    x^(-3/2) = y^3 (1 - e)^(-3/2), e = 1 - x y^2, y the estimate of x^(-1/2) */
@@ -5762,6 +5802,224 @@ static NBODY__TARGET_AVX2 void nbody__avx2_sym_pair(const nbody__forces *f, size
 static const nbody__simd_kernels nbody__avx2_kernels = {
     nbody__avx2_tile, nbody__avx2_sym_pair, NBODY__V256_W, NBODY__V256_W * NBODY__AVX2_TILE_U};
 #endif
+/* ---- 128-bit levels (NEON, WebAssembly SIMD128): helpers over 128-bit vectors of nbody_real.
+   One layer name for both ISAs (a build has at most one of them), so the kernels below are
+   written once. nbody__v128m is a lane mask (all ones where set). ---- */
+#if NBODY__HAVE_V128
+#define NBODY__I128 static NBODY__FORCEINLINE NBODY__UNUSED
+#if NBODY__HAVE_NEON && NBODY__KIND == 2
+typedef float64x2_t nbody__v128;
+typedef uint64x2_t nbody__v128m;
+#define NBODY__V128_W 2
+NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return vdupq_n_f64(a); }
+NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return vld1q_dup_f64(p); }   /* *p in every lane */
+NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return vld1q_f64(p); }
+NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { vst1q_f64(p, a); }
+NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return vaddq_f64(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return vsubq_f64(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return vmulq_f64(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return vdivq_f64(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return vsqrtq_f64(a); }
+NBODY__I128 nbody__v128 nbody__v128_fma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmaq_f64(c, a, b); }
+NBODY__I128 nbody__v128 nbody__v128_fnma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmsq_f64(c, a, b); }
+/* frsqrte (relative error below 2^-8.25) and one Newton step (frsqrts: (3 - a b) / 2) */
+NBODY__I128 nbody__v128 nbody__v128_rsqrt_refined(nbody__v128 x) {
+    nbody__v128 y = vrsqrteq_f64(x);
+    return vmulq_f64(y, vrsqrtsq_f64(vmulq_f64(x, y), y));
+}
+NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return (unsigned)vaddvq_u64(vandq_u64(m, vcombine_u64(vcreate_u64(1), vcreate_u64(2)))); }
+NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 3u & ~nbody__v128_bits(vceqq_f64(a, a)); }
+NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) { return vtstq_u64(vdupq_n_u64(bits), vcombine_u64(vcreate_u64(1), vcreate_u64(2))); }
+NBODY__I128 nbody__v128 nbody__v128_select(nbody__v128m m, nbody__v128 a, nbody__v128 b) { return vbslq_f64(m, a, b); }
+NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) { return vaddvq_f64(x); }   /* fixed order */
+#elif NBODY__HAVE_NEON
+typedef float32x4_t nbody__v128;
+typedef uint32x4_t nbody__v128m;
+#define NBODY__V128_W 4
+NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return vdupq_n_f32(a); }
+NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return vld1q_dup_f32(p); }
+NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return vld1q_f32(p); }
+NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { vst1q_f32(p, a); }
+NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return vaddq_f32(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return vsubq_f32(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return vmulq_f32(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return vdivq_f32(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return vsqrtq_f32(a); }
+NBODY__I128 nbody__v128 nbody__v128_fma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmaq_f32(c, a, b); }
+NBODY__I128 nbody__v128 nbody__v128_fnma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmsq_f32(c, a, b); }
+NBODY__I128 nbody__v128 nbody__v128_rsqrt_refined(nbody__v128 x) {
+    nbody__v128 y = vrsqrteq_f32(x);
+    return vmulq_f32(y, vrsqrtsq_f32(vmulq_f32(x, y), y));
+}
+NBODY__I128 uint32x4_t nbody__v128_bit(void) { return vcombine_u32(vcreate_u32(0x0000000200000001ULL), vcreate_u32(0x0000000800000004ULL)); }
+NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return vaddvq_u32(vandq_u32(m, nbody__v128_bit())); }
+NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 15u & ~nbody__v128_bits(vceqq_f32(a, a)); }
+NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) { return vtstq_u32(vdupq_n_u32(bits), nbody__v128_bit()); }
+NBODY__I128 nbody__v128 nbody__v128_select(nbody__v128m m, nbody__v128 a, nbody__v128 b) { return vbslq_f32(m, a, b); }
+NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) { return vaddvq_f32(x); }   /* fixed order */
+#elif NBODY__KIND == 2                 /* SIMD128: no fused multiply-add (two roundings), no estimate */
+typedef v128_t nbody__v128;
+typedef v128_t nbody__v128m;
+#define NBODY__V128_W 2
+NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return wasm_f64x2_splat(a); }
+NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return wasm_v128_load64_splat(p); }
+NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return wasm_v128_load(p); }
+NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { wasm_v128_store(p, a); }
+NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_add(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_sub(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_mul(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_div(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return wasm_f64x2_sqrt(a); }
+NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return (unsigned)wasm_i64x2_bitmask(m); }
+NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 3u & ~nbody__v128_bits(wasm_f64x2_eq(a, a)); }
+NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) { return wasm_i64x2_make(-(long long)(bits & 1), -(long long)((bits >> 1) & 1)); }
+NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) { return wasm_f64x2_extract_lane(x, 0) + wasm_f64x2_extract_lane(x, 1); }
+#else
+typedef v128_t nbody__v128;
+typedef v128_t nbody__v128m;
+#define NBODY__V128_W 4
+NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return wasm_f32x4_splat(a); }
+NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return wasm_v128_load32_splat(p); }
+NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return wasm_v128_load(p); }
+NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { wasm_v128_store(p, a); }
+NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_add(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_sub(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_mul(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_div(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return wasm_f32x4_sqrt(a); }
+NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return (unsigned)wasm_i32x4_bitmask(m); }
+NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 15u & ~nbody__v128_bits(wasm_f32x4_eq(a, a)); }
+NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) {
+    return wasm_i32x4_make(-(int)(bits & 1), -(int)((bits >> 1) & 1), -(int)((bits >> 2) & 1), -(int)((bits >> 3) & 1));
+}
+NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) {   /* fixed order */
+    return (wasm_f32x4_extract_lane(x, 0) + wasm_f32x4_extract_lane(x, 1)) + (wasm_f32x4_extract_lane(x, 2) + wasm_f32x4_extract_lane(x, 3));
+}
+#endif
+#if NBODY__HAVE_SIMD128
+NBODY__I128 nbody__v128 nbody__v128_fma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return nbody__v128_add(nbody__v128_mul(a, b), c); }
+NBODY__I128 nbody__v128 nbody__v128_fnma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return nbody__v128_sub(c, nbody__v128_mul(a, b)); }
+NBODY__I128 nbody__v128 nbody__v128_select(nbody__v128m m, nbody__v128 a, nbody__v128 b) { return wasm_v128_bitselect(a, b, m); }
+/* x^(-3/2) = 1 / (x sqrt x), correctly rounded sqrt and divide: SIMD128 has no estimate */
+NBODY__I128 nbody__v128 nbody__v128_rsqrt3(nbody__v128 x) {
+    return nbody__v128_div(nbody__v128_set1(1), nbody__v128_mul(x, nbody__v128_sqrt(x)));
+}
+#elif NBODY__KIND == 2
+/* x^(-3/2) = y^3 (1 - e)^(-3/2), e = 1 - x y^2, y the refined estimate (|e| <= 2^-14.9 < 2^-13):
+   the series of NBODY__SERIES_C1.. */
+NBODY__I128 nbody__v128 nbody__v128_rsqrt3(nbody__v128 x) {
+    nbody__v128 y = nbody__v128_rsqrt_refined(x), y2 = nbody__v128_mul(y, y), y3 = nbody__v128_mul(y2, y);
+    nbody__v128 e = nbody__v128_fnma(x, y2, nbody__v128_set1(1));
+    nbody__v128 p = nbody__v128_fma(nbody__v128_fma(nbody__v128_set1(NBODY__SERIES_C3), e, nbody__v128_set1(NBODY__SERIES_C2)), e,
+                                    nbody__v128_set1(NBODY__SERIES_C1));
+    return nbody__v128_fma(nbody__v128_mul(y3, e), p, y3);
+}
+#else
+/* float: y^3 (1 + 3/2 e) (the next term, 1.875 e^2 <= 2^-28.9, is below float's half ulp) */
+NBODY__I128 nbody__v128 nbody__v128_rsqrt3(nbody__v128 x) {
+    nbody__v128 y = nbody__v128_rsqrt_refined(x), y2 = nbody__v128_mul(y, y), y3 = nbody__v128_mul(y2, y);
+    nbody__v128 e = nbody__v128_fnma(x, y2, nbody__v128_set1(1));
+    return nbody__v128_fma(nbody__v128_mul(y3, e), nbody__v128_set1((nbody_real)NBODY__SERIES_C1), y3);
+}
+#endif
+#endif
+
+/* ---- 128-bit levels: the BLOCK kernels (see the section comment), once for NEON and SIMD128 ---- */
+#if NBODY__HAVE_V128
+#ifndef NBODY__V128_TILE_U
+#define NBODY__V128_TILE_U 2         /* vectors of targets per tile (NEON: 3 and 4 spill, bench/results/neon-*.md) */
+#endif
+#ifndef NBODY__V128_SYM_ROWS
+#define NBODY__V128_SYM_ROWS 2       /* symmetric kernel: broadcast rows per column vector (as the tile) */
+#endif
+/* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
+NBODY__I128 void nbody__v128_interact(nbody__v128 xj, nbody__v128 yj, nbody__v128 zj, nbody__v128 mj, nbody__v128 e2, nbody__v128 xi,
+                                      nbody__v128 yi, nbody__v128 zi, nbody__v128 *sx, nbody__v128 *sy, nbody__v128 *sz) {
+    nbody__v128 dx = nbody__v128_sub(xj, xi), dy = nbody__v128_sub(yj, yi), dz = nbody__v128_sub(zj, zi);
+    nbody__v128 w = nbody__v128_mul(mj, nbody__v128_rsqrt3(nbody__v128_fma(dx, dx, nbody__v128_fma(dy, dy, nbody__v128_fma(dz, dz, e2)))));
+    *sx = nbody__v128_fma(w, dx, *sx); *sy = nbody__v128_fma(w, dy, *sy); *sz = nbody__v128_fma(w, dz, *sz);
+}
+/* the tile of nbody__simd_kernels.tile; the u loops are unrolled so that it lives in registers */
+static void nbody__v128_tile(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, size_t j0, size_t j1,
+                             nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx, const nbody_real *ty, const nbody_real *tz,
+                             nbody_real *ax, nbody_real *ay, nbody_real *az) {
+    enum { W = NBODY__V128_W, U = NBODY__V128_TILE_U };
+    nbody_real onehot[2 * W];
+    nbody__v128 e2 = nbody__v128_set1(eps2), g = nbody__v128_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1, jd = i0 < j1 ? i0 : j1;   /* jd: j1 <= i0 for test particles */
+    int u;
+    for (u = 0; u < U; ++u) {
+        xi[u] = nbody__v128_load(tx + u * W); yi[u] = nbody__v128_load(ty + u * W); zi[u] = nbody__v128_load(tz + u * W);
+        sx[u] = sy[u] = sz[u] = nbody__v128_set1(0);
+    }
+    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
+    onehot[W] = 1;
+    for (j = j0; j < jd; ++j) {
+        nbody__v128 xj = nbody__v128_load1(x + j), yj = nbody__v128_load1(y + j), zj = nbody__v128_load1(z + j), mj = nbody__v128_load1(m + j);
+        NBODY__UNROLL for (u = 0; u < U; ++u)
+            nbody__v128_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+    }
+    for (; j < je; ++j) {          /* the diagonal: 1 added to r^2 in the lane of body j itself */
+        nbody__v128 xj = nbody__v128_load1(x + j), yj = nbody__v128_load1(y + j), zj = nbody__v128_load1(z + j), mj = nbody__v128_load1(m + j);
+        for (u = 0; u < U; ++u) {
+            long long l = (long long)(j - i0) - (long long)u * W;
+            nbody__v128 d = (l >= 0 && l < W) ? nbody__v128_add(e2, nbody__v128_load(onehot + W - l)) : e2;
+            nbody__v128_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+        }
+    }
+    for (; j < j1; ++j) {
+        nbody__v128 xj = nbody__v128_load1(x + j), yj = nbody__v128_load1(y + j), zj = nbody__v128_load1(z + j), mj = nbody__v128_load1(m + j);
+        NBODY__UNROLL for (u = 0; u < U; ++u)
+            nbody__v128_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
+    }
+    for (u = 0; u < U; ++u) {
+        nbody__v128_store(ax + u * W, nbody__v128_mul(g, sx[u]));
+        nbody__v128_store(ay + u * W, nbody__v128_mul(g, sy[u]));
+        nbody__v128_store(az + u * W, nbody__v128_mul(g, sz[u]));
+    }
+}
+/* symmetric rows: the cnt bodies i.. as broadcast rows against the column vectors [v0, v1):
+   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per
+   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i */
+NBODY__I128 void nbody__v128_sym_rows(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, nbody_real *ax,
+                                      nbody_real *ay, nbody_real *az, nbody__v128 e2, size_t v0, size_t v1, size_t i, int cnt) {
+    enum { W = NBODY__V128_W, R = NBODY__V128_SYM_ROWS };
+    nbody__v128 xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];
+    size_t j;
+    int u;
+    for (u = 0; u < cnt; ++u) {
+        xi[u] = nbody__v128_set1(x[i + u]); yi[u] = nbody__v128_set1(y[i + u]); zi[u] = nbody__v128_set1(z[i + u]);
+        mi[u] = nbody__v128_set1(m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v128_set1(0);
+    }
+    for (j = v0; j < v1; j += W) {
+        nbody__v128 xj = nbody__v128_load(x + j), yj = nbody__v128_load(y + j), zj = nbody__v128_load(z + j), mj = nbody__v128_load(m + j);
+        nbody__v128 tx = nbody__v128_set1(0), ty = tx, tz = tx;
+        NBODY__UNROLL for (u = 0; u < cnt; ++u) {
+            nbody__v128 dx = nbody__v128_sub(xj, xi[u]), dy = nbody__v128_sub(yj, yi[u]), dz = nbody__v128_sub(zj, zi[u]);
+            nbody__v128 w = nbody__v128_rsqrt3(nbody__v128_fma(dx, dx, nbody__v128_fma(dy, dy, nbody__v128_fma(dz, dz, e2))));
+            nbody__v128 wj = nbody__v128_mul(w, mj), wi = nbody__v128_mul(w, mi[u]);
+            sx[u] = nbody__v128_fma(wj, dx, sx[u]); sy[u] = nbody__v128_fma(wj, dy, sy[u]); sz[u] = nbody__v128_fma(wj, dz, sz[u]);
+            tx = nbody__v128_fnma(wi, dx, tx); ty = nbody__v128_fnma(wi, dy, ty); tz = nbody__v128_fnma(wi, dz, tz);
+        }
+        nbody__v128_store(ax + j, nbody__v128_add(nbody__v128_load(ax + j), tx));
+        nbody__v128_store(ay + j, nbody__v128_add(nbody__v128_load(ay + j), ty));
+        nbody__v128_store(az + j, nbody__v128_add(nbody__v128_load(az + j), tz));
+    }
+    for (u = 0; u < cnt; ++u) {
+        ax[i + u] += nbody__v128_hsum(sx[u]); ay[i + u] += nbody__v128_hsum(sy[u]); az[i + u] += nbody__v128_hsum(sz[u]);
+    }
+}
+/* the sym_pair of nbody__simd_kernels */
+static void nbody__v128_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {
+    nbody__v128 e2 = nbody__v128_set1(f->eps2);
+    size_t i = b0;
+    for (; i + NBODY__V128_SYM_ROWS <= b1; i += NBODY__V128_SYM_ROWS)
+        nbody__v128_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, NBODY__V128_SYM_ROWS);
+    for (; i < b1; ++i) nbody__v128_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, 1);
+}
+static const nbody__simd_kernels nbody__v128_kernels = {
+    nbody__v128_tile, nbody__v128_sym_pair, NBODY__V128_W, NBODY__V128_W * NBODY__V128_TILE_U};
+#endif
 /* the kernels of a level; NULL: the portable loop */
 static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
 #if NBODY__HAVE_AVX512
@@ -5769,6 +6027,9 @@ static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
 #endif
 #if NBODY__HAVE_AVX2
     if (level == NBODY_SIMD_AVX2) return &nbody__avx2_kernels;
+#endif
+#if NBODY__HAVE_V128
+    if (level == NBODY_SIMD_NEON || level == NBODY_SIMD_SIMD128) return &nbody__v128_kernels;   /* the one this build has */
 #endif
     (void)level;
     return NULL;
@@ -6070,7 +6331,7 @@ typedef struct nbody__kdtree {
     nbody_real *bx, *by, *bz, *bm; /* n bodies in item order */
     size_t *pos;                   /* body index -> item position */
     size_t walk_cap, leaf_size;
-    int avx2;                      /* walk with the AVX2 level's code (the engine's SIMD level) */
+    int walk;                      /* NBODY__TREE_WALK_*: whose code walks (the engine's SIMD level) */
 } nbody__kdtree;
 
 #define NBODY__AXIS_WIDEST 1       /* split the widest extent of the node's bodies */
@@ -6336,8 +6597,18 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
 /* The AVX2 level (also used at AVX-512) has its own visit, bucket and lane helpers below,
    compiled for AVX2 and reached through nbody__tree_walk_*_avx2: the walks are written once
    (nbody__tree_walk_*_body) and instantiated per level, so nothing on the walk's hot path
-   goes through a pointer. Packets of a multiple of 8 lanes only. */
+   goes through a pointer. Packets of a multiple of 8 lanes only. The 128-bit levels (NEON,
+   SIMD128) walk with the generic visit and their own bucket sums (nbody__tree_bucket_v128). */
 #define NBODY__TREE_AVX2 (NBODY__HAVE_AVX2 && NBODY__TREE_LANES % 8 == 0)
+#define NBODY__TREE_WALK_GENERIC 0
+#define NBODY__TREE_WALK_AVX2 1
+#define NBODY__TREE_WALK_V128 2
+/* the walk code of a SIMD level */
+static int nbody__tree_walk_of(nbody_simd level) {
+    if (NBODY__TREE_AVX2 && (level == NBODY_SIMD_AVX2 || level == NBODY_SIMD_AVX512)) return NBODY__TREE_WALK_AVX2;
+    if (NBODY__HAVE_V128 && (level == NBODY_SIMD_NEON || level == NBODY_SIMD_SIMD128)) return NBODY__TREE_WALK_V128;
+    return NBODY__TREE_WALK_GENERIC;
+}
 /* m h3, h3 = inv^3; where that is not finite, m inv inv inv, the SIMPLE engine's order (m = 0
    and an h3 beyond the range give 0 there, not NaN) */
 static NBODY__FORCEINLINE nbody_real nbody__tree_weight(nbody_real m, nbody_real inv, nbody_real h3) {
@@ -6410,6 +6681,64 @@ static void nbody__tree_bucket(const nbody__kdtree *t, const nbody__tree_node *n
             nbody__pull(w, dx, dy, dz, &p->b[0][l][j], &p->b[1][l][j], &p->b[2][l][j]);
         }
     }
+}
+
+#if NBODY__HAVE_V128
+/* the bodies of the group [k, k + 4) a lane adds: before end, not itself (bit j: body k + j) */
+static NBODY__FORCEINLINE unsigned nbody__tree_group_ok(size_t k, size_t end, size_t self) {
+    unsigned ok = end - k >= 4 ? 15u : (1u << (end - k)) - 1u;
+    return self >= k && self - k < 4 ? ok & ~(1u << (self - k)) : ok;
+}
+/* nbody__v256_weight for 128-bit vectors */
+NBODY__I128 nbody__v128 nbody__v128_weight(nbody__v128 m, nbody__v128 inv, nbody__v128 h3) {
+    nbody__v128 w = nbody__v128_mul(m, h3);
+    unsigned bad = nbody__v128_nan(nbody__v128_sub(w, w));
+    return bad ? nbody__v128_select(nbody__v128_lanes(bad), nbody__v128_mul(nbody__v128_mul(nbody__v128_mul(m, inv), inv), inv), w) : w;
+}
+/* nbody__tree_bucket for the 128-bit levels: a group of 4 bodies is 4 / W vectors (float: one,
+   double: two), body first + 4m + j still into partial sum j; the same operations per lane
+   (1 / sqrt, no fused multiply-add), so bitwise the generic sums */
+static void nbody__tree_bucket_v128(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, nbody__tree_mask open) {
+    enum { W = NBODY__V128_W, H = 4 / NBODY__V128_W };
+    const nbody__v128 e2 = nbody__v128_set1(p->eps2), one = nbody__v128_set1(1);
+    size_t k, end = nd->first + nd->count;
+    int l, h;
+    for (l = 0; l < NBODY__TREE_LANES; ++l) {
+        nbody__v128 xi, yi, zi, sx[H], sy[H], sz[H];
+        if (!NBODY__TREE_BIT(open, l)) continue;
+        xi = nbody__v128_set1(p->x[l]); yi = nbody__v128_set1(p->y[l]); zi = nbody__v128_set1(p->z[l]);
+        for (h = 0; h < H; ++h) {
+            sx[h] = nbody__v128_load(p->b[0][l] + h * W); sy[h] = nbody__v128_load(p->b[1][l] + h * W); sz[h] = nbody__v128_load(p->b[2][l] + h * W);
+        }
+        for (k = nd->first; k < end; k += 4) {
+            unsigned ok = nbody__tree_group_ok(k, end, p->self[l]);
+            NBODY__UNROLL for (h = 0; h < H; ++h) {
+                size_t b = k + (size_t)(h * W);
+                nbody__v128 dx = nbody__v128_sub(nbody__v128_load(t->bx + b), xi), dy = nbody__v128_sub(nbody__v128_load(t->by + b), yi);
+                nbody__v128 dz = nbody__v128_sub(nbody__v128_load(t->bz + b), zi), r2, inv, w;
+                nbody__v128m on = nbody__v128_lanes((ok >> (h * W)) & ((1u << W) - 1u));
+                r2 = nbody__v128_add(nbody__v128_add(nbody__v128_add(nbody__v128_mul(dx, dx), nbody__v128_mul(dy, dy)), nbody__v128_mul(dz, dz)), e2);
+                inv = nbody__v128_div(one, nbody__v128_sqrt(r2));
+                w = nbody__v128_weight(nbody__v128_load(t->bm + b), inv, nbody__v128_mul(nbody__v128_mul(inv, inv), inv));
+                sx[h] = nbody__v128_select(on, nbody__v128_add(sx[h], nbody__v128_mul(w, dx)), sx[h]);
+                sy[h] = nbody__v128_select(on, nbody__v128_add(sy[h], nbody__v128_mul(w, dy)), sy[h]);
+                sz[h] = nbody__v128_select(on, nbody__v128_add(sz[h], nbody__v128_mul(w, dz)), sz[h]);
+            }
+        }
+        for (h = 0; h < H; ++h) {
+            nbody__v128_store(p->b[0][l] + h * W, sx[h]); nbody__v128_store(p->b[1][l] + h * W, sy[h]);
+            nbody__v128_store(p->b[2][l] + h * W, sz[h]);
+        }
+    }
+}
+#endif
+/* a bucket's sums with the walk's code (the generic or the 128-bit levels') */
+static void nbody__tree_bucket_at(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, nbody__tree_mask open, int walk) {
+#if NBODY__HAVE_V128
+    if (walk == NBODY__TREE_WALK_V128) { nbody__tree_bucket_v128(t, nd, p, open); return; }
+#endif
+    (void)walk;
+    nbody__tree_bucket(t, nd, p, open);
 }
 
 #if NBODY__TREE_AVX2
@@ -6523,11 +6852,11 @@ static NBODY__TARGET_AVX2 void nbody__tree_lanes_set_avx2(size_t *next, nbody__t
 /* Look at node i for the lanes in act: lanes that accept it (|x - c|^2 > crit2) add its
    pull, the others must open it. A bucket (at most leaf_size bodies) is never opened: its
    open lanes add its bodies directly. Returns the lanes that must descend. Shared by both
-   walks, so they agree bitwise.
+   walks, so they agree bitwise; walk: whose bucket sums (NBODY__TREE_WALK_*).
    Quadrupole term of the softened potential g = (d^2 + eps^2)^(-1/2), d = c - x, with
    second moments S (not trace-free: the softened kernel is not harmonic):
      a = M h3 d - 3 h5 S d - 1.5 h5 tr(S) d + 7.5 h7 (d.S.d) d,   hk = (d^2 + eps^2)^(-k/2). */
-static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, nbody__tree_mask act) {
+static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, nbody__tree_mask act, int walk) {
     const nbody__tree_node *nd = &t->node[i];
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
     nbody__tree_mask far, acc, open;
@@ -6546,7 +6875,7 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
     } else if (acc) {
         nbody__tree_add(p, acc, nd->mass, dx, dy, dz, d2);
     }
-    if (open && nd->count <= t->leaf_size) { nbody__tree_bucket(t, nd, p, open); return 0; }
+    if (open && nd->count <= t->leaf_size) { nbody__tree_bucket_at(t, nd, p, open, walk); return 0; }
     return open;
 }
 
@@ -6564,27 +6893,27 @@ static void nbody__tree_lanes_set(size_t *next, nbody__tree_mask lanes, size_t i
     for (l = 0; l < NBODY__TREE_LANES; ++l) if (NBODY__TREE_BIT(lanes, l)) next[l] = i;
 }
 
-/* the generic helpers above, or the AVX2 level's (avx2 is a constant in each instance of a walk) */
+/* the generic helpers above, or the AVX2 level's (walk, NBODY__TREE_WALK_*, is a constant in
+   each instance of a walk) */
 static NBODY__FORCEINLINE nbody__tree_mask nbody__tree_visit_level(const nbody__kdtree *t, size_t i, nbody__tree_packet *p,
-                                                                   nbody__tree_mask act, int avx2) {
+                                                                   nbody__tree_mask act, int walk) {
 #if NBODY__TREE_AVX2
-    if (avx2) return nbody__tree_visit_avx2(t, i, p, act);
+    if (walk == NBODY__TREE_WALK_AVX2) return nbody__tree_visit_avx2(t, i, p, act);
 #endif
-    (void)avx2;
-    return nbody__tree_visit(t, i, p, act);
+    return nbody__tree_visit(t, i, p, act, walk);
 }
-static NBODY__FORCEINLINE nbody__tree_mask nbody__tree_lanes_at_level(const size_t *next, nbody__tree_mask others, size_t i, int avx2) {
+static NBODY__FORCEINLINE nbody__tree_mask nbody__tree_lanes_at_level(const size_t *next, nbody__tree_mask others, size_t i, int walk) {
 #if NBODY__TREE_AVX2
-    if (avx2 && sizeof(size_t) == 8) return nbody__tree_lanes_at_avx2(next, others, i);
+    if (walk == NBODY__TREE_WALK_AVX2 && sizeof(size_t) == 8) return nbody__tree_lanes_at_avx2(next, others, i);
 #endif
-    (void)avx2;
+    (void)walk;
     return nbody__tree_lanes_at(next, others, i);
 }
-static NBODY__FORCEINLINE void nbody__tree_lanes_set_level(size_t *next, nbody__tree_mask lanes, size_t i, int avx2) {
+static NBODY__FORCEINLINE void nbody__tree_lanes_set_level(size_t *next, nbody__tree_mask lanes, size_t i, int walk) {
 #if NBODY__TREE_AVX2
-    if (avx2 && sizeof(size_t) == 8) { nbody__tree_lanes_set_avx2(next, lanes, i); return; }
+    if (walk == NBODY__TREE_WALK_AVX2 && sizeof(size_t) == 8) { nbody__tree_lanes_set_avx2(next, lanes, i); return; }
 #endif
-    (void)avx2;
+    (void)walk;
     nbody__tree_lanes_set(next, lanes, i);
 }
 
@@ -6593,7 +6922,7 @@ static NBODY__FORCEINLINE void nbody__tree_lanes_set_level(size_t *next, nbody__
    lane's next node is the skip of an ancestor, which is at or after it). The lanes at the
    packet's node (act) are carried along; next[] is written only for lanes that leave
    (accept a node the others open) and read only when the packet skips. */
-static NBODY__FORCEINLINE void nbody__tree_walk_stackless_body(const nbody__kdtree *t, nbody__tree_packet *p, int avx2) {
+static NBODY__FORCEINLINE void nbody__tree_walk_stackless_body(const nbody__kdtree *t, nbody__tree_packet *p, int walk) {
     size_t i = 1, size = 2 * t->n, next[NBODY__TREE_LANES];
     nbody__tree_mask live = 0, act;
     int l;
@@ -6604,19 +6933,19 @@ static NBODY__FORCEINLINE void nbody__tree_walk_stackless_body(const nbody__kdtr
     act = live;
     do {
         size_t skip = nbody__heap_skip(i);
-        nbody__tree_mask open = nbody__tree_visit_level(t, i, p, act, avx2);
+        nbody__tree_mask open = nbody__tree_visit_level(t, i, p, act, walk);
         if (open) {               /* the acceptors wait for the skip, the rest go down */
-            if (act & ~open) nbody__tree_lanes_set_level(next, act & ~open, skip, avx2);
+            if (act & ~open) nbody__tree_lanes_set_level(next, act & ~open, skip, walk);
             act = open;
             i = nbody__heap_next(i, size);
         } else {                  /* all go to the skip, where waiting lanes may join */
             i = skip;
-            if (live & ~act) act |= nbody__tree_lanes_at_level(next, live & ~act, i, avx2);
+            if (live & ~act) act |= nbody__tree_lanes_at_level(next, live & ~act, i, walk);
         }
     } while (i != 1);
 }
 
-static NBODY__FORCEINLINE void nbody__tree_walk_stack_body(const nbody__kdtree *t, nbody__tree_packet *p, int avx2) {
+static NBODY__FORCEINLINE void nbody__tree_walk_stack_body(const nbody__kdtree *t, nbody__tree_packet *p, int walk) {
     size_t stack[NBODY__TREE_STACK];
     nbody__tree_mask mask[NBODY__TREE_STACK], m = 0;
     int sp = 0, l;
@@ -6624,24 +6953,32 @@ static NBODY__FORCEINLINE void nbody__tree_walk_stack_body(const nbody__kdtree *
     stack[sp] = 1; mask[sp++] = m;
     while (sp > 0) {
         size_t i = stack[--sp];
-        m = nbody__tree_visit_level(t, i, p, mask[sp], avx2);
+        m = nbody__tree_visit_level(t, i, p, mask[sp], walk);
         if (m) { stack[sp] = 2 * i + 1; mask[sp++] = m; stack[sp] = 2 * i; mask[sp++] = m; }   /* left on top */
     }
 }
 
-/* a packet's walk, generic or compiled for the AVX2 level */
+/* a packet's walk, generic, with the 128-bit levels' buckets, or compiled for the AVX2 level */
 static void nbody__tree_walk(const nbody__kdtree *t, nbody__tree_packet *p, int stack) {
-    if (stack) nbody__tree_walk_stack_body(t, p, 0); else nbody__tree_walk_stackless_body(t, p, 0);
+    if (stack) nbody__tree_walk_stack_body(t, p, NBODY__TREE_WALK_GENERIC); else nbody__tree_walk_stackless_body(t, p, NBODY__TREE_WALK_GENERIC);
 }
+#if NBODY__HAVE_V128
+static void nbody__tree_walk_v128(const nbody__kdtree *t, nbody__tree_packet *p, int stack) {
+    if (stack) nbody__tree_walk_stack_body(t, p, NBODY__TREE_WALK_V128); else nbody__tree_walk_stackless_body(t, p, NBODY__TREE_WALK_V128);
+}
+#endif
 #if NBODY__TREE_AVX2
 static NBODY__TARGET_AVX2 void nbody__tree_walk_avx2(const nbody__kdtree *t, nbody__tree_packet *p, int stack) {
-    if (stack) nbody__tree_walk_stack_body(t, p, 1); else nbody__tree_walk_stackless_body(t, p, 1);
+    if (stack) nbody__tree_walk_stack_body(t, p, NBODY__TREE_WALK_AVX2); else nbody__tree_walk_stackless_body(t, p, NBODY__TREE_WALK_AVX2);
 }
 #endif
 /* a packet's walk at the tree's SIMD level */
 static void nbody__tree_walk_packet(const nbody__kdtree *t, nbody__tree_packet *p, int stack) {
 #if NBODY__TREE_AVX2
-    if (t->avx2) { nbody__tree_walk_avx2(t, p, stack); return; }
+    if (t->walk == NBODY__TREE_WALK_AVX2) { nbody__tree_walk_avx2(t, p, stack); return; }
+#endif
+#if NBODY__HAVE_V128
+    if (t->walk == NBODY__TREE_WALK_V128) { nbody__tree_walk_v128(t, p, stack); return; }
 #endif
     nbody__tree_walk(t, p, stack);
 }
@@ -6741,7 +7078,7 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
         A.n = nbody__n_src(e);
         r = nbody__kdtree_build((nbody__kdtree *)c->tree, &e->desc, F.x, F.y, F.z, F.m, A.n);
         if (r == NBODY_OK) r = nbody__tree_prepare((nbody__kdtree *)c->tree, &e->desc, (size_t)e->desc.leaf_size);
-        ((nbody__kdtree *)c->tree)->avx2 = c->simd >= NBODY_SIMD_AVX2;
+        ((nbody__kdtree *)c->tree)->walk = nbody__tree_walk_of(c->simd);
         if (r == NBODY_OK) nbody__tree_forces((nbody__kdtree *)c->tree, &e->desc, &A);
         if (r == NBODY_OK && A.n < F.n) nbody__tree_forces_test((nbody__kdtree *)c->tree, &e->desc, &F, A.n);
     }
@@ -6806,7 +7143,7 @@ static NBODY__UNUSED nbody_result nbody__cpu_derivative_slice(nbody__engine *e, 
         r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, n);
         if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
         if (r != NBODY_OK) return r;
-        t->avx2 = c->simd >= NBODY_SIMD_AVX2;   /* the engine's SIMD level, as the whole engine walks */
+        t->walk = nbody__tree_walk_of(c->simd);   /* the engine's SIMD level, as the whole engine walks */
         if (e->desc.visit_order == NBODY_ORDER_LEAF && m < n) {
             /* the slice's bodies in leaf order: packets of neighbours in space */
             size_t k = 0;
@@ -6860,7 +7197,7 @@ static NBODY__UNUSED nbody_result nbody__cpu_tree_leaf_slice(nbody__engine *e, n
     r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, n);
     if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
     if (r != NBODY_OK) return r;
-    t->avx2 = c->simd >= NBODY_SIMD_AVX2;
+    t->walk = nbody__tree_walk_of(c->simd);
     for (i = 0; i < m; ++i) c->targets[i] = t->items[j0 + i].idx;
     *walk_s = (double)clock();             /* processor time: the work, not other jobs' turns */
     nbody__tree_forces_of(t, &e->desc, &F, c->targets, 0, m);

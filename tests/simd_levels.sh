@@ -1,7 +1,7 @@
 #!/bin/sh
 # The tests whose numbers go through the BLOCK and TREE kernels, once per SIMD level this
-# machine runs (NBODY_SIMD=portable, avx2, avx512), so that a fault in one level cannot hide
-# behind another machine's CPU. test_block and test_simd loop over the levels themselves.
+# machine runs (NBODY_SIMD=portable, avx2, avx512, neon, simd128), so that a fault in one level
+# cannot hide behind another machine's CPU. test_block and test_simd loop over the levels themselves.
 # Prints "SIMD levels tested: ..." and a RESULT line for tests/run.sh.
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
@@ -12,7 +12,8 @@ levels=$(printf '%s\n' "$levels" | tr -d '\r')     # Windows programs end lines 
 pass=0; fail=0; skip=0
 for level in $levels; do
     tests="test_numeric_faults test_reproducible"
-    # the tree's AVX2 walk (used at avx2 and avx512) is what plain make test runs already
+    # the tree walk of the best level (AVX2 code at avx2 and avx512, the 128-bit buckets at neon
+    # and simd128) is what plain make test runs already
     [ "$level" = portable ] && tests="$tests test_tree"
     for t in $tests; do
         out=$(NBODY_SIMD=$level $RUN "./$BUILD/$t$EXE" 2>&1); rc=$?

@@ -7,7 +7,7 @@
    and refused outside its range with nothing created, test particles (desc.n_active: the
    level's one-sided tiles over the active bodies) equal to the full sum with their masses set
    to zero and to SIMPLE's; at every SIMD level this build and CPU run (portable, AVX2,
-   AVX-512: desc.simd). Built in double by the Makefile, and in float by the rule for
+   AVX-512, NEON, SIMD128: desc.simd). Built in double by the Makefile, and in float by the rule for
    build/test_block_float. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -320,6 +320,9 @@ static NBODY__TARGET_AVX512 void rsqrt3_512(const nbody_real *in, nbody_real *ou
 #if NBODY__HAVE_AVX2
 static NBODY__TARGET_AVX2 void rsqrt3_256(const nbody_real *in, nbody_real *out) { nbody__v256_store(out, nbody__v256_rsqrt3(nbody__v256_load(in))); }
 #endif
+#if NBODY__HAVE_V128
+static void rsqrt3_128(const nbody_real *in, nbody_real *out) { nbody__v128_store(out, nbody__v128_rsqrt3(nbody__v128_load(in))); }
+#endif
 static void rsqrt3_accuracy(void) {
     void (*f)(const nbody_real *, nbody_real *) = NULL;
     int w = 0, l;
@@ -331,6 +334,9 @@ static void rsqrt3_accuracy(void) {
 #endif
 #if NBODY__HAVE_AVX2
     if (level == NBODY_SIMD_AVX2) { f = rsqrt3_256; w = NBODY__V256_W; }
+#endif
+#if NBODY__HAVE_V128
+    if (level == NBODY_SIMD_NEON || level == NBODY_SIMD_SIMD128) { f = rsqrt3_128; w = NBODY__V128_W; }
 #endif
     if (!f) return;
     while (x < hi) {
@@ -347,7 +353,8 @@ static void rsqrt3_accuracy(void) {
 }
 
 int main(void) {
-    static const nbody_simd levels[] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512};
+    static const nbody_simd levels[] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512, NBODY_SIMD_NEON,
+                                         NBODY_SIMD_SIMD128};
     size_t k;
     for (k = 0; k < sizeof levels / sizeof *levels; ++k) {
         level = levels[k];

@@ -1,5 +1,5 @@
 /* test_simd.c - the SIMD levels. At every level this build and CPU run (portable, AVX2,
-   AVX-512, forced through desc.simd), the BLOCK engine (both kernels) and the TREE engine give
+   AVX-512, NEON, SIMD128, forced through desc.simd), the BLOCK engine (both kernels) and the TREE engine give
    the SIMPLE engine's answer class (NaN, +-Inf or finite, per component of every body) on
    extreme input: an infinite position, r^2 overflowing, huge finite r^2, a separation whose
    r^-3 overflows, a denormal r^2, r^2 underflowing to 0, exact zero separation with and
@@ -23,7 +23,7 @@ static void env_set(const char *name, const char *value) {
 #endif
 }
 
-static const nbody_simd levels[] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512};
+static const nbody_simd levels[] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512, NBODY_SIMD_NEON, NBODY_SIMD_SIMD128};
 #define NLEVELS ((int)(sizeof levels / sizeof *levels))
 
 /* answer class of a value: 0 finite, 1 +Inf, 2 -Inf, 3 NaN */
@@ -199,7 +199,8 @@ static void choosing(void) {
     r = nbody_create(&sim, &d, &s);
     CHECK(r == NBODY_OK, "default: %s", nbody_result_string(r));
     if (r == NBODY_OK) {
-        const char *best = nbody_simd_available(NBODY_SIMD_AVX512) ? "avx512" : nbody_simd_available(NBODY_SIMD_AVX2) ? "avx2" : "portable";
+        const char *best = nbody_simd_available(NBODY_SIMD_AVX512) ? "avx512" : nbody_simd_available(NBODY_SIMD_AVX2) ? "avx2"
+                           : nbody_simd_available(NBODY_SIMD_NEON) ? "neon" : nbody_simd_available(NBODY_SIMD_SIMD128) ? "simd128" : "portable";
         CHECK(strcmp(nbody_simd_name(sim), best) == 0, "default runs %s, the best is %s", nbody_simd_name(sim), best);
         printf("default SIMD level: %s\n", nbody_simd_name(sim));
     }
