@@ -154,7 +154,7 @@ ASAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/asan/%,$(TEST_SRCS))
 TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
-.PHONY: test-asan test-tsan fuzz soak test-cuda bench-cuda test-cuda-gl help
+.PHONY: test-asan test-tsan fuzz soak test-cuda bench-cuda test-cuda-gl help web test-web
 .PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small test-windows python bench-python
 
 # ==== build rules ===============================================================================
@@ -271,6 +271,20 @@ examples: $(EXAMPLES)
 
 demo: $(BUILD)/demo
 	./$(BUILD)/demo
+
+# make web: the browser demo (examples/web/: two galaxies colliding in a canvas) in
+# $(BUILD)/web/, nbody.h compiled to WebAssembly with SIMD128 by emscripten (Debian's finds its
+# node modules in /usr/share/nodejs); make test-web checks it in headless Chromium
+EMCC      ?= emcc
+WEB_FLAGS  = -std=c99 -Wall -Wextra -pedantic -O3 -msimd128 -ffp-contract=off -DNBODY_REAL=float -I. \
+             -sEXPORTED_RUNTIME_METHODS=UTF8ToString -sENVIRONMENT=web
+web: $(BUILD)/web/index.html
+$(BUILD)/web/index.html: examples/web/index.html examples/web/galaxies.c $(HEADERS)
+	@mkdir -p $(BUILD)/web
+	NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(EMCC) $(WEB_FLAGS) examples/web/galaxies.c -o $(BUILD)/web/galaxies.js
+	cp examples/web/index.html $@
+test-web: web
+	BUILD=$(BUILD) sh tests/test_web.sh
 
 # ==== sanitizers and fuzzing (docs/reliability.md) ==============================================
 # make test-asan   every test under AddressSanitizer + UBSan (+ LeakSanitizer), aborting on the first report
@@ -418,6 +432,7 @@ help:
 	@echo 'make                 the examples and the tests (= make all); nothing is run'
 	@echo 'make test            build and run every test; last line "N passed, N failed[, N skipped]"'
 	@echo 'make demo            build and run the galaxy collision in the terminal'
+	@echo 'make web             the browser demo (emscripten): build/web/index.html; make test-web checks it in headless Chromium'
 	@echo 'make python          the Python package nbodyh in a venv (build/pyenv); docs/python.md'
 	@echo 'make bench-python    nbodyh against C and REBOUND (bench/python_bench.py)'
 	@echo 'make examples        the example programs (build/nbody, build/viewer, ...)'
