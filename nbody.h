@@ -8129,9 +8129,108 @@ NBODY__DEF nbody_result nbody_measure(const nbody_system *s, nbody_real G, nbody
 }
 
 /* ======================================================================================
-   >>ic  INITIAL CONDITIONS: splitmix64 (Steele, Lea & Flood 2014), integer-only, so a seed gives
-   the same bodies on every platform and compiler.
+   >>ic  INITIAL CONDITIONS: splitmix64 (Steele, Lea & Flood 2014), integer-only, and arithmetic
+   that rounds the same everywhere (below), so a seed gives the same bodies on every platform
+   and compiler (docs/determinism.md).
    ====================================================================================== */
+
+/* ---- the initial conditions' arithmetic: the same bits everywhere -----------------------
+   Every value the generators compute is built from + - * / and sqrt, which IEEE 754 rounds
+   correctly on every platform this library targets (FLT_EVAL_METHOD 0: x86-64 SSE2, ARM64,
+   wasm32), in the order written; never from the C library's transcendental functions, whose
+   last bits differ between C libraries. Two things could still change a bit: a compiler
+   fusing a product with the addition after it (FMA contraction: clang's default, gcc's GNU
+   modes, on every ARM64 and any x86 built with -mfma), and excess precision (x87, not a
+   target). A product that feeds an addition is therefore rounded on its own through
+   nbody__mul_rounded, a volatile store that no compiler may fuse away (C99 5.1.2.3), whatever
+   -ffp-contract says; products of products and quotients need nothing. frexp and ldexp are
+   exact (they move the exponent), so they give the same bits from any C library. The
+   generators run once per body, far from any hot loop, so the stores cost nothing measurable. */
+static double nbody__mul_rounded(double a, double b) {
+    volatile double p = a * b;
+    return p;
+}
+/* c + z p: one step of Horner's rule, the product rounded first */
+static double nbody__horner(double p, double z, double c) { return c + nbody__mul_rounded(z, p); }
+
+/* sin and cos of x, |x| <= 2^20 (the generators' angles are in [0, 2 pi]), as fdlibm computes
+   them (Sun Microsystems, 1993): x = k pi/2 + (r + rt) by Cody and Waite's reduction with pi/2
+   in parts of 33 bits (k times each is exact) and their rounded tails, a second and third part
+   taken only when the first leaves a cancellation (__ieee754_rem_pio2's medium case); then the
+   minimax polynomials of __kernel_sin and __kernel_cos on |r| <= pi/4 with the tail rt.
+   tests/test_determinism.c measures the largest error against a double-double reference. */
+static double nbody__sin_kernel(double r, double rt) {
+    const double z = r * r, v = z * r;
+    double p = 1.58969099521155010221e-10;
+    p = nbody__horner(p, z, -2.50507602534068634195e-08);
+    p = nbody__horner(p, z, 2.75573137070700676789e-06);
+    p = nbody__horner(p, z, -1.98412698298579493134e-04);
+    p = nbody__horner(p, z, 8.33333333332248946124e-03);
+    return r - ((nbody__mul_rounded(z, 0.5 * rt - nbody__mul_rounded(v, p)) - rt) -
+                nbody__mul_rounded(v, -1.66666666666666324348e-01));
+}
+static double nbody__cos_kernel(double r, double rt) {
+    const double z = r * r, hz = 0.5 * z, w = 1.0 - hz;
+    double p = -1.13596475577881948265e-11;
+    p = nbody__horner(p, z, 2.08757232129817482790e-09);
+    p = nbody__horner(p, z, -2.75573143513906633035e-07);
+    p = nbody__horner(p, z, 2.48015872894767294178e-05);
+    p = nbody__horner(p, z, -1.38888888888741095749e-03);
+    p = nbody__horner(p, z, 4.16666666666666019037e-02);
+    /* 1 - z/2 to more than double, then the rest and the tail */
+    return w + (((1.0 - w) - hz) + (nbody__mul_rounded(z, z * p) - nbody__mul_rounded(r, rt)));
+}
+/* the exponent of x (frexp's) */
+static int nbody__exponent(double x) { int e; frexp(x, &e); return e; }
+/* r - k part with its rounding error: r <- r - k part, returns the tail w (r + w is the
+   reduced value so far, minus the tail the next part refines) */
+static double nbody__reduce_step(double *r, double k, double part, double tail) {
+    const double t = *r, w = k * part;            /* exact */
+    *r = t - w;
+    return nbody__mul_rounded(k, tail) - ((t - *r) - w);
+}
+static void nbody__sincos(double x, double *s, double *c) {
+    const double t = nbody__mul_rounded(x, 6.36619772367581382433e-01);   /* x 2/pi */
+    const double k = (double)(long)(t < 0 ? t - 0.5 : t + 0.5);     /* the nearest integer, by truncation */
+    const int ex = nbody__exponent(x);
+    double r = x - k * 1.57079632673412561417e+00, w = nbody__mul_rounded(k, 6.07710050650619224932e-11), rh, rt;
+    rh = r - w;                                   /* x - k pi/2_1 is exact; then its first tail */
+    if (ex - nbody__exponent(rh) > 16) {          /* cancelled: 33 more bits of pi/2 */
+        w = nbody__reduce_step(&r, k, 6.07710050630396597660e-11, 2.02226624879595063154e-21);
+        rh = r - w;
+        if (ex - nbody__exponent(rh) > 49) {      /* and again */
+            w = nbody__reduce_step(&r, k, 2.02226624871116645580e-21, 8.47842766036889956997e-32);
+            rh = r - w;
+        }
+    }
+    rt = (r - rh) - w;
+    {
+        const double sr = nbody__sin_kernel(rh, rt), cr = nbody__cos_kernel(rh, rt);
+        switch ((long)k & 3) {
+        case 0: *s = sr; *c = cr; break;
+        case 1: *s = cr; *c = -sr; break;
+        case 2: *s = -sr; *c = -cr; break;
+        default: *s = -cr; *c = sr; break;
+        }
+    }
+}
+
+/* the cube root of x > 0 (finite): x = f 2^(3e) with f in [1/2, 4) (exact), then Newton's
+   y <- (2 y + f / y^2) / 3 from a line through cbrt's ends, the error squaring each time
+   (10 %, 1e-2, 1e-4, 1e-8, 1e-16), and a last Newton step written as a correction to y,
+   whose own rounding errors are a third of an ulp (tests/test_determinism.c asserts the
+   largest error against the C library). */
+static double nbody__cbrt(double x) {
+    int e, i, shift;
+    double f = frexp(x, &e), y;
+    shift = ((e % 3) + 3) % 3;                    /* f 2^shift, e - shift a multiple of 3 */
+    f = ldexp(f, shift);
+    e -= shift;
+    y = 0.7 + nbody__mul_rounded(0.23, f);
+    for (i = 0; i < 5; ++i) y = (y + y + f / (y * y)) / 3;
+    y = y + y * (f / (y * y * y) - 1) / 3;        /* the last step as a small correction: rounds once more, not 4 times */
+    return ldexp(y, e / 3);
+}
 
 typedef struct nbody__rng { unsigned long long s; } nbody__rng;
 static unsigned long long nbody__rng_next(nbody__rng *r) {
@@ -8140,15 +8239,16 @@ static unsigned long long nbody__rng_next(nbody__rng *r) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
-/* uniform in [0, 1), 53 bits */
+/* uniform in [0, 1), 53 bits (exact: an integer below 2^53 times a power of 2) */
 static double nbody__rng_uniform(nbody__rng *r) { return (double)(nbody__rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
-static double nbody__rng_range(nbody__rng *r, double a, double b) { return a + (b - a) * nbody__rng_uniform(r); }
+static double nbody__rng_range(nbody__rng *r, double a, double b) { return a + nbody__mul_rounded(b - a, nbody__rng_uniform(r)); }
 
 /* a uniformly random direction times radius */
 static void nbody__rng_sphere(nbody__rng *r, double radius, double *x, double *y, double *z) {
     double ct = nbody__rng_range(r, -1, 1), phi = nbody__rng_range(r, 0, 6.283185307179586476925);
-    double st = sqrt(1 - ct * ct);
-    *x = radius * st * cos(phi); *y = radius * st * sin(phi); *z = radius * ct;
+    double st = sqrt(1 - nbody__mul_rounded(ct, ct)), sp, cp;
+    nbody__sincos(phi, &sp, &cp);
+    *x = radius * st * cp; *y = radius * st * sp; *z = radius * ct;
 }
 
 /* move the centre of mass of bodies [i0, i1) to rest at the origin */
@@ -8156,9 +8256,11 @@ static void nbody__to_com_frame(nbody_system *s, size_t i0, size_t i1) {
     double m = 0, c[6] = {0, 0, 0, 0, 0, 0};
     size_t i;
     for (i = i0; i < i1; ++i) {
-        m += (double)s->m[i];
-        c[0] += (double)(s->m[i] * s->x[i]); c[1] += (double)(s->m[i] * s->y[i]); c[2] += (double)(s->m[i] * s->z[i]);
-        c[3] += (double)(s->m[i] * s->vx[i]); c[4] += (double)(s->m[i] * s->vy[i]); c[5] += (double)(s->m[i] * s->vz[i]);
+        const double mi = (double)s->m[i];
+        m += mi;
+        c[0] += nbody__mul_rounded(mi, (double)s->x[i]); c[1] += nbody__mul_rounded(mi, (double)s->y[i]);
+        c[2] += nbody__mul_rounded(mi, (double)s->z[i]); c[3] += nbody__mul_rounded(mi, (double)s->vx[i]);
+        c[4] += nbody__mul_rounded(mi, (double)s->vy[i]); c[5] += nbody__mul_rounded(mi, (double)s->vz[i]);
     }
     if (m <= 0) return;
     for (i = i0; i < i1; ++i) {
@@ -8199,14 +8301,18 @@ NBODY__DEF nbody_result nbody_ic_plummer(nbody_system *s, size_t n, unsigned lon
     if (r != NBODY_OK) return r;
     rng.s = seed;
     for (i = 0; i < n; ++i) {
-        double radius, q, g, v, x, y, z;
-        do radius = 1.0 / sqrt(pow(nbody__rng_range(&rng, 1e-10, 1), -2.0 / 3.0) - 1.0);
-        while (radius > 10);
+        double radius, q, g, v, w, x, y, z;
+        do {                       /* 1 / sqrt(u^(-2/3) - 1) = c / sqrt(1 - c^2), c = u^(1/3) */
+            double c = nbody__cbrt(nbody__rng_range(&rng, 1e-10, 1));
+            radius = c / sqrt(1 - nbody__mul_rounded(c, c));
+        } while (!(radius <= 10));
         nbody__rng_sphere(&rng, radius / scale, &x, &y, &z);
         s->x[i] = (nbody_real)x; s->y[i] = (nbody_real)y; s->z[i] = (nbody_real)z;
-        do { q = nbody__rng_uniform(&rng); g = nbody__rng_range(&rng, 0, 0.1); }   /* von Neumann rejection */
-        while (g > q * q * pow(1 - q * q, 3.5));
-        v = q * sqrt(2.0) * pow(1 + radius * radius, -0.25);
+        do {                       /* von Neumann rejection from q^2 (1 - q^2)^(7/2) */
+            q = nbody__rng_uniform(&rng); g = nbody__rng_range(&rng, 0, 0.1);
+            w = 1 - nbody__mul_rounded(q, q);
+        } while (g > q * q * (w * w * w * sqrt(w)));
+        v = q * sqrt(2.0) / sqrt(sqrt(1 + nbody__mul_rounded(radius, radius)));   /* (1 + r^2)^(-1/4) */
         nbody__rng_sphere(&rng, v * sqrt(scale), &x, &y, &z);
         s->vx[i] = (nbody_real)x; s->vy[i] = (nbody_real)y; s->vz[i] = (nbody_real)z;
         s->m[i] = (nbody_real)(1.0 / (double)n);
@@ -8221,17 +8327,24 @@ static void nbody__disc(nbody_system *s, size_t i0, size_t i1, double mass, doub
                         const double c[3], const double v[3], nbody__rng *rng) {
     const double rmin = 0.05, rmax = 1.0;
     size_t nstars = i1 - i0 - 1, i;
-    double ct = cos(tilt), st = sin(tilt);
+    double ct, st;
+    nbody__sincos(tilt, &st, &ct);
     s->x[i0] = (nbody_real)c[0]; s->y[i0] = (nbody_real)c[1]; s->z[i0] = (nbody_real)c[2];
     s->vx[i0] = (nbody_real)v[0]; s->vy[i0] = (nbody_real)v[1]; s->vz[i0] = (nbody_real)v[2];
     s->m[i0] = (nbody_real)(nstars ? mass * f : mass);
     for (i = i0 + 1; i < i1; ++i) {
-        double u = nbody__rng_uniform(rng), r = sqrt(rmin * rmin + u * (rmax * rmax - rmin * rmin));
+        double u = nbody__rng_uniform(rng), rmin2 = nbody__mul_rounded(rmin, rmin);
+        double r = sqrt(rmin2 + nbody__mul_rounded(u, nbody__mul_rounded(rmax, rmax) - rmin2));
         double phi = nbody__rng_range(rng, 0, 6.283185307179586476925), h = nbody__rng_range(rng, -0.02, 0.02);
-        double enclosed = mass * (f + (1 - f) * u), speed = sqrt(enclosed / r);
-        double px = r * cos(phi), py = r * sin(phi), pz = h, wx = -speed * sin(phi), wy = speed * cos(phi);
-        s->x[i] = (nbody_real)(c[0] + px); s->y[i] = (nbody_real)(c[1] + ct * py - st * pz); s->z[i] = (nbody_real)(c[2] + st * py + ct * pz);
-        s->vx[i] = (nbody_real)(v[0] + wx); s->vy[i] = (nbody_real)(v[1] + ct * wy); s->vz[i] = (nbody_real)(v[2] + st * wy);
+        double enclosed = mass * (f + nbody__mul_rounded(1 - f, u)), speed = sqrt(enclosed / r), sp, cp;
+        double px, py, pz = h, wx, wy;
+        nbody__sincos(phi, &sp, &cp);
+        px = nbody__mul_rounded(r, cp); py = r * sp; wx = -nbody__mul_rounded(speed, sp); wy = speed * cp;
+        s->x[i] = (nbody_real)(c[0] + px);
+        s->y[i] = (nbody_real)(c[1] + (nbody__mul_rounded(ct, py) - nbody__mul_rounded(st, pz)));
+        s->z[i] = (nbody_real)(c[2] + (nbody__mul_rounded(st, py) + nbody__mul_rounded(ct, pz)));
+        s->vx[i] = (nbody_real)(v[0] + wx); s->vy[i] = (nbody_real)(v[1] + nbody__mul_rounded(ct, wy));
+        s->vz[i] = (nbody_real)(v[2] + nbody__mul_rounded(st, wy));
         s->m[i] = (nbody_real)(mass * (1 - f) / (double)nstars);
     }
 }
@@ -8264,7 +8377,7 @@ NBODY__DEF nbody_result nbody_ic_collision(nbody_system *s, size_t n, nbody_real
     if ((r = nbody__ic_begin(s, n)) != NBODY_OK) return r;
     rng.s = seed;
     d = (double)separation; b = d / 4;
-    v = sqrt(2.0 * 1.0 / sqrt(d * d + b * b)) / 2;       /* each moves at half the parabolic speed */
+    v = sqrt(2.0 * 1.0 / sqrt(nbody__mul_rounded(d, d) + nbody__mul_rounded(b, b))) / 2;       /* each moves at half the parabolic speed */
     c1[0] = -d / 2; c1[1] = -b / 2; c1[2] = 0; c2[0] = d / 2; c2[1] = b / 2; c2[2] = 0;
     v1[0] = v; v1[1] = 0; v1[2] = 0; v2[0] = -v; v2[1] = 0; v2[2] = 0;
     half = (n + 1) / 2;
@@ -9077,9 +9190,10 @@ struct nbody_archive {
     nbody_real *t;
 };
 
-/* copy len bytes from src to the writer */
+/* copy len bytes from src to the writer, through a small chunk: stdio buffers the files
+   anyway, and a stack of 64 KiB (wasm-ld's default, a game's worker thread) must hold it */
 static int nbody__arc_copy(nbody__writer *w, FILE *src, unsigned long long len) {
-    unsigned char chunk[65536];
+    unsigned char chunk[4096];
     while (len > 0) {
         size_t k = len < sizeof chunk ? (size_t)len : sizeof chunk;
         if (fread(chunk, 1, k, src) != k) return 0;
