@@ -86,6 +86,9 @@ TEST_SCRIPTS := tests/msvc_constructs.sh tests/tracked_files.sh tests/test_cli.s
 # the command-line tool again in float (NBODY_REAL): tests/test_cli.sh runs its checks of
 # landing on t-end and of refusals on it too
 CLI_FLOAT    := $(BUILD)/nbody_float
+# the same bits on every platform: tests/test_determinism.c natively, under qemu-aarch64, node
+# and Wine, hashes compared (builds the cross programs below with the tools installed)
+TEST_SCRIPTS += tests/test_platforms.sh
 # the distributed engine's test program (run by tests/test_mpi.sh), when MPI is installed
 MPI_TESTS    := $(if $(HAVE_MPI),$(BUILD)/mpi_engines)
 BENCH_SRCS   := $(wildcard bench/bench_*.c)
@@ -155,7 +158,7 @@ TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
 .PHONY: test-asan test-tsan fuzz soak test-cuda bench-cuda test-cuda-gl help web test-web
-.PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small test-windows python bench-python
+.PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small test-windows python bench-python test-arm64 test-wasm
 
 # ==== build rules ===============================================================================
 all: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
@@ -221,23 +224,9 @@ clean:
 # every test program and script; the examples are built too (the script tests run them)
 # tests/simd_levels.sh: the fault, tree and reproducibility tests again at each SIMD level
 test: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS) python
-	@sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh tests/test_python.sh
+	@BUILD=$(BUILD) MAKE="$(MAKE)" sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh tests/test_python.sh
 
-# ==== python ====================================================================================
-# The package nbodyh (docs/python.md) installed into a venv under $(BUILD) with what its tests
-# and examples use; rebuilt only when its sources change. tests/test_python.sh runs pytest there.
-# The engines follow the C build's switches: CUDA with WITH_CUDA=1, OpenCL as WITH_OPENCL.
-PYTHON  ?= python3
-PYENV   := $(BUILD)/pyenv
-PY_SRCS := nbody.h $(wildcard nbody_cl.h) nbody_cuda.cu setup.py pyproject.toml $(wildcard python/nbodyh/*.py python/nbodyh/*.c)
-python: $(PYENV)/.installed
-$(PYENV)/.installed: $(PY_SRCS) | $(BUILD)
-	@test -x $(PYENV)/bin/python || $(PYTHON) -m venv $(PYENV)
-	$(PYENV)/bin/python -m pip install -q --disable-pip-version-check numpy pytest setuptools wheel matplotlib tqdm
-	NBODYH_WITH_CUDA=$(if $(filter 1,$(WITH_CUDA)),1,0) NBODYH_WITH_OPENCL=$(WITH_OPENCL) \
-	    $(PYENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall .
-	@touch $@
-
+# ==== python =============================================================================
 # 10^6 leapfrog steps: energy bounded, no allocation after create
 soak: $(BUILD)/test_soak
 	./$(BUILD)/test_soak 1000000
@@ -247,6 +236,45 @@ embed:
 	sh tools/embed_kernels.sh kernels.cl nbody_cl.h nbody_cl.h nbody.h
 check-embedded:
 	@sh tests/embedded_check.sh
+
+# ==== other platforms: the suite cross-built, run under an emulator (docs/determinism.md) =====
+# make test-arm64   every test program built for aarch64 (gcc, OpenMP), run under qemu-aarch64
+# make test-wasm    every test program built for wasm32 (emscripten, no threads), run under node
+# (tests/run.sh's NBODY_TEST_RUNNER runs them). The OpenCL tests are left out: no OpenCL there.
+CROSS_SRCS    := $(filter-out tests/test_opencl%,$(TEST_SRCS))
+CROSS_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -I.
+CROSS_DEPS    := tests/check.h tests/every_method.h nbody.h
+ARM64_CC      ?= aarch64-linux-gnu-gcc
+ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
+ARM64_RUN     ?= qemu-aarch64 -L $(ARM64_SYSROOT)
+ARM64_TESTS   := $(patsubst tests/%.c,$(BUILD)/arm64/%,$(CROSS_SRCS)) $(BUILD)/arm64/test_block_float
+# emscripten (Debian's needs its node modules on NODE_PATH); NODERAWFS: the tests' files on
+# the real file system; the heap grows as a test needs
+EMCC          ?= emcc
+EMCC_ENV      ?= NODE_PATH=/usr/share/nodejs
+NODE_RUN      ?= node --no-experimental-fetch
+WASM_LDFLAGS  := -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sEXIT_RUNTIME=1
+WASM_TESTS    := $(patsubst tests/%.c,$(BUILD)/wasm/%.js,$(CROSS_SRCS)) $(BUILD)/wasm/test_block_float.js
+
+$(BUILD)/arm64/test_%: tests/test_%.c $(CROSS_DEPS)
+	@mkdir -p $(@D)
+	$(ARM64_CC) $(CROSS_FLAGS) -fopenmp $< -o $@ -lm
+$(BUILD)/arm64/test_block_float: tests/test_block.c $(CROSS_DEPS)
+	@mkdir -p $(@D)
+	$(ARM64_CC) $(CROSS_FLAGS) -fopenmp -DNBODY_REAL=float $< -o $@ -lm
+$(BUILD)/wasm/test_%.js: tests/test_%.c $(CROSS_DEPS)
+	@mkdir -p $(@D)
+	$(EMCC_ENV) $(EMCC) $(CROSS_FLAGS) $< -o $@ $(WASM_LDFLAGS) -lm
+$(BUILD)/wasm/test_block_float.js: tests/test_block.c $(CROSS_DEPS)
+	@mkdir -p $(@D)
+	$(EMCC_ENV) $(EMCC) $(CROSS_FLAGS) -DNBODY_REAL=float $< -o $@ $(WASM_LDFLAGS) -lm
+
+# no OpenCL, MPI or GL there: those requirements of CI's native run do not apply
+CROSS_ENV     := NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER=
+test-arm64: $(ARM64_TESTS)
+	@$(CROSS_ENV) NBODY_TEST_RUNNER="$(ARM64_RUN)" sh tests/run.sh $(ARM64_TESTS)
+test-wasm: $(WASM_TESTS)
+	@$(CROSS_ENV) NBODY_TEST_RUNNER="$(NODE_RUN)" sh tests/run.sh $(WASM_TESTS)
 
 # ==== bench =====================================================================================
 bench: bench-tables
@@ -439,6 +467,8 @@ help:
 	@echo 'make bench           benchmark tables (markdown, a few minutes)'
 	@echo 'make test-asan       every test under AddressSanitizer + UBSan'
 	@echo 'make test-tsan       every test under ThreadSanitizer'
+	@echo 'make test-arm64      every test built for aarch64 and run under qemu-aarch64'
+	@echo 'make test-wasm       every test built for wasm32 (emscripten) and run under node'
 	@echo 'make fuzz            fuzz the snapshot and checkpoint readers (FUZZ_SECONDS=60)'
 	@echo 'make soak            10^6 leapfrog steps: bounded energy, no allocation'
 	@echo 'make test-cuda       the CUDA engine tests (nvcc and an NVIDIA GPU)'

@@ -5304,7 +5304,24 @@ static void nbody__accel_block_kernel(const nbody__forces *f, int threads, int b
 }
 
 /* the article's 'openmp + block + optimization' loop (a branch-free loop the compiler
-   vectorises), softened, any n: the portable path for long double and non-x86 targets */
+   vectorises), softened, any n: the portable path for long double and non-x86 targets, and the
+   deterministic one (desc.simd = NBODY_SIMD_PORTABLE, docs/determinism.md). Each body's sum
+   runs in NBODY__LANES lanes (source j in lane j mod NBODY__LANES, each lane in index order),
+   added pairwise at the end: an order the source fixes, so the compiler vectorises across the
+   lanes without reassociating a sum (an `omp simd reduction` would leave the order to the
+   vector width: other bits on each platform and compiler), and the bits are the same
+   everywhere and for any thread count. */
+#define NBODY__LANES 8
+static NBODY__FORCEINLINE void nbody__portable_term(const nbody__forces *f, size_t i, size_t j, nbody_real xi, nbody_real yi,
+                                                    nbody_real zi, nbody_real *sx, nbody_real *sy, nbody_real *sz) {
+    nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
+    nbody_real r2 = (j == i) ? 1 : nbody__soft_r2(dx, dy, dz, f->eps2);
+    nbody_real w = (j == i) ? 0 : nbody__pair_weight(f->m[j], r2);
+    *sx += w * dx; *sy += w * dy; *sz += w * dz;
+}
+static nbody_real nbody__lanes_sum(const nbody_real *s) {   /* pairwise, for NBODY__LANES 8 */
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
 static void nbody__accel_block_portable_range(const nbody__forces *f, int threads, int block, size_t t0, size_t t1) {
     long long b, nblocks, n = (long long)f->n;
     (void)threads; (void)n;
@@ -5315,16 +5332,16 @@ static void nbody__accel_block_portable_range(const nbody__forces *f, int thread
         size_t i0 = t0 + (size_t)b * (size_t)block, i1 = i0 + (size_t)block, i;
         if (i1 > t1) i1 = t1;
         for (i = i0; i < i1; ++i) {
-            nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], ax = 0, ay = 0, az = 0;
-            size_t j;
-            NBODY__PRAGMA_OMP4(omp simd reduction(+:ax, ay, az))
-            for (j = 0; j < f->n; ++j) {
-                nbody_real dx = f->x[j] - xi, dy = f->y[j] - yi, dz = f->z[j] - zi;
-                nbody_real r2 = (j == i) ? 1 : nbody__soft_r2(dx, dy, dz, f->eps2);
-                nbody_real w = (j == i) ? 0 : nbody__pair_weight(f->m[j], r2);
-                ax += w * dx; ay += w * dy; az += w * dz;
+            nbody_real xi = f->x[i], yi = f->y[i], zi = f->z[i], sx[NBODY__LANES], sy[NBODY__LANES], sz[NBODY__LANES];
+            size_t j, l;
+            for (l = 0; l < NBODY__LANES; ++l) { sx[l] = 0; sy[l] = 0; sz[l] = 0; }
+            for (j = 0; j + NBODY__LANES <= f->n; j += NBODY__LANES) {
+                NBODY__PRAGMA_OMP4(omp simd)
+                for (l = 0; l < NBODY__LANES; ++l) nbody__portable_term(f, i, j + l, xi, yi, zi, &sx[l], &sy[l], &sz[l]);
             }
-            f->ax[i - t0] = f->G * ax; f->ay[i - t0] = f->G * ay; f->az[i - t0] = f->G * az;
+            for (l = 0; j + l < f->n; ++l) nbody__portable_term(f, i, j + l, xi, yi, zi, &sx[l], &sy[l], &sz[l]);
+            f->ax[i - t0] = f->G * nbody__lanes_sum(sx); f->ay[i - t0] = f->G * nbody__lanes_sum(sy);
+            f->az[i - t0] = f->G * nbody__lanes_sum(sz);
         }
     }
 }

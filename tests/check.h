@@ -48,6 +48,18 @@ CHECK_UNUSED static double check_body_rel_diff(const nbody_real *a, const nbody_
     }
     return worst;
 }
+
+/* n values of a and b the same: bit for bit, a NaN matching any NaN. IEEE 754 leaves the sign
+   and payload of a NaN that an operation creates to the hardware (x86's default NaN is
+   negative, ARM's positive) and a compiler may compute w (-d) as -(w d) (gcc on ARM: one
+   negated multiply, which flips the sign of the NaN it creates), so a NaN's bits are not a
+   result; its class is. */
+CHECK_UNUSED static int check_same_values(const nbody_real *a, const nbody_real *b, size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i)
+        if (memcmp(&a[i], &b[i], sizeof a[i]) != 0 && !(a[i] != a[i] && b[i] != b[i])) return 0;
+    return 1;
+}
 #endif
 
 static int check_finish(void) {

@@ -1,8 +1,9 @@
 /* The same bits everywhere (docs/determinism.md). Asserts here: the initial conditions'
    own sin, cos and cube root (nbody.h >>ic) are within a stated number of ulps of the C
    library's over their range; the Plummer sphere they build still has its energy and virial
-   ratio; the deterministic configurations give bitwise the same trajectory for any thread
-   count (OPENMP the same bits as SIMPLE). Printed: one "HASH name value" line for each
+   ratio; the deterministic configurations (SIMPLE, OPENMP, and BLOCK's portable loop, with
+   leapfrog and RK4) give bitwise the same trajectory for any thread count (OPENMP the same
+   bits as SIMPLE). Printed: one "HASH name value" line for each
    generator's bodies and each deterministic trajectory's final state, which
    tests/test_platforms.sh compares between this program built natively and built for the
    other platforms (aarch64 under qemu, wasm32 under node, Windows under Wine). */
@@ -196,9 +197,11 @@ static const config configs[] = {
     {"simple_leapfrog", NBODY_ENGINE_SIMPLE, NBODY_LEAPFROG, NBODY_SIMD_DEFAULT},
     {"simple_rk4", NBODY_ENGINE_SIMPLE, NBODY_RK4, NBODY_SIMD_DEFAULT},
     {"openmp_leapfrog", NBODY_ENGINE_OPENMP, NBODY_LEAPFROG, NBODY_SIMD_DEFAULT},
+    {"block_portable_leapfrog", NBODY_ENGINE_BLOCK, NBODY_LEAPFROG, NBODY_SIMD_PORTABLE},
+    {"block_portable_rk4", NBODY_ENGINE_BLOCK, NBODY_RK4, NBODY_SIMD_PORTABLE},
 };
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
-#define STEPS 20
+#define STEPS 10
 
 static int trajectory(const config *c, int threads, const nbody_system *ic, nbody_system *out) {
     nbody_desc d;
@@ -234,8 +237,25 @@ static void trajectories(int which, const nbody_system *ic) {
     }
 }
 
+/* BLOCK's portable loop over enough bodies to run on several threads (NBODY__BLOCK_PARALLEL_N) */
+static void block_threads(void) {
+    nbody_system ic, out;
+    uint64_t one = 0;
+    int t;
+    memset(&ic, 0, sizeof ic);
+    CHECK(nbody_ic_uniform_cube(&ic, NBODY__BLOCK_PARALLEL_N + 9, 3) == NBODY_OK, "cube");
+    for (t = 1; t <= 3; ++t) {
+        CHECK(trajectory(&configs[3], t, &ic, &out), "block: run");
+        if (t == 1) { one = hash_system(&out); print_hash("cube_large_block_portable_leapfrog", &out); }
+        else CHECK(hash_system(&out) == one, "block portable, %zu bodies: %d threads give other bits than 1", ic.n, t);
+        nbody_system_free(&out);
+    }
+    nbody_system_free(&ic);
+}
+
 int main(void) {
     int i;
+    block_threads();
     sincos_accuracy();
     cbrt_accuracy();
     plummer_physics();
