@@ -39,11 +39,15 @@ static nbody_real *kernel(int symmetric, int threads, nbody_real eps, const nbod
     return a;
 }
 
-/* the accelerations summed in long double: the reference for the accuracy of each engine */
+/* the accelerations summed in long double: the reference for the accuracy of each engine, for
+   every exact_stride(n)-th body (about 256 of them, spread over the whole system): 256 n
+   long double pairs instead of n^2, which where long double is binary128 in software (ARM64,
+   wasm32) took most of the test's time; the engines' errors are compared on those bodies */
+static size_t exact_stride(size_t n) { return n > 256 ? n / 256 : 1; }
 static long double *exact(nbody_real eps, const nbody_system *s) {
     size_t i, j, n = s->n;
     long double *a = (long double *)calloc(3 * n, sizeof(long double)), e2 = (long double)eps * eps;
-    for (i = 0; a && i < n; ++i)
+    for (i = 0; a && i < n; i += exact_stride(n))
         for (j = 0; j < n; ++j) {
             long double dx = (long double)s->x[j] - s->x[i], dy = (long double)s->y[j] - s->y[i];
             long double dz = (long double)s->z[j] - s->z[i], r2 = dx * dx + dy * dy + dz * dz + e2, w;
@@ -54,11 +58,11 @@ static long double *exact(nbody_real eps, const nbody_system *s) {
     return a;
 }
 
-/* max_i |a_i - b_i| / |b_i| over bodies, in long double (b is the reference) */
-#define MAX_REL(a, b, n) do {                                                                   \
+/* max_i |a_i - b_i| / |b_i| over every step-th body, in long double (b is the reference) */
+#define MAX_REL(a, b, n, step) do {                                                             \
         size_t i_;                                                                              \
         worst = 0;                                                                              \
-        for (i_ = 0; i_ < (n); ++i_) {                                                          \
+        for (i_ = 0; i_ < (n); i_ += (step)) {                                                  \
             long double dx = (long double)(a)[i_] - (b)[i_], dy = (long double)(a)[(n) + i_] - (b)[(n) + i_]; \
             long double dz = (long double)(a)[2 * (n) + i_] - (b)[2 * (n) + i_];                 \
             long double r = sqrtl((long double)(b)[i_] * (b)[i_] + (long double)(b)[(n) + i_] * (b)[(n) + i_] \
@@ -70,12 +74,12 @@ static long double *exact(nbody_real eps, const nbody_system *s) {
 
 static double max_rel(const nbody_real *a, const nbody_real *b, size_t n) {
     double worst;
-    MAX_REL(a, b, n);
+    MAX_REL(a, b, n, 1);
     return worst;
 }
 static double max_rel_exact(const nbody_real *a, const long double *b, size_t n) {
     double worst;
-    MAX_REL(a, b, n);
+    MAX_REL(a, b, n, exact_stride(n));
     return worst;
 }
 
