@@ -36,7 +36,7 @@ absent() {
 }
 # build PLATFORM TARGET: make's rule for the target (the Makefile's cross sections)
 build() {
-    $MAKE --no-print-directory "$2" >"$tmp/$1.log" 2>&1 && return 0
+    $MAKE --no-print-directory BUILD="$BUILD" "$2" >"$tmp/$1.log" 2>&1 && return 0
     cat "$tmp/$1.log"; fail=$((fail + 1)); echo "FAIL $1: $2 does not build"; return 1
 }
 have() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || return 1; done; }
