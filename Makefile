@@ -247,7 +247,11 @@ CROSS_DEPS    := tests/check.h tests/every_method.h nbody.h
 ARM64_CC      ?= aarch64-linux-gnu-gcc
 ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
 ARM64_RUN     ?= qemu-aarch64 -L $(ARM64_SYSROOT)
-ARM64_TESTS   := $(patsubst tests/%.c,$(BUILD)/arm64/%,$(CROSS_SRCS)) $(BUILD)/arm64/test_block_float
+# test_tree is left out under qemu: 70 s of CPU natively (a 10^6-body tree against 64 direct
+# sums, 12347-body direct references), 10-20 times that emulated; it runs natively, under
+# Wine and under node
+ARM64_SKIP    := tests/test_tree.c
+ARM64_TESTS   := $(patsubst tests/%.c,$(BUILD)/arm64/%,$(filter-out $(ARM64_SKIP),$(CROSS_SRCS))) $(BUILD)/arm64/test_block_float
 # emscripten (Debian's needs its node modules on NODE_PATH); NODERAWFS: the tests' files on
 # the real file system; the heap grows as a test needs
 EMCC          ?= emcc
@@ -273,6 +277,7 @@ $(BUILD)/wasm/test_block_float.js: tests/test_block.c $(CROSS_DEPS)
 CROSS_ENV     := NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER=
 test-arm64: $(ARM64_TESTS)
 	@$(CROSS_ENV) NBODY_TEST_RUNNER="$(ARM64_RUN)" sh tests/run.sh $(ARM64_TESTS)
+	@echo "not run under qemu-aarch64 (its time): $(notdir $(ARM64_SKIP))"
 test-wasm: $(WASM_TESTS)
 	@$(CROSS_ENV) NBODY_TEST_RUNNER="$(NODE_RUN)" sh tests/run.sh $(WASM_TESTS)
 
