@@ -157,7 +157,7 @@ ASAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/asan/%,$(TEST_SRCS))
 TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
-.PHONY: test-asan test-tsan fuzz soak test-cuda bench-cuda test-cuda-gl help web test-web
+.PHONY: test-asan test-tsan fuzz fuzz-load fuzz-load-half fuzz-archive fuzz-archive-half soak test-cuda bench-cuda test-cuda-gl help web test-web
 .PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small test-windows python bench-python test-arm64 test-wasm
 
 # ==== build rules ===============================================================================
@@ -322,7 +322,7 @@ test-web: web
 # ==== sanitizers and fuzzing (docs/reliability.md) ==============================================
 # make test-asan   every test under AddressSanitizer + UBSan (+ LeakSanitizer), aborting on the first report
 # make test-tsan   every test under ThreadSanitizer, clang + libomp with the Archer OMPT tool
-# make fuzz        fuzz nbody_load / nbody_checkpoint_load for FUZZ_SECONDS (default 60) from the seed corpus
+# make fuzz        fuzz nbody_load / nbody_checkpoint_load and the archive reader, FUZZ_SECONDS (default 60) in all
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CC=$(SAN_CC) \
 	    CFLAGS="$(SAN_COMMON) -fsanitize=address,undefined -fno-sanitize-recover=all" $(ASAN_TESTS)
@@ -334,13 +334,23 @@ test-tsan:
 	@OMP_TOOL_LIBRARIES=$(ARCHER) TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1" \
 	    sh tests/run.sh $(TSAN_TESTS)
 
-$(BUILD)/fuzz_load: tests/fuzz/fuzz_load.c nbody.h | $(BUILD)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c nbody.h | $(BUILD)
 	$(SAN_CC) $(SAN_COMMON) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. $< -o $@ -lm
 
-fuzz: $(BUILD)/fuzz_load
+# make fuzz splits FUZZ_SECONDS between the two harnesses; fuzz-load and fuzz-archive give one
+# harness the whole time (make fuzz-archive FUZZ_SECONDS=1200: the long run)
+FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+fuzz: fuzz-load-half fuzz-archive-half
+
+fuzz-load fuzz-load-half: $(BUILD)/fuzz_load
 	@mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/
-	./$(BUILD)/fuzz_load -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-	    $(BUILD)/fuzz-corpus
+	./$(BUILD)/fuzz_load -max_total_time=$(if $(findstring half,$@),$$(( ($(FUZZ_SECONDS) + 1) / 2 )),$(FUZZ_SECONDS)) \
+	    $(FUZZ_FLAGS) $(BUILD)/fuzz-corpus
+
+fuzz-archive fuzz-archive-half: $(BUILD)/fuzz_archive
+	@mkdir -p $(BUILD)/fuzz-corpus-archive && cp tests/fuzz/corpus_archive/* $(BUILD)/fuzz-corpus-archive/
+	./$(BUILD)/fuzz_archive -max_total_time=$(if $(findstring half,$@),$$(( $(FUZZ_SECONDS) / 2 )),$(FUZZ_SECONDS)) \
+	    $(FUZZ_FLAGS) $(BUILD)/fuzz-corpus-archive
 
 # ==== GPU: CUDA engines (nvcc and an NVIDIA GPU) ================================================
 $(BUILD)/nbody_cuda.o: nbody_cuda.cu nbody.h | $(BUILD)
@@ -474,7 +484,8 @@ help:
 	@echo 'make test-tsan       every test under ThreadSanitizer'
 	@echo 'make test-arm64      every test built for aarch64 and run under qemu-aarch64'
 	@echo 'make test-wasm       every test built for wasm32 (emscripten) and run under node'
-	@echo 'make fuzz            fuzz the snapshot and checkpoint readers (FUZZ_SECONDS=60)'
+	@echo 'make fuzz            fuzz the snapshot, checkpoint and archive readers (FUZZ_SECONDS=60 in all)'
+	@echo 'make fuzz-archive    fuzz the archive reader alone (FUZZ_SECONDS=1200 for the long run)'
 	@echo 'make soak            10^6 leapfrog steps: bounded energy, no allocation'
 	@echo 'make test-cuda       the CUDA engine tests (nvcc and an NVIDIA GPU)'
 	@echo 'make bench-cuda      the CUDA benchmarks'

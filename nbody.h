@@ -515,6 +515,10 @@ NBODY_API nbody_result nbody_archive_attach(nbody_sim *sim, const char *path, nb
 NBODY_API nbody_result nbody_archive_append(const nbody_sim *sim, const char *path);
 NBODY_API nbody_result nbody_archive_open(nbody_archive **out, const char *path);
 NBODY_API size_t       nbody_archive_count(const nbody_archive *a);
+/* damaged stretches nbody_archive_open skipped (a record whose magic or header checksum is
+   wrong, a torn last record): 0 for an intact archive. The records after a damaged one are
+   still indexed, so nbody_archive_count never silently drops an intact record. */
+NBODY_API size_t       nbody_archive_damaged(const nbody_archive *a);
 NBODY_API nbody_real   nbody_archive_time(const nbody_archive *a, size_t i);   /* NaN out of range */
 NBODY_API nbody_result nbody_archive_load(const nbody_archive *a, size_t i, const nbody_desc *desc, nbody_sim **out);
 NBODY_API void         nbody_archive_close(nbody_archive *a);
@@ -8701,7 +8705,7 @@ static nbody_result nbody__finish_beside(const nbody_desc *log, nbody__writer *w
     const char *failed = w->ok ? NULL : "writing";
     if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("flush") || fflush(w->f) != 0)) { failed = "flushing"; w->err = errno; }
     if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("sync") || !nbody__sync_file(w->f))) { failed = "syncing"; w->err = errno; }
-    if ((NBODY_IO_FAULT("close") || fclose(w->f) != 0) && !failed) { failed = "closing"; w->err = errno; }
+    if ((fclose(w->f) != 0 || NBODY_IO_FAULT("close")) && !failed) { failed = "closing"; w->err = errno; }
     w->f = NULL;
     if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("rename") || nbody__rename(tmp, path) != 0)) {
         failed = "renaming the new file over";
@@ -8796,7 +8800,8 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
     if ((r = nbody__open_beside(NULL, tmp, "w", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
     if (NBODY_IO_FAULT("write") || fprintf(w.f, "# t = %.17g\ni,x,y,z,vx,vy,vz,m\n", (double)s->t) < 0) w.ok = 0;
     for (i = 0; i < s->n && w.ok; ++i)
-        if (fprintf(w.f, "%lu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", (unsigned long)i, (double)s->x[i],
+        if (NBODY_IO_FAULT("write") ||
+            fprintf(w.f, "%lu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", (unsigned long)i, (double)s->x[i],
                     (double)s->y[i], (double)s->z[i], (double)s->vx[i], (double)s->vy[i], (double)s->vz[i],
                     (double)s->m[i]) < 0)
             w.ok = 0;
@@ -9192,8 +9197,10 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
      n reals radii (when has_radii) | u64 checkpoint bytes | u64 FNV-1a 64 of the record
      from t through the checkpoint length | the checkpoint (nbody_checkpoint_save's format,
      with its own checksum, verified when the record is loaded).
-   nbody_archive_open indexes the records and stops at the first torn or corrupt one (an
-   append cut short by a crash): the records before it stay usable.
+   nbody_archive_open indexes the records; at a torn or corrupt one (an append cut short by a
+   crash, a damaged byte) it counts a damaged stretch (nbody_archive_damaged) and goes on from
+   the next record magic whose header checksum verifies, so intact records before and after
+   it stay usable. A failed append is cut back where the platform can (nbody__truncate).
    ====================================================================================== */
 
 #define NBODY__ARC_MAGIC "NBODYARC"
@@ -9203,6 +9210,7 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
 struct nbody_archive {
     char *path;
     size_t count, cap;
+    size_t damaged;                /* stretches skipped while indexing (nbody_archive_damaged) */
     nbody__off *offset;            /* of each record's t */
     nbody_real *t;
 };
@@ -9440,12 +9448,27 @@ static int nbody__arc_record(FILE *f, unsigned long long size, nbody_real *t, un
     return 1;
 }
 
+/* the offset of the next record magic at or after from (before end), or -1 */
+static nbody__off nbody__arc_find(FILE *f, nbody__off from, nbody__off end) {
+    char buf[4096];
+    nbody__off at = from;
+    size_t got, i;
+    while (at + 8 <= end && nbody__fseek(f, at, SEEK_SET) == 0) {
+        size_t want = (size_t)(end - at < (nbody__off)sizeof buf ? end - at : (nbody__off)sizeof buf);
+        if ((got = fread(buf, 1, want, f)) < 8) return -1;
+        for (i = 0; i + 8 <= got; ++i)
+            if (memcmp(buf + i, NBODY__REC_MAGIC, 8) == 0) return at + (nbody__off)i;
+        at += (nbody__off)(got - 7);          /* a magic across the chunk's end is seen next time */
+    }
+    return -1;
+}
+
 NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path) {
     nbody_archive *a;
     unsigned int head[4];
     char magic[8];
     unsigned long long size, u[3], clen;
-    nbody__off end, at;
+    nbody__off end, at, pos;
     nbody_real t;
     FILE *f;
     nbody_result r = NBODY_OK;
@@ -9463,11 +9486,21 @@ NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path
     memset(a, 0, sizeof *a);
     if (!(a->path = (char *)NBODY_MALLOC(strlen(path) + 1))) r = NBODY_ERR_OUT_OF_MEMORY;
     else memcpy(a->path, path, strlen(path) + 1);
-    while (r == NBODY_OK && nbody__ckp_get(f, magic, 8) && memcmp(magic, NBODY__REC_MAGIC, 8) == 0) {
-        nbody__off rec = nbody__ftell(f);
-        if (rec < 0 || !nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) break;
-        if (!nbody__arc_push(a, rec, t)) r = NBODY_ERR_OUT_OF_MEMORY;
-        if (nbody__fseek(f, at + (nbody__off)clen, SEEK_SET) != 0) break;
+    /* each record in turn; at a damaged one (bad magic or header, torn), count it and go on
+       from the next record magic whose header checks out */
+    for (pos = 8 + (nbody__off)sizeof head; r == NBODY_OK && pos < end;) {
+        nbody__off rec = pos + 8;
+        if (nbody__fseek(f, pos, SEEK_SET) == 0 && nbody__ckp_get(f, magic, 8) && memcmp(magic, NBODY__REC_MAGIC, 8) == 0 &&
+            nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) {
+            if (!nbody__arc_push(a, rec, t)) r = NBODY_ERR_OUT_OF_MEMORY;
+            pos = at + (nbody__off)clen;
+            continue;
+        }
+        a->damaged++;
+        pos = nbody__arc_find(f, pos + 1, end);
+        while (pos >= 0 && !(nbody__fseek(f, pos + 8, SEEK_SET) == 0 && nbody__arc_record(f, size, &t, u, NULL, &at, &clen)))
+            pos = nbody__arc_find(f, pos + 1, end);
+        if (pos < 0) break;
     }
     fclose(f);
     if (r != NBODY_OK) { nbody_archive_close(a); return r; }
@@ -9476,6 +9509,7 @@ NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path
 }
 
 NBODY__DEF size_t nbody_archive_count(const nbody_archive *a) { return a ? a->count : 0; }
+NBODY__DEF size_t nbody_archive_damaged(const nbody_archive *a) { return a ? a->damaged : 0; }
 
 NBODY__DEF nbody_real nbody_archive_time(const nbody_archive *a, size_t i) {
     nbody_real zero = 0;

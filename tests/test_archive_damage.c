@@ -1,0 +1,107 @@
+/* A bad byte never empties an archive: every single-byte corruption (each byte of the
+   first record inverted, and each byte of the second record's header) of a two-record
+   archive must give either NBODY_ERR_FORMAT from nbody_archive_open (the archive's own
+   header), or OK with the damage counted by nbody_archive_damaged whenever a record was
+   dropped, and the intact record still indexed and loadable. A record whose checkpoint body
+   is damaged stays indexed and its load gives NBODY_ERR_FORMAT. */
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "check.h"
+#define REL_NAME "archive_damage"
+#include "rel_util.h"
+
+static unsigned char *slurp(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = (unsigned char *)malloc((size_t)*len);
+    if (b && fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
+    fclose(f);
+    return b;
+}
+static void spit(const char *path, const unsigned char *b, long len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(b, 1, (size_t)len, f);
+    fclose(f);
+}
+
+/* the offset of the second "NBODYREC" in the file */
+static long second_record(const unsigned char *b, long len) {
+    long i, seen = 0;
+    for (i = 0; i + 8 <= len; ++i)
+        if (memcmp(b + i, "NBODYREC", 8) == 0 && ++seen == 2) return i;
+    return -1;
+}
+
+int main(void) {
+    const char *path = rel_path("good"), *bad = rel_path("bad");
+    nbody_system s = {0};
+    nbody_sim *sim = NULL, *back = NULL;
+    nbody_desc d;
+    nbody_real t1;
+    unsigned char *good;
+    long len = 0, rec2, i;
+    int silent = 0, empties = 0, lost_second = 0, tried = 0, format = 0, dropped = 0, body_hits = 0, body_refused = 0;
+    memset(&d, 0, sizeof d);
+    remove(path);
+    nbody_ic_figure_eight(&s);
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
+    if (!sim) return check_finish();
+    nbody_archive_append(sim, path);
+    nbody_step(sim);
+    nbody_archive_append(sim, path);
+    t1 = nbody_get_stats(sim).t;
+    nbody_destroy(sim);
+    good = slurp(path, &len);
+    rec2 = good ? second_record(good, len) : -1;
+    CHECK(good && rec2 > 24, "a two-record archive (%ld bytes, second record at %ld)", len, rec2);
+    if (!good || rec2 <= 24) return check_finish();
+    /* bytes 24 .. rec2 + 56: the first record whole, and the second record's header */
+    for (i = 24; i < rec2 + 56 && i < len; ++i) {
+        nbody_archive *a = NULL;
+        nbody_result r;
+        size_t count, damaged;
+        good[i] ^= 0xFF;
+        spit(bad, good, len);
+        good[i] ^= 0xFF;
+        tried++;
+        r = nbody_archive_open(&a, bad);
+        if (r == NBODY_ERR_FORMAT) { format++; continue; }
+        if (r != NBODY_OK) { silent++; continue; }
+        count = nbody_archive_count(a);
+        damaged = nbody_archive_damaged(a);
+        if (count == 0) empties++;
+        if (count < 2 && damaged == 0) silent++;
+        if (count < 2) dropped++;
+        /* the intact record is there: the second, unless the flip was in its own header */
+        if (i < rec2 && !(count >= 1 && nbody_archive_time(a, count - 1) == t1)) lost_second++;
+        if (i < rec2 && count == 2) {              /* a flip in the first checkpoint's body */
+            body_hits++;
+            if (nbody_archive_load(a, 0, &d, &back) == NBODY_ERR_FORMAT) body_refused++;
+            else nbody_destroy(back);
+            back = NULL;
+        }
+        if (i < rec2 && count >= 1 && nbody_archive_load(a, count - 1, &d, &back) == NBODY_OK) nbody_destroy(back);
+        else if (i < rec2) lost_second++;
+        back = NULL;
+        nbody_archive_close(a);
+    }
+    printf("%d single-byte flips: %d dropped a record (each counted as damaged), %d silent, %d emptied the archive, "
+           "%d lost the intact record, %d in a checkpoint body (%d refused at load)\n",
+           tried, dropped, silent, empties, lost_second, body_hits, body_refused);
+    CHECK(silent == 0, "no flip drops a record silently (%d did)", silent);
+    CHECK(empties == 0, "no flip empties the archive (%d did)", empties);
+    CHECK(lost_second == 0, "the intact second record survives every flip in the first (%d lost it)", lost_second);
+    CHECK(body_hits > 0 && body_refused == body_hits, "a damaged checkpoint body is refused at load (%d of %d)", body_refused,
+          body_hits);
+    CHECK(format == 0, "flips after the archive's header never make the archive unreadable (%d did)", format);
+    free(good);
+    remove(path);
+    remove(bad);
+    nbody_system_free(&s);
+    return check_finish();
+}
