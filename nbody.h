@@ -2020,6 +2020,7 @@ static void nbody__radau_setup(nbody__radau_consts *K);
 
 /* defined below in >>whfast */
 static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n);
+static int nbody__coincident(const nbody_desc *d, const nbody_real *x, const nbody_real *y, const nbody_real *z, size_t n);
 static nbody_result nbody__whfast_sync(nbody_sim *s, nbody_real *Y);
 static void nbody__whfast_close(nbody_sim *s);
 static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real *err);
@@ -2415,6 +2416,7 @@ static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system 
             return NBODY_ERR_INVALID_ARGUMENT;
         }
         if (initial && !nbody__whfast_dominant(d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
+        if (initial && nbody__coincident(d, initial->x, initial->y, initial->z, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
     }
     if (d->stepping == NBODY_STEPPING_BLOCK && d->method != NBODY_HERMITE) {
         nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.stepping = block (individual power-of-two steps) needs method hermite; "
@@ -2664,6 +2666,21 @@ static int nbody__progress(nbody_sim *s, int accepted) {
     return s->desc.progress.func(&info, s->desc.progress.user_data) != 0;
 }
 
+/* A NaN error estimate: when the forces at the step's start are already NaN or Inf (two
+   bodies at one point without softening), shrinking the step cannot help; NOT_FINITE then,
+   at once, instead of shrinking to a step of 0 (ytmp is the stage scratch, free here). */
+static nbody_result nbody__start_forces_finite(nbody_sim *s) {
+    int finite = 0;
+    nbody_result r;
+    s->t_stage = s->t;
+    r = nbody__derivative(s, s->y, s->ytmp);
+    if (r == NBODY_OK) r = s->eng.ops->all_finite(&s->eng, s->ytmp, 0, s->len, &finite);
+    if (r != NBODY_OK || finite) return r;
+    nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: the forces at t = %g are NaN or Inf (bodies at one point without "
+               "softening?): no step size can help", (double)s->t);
+    return NBODY_ERR_NOT_FINITE;
+}
+
 /* Take one accepted step, never past t_limit (pass +Inf for none). The state is committed
    only when the step succeeds and is finite: on any error y, t and history are unchanged. */
 static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
@@ -2690,6 +2707,7 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
         r = s->method->attempt(s, h, &err);
         if (r != NBODY_OK) return r;
         if (!nbody__adaptive(s) || err <= 1) break;
+        if (!(err == err) && (r = nbody__start_forces_finite(s)) != NBODY_OK) return r;   /* no step size helps */
         s->stats.rejected++;
         rejected = 1;
         h = nbody__controller(s, h, err);
@@ -3152,7 +3170,7 @@ static nbody_result nbody__attempt_bs(nbody_sim *s, nbody_real H, nbody_real *er
     if (knew < 2) knew = 2;
     s->bs.proposal = hk[knew];
     s->bs.column = knew;
-    *err = e > 1 ? e : (nbody_real)HUGE_VAL;
+    *err = e > 1 || e != e ? e : (nbody_real)HUGE_VAL;         /* NaN kept: nbody__step_to tells it apart */
     return NBODY_OK;
 }
 
@@ -4186,6 +4204,35 @@ static nbody_result nbody__whfast_corrector(nbody_sim *s, nbody_real *C, nbody_r
     return r;
 }
 
+/* Two bodies at one point: WHFast's Kepler drifts and kicks then give a finite but
+   meaningless state (velocities of 400, the energy's sign flipped), so it refuses them.
+   Sorted by position (O(n log n)); 1 and a log line naming the pair when two coincide. */
+typedef struct nbody__spot { nbody_real x, y, z; size_t i; } nbody__spot;
+static int nbody__spot_cmp(const void *a, const void *b) {
+    const nbody__spot *p = (const nbody__spot *)a, *q = (const nbody__spot *)b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    if (p->z != q->z) return p->z < q->z ? -1 : 1;
+    return p->i < q->i ? -1 : (p->i > q->i);
+}
+static int nbody__coincident(const nbody_desc *d, const nbody_real *x, const nbody_real *y, const nbody_real *z, size_t n) {
+    nbody__spot *p = (nbody__spot *)NBODY_MALLOC(nbody__bytes(n, sizeof *p));
+    size_t i;
+    int found = 0;
+    if (!p) return 0;                  /* no memory to look: the step reports what follows */
+    for (i = 0; i < n; ++i) { p[i].x = x[i]; p[i].y = y[i]; p[i].z = z[i]; p[i].i = i; }
+    qsort(p, n, sizeof *p, nbody__spot_cmp);
+    for (i = 1; i < n && !found; ++i)
+        if (p[i].x == p[i - 1].x && p[i].y == p[i - 1].y && p[i].z == p[i - 1].z) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: whfast: bodies %lu and %lu are at the same point (%g, %g, %g): "
+                       "their Kepler orbits and kicks are undefined", (unsigned long)p[i - 1].i, (unsigned long)p[i].i,
+                       (double)p[i].x, (double)p[i].y, (double)p[i].z);
+            found = 1;
+        }
+    NBODY_FREE(p);
+    return found;
+}
+
 /* body 0 outweighs every other body NBODY__WHFAST_DOMINANCE times: 0 and a log line when not */
 static int nbody__whfast_dominant(const nbody_desc *d, const nbody_real *m, size_t n) {
     size_t i;
@@ -4242,8 +4289,10 @@ static nbody_result nbody__attempt_whfast(nbody_sim *s, nbody_real h, nbody_real
     }
     if (s->whfast.live && s->whfast.deferred) memcpy(T, C, s->len * sizeof(nbody_real));   /* kept if this fails */
     if (!s->whfast.live || s->whfast.h != h) {          /* open the canonical state from y */
+        const nbody_real *Y = (const nbody_real *)s->y;
         if (!nbody__whfast_dominant(&s->desc, s->m, s->n)) return NBODY_ERR_INVALID_ARGUMENT;
-        nbody__whfast_from_inertial(s, (const nbody_real *)s->y, C);
+        if (nbody__coincident(&s->desc, Y, Y + s->n, Y + 2 * s->n, s->n)) return NBODY_ERR_NOT_FINITE;
+        nbody__whfast_from_inertial(s, Y, C);
         s->whfast.h = h;
         s->whfast.half = 0;
         r = nbody__whfast_corrector(s, C, h, 1);

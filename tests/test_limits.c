@@ -168,7 +168,93 @@ static void threads_at_cap(void) {
     nbody_system_free(&s);
 }
 
+/* Two bodies at one point without softening: NOT_FINITE at the first step under every
+   method (the adaptive ones used to shrink the step to 0 and report STEP_TOO_SMALL), the
+   state kept; WHFast refuses them at create, naming the pair, and at a step after
+   nbody_set_state put them there. */
+static void coincident(void) {
+    nbody_system s = {0};
+    logbook b;
+    int m, wrong = 0;
+    nbody_system_alloc(&s, 3);
+    s.m[0] = 1; s.m[1] = (nbody_real)1e-3; s.m[2] = (nbody_real)1e-3;
+    s.x[1] = 1; s.vy[1] = 1; s.x[2] = 1; s.vy[2] = 1;     /* bodies 1 and 2 at one point */
+    for (m = 1; m < NBODY_METHOD_COUNT_; ++m) {
+        nbody_desc d = logged(&b);
+        nbody_sim *sim = NULL;
+        nbody_result r;
+        d.method = (nbody_method)m;
+        if (nbody_method_adaptive(d.method) && d.method != NBODY_RADAU) d.tolerance = (nbody_real)1e-8;
+        r = nbody_create(&sim, &d, &s);
+        if (d.method == NBODY_WHFAST) {
+            CHECK(r == NBODY_ERR_INVALID_ARGUMENT && strstr(b.last, "bodies 1 and 2"), "whfast, planets at one point: %s, \"%s\"",
+                  nbody_result_string(r), b.last);
+            continue;
+        }
+        if (r != NBODY_OK) { CHECK(0, "%s: create %s", nbody_method_name(d.method), nbody_result_string(r)); continue; }
+        r = nbody_step(sim);
+        if (r != NBODY_ERR_NOT_FINITE || nbody_get_stats(sim).t != 0) wrong++;
+        CHECK(r == NBODY_ERR_NOT_FINITE && nbody_get_stats(sim).t == 0, "%s, coincident bodies: %s at t = %g (want not finite, "
+              "t kept)", nbody_method_name(d.method), nbody_result_string(r), (double)nbody_get_stats(sim).t);
+        nbody_destroy(sim);
+    }
+    printf("coincident bodies: %d of %d methods answered other than NOT_FINITE\n", wrong, NBODY_METHOD_COUNT_ - 2);
+    {   /* whfast: a planet on top of the Sun, at create and after set_state */
+        nbody_desc d = logged(&b);
+        nbody_sim *sim = NULL;
+        nbody_result r;
+        d.method = NBODY_WHFAST;
+        s.x[1] = 0; s.vy[1] = 0; s.x[2] = 2; s.vy[2] = (nbody_real)0.7;
+        r = nbody_create(&sim, &d, &s);
+        CHECK(r == NBODY_ERR_INVALID_ARGUMENT && strstr(b.last, "bodies 0 and 1"), "whfast, a planet on the Sun: %s, \"%s\"",
+              nbody_result_string(r), b.last);
+        s.x[1] = 1; s.vy[1] = 1;
+        CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "whfast, apart: create");
+        s.x[1] = 2; s.vy[1] = (nbody_real)0.7;          /* now on top of body 2 */
+        CHECK(nbody_set_state(sim, &s) == NBODY_OK, "whfast: set_state");
+        r = nbody_step(sim);
+        CHECK(r == NBODY_ERR_NOT_FINITE && nbody_get_stats(sim).t == 0, "whfast, planets brought together: %s",
+              nbody_result_string(r));
+        nbody_destroy(sim);
+    }
+    nbody_system_free(&s);
+}
+
+/* nbody_advance lands exactly on a t_end that t + dt never hits in NBODY_REAL (in float,
+   0.02 is not a multiple of 1e-3, and 1e4 + 0.1 is far from any sum of steps): every method
+   ends with t == t_end, or with an error, never a spin (the run is a few hundred steps) */
+static void lands_exactly(void) {
+    static const double ends[3] = {0.02, 0.1003, 1.0 / 3.0};
+    nbody_system s = {0};
+    int m, k, missed = 0;
+    nbody_ic_plummer(&s, 8, 5);
+    for (m = 1; m < NBODY_METHOD_COUNT_; ++m) {
+        nbody_desc d;
+        nbody_sim *sim = NULL;
+        if (m == NBODY_WHFAST) continue;                   /* needs a central body: test_whfast */
+        memset(&d, 0, sizeof d);
+        d.method = (nbody_method)m;
+        d.softening = (nbody_real)0.05;
+        if (nbody_method_adaptive(d.method) && m != NBODY_RADAU) d.tolerance = (nbody_real)1e-5;
+        if (nbody_create(&sim, &d, &s) != NBODY_OK) { missed++; continue; }
+        for (k = 0; k < 3; ++k) {
+            nbody_real t_end = (nbody_real)ends[k];
+            nbody_result r = nbody_advance(sim, t_end);
+            if (r != NBODY_OK || nbody_get_stats(sim).t != t_end) {
+                missed++;
+                CHECK(0, "%s: advance to %g: %s at t = %.9g", nbody_method_name(d.method), (double)t_end,
+                      nbody_result_string(r), (double)nbody_get_stats(sim).t);
+            }
+        }
+        nbody_destroy(sim);
+    }
+    CHECK(missed == 0, "every method lands exactly on each t_end (%d missed)", missed);
+    nbody_system_free(&s);
+}
+
 int main(void) {
+    lands_exactly();
+    coincident();
     desc_limits();
     interval_limits();
     threads_at_cap();
