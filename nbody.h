@@ -9058,18 +9058,50 @@ NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *
 static int nbody__ckp_get(FILE *f, void *p, size_t len) { return fread(p, 1, len, f) == len; }
 
 /* pass 1: the checksum over the whole file, before anything in it is trusted */
-static nbody_result nbody__ckp_verify(FILE *f, unsigned long long size) {
+static nbody_result nbody__ckp_verify(const nbody_desc *d, FILE *f, unsigned long long size) {
     unsigned char chunk[4096];
     unsigned long long sum = NBODY__FNV_SEED, left, stored;
-    if (size < 16) return NBODY_ERR_FORMAT;
+    if (size < 16) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: %llu bytes, too short to be one", size);
+        return NBODY_ERR_FORMAT;
+    }
     for (left = size - 8; left > 0;) {
         size_t len = left < sizeof chunk ? (size_t)left : sizeof chunk;
-        if (!nbody__ckp_get(f, chunk, len)) return NBODY_ERR_FORMAT;
+        if (!nbody__ckp_get(f, chunk, len)) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: truncated at byte %llu of %llu", size - 8 - left, size);
+            return NBODY_ERR_FORMAT;
+        }
         sum = nbody__fnv1a(sum, chunk, len);
         left -= len;
     }
-    if (!nbody__ckp_get(f, &stored, sizeof stored) || stored != sum) return NBODY_ERR_FORMAT;
+    if (!nbody__ckp_get(f, &stored, sizeof stored) || stored != sum) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: checksum mismatch over its %llu bytes: the file is damaged", size);
+        return NBODY_ERR_FORMAT;
+    }
     return NBODY_OK;
+}
+
+/* the header's layout facts against this build's: NBODY_OK, or FORMAT and a line saying which */
+static nbody_result nbody__ckp_head_fits(const nbody_desc *d, const char *magic, const nbody__ckp_head *h,
+                                         unsigned long long size) {
+    if (memcmp(magic, NBODY__CKP_MAGIC, 8) != 0)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: not a checkpoint (bad magic; a snapshot is read by nbody_load)");
+    else if (h->head[0] != NBODY__CKP_VERSION)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: format version %u; this build reads %u", h->head[0], NBODY__CKP_VERSION);
+    else if (h->head[1] != 0x01020304u)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: written on a machine of the other byte order");
+    else if (h->head[2] != sizeof(nbody_real))
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: written with NBODY_REAL of %u bytes; this build reads %u",
+                   h->head[2], (unsigned)sizeof(nbody_real));
+    else if (h->head[3] != sizeof(int))
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: written with int of %u bytes; this build has %u", h->head[3],
+                   (unsigned)sizeof(int));
+    else if (nbody__ckp_size(h) != size)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: %llu bytes, its header (n = %llu) says %llu", size, h->n,
+                   nbody__ckp_size(h));
+    else
+        return NBODY_OK;
+    return NBODY_ERR_FORMAT;
 }
 
 /* pass 2: header, the desc check, bodies; *sys allocated here (freed by the caller) */
@@ -9099,13 +9131,13 @@ static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const
     int iv[NBODY__CKP_DESC_INTS], i;
     nbody_real rv[NBODY__CKP_DESC_REALS], *fields[7];
     nbody_result r;
-    if (!nbody__ckp_get(f, magic, 8) || memcmp(magic, NBODY__CKP_MAGIC, 8) != 0 || !nbody__ckp_get(f, h->head, sizeof h->head) ||
+    if (!nbody__ckp_get(f, magic, 8) || !nbody__ckp_get(f, h->head, sizeof h->head) ||
         !nbody__ckp_get(f, &h->n, sizeof h->n) || !nbody__ckp_get(f, h->ints, sizeof h->ints) ||
-        !nbody__ckp_get(f, h->reals, sizeof h->reals) || !nbody__ckp_get(f, h->counts, sizeof h->counts))
+        !nbody__ckp_get(f, h->reals, sizeof h->reals) || !nbody__ckp_get(f, h->counts, sizeof h->counts)) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: %llu bytes, shorter than its header", size);
         return NBODY_ERR_FORMAT;
-    if (h->head[0] != NBODY__CKP_VERSION || h->head[1] != 0x01020304u || h->head[2] != sizeof(nbody_real) ||
-        h->head[3] != sizeof(int) || nbody__ckp_size(h) != size)
-        return NBODY_ERR_FORMAT;
+    }
+    if (nbody__ckp_head_fits(d, magic, h, size) != NBODY_OK) return NBODY_ERR_FORMAT;
     for (i = 0; i < NBODY__CKP_REALS; ++i) if (!nbody__isfinite(h->reals[i])) return NBODY_ERR_FORMAT;
     if (!(h->reals[NBODY__CKP_DT_NEXT] > 0) || h->ints[NBODY__CKP_F_VALID] < 0 || h->ints[NBODY__CKP_F_VALID] > 1)
         return NBODY_ERR_FORMAT;
@@ -9214,7 +9246,7 @@ static nbody_result nbody__ckp_load_at(nbody_sim **out, const nbody_desc *desc, 
     nbody_desc d = nbody__desc_defaults(desc);
     nbody_result r;
     memset(&sys, 0, sizeof sys);
-    r = nbody__fseek(f, base, SEEK_SET) == 0 ? nbody__ckp_verify(f, size) : NBODY_ERR_IO;
+    r = nbody__fseek(f, base, SEEK_SET) == 0 ? nbody__ckp_verify(&d, f, size) : NBODY_ERR_IO;
     if (r == NBODY_OK) r = nbody__fseek(f, base, SEEK_SET) == 0 ? NBODY_OK : NBODY_ERR_IO;
     if (r == NBODY_OK) r = nbody__ckp_read_head(f, size, &d, &h, &sys);
     r = nbody__mpi_verdict(desc, r);     /* with desc.mpi_comm: every rank read it, or all fail */
@@ -9230,8 +9262,8 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
     if (!out || !desc || !path || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
     /* with desc.mpi_comm every rank reads the file (any number of ranks may have written it) */
     f = nbody__fopen(path, "rb");
-    r = f ? NBODY_OK : NBODY_ERR_IO;
-    if (f && (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0)) r = NBODY_ERR_IO;
+    r = f ? NBODY_OK : nbody__io_error(desc, "cannot open the checkpoint", path, errno);
+    if (f && (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0)) r = nbody__io_error(desc, "cannot seek in", path, errno);
     if (r == NBODY_OK) r = nbody__ckp_load_at(out, desc, f, 0, (unsigned long long)end);
     else r = nbody__mpi_verdict(desc, r);   /* the other ranks wait in nbody__ckp_load_at's verdict */
     if (f) fclose(f);
@@ -9482,7 +9514,7 @@ static int nbody__arc_record(FILE *f, unsigned long long size, nbody_real *t, un
     if (!nbody__ckp_get(f, t, sizeof *t) || !nbody__ckp_get(f, u, 3 * sizeof *u)) return 0;
     sum = nbody__fnv1a(sum, t, sizeof *t);
     sum = nbody__fnv1a(sum, u, 3 * sizeof *u);
-    if (u[0] == 0 || u[1] > u[0] || u[2] > 1 || u[0] > size / sizeof(nbody_real)) return 0;
+    if (!nbody__isfinite(*t) || u[0] == 0 || u[1] > u[0] || u[2] > 1 || u[0] > size / sizeof(nbody_real)) return 0;
     for (k = 0; u[2] && k < u[0]; ++k) {
         nbody_real v;
         if (!nbody__ckp_get(f, &v, sizeof v)) return 0;

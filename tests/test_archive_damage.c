@@ -9,6 +9,7 @@
 #include "check.h"
 #define REL_NAME "archive_damage"
 #include "rel_util.h"
+#include <errno.h>
 
 static unsigned char *slurp(const char *path, long *len) {
     FILE *f = fopen(path, "rb");
@@ -37,6 +38,56 @@ static long second_record(const unsigned char *b, long len) {
     return -1;
 }
 
+static char last_error[512];
+static void keep_error(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_ERROR) snprintf(last_error, sizeof last_error, "%s", msg);
+}
+
+/* a refused checkpoint says why: missing (the system's reason), not a checkpoint, written
+   with another NBODY_REAL (the sizes named), damaged (checksum) */
+static void checkpoint_reasons(void) {
+    const char *ckp = rel_path("reasons_ckp"), *snap = rel_path("reasons_snap"), *other = rel_path("reasons_other");
+    nbody_system s = {0};
+    nbody_sim *sim = NULL, *back = NULL;
+    nbody_desc d;
+    unsigned char *b;
+    unsigned long long sum;
+    unsigned int fake;
+    char want[128];
+    long len = 0;
+    nbody_result r;
+    memset(&d, 0, sizeof d);
+    d.log.func = keep_error;
+    nbody_ic_figure_eight(&s);
+    nbody_save(snap, &s);
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_OK && nbody_checkpoint_save(sim, ckp) == NBODY_OK, "a checkpoint");
+    nbody_destroy(sim);
+    remove(other);
+    r = nbody_checkpoint_load(&back, &d, other);
+    CHECK(r == NBODY_ERR_IO && strstr(last_error, strerror(ENOENT)), "missing: %s, \"%s\"", nbody_result_string(r), last_error);
+    r = nbody_checkpoint_load(&back, &d, snap);
+    CHECK(r == NBODY_ERR_FORMAT && strstr(last_error, "not a checkpoint"), "a snapshot: \"%s\"", last_error);
+    b = slurp(ckp, &len);
+    if (b && len > 40) {
+        fake = sizeof(nbody_real) == 8 ? 4 : 8;        /* sizeof(nbody_real) is the header's third u32 */
+        memcpy(b + 16, &fake, 4);
+        sum = nbody__fnv1a(NBODY__FNV_SEED, b, (size_t)len - 8);
+        memcpy(b + len - 8, &sum, 8);
+        spit(other, b, len);
+        r = nbody_checkpoint_load(&back, &d, other);
+        snprintf(want, sizeof want, "NBODY_REAL of %u bytes; this build reads %u", fake, (unsigned)sizeof(nbody_real));
+        CHECK(r == NBODY_ERR_FORMAT && strstr(last_error, want), "another precision: \"%s\"", last_error);
+        b[len / 2] ^= 1;
+        spit(other, b, len);
+        r = nbody_checkpoint_load(&back, &d, other);
+        CHECK(r == NBODY_ERR_FORMAT && strstr(last_error, "checksum"), "a damaged byte: \"%s\"", last_error);
+    }
+    free(b);
+    remove(ckp); remove(snap); remove(other);
+    nbody_system_free(&s);
+}
+
 int main(void) {
     const char *path = rel_path("good"), *bad = rel_path("bad");
     nbody_system s = {0};
@@ -46,6 +97,7 @@ int main(void) {
     unsigned char *good;
     long len = 0, rec2, i;
     int silent = 0, empties = 0, lost_second = 0, tried = 0, format = 0, dropped = 0, body_hits = 0, body_refused = 0;
+    checkpoint_reasons();
     memset(&d, 0, sizeof d);
     remove(path);
     nbody_ic_figure_eight(&s);

@@ -667,6 +667,27 @@ static void test_device_choice(void) {
           "the log must name the device: '%s'", last_info);
     printf("%s\n", last_info);
     nbody_destroy(sim);
+    sim = NULL;
+    {   /* device 0 is a GPU whenever one is registered; the line names the type */
+        cl_platform_id plats[8];
+        cl_uint np = 0, p, ngpu = 0;
+        if (clGetPlatformIDs(8, plats, &np) != CL_SUCCESS) np = 0;
+        for (p = 0; p < np && p < 8; ++p) {
+            cl_uint n = 0;
+            if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_GPU, 0, NULL, &n) == CL_SUCCESS) ngpu += n;
+        }
+        CHECK(strstr(last_info, ngpu ? "(GPU)" : "(CPU)") || (!ngpu && (strstr(last_info, "(accelerator)") ||
+              strstr(last_info, "(other)"))), "%u GPU(s) registered: device 0 is '%s'", (unsigned)ngpu, last_info);
+        if (!saved[0]) {
+            setenv("NBODY_OPENCL_DEVICE", "cpu", 1);   /* the override still picks by type */
+            last_info[0] = 0;
+            r = nbody_create(&sim, &d, &s);
+            CHECK(r == NBODY_ERR_UNAVAILABLE || (r == NBODY_OK && strstr(last_info, "(CPU)")),
+                  "NBODY_OPENCL_DEVICE=cpu: %s, '%s'", nbody_result_string(r), last_info);
+            nbody_destroy(sim);
+            unsetenv("NBODY_OPENCL_DEVICE");
+        }
+    }
     nbody_system_free(&s);
 }
 
