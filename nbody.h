@@ -67,7 +67,10 @@
 
    THREADING
    There is no global state. Each nbody_sim is independent: two simulations may run on two
-   threads at once. One simulation must not be used from two threads at the same time.
+   threads at once. One simulation must not be used from two threads at the same time: a
+   call that finds it inside another call (another thread, or its own hook calling nbody_step,
+   nbody_advance or nbody_destroy) returns NBODY_ERR_BUSY and does nothing (nbody_destroy,
+   which returns void, logs the refusal and frees nothing).
    The CPU engines use OpenMP inside a call (desc.threads, 0 = OpenMP's default, at most
    NBODY_MAX_THREADS = 1024).
 
