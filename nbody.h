@@ -1850,7 +1850,7 @@ typedef struct nbody__archiver {   /* nbody_archive_attach */
     int pending;                   /* a record is due: written before the simulation next changes */
     nbody_real every_t, next_t;
     unsigned long long every_steps, last_step;
-    double every_wall, last_wall;  /* seconds; last_wall from time() */
+    double every_wall, last_wall;  /* seconds; last_wall from nbody__wall_seconds() */
 } nbody__archiver;
 
 typedef struct nbody__steer {      /* host-side steering state, carried across a change of n */
@@ -9410,13 +9410,13 @@ NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *p
    nothing yet and can be retried. */
 static nbody_result nbody__archive_due(nbody_sim *s) {
     nbody__archiver *a = s->steer.archive;
-    time_t now = a->every_wall > 0 ? time(NULL) : 0;
+    double now = a->every_wall > 0 ? nbody__wall_seconds() : 0;   /* monotonic: no jump with the calendar clock */
     int due = (a->every_t > 0 && s->t >= a->next_t) || (a->every_steps > 0 && s->stats.steps - a->last_step >= a->every_steps) ||
-              (a->every_wall > 0 && difftime(now, (time_t)a->last_wall) >= a->every_wall);
+              (a->every_wall > 0 && now - a->last_wall >= a->every_wall);
     if (!due) return NBODY_OK;
     a->pending = 1;
     a->last_step = s->stats.steps;
-    a->last_wall = (double)now;
+    a->last_wall = now;
     if (a->every_t > 0) {
         a->next_t = a->every_t * (nbody_real)(floor((double)(s->t / a->every_t)) + 1);
         while (a->next_t <= s->t) a->next_t += a->every_t;
@@ -9465,7 +9465,7 @@ static nbody_result nbody__archive_attach(nbody_sim *sim, const char *path, nbod
     memcpy(a->path, path, plen + 1);
     a->every_t = every_t; a->every_steps = every_steps; a->every_wall = every_wall;
     a->last_step = sim->stats.steps;
-    a->last_wall = (double)time(NULL);
+    a->last_wall = nbody__wall_seconds();
     if (every_t > 0) {
         a->next_t = every_t * (nbody_real)(floor((double)(sim->t / every_t)) + 1);
         while (a->next_t <= sim->t) a->next_t += every_t;

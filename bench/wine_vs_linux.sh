@@ -2,15 +2,16 @@
 # The Windows build under Wine against the Linux build on the same machine: bench/bench_block.c
 # (BLOCK, interactions/s, best of its repetitions) at N = 4096, 8192, 16384, in double and in
 # float, built by gcc and by x86_64-w64-mingw32-gcc from the same source with the same flags
-# (-O2 -fopenmp; -static for Windows), run alternately Linux, Wine, Linux, Wine so that a
-# change in the machine's load falls on both, and the better of the two runs of each kept.
+# (-O2 -fopenmp; -static for Windows), run alternately Linux, Wine, Linux, Wine, ... so that a
+# change in the machine's load falls on both, and the best run of each kept.
 # Prints a markdown table, Linux and Wine side by side; with an argument, also writes it there.
 #     sh bench/wine_vs_linux.sh [bench/results/wine-vs-linux-DATE.md]
-# Environment: REPS (bench_block's repetitions, default 7), THREADS (default 2).
+# Environment: REPS (bench_block's repetitions, default 7), THREADS (default 2), ROUNDS
+# (alternations, default 3).
 cd "$(dirname "$0")/.." || exit 1
 out=${1:-}
 B=build/wine-vs-linux
-REPS=${REPS:-7}; THREADS=${THREADS:-2}
+REPS=${REPS:-7}; THREADS=${THREADS:-2}; ROUNDS=${ROUNDS:-3}
 mkdir -p "$B" || exit 1
 FLAGS="-std=c99 -Wall -Wextra -pedantic -Werror -O2 -ffp-contract=off -fopenmp -I."
 for real in double float; do
@@ -21,8 +22,11 @@ export WINEPREFIX="$(pwd)/$B/wineprefix" WINEDEBUG=-all
 wine wineboot -i >/dev/null 2>&1
 # lines "BLOCK double avx512 N=4096 threads=2: 1.23e+09 interactions/s" -> "double 4096 avx512 1.23e+09"
 parse() { tr -d '\r' | awk '/^BLOCK/ { n = $4; sub("N=", "", n); print $2, n, $3, $(NF - 1) }'; }
+load=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)
 : > "$B/runs"
-for round in 1 2; do
+round=0
+while [ "$round" -lt "$ROUNDS" ]; do
+    round=$((round + 1))
     for real in double float; do
         "./$B/linux_$real" "$REPS" "$THREADS" | parse | sed 's/^/linux /' >> "$B/runs"
         wine "./$B/windows_$real.exe" "$REPS" "$THREADS" | parse | sed 's/^/wine /' >> "$B/runs"
@@ -43,6 +47,6 @@ table=$(awk '
 head="Machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')
 Commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- nbody.h bench/bench_block.c 2>/dev/null || echo ' (modified)')
 Compilers: $(gcc --version | head -n 1); $(x86_64-w64-mingw32-gcc --version | head -n 1); $(wine --version)
-Command: sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, best of 2 alternating runs each way)"
+Command: sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, best of $ROUNDS alternating runs each way; load average before: $load)"
 printf '%s\n\n%s\n' "$head" "$table"
 if [ -n "$out" ]; then printf '# BLOCK: the Windows build under Wine against the Linux build\n\n%s\n\n%s\n' "$head" "$table" > "$out"; fi
