@@ -708,7 +708,12 @@ static int setup(run *r) {
     int rc;
     if (!(r->sc = ex_find_scenario(o->scenario))) return bad("--scenario %s: unknown scenario (nbody --help lists them)", o->scenario);
     if (o->n && ex_fixed_size(r->sc)) return bad("--n cannot be set: scenario %s always has 3 bodies", r->sc->name);
-    if (o->n && o->n < ex_min_bodies(r->sc)) return bad("--n 1: scenario %s needs at least 2 bodies", r->sc->name);
+    if (o->n && o->n < ex_min_bodies(r->sc)) {
+        char text[128];
+        snprintf(text, sizeof text, "--n %lu: scenario %s needs at least %lu bodies", (unsigned long)o->n, r->sc->name,
+                 (unsigned long)ex_min_bodies(r->sc));
+        return bad("%s", text);
+    }
     if (o->engine && !ex_find_engine(o->engine, &r->desc.engine)) return bad("--engine %s: unknown engine (see --list)", o->engine);
     if (o->method && !ex_find_method(o->method, &r->desc.method)) return bad("--method %s: unknown method (see --list)", o->method);
     if (o->png_every > 0 && !ex_have_png()) return bad("%s: this nbody was built without libpng", "--png-every");
