@@ -24,6 +24,8 @@
 #   steer     test particles: 1% active against the full evaluation, CUDA and CUDA tree
 #   cpu       the device host's CPU: every SIMD level, test_block, the BLOCK tables on 2
 #             pinned threads, the dispatched build against -march=native
+#   hermite   block-step Hermite (bench/bench_hermite.c) on the host's CPU: 2 pinned cores at
+#             N = 1024 and 16384, and block against shared steps in pair interactions
 #   python    the Python package with the CUDA engines (nvcc) and OpenCL: its tests, then
 #             bench/python_bench.py on 2 pinned cores (against C and REBOUND). Nothing can be
 #             fetched there: carry build/wheels, made on a connected machine by
@@ -223,6 +225,19 @@ suite_cpu() {
     el done
 }
 
+suite_hermite() {   # block-step Hermite on the host's CPU: 2 pinned cores, Plummer (seed 42), no softening, t = 1
+    make -s build/bench_hermite 2>&1 | grep -v '^note'
+    [ -x build/bench_hermite ] || { status=1; return; }
+    echo "## 2 cores (taskset -c 0,1, OMP_NUM_THREADS=2): order 4 and 6 at N = 1024, order 4 at N = 16384"; el
+    OMP_NUM_THREADS=2 taskset -c 0,1 ./build/bench_hermite 1024 4 0 block block 1 42 || status=1
+    OMP_NUM_THREADS=2 taskset -c 0,1 ./build/bench_hermite 1024 6 0 block block 1 42 | tail -1
+    OMP_NUM_THREADS=2 taskset -c 0,1 timeout 150 ./build/bench_hermite 16384 4 0 block block 1 42 | tail -1
+    echo "## block against shared steps, N = 16384, t = 1/32 (pair interactions; all cores)"; el
+    ./build/bench_hermite scan 16384 4 0.03125 0.02 0.005 || status=1
+    STEPPING=shared timeout 60 ./build/bench_hermite scan 16384 4 0.03125 0.02 | tail -1
+    el done
+}
+
 suite_python() {
     P=python3                                    # the image's Python that has numpy (a bare machine:
     for p in /opt/torch/.venv/bin/python3 python3; do   # installing into it is fine)
@@ -244,8 +259,8 @@ suite_python() {
 # ---- run ---------------------------------------------------------------------------------------
 for suite in "$@"; do
     case $suite in
-    verify|dense|tree|multi|opencl|contacts|steer|cpu|python) ;;
-    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer cpu python)"; exit 2 ;;
+    verify|dense|tree|multi|opencl|contacts|steer|cpu|hermite|python) ;;
+    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer cpu hermite python)"; exit 2 ;;
     esac
     file="$RESULTS/$suite-$DATE.md"
     t0=$(date +%s)
