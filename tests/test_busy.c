@@ -10,7 +10,7 @@
 #include "check.h"
 #define REL_NAME "busy"
 #include "rel_util.h"
-#if defined(__unix__) || defined(__APPLE__)
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__)   /* emscripten: no threads without -pthread */
 #include <pthread.h>
 #include <unistd.h>
 #define HAVE_PTHREADS 1

@@ -70,7 +70,7 @@ static int set_field(nbody_desc *d, int f, int v) {
     if (fields[f].k == K_DOUBLE) { double x = (double)real_value(v); if (v == 6) x = DBL_MAX; memcpy(p, &x, sizeof x); return 1; }
     if (v == 5) return 0;
     if (fields[f].k == K_SIZE) {
-        size_t x = v == 1 ? (size_t)-1 : v == 4 ? (size_t)1 << 40 : v == 6 ? SIZE_MAX : (size_t)int_value(v);
+        size_t x = v == 1 ? (size_t)-1 : v == 4 ? SIZE_MAX >> 16 : v == 6 ? SIZE_MAX : (size_t)int_value(v);
         memcpy(p, &x, sizeof x);
         return 1;
     }
