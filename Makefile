@@ -254,11 +254,12 @@ ARM64_RUN     ?= qemu-aarch64 -L $(ARM64_SYSROOT)
 ARM64_SKIP    := tests/test_tree.c tests/test_sweep.c
 ARM64_TESTS   := $(patsubst tests/%.c,$(BUILD)/arm64/%,$(filter-out $(ARM64_SKIP),$(CROSS_SRCS))) $(BUILD)/arm64/test_block_float
 # emscripten (Debian's needs its node modules on NODE_PATH); NODERAWFS: the tests' files on
-# the real file system; the heap grows as a test needs
+# the real file system; the heap grows as a test needs; -msimd128: the SIMD128 level is built
+# in and tested beside the portable loop (node runs wasm SIMD)
 EMCC          ?= emcc
 EMCC_ENV      ?= NODE_PATH=/usr/share/nodejs
 NODE_RUN      ?= node --no-experimental-fetch
-WASM_LDFLAGS  := -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sEXIT_RUNTIME=1
+WASM_LDFLAGS  := -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sEXIT_RUNTIME=1
 WASM_SKIP     := tests/test_sweep.c
 WASM_TESTS    := $(patsubst tests/%.c,$(BUILD)/wasm/%.js,$(filter-out $(WASM_SKIP),$(CROSS_SRCS))) $(BUILD)/wasm/test_block_float.js
 
