@@ -226,7 +226,21 @@ clean:
 test: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS) python
 	@BUILD=$(BUILD) MAKE="$(MAKE)" sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh tests/test_python.sh
 
-# ==== python =============================================================================
+# ==== python ====================================================================================
+# The package nbodyh (docs/python.md) installed into a venv under $(BUILD) with what its tests
+# and examples use; rebuilt only when its sources change. tests/test_python.sh runs pytest there.
+# The engines follow the C build's switches: CUDA with WITH_CUDA=1, OpenCL as WITH_OPENCL.
+PYTHON  ?= python3
+PYENV   := $(BUILD)/pyenv
+PY_SRCS := nbody.h $(wildcard nbody_cl.h) nbody_cuda.cu setup.py pyproject.toml $(wildcard python/nbodyh/*.py python/nbodyh/*.c)
+python: $(PYENV)/.installed
+$(PYENV)/.installed: $(PY_SRCS) | $(BUILD)
+	@test -x $(PYENV)/bin/python || $(PYTHON) -m venv $(PYENV)
+	$(PYENV)/bin/python -m pip install -q --disable-pip-version-check numpy pytest setuptools wheel matplotlib tqdm
+	NBODYH_WITH_CUDA=$(if $(filter 1,$(WITH_CUDA)),1,0) NBODYH_WITH_OPENCL=$(WITH_OPENCL) \
+	    $(PYENV)/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall .
+	@touch $@
+
 # 10^6 leapfrog steps: energy bounded, no allocation after create
 soak: $(BUILD)/test_soak
 	./$(BUILD)/test_soak 1000000

@@ -56,7 +56,7 @@ static void test_orders(void) {
     static const int orders[2] = {4, 6};
     static const double eta0[2] = {2.5e-3, 2.5e-2};
     int k, o;
-    if (!DBL) { check_skip(NULL, "orders: double only (float's round-off is above the errors measured)"); return; }
+    if (!DBL) { printf("orders: measured in double only (float's round-off is above the errors measured)\n"); return; }
     CHECK(!strcmp(nbody_method_name(NBODY_HERMITE), "hermite") && nbody_method_order(NBODY_HERMITE, 0) == 4 &&
           nbody_method_order(NBODY_HERMITE, 6) == 6, "hermite name and orders");
     for (o = 0; o < 2; ++o) {
@@ -125,7 +125,7 @@ static void test_plummer_energy(void) {
     for (o = 0; o < 2; ++o) {
         nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, orders[o], NBODY_STEPPING_DEFAULT, 0);
         run_out r;
-        if (orders[o] == 6 && !DBL) { check_skip(NULL, "order 6: double only (refused in float)"); continue; }
+        if (orders[o] == 6 && !DBL) { printf("order 6: double only (refused in float, tested below)\n"); continue; }
         r = run_plummer(&d, 128, 1);
         CHECK(r.r == NBODY_OK && r.de < (DBL ? limit[o] : 1e-4), "order %d Plummer N = 128 to t = 1: %s, |dE/E| %.3g (limit %.1g)",
               orders[o], nbody_result_string(r.r), r.de, DBL ? limit[o] : 1e-4);
@@ -167,7 +167,7 @@ static void test_engines(void) {
                 run_out r;
                 double diff;
                 if (engines[e] != NBODY_ENGINE_BLOCK && l > 0) continue;
-                if (!nbody_simd_available(levels[l])) { check_skip(NULL, "SIMD level not on this CPU"); continue; }
+                if (!nbody_simd_available(levels[l])) { printf("SIMD level %s not on this CPU\n", nbody__simd_level_name(levels[l])); continue; }
                 d.engine = engines[e]; d.simd = levels[l]; d.threads = 2;
                 r = run_plummer(&d, 300, 0.25);
                 diff = state_diff(&r.s, &r0.s);
