@@ -3,6 +3,7 @@
 #define REL_UTIL_H
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #define REL_UNUSED __attribute__((unused))
 
 /* the engine runs here: compiled in and a device answers (a 2-body simulation starts) */
@@ -46,5 +47,34 @@ REL_UNUSED static const char *rel_path(const char *tag) {
     char *p = buf[next++ & 3];
     snprintf(p, 256, "build/rel_%s_%s.bin", tag, REL_NAME);
     return p;
+}
+/* the whole file in a malloc'ed block (*len bytes, one spare byte after them for a NUL);
+   NULL when absent or unreadable */
+REL_UNUSED static unsigned char *rel_slurp(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (*len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        b = (unsigned char *)malloc((size_t)*len + 1);
+        if (b && fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
+    }
+    fclose(f);
+    return b;
+}
+
+/* writes len bytes of b to path (a test's crafted file); 0 on failure */
+REL_UNUSED static int rel_spit(const char *path, const unsigned char *b, long len) {
+    FILE *f = fopen(path, "wb");
+    int ok;
+    if (!f) return 0;
+    ok = fwrite(b, 1, (size_t)len, f) == (size_t)len;
+    return fclose(f) == 0 && ok;
+}
+
+/* path exists and can be opened for reading */
+REL_UNUSED static int rel_exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
 }
 #endif

@@ -11,25 +11,6 @@
 #include "rel_util.h"
 #include <errno.h>
 
-static unsigned char *slurp(const char *path, long *len) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc((size_t)*len);
-    if (b && fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
-    fclose(f);
-    return b;
-}
-static void spit(const char *path, const unsigned char *b, long len) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return;
-    fwrite(b, 1, (size_t)len, f);
-    fclose(f);
-}
-
 /* the offset of the second "NBODYREC" in the file */
 static long second_record(const unsigned char *b, long len) {
     long i, seen = 0;
@@ -68,18 +49,18 @@ static void checkpoint_reasons(void) {
     CHECK(r == NBODY_ERR_IO && strstr(last_error, strerror(ENOENT)), "missing: %s, \"%s\"", nbody_result_string(r), last_error);
     r = nbody_checkpoint_load(&back, &d, snap);
     CHECK(r == NBODY_ERR_FORMAT && strstr(last_error, "not a checkpoint"), "a snapshot: \"%s\"", last_error);
-    b = slurp(ckp, &len);
+    b = rel_slurp(ckp, &len);
     if (b && len > 40) {
         fake = sizeof(nbody_real) == 8 ? 4 : 8;        /* sizeof(nbody_real) is the header's third u32 */
         memcpy(b + 16, &fake, 4);
         sum = nbody__fnv1a(NBODY__FNV_SEED, b, (size_t)len - 8);
         memcpy(b + len - 8, &sum, 8);
-        spit(other, b, len);
+        rel_spit(other, b, len);
         r = nbody_checkpoint_load(&back, &d, other);
         snprintf(want, sizeof want, "NBODY_REAL of %u bytes; this build reads %u", fake, (unsigned)sizeof(nbody_real));
         CHECK(r == NBODY_ERR_FORMAT && strstr(last_error, want), "another precision: \"%s\"", last_error);
         b[len / 2] ^= 1;
-        spit(other, b, len);
+        rel_spit(other, b, len);
         r = nbody_checkpoint_load(&back, &d, other);
         CHECK(r == NBODY_ERR_FORMAT && strstr(last_error, "checksum"), "a damaged byte: \"%s\"", last_error);
     }
@@ -108,7 +89,7 @@ int main(void) {
     nbody_archive_append(sim, path);
     t1 = nbody_get_stats(sim).t;
     nbody_destroy(sim);
-    good = slurp(path, &len);
+    good = rel_slurp(path, &len);
     rec2 = good ? second_record(good, len) : -1;
     CHECK(good && rec2 > 24, "a two-record archive (%ld bytes, second record at %ld)", len, rec2);
     if (!good || rec2 <= 24) return check_finish();
@@ -118,7 +99,7 @@ int main(void) {
         nbody_result r;
         size_t count, damaged;
         good[i] ^= 0xFF;
-        spit(bad, good, len);
+        rel_spit(bad, good, len);
         good[i] ^= 0xFF;
         tried++;
         r = nbody_archive_open(&a, bad);

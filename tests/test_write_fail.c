@@ -38,26 +38,6 @@ static void on_log(nbody_log_level level, const char *msg, void *user) {
     snprintf(io_last, sizeof io_last, "%s", msg);
 }
 
-/* the whole file in a malloc'ed block (*len bytes); NULL when absent */
-static unsigned char *slurp(const char *path, long *len) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc((size_t)*len + 1);
-    if (b && fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
-    fclose(f);
-    return b;
-}
-
-static int exists(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f) fclose(f);
-    return f != NULL;
-}
-
 typedef nbody_result (*writer_fn)(const char *path, const nbody_system *s, nbody_sim *sim);
 static nbody_result write_snapshot(const char *path, const nbody_system *s, nbody_sim *sim) { (void)sim; return nbody_save(path, s); }
 static nbody_result write_csv(const char *path, const nbody_system *s, nbody_sim *sim) { (void)sim; return nbody_write_csv(path, s); }
@@ -99,7 +79,7 @@ static void whole_file_writer(const char *label, writer_fn write, const char *ex
     CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "%s: create", label);
     fault_at(NULL, 0);
     CHECK(write(path, &s, sim) == NBODY_OK, "%s: the first write", label);
-    old = slurp(path, &old_len);
+    old = rel_slurp(path, &old_len);
     if (sim) nbody_set_state(sim, &s2);
     for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); ++k) {
         nbody_result r;
@@ -110,10 +90,10 @@ static void whole_file_writer(const char *label, writer_fn write, const char *ex
         hit = faults_hit;
         fault_at(NULL, 0);
         CHECK(r == NBODY_ERR_IO && hit == 1, "%s: %s #%d fails: %s", label, ops[k], after[k], nbody_result_string(r));
-        now = slurp(path, &now_len);
+        now = rel_slurp(path, &now_len);
         if (!now) lost++;
         else if (now_len != old_len || memcmp(now, old, (size_t)old_len) != 0) truncated++;
-        if (exists(tmp)) left++;
+        if (rel_exists(tmp)) left++;
         if (strstr(label, "checkpoint") && !(reasons == 1 && strstr(io_last, "unchanged"))) unlogged++;
         CHECK(still_loads(label, path, &d), "%s: after a failed %s the old file loads", label, ops[k]);
         free(now);
@@ -124,7 +104,7 @@ static void whole_file_writer(const char *label, writer_fn write, const char *ex
     CHECK(unlogged == 0, "%s: every failure logged with the system's reason and the file left unchanged (%d not)", label,
           unlogged);
     CHECK(write(path, &s2, sim) == NBODY_OK, "%s: once the disk has room, the write goes through", label);
-    now = slurp(path, &now_len);
+    now = rel_slurp(path, &now_len);
     CHECK(now && (now_len != old_len || memcmp(now, old, (size_t)old_len) != 0), "%s: and replaces the file", label);
     free(now); free(old);
     remove(path);
