@@ -5001,11 +5001,21 @@ static nbody_result nbody__host_error_norm(nbody__engine *e, const nbody__lincom
     return NBODY_OK;
 }
 
+/* x - x is 0 for a finite x and NaN for NaN and Inf, so a piece's sum of them is 0 exactly when
+   the piece is finite: pieces of 4096 without a branch a value (the loop vectorises; the
+   block-step methods check every body after each step) */
 static nbody_result nbody__host_all_finite(nbody__engine *e, nbody__buf b, size_t off, size_t len, int *finite) {
     const nbody_real *p = (const nbody_real *)b + off;
-    size_t i;
+    size_t c;
     (void)e;
-    for (i = 0; i < len; ++i) if (!nbody__isfinite(p[i])) { *finite = 0; return NBODY_OK; }
+    for (c = 0; c < len; c += 4096) {
+        const nbody_real *q = p + c;
+        long long i, m = (long long)(len - c < 4096 ? len - c : 4096);
+        nbody_real z = 0;
+        NBODY__PRAGMA_OMP4(omp simd reduction(+:z))
+        for (i = 0; i < m; ++i) z += q[i] - q[i];
+        if (!(z == 0)) { *finite = 0; return NBODY_OK; }
+    }
     *finite = 1;
     return NBODY_OK;
 }
@@ -5154,26 +5164,63 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
 }
 
 /* ---- NBODY_HERMITE on the CPU engines (nbody__hermite_op) ------------------------------- */
-/* every body predicted to the step's time: x, v (and a, order 6) by their Taylor series from
-   the body's own time, to the jerk term (order 4) or the crackle term (order 6) */
-static void nbody__hermite_predict(const nbody__engine *e, const nbody__hermite_op *op, int threads) {
+/* the bodies [i0, i1) predicted to the step's time: x, v (and a, order 6) by their Taylor
+   series from the body's own time, to the jerk term (order 4) or the crackle term (order 6).
+   Sixteen bodies at a time: their dt in scalar code (64-bit ticks), then the series over
+   contiguous components in a loop the compiler vectorises (omp simd) for the instruction set
+   of the function it is inlined into (nbody__hermite_predict_for) */
+static NBODY__FORCEINLINE void nbody__hermite_predict_span(size_t n, const nbody__hermite_op *op, size_t i0, size_t i1) {
     const nbody_real *b = (const nbody_real *)op->base, *f = (const nbody_real *)op->force, *hi = (const nbody_real *)op->high;
     nbody_real *p = (nbody_real *)op->pred, *pa = (nbody_real *)op->pred_acc;
-    long long i, n = (long long)e->n;
-    (void)threads;
-    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n >= NBODY__HOST_PARALLEL_MIN / 8))
-    for (i = 0; i < n; ++i) {
-        nbody_real dt = op->span >= 0 ? op->span - (nbody_real)op->ticks[i] * op->tick : (nbody_real)(op->now - op->ticks[i]) * op->tick;
-        nbody_real h2 = dt / 2, h3 = dt / 3, h4 = dt / 4, h5 = dt / 5;
-        int k;
+    size_t c, k;
+    for (c = i0; c < i1; c += 16) {
+        nbody_real dt[16];
+        long long l, m = (long long)(i1 - c < 16 ? i1 - c : 16);
+        for (l = 0; l < m; ++l)
+            dt[l] = op->span >= 0 ? op->span - (nbody_real)op->ticks[c + (size_t)l] * op->tick
+                                  : (nbody_real)(op->now - op->ticks[c + (size_t)l]) * op->tick;
         for (k = 0; k < 3; ++k) {
-            size_t x = (size_t)k * (size_t)n + (size_t)i, v = x + 3 * (size_t)n;
-            nbody_real a = f[x], j = f[v], s = op->order == 6 ? hi[x] : 0, c = op->order == 6 ? hi[v] : 0;
-            /* Horner: x + dt (v + dt/2 (a + dt/3 (j + dt/4 (s + dt/5 c)))) */
-            p[x] = b[x] + dt * (b[v] + h2 * (a + h3 * (j + h4 * (s + h5 * c))));
-            p[v] = b[v] + dt * (a + h2 * (j + h3 * (s + h4 * c)));
-            if (op->order == 6) pa[x] = a + dt * (j + h2 * (s + h3 * c));
+            const nbody_real *x0 = b + k * n + c, *v0 = b + (3 + k) * n + c, *a0 = f + k * n + c, *j0 = f + (3 + k) * n + c;
+            nbody_real *px = p + k * n + c, *pv = p + (3 + k) * n + c;
+            if (op->order == 6) {
+                const nbody_real *s0 = hi + k * n + c, *c0 = hi + (3 + k) * n + c;
+                nbody_real *pac = pa + k * n + c;
+                NBODY__PRAGMA_OMP4(omp simd)
+                for (l = 0; l < m; ++l) {   /* Horner: x + dt (v + dt/2 (a + dt/3 (j + dt/4 (s + dt/5 c)))) */
+                    nbody_real h = dt[l], h2 = h / 2, h3 = h / 3, h4 = h / 4, h5 = h / 5;
+                    px[l] = x0[l] + h * (v0[l] + h2 * (a0[l] + h3 * (j0[l] + h4 * (s0[l] + h5 * c0[l]))));
+                    pv[l] = v0[l] + h * (a0[l] + h2 * (j0[l] + h3 * (s0[l] + h4 * c0[l])));
+                    pac[l] = a0[l] + h * (j0[l] + h2 * (s0[l] + h3 * c0[l]));
+                }
+            } else {
+                NBODY__PRAGMA_OMP4(omp simd)
+                for (l = 0; l < m; ++l) {
+                    nbody_real h = dt[l], h2 = h / 2, h3 = h / 3;
+                    px[l] = x0[l] + h * (v0[l] + h2 * (a0[l] + h3 * j0[l]));
+                    pv[l] = v0[l] + h * (a0[l] + h2 * j0[l]);
+                }
+            }
         }
+    }
+}
+
+/* the predictor of a SIMD level (the compiler's default instruction set for the others) */
+typedef void (*nbody__hermite_predict_fn)(size_t n, const nbody__hermite_op *op, size_t i0, size_t i1);
+static void nbody__hermite_predict_default(size_t n, const nbody__hermite_op *op, size_t i0, size_t i1) {
+    nbody__hermite_predict_span(n, op, i0, i1);
+}
+static nbody__hermite_predict_fn nbody__hermite_predict_for(nbody_simd level);   /* in >>block */
+
+/* every body predicted (nbody__hermite_predict_span), in pieces of 256 shared among the
+   threads of the parallel region it is called in (an orphaned `omp for`; one thread outside
+   any region) */
+#define NBODY__HERMITE_PIECE 256
+static void nbody__hermite_predict(const nbody__engine *e, const nbody__hermite_op *op, nbody__hermite_predict_fn span) {
+    long long c, pieces = (long long)((e->n + NBODY__HERMITE_PIECE - 1) / NBODY__HERMITE_PIECE);
+    NBODY__PRAGMA(omp for schedule(static))
+    for (c = 0; c < pieces; ++c) {
+        size_t i0 = (size_t)c * NBODY__HERMITE_PIECE, i1 = i0 + NBODY__HERMITE_PIECE;
+        span(e->n, op, i0, i1 < e->n ? i1 : e->n);
     }
 }
 
@@ -5225,7 +5272,7 @@ static void nbody__hermite_rows(const nbody__engine *e, const nbody__hermite_op 
 }
 
 static nbody_result nbody__simple_hermite(nbody__engine *e, const nbody__hermite_op *op) {
-    nbody__hermite_predict(e, op, 1);
+    nbody__hermite_predict(e, op, nbody__hermite_predict_default);
     nbody__hermite_rows(e, op, 1);
     return NBODY_OK;
 }
@@ -5235,7 +5282,8 @@ static nbody_result nbody__openmp_hermite(nbody__engine *e, const nbody__hermite
 #else
     int threads = 1;
 #endif
-    nbody__hermite_predict(e, op, threads);
+    NBODY__PRAGMA(omp parallel num_threads(threads) if (threads > 1 && e->n >= 4 * NBODY__HERMITE_PIECE))
+    nbody__hermite_predict(e, op, nbody__hermite_predict_default);
     nbody__hermite_rows(e, op, threads);
     return NBODY_OK;
 }
@@ -6299,6 +6347,28 @@ static NBODY__TARGET_AVX2 void nbody__avx2_hermite_tile(const nbody__hermite_src
 }
 #endif
 
+/* the predictor compiled for a SIMD level's instruction set (the same arithmetic, in its lanes) */
+#if NBODY__HAVE_AVX512
+static NBODY__TARGET_AVX512 void nbody__avx512_hermite_predict(size_t n, const nbody__hermite_op *op, size_t i0, size_t i1) {
+    nbody__hermite_predict_span(n, op, i0, i1);
+}
+#endif
+#if NBODY__HAVE_AVX2
+static NBODY__TARGET_AVX2 void nbody__avx2_hermite_predict(size_t n, const nbody__hermite_op *op, size_t i0, size_t i1) {
+    nbody__hermite_predict_span(n, op, i0, i1);
+}
+#endif
+static nbody__hermite_predict_fn nbody__hermite_predict_for(nbody_simd level) {
+#if NBODY__HAVE_AVX512
+    if (level == NBODY_SIMD_AVX512) return nbody__avx512_hermite_predict;
+#endif
+#if NBODY__HAVE_AVX2
+    if (level == NBODY_SIMD_AVX2) return nbody__avx2_hermite_predict;
+#endif
+    (void)level;
+    return nbody__hermite_predict_default;
+}
+
 /* the tile of a SIMD level (the portable one where the level has none for this NBODY_REAL) */
 static nbody__hermite_tile_fn nbody__hermite_tile_for(nbody_simd level) {
 #if NBODY__HAVE_AVX512 && NBODY__KIND == 2
@@ -6324,31 +6394,48 @@ static void nbody__hermite_tile_gather(const nbody__hermite_src *S, const nbody_
     }
 }
 
+/* the sources' chunk for a step with `tiles` tiles of active bodies: at least 16 tasks (tile,
+   chunk) where few bodies are active, so that they still fill the threads, and at most
+   NBODY__HERMITE_CHUNK sources (they stay in cache) and at least 256 (a task pays for its
+   scheduling). A function of the counts alone: the sums are the same bits on any thread count */
+static size_t nbody__hermite_chunk(size_t tiles, size_t n) {
+    size_t want = (16 + tiles - 1) / tiles, chunk = ((n + want - 1) / want + 255) / 256 * 256;
+    return chunk < 256 ? 256 : chunk > NBODY__HERMITE_CHUNK ? NBODY__HERMITE_CHUNK : chunk;
+}
+
 static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_op *op) {
     nbody__cpu *c = (nbody__cpu *)e->impl;
     nbody__hermite_src S = nbody__hermite_src_of(e, op);
     nbody__hermite_tile_fn tile = nbody__hermite_tile_for(c->simd);
-    size_t ntiles = (op->count + NBODY__HERMITE_TW - 1) / NBODY__HERMITE_TW, nchunks = (S.n + NBODY__HERMITE_CHUNK - 1) / NBODY__HERMITE_CHUNK;
-    size_t need = ntiles * nchunks * 9 * NBODY__HERMITE_TW, q;
+    size_t ntiles = (op->count + NBODY__HERMITE_TW - 1) / NBODY__HERMITE_TW, chunk = nbody__hermite_chunk(ntiles, S.n);
+    size_t nchunks = (S.n + chunk - 1) / chunk, need = ntiles * nchunks * 9 * NBODY__HERMITE_TW, q;
     long long t, tasks = (long long)(ntiles * nchunks);
 #if NBODY__OPENMP
     int threads = nbody__threads(&e->desc);
 #else
     int threads = 1;
 #endif
-    nbody__hermite_predict(e, op, threads);
+    nbody__hermite_predict_fn predict = nbody__hermite_predict_for(c->simd);
+    (void)threads;
     if (need > c->hermite_cap) {
         nbody__free(&e->desc, c->hermite_part);
         c->hermite_part = (double *)nbody__alloc(&e->desc, nbody__bytes(need, sizeof(double)));
         c->hermite_cap = c->hermite_part ? need : 0;
         if (!c->hermite_part) return NBODY_ERR_OUT_OF_MEMORY;
     }
-    NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && tasks > 1 && (double)op->count * (double)S.n >= 262144))
-    for (t = 0; t < tasks; ++t) {
-        size_t tl = (size_t)t / nchunks, ch = (size_t)t % nchunks, j1 = (ch + 1) * NBODY__HERMITE_CHUNK;
-        nbody__hermite_tile_in T;
-        nbody__hermite_tile_gather(&S, op, tl, &T);
-        tile(&S, ch * NBODY__HERMITE_CHUNK, j1 < S.n ? j1 : S.n, &T, c->hermite_part + (size_t)t * 9 * NBODY__HERMITE_TW);
+    /* one parallel region for the predictor and the forces, from some 16k pair terms or 1024
+       bodies to predict on (about 25 us of one core's work, ten times a region's start and
+       end); below that one thread does it all: many block steps have few active bodies */
+    NBODY__PRAGMA(omp parallel num_threads(threads) if (threads > 1 && ((double)op->count * (double)S.n >= 16384 || e->n >= 4 * NBODY__HERMITE_PIECE)))
+    {
+        nbody__hermite_predict(e, op, predict);
+        NBODY__PRAGMA(omp for schedule(dynamic, 1))
+        for (t = 0; t < tasks; ++t) {
+            size_t tl = (size_t)t / nchunks, ch = (size_t)t % nchunks, j1 = (ch + 1) * chunk;
+            nbody__hermite_tile_in T;
+            nbody__hermite_tile_gather(&S, op, tl, &T);
+            tile(&S, ch * chunk, j1 < S.n ? j1 : S.n, &T, c->hermite_part + (size_t)t * 9 * NBODY__HERMITE_TW);
+        }
     }
     for (q = 0; q < op->count; ++q) {   /* each chunk's sums, in chunk order */
         size_t tl = q / NBODY__HERMITE_TW, l = q % NBODY__HERMITE_TW, ch;

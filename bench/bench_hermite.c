@@ -2,9 +2,10 @@
    equal masses, no softening) to t = 1, with individual block steps or shared steps, 4th or
    6th order: abs(dE/E), wall seconds, block steps, body steps, pair interactions and their
    rate. Compare python3 bench/ph4_plummer.py N (AMUSE's ph4 as a benchmark tool).
-   Usage: bench_hermite [N [order [eta [stepping [engine [t_end [seed]]]]]]]
+   Usage: bench_hermite [N [order [eta [stepping [engine [t_end [seed [dt_max]]]]]]]]
             stepping: block or shared; engine: block, openmp, simple (default N 1024, order 4,
-            eta 0 = the default, block, block, 1, seed 42). One Markdown row on stdout.
+            eta 0 = the default, block, block, 1, seed 42, dt_max 0 = the default 1/16). One
+            Markdown row on stdout.
           bench_hermite scan N order t_end eta...: one row per eta (the block/shared pairs
             at equal energy error come from two scans).
           bench_hermite ic N [seed]: the bodies, lines "m x y z vx vy vz" (%.17g), for ph4. */
@@ -26,7 +27,7 @@ static double now(void) {
 typedef struct bench_case {
     size_t n;
     int order;
-    double eta, t_end;
+    double eta, t_end, dt_max;
     nbody_stepping stepping;
     nbody_engine engine;
     unsigned long long seed;
@@ -47,7 +48,7 @@ static int run(const bench_case *c) {
     double t0, wall;
     if (nbody_ic_plummer(&s, c->n, c->seed) != NBODY_OK) return 1;
     d.method = NBODY_HERMITE; d.order = c->order; d.timestep_eta = (nbody_real)c->eta; d.stepping = c->stepping;
-    d.engine = c->engine;
+    d.engine = c->engine; d.dt_max = (nbody_real)c->dt_max;
     nbody_measure(&s, 1, 0, &e0);
     if ((r = nbody_create(&sim, &d, &s)) != NBODY_OK) { fprintf(stderr, "create: %s\n", nbody_result_string(r)); return 1; }
     t0 = now();
@@ -74,7 +75,7 @@ static nbody_engine engine_of(const char *name) {
 
 int main(int argc, char **argv) {
     bench_case c;
-    c.n = 1024; c.order = 4; c.eta = 0; c.stepping = NBODY_STEPPING_BLOCK; c.engine = NBODY_ENGINE_BLOCK; c.t_end = 1; c.seed = 42;
+    c.n = 1024; c.order = 4; c.eta = 0; c.stepping = NBODY_STEPPING_BLOCK; c.engine = NBODY_ENGINE_BLOCK; c.t_end = 1; c.seed = 42; c.dt_max = 0;
     if (argc > 1 && !strcmp(argv[1], "ic")) {
         nbody_system s = NBODY_ZERO;
         size_t i;
@@ -102,6 +103,7 @@ int main(int argc, char **argv) {
     if (argc > 5) c.engine = engine_of(argv[5]);
     if (argc > 6) c.t_end = atof(argv[6]);
     if (argc > 7) c.seed = strtoull(argv[7], NULL, 10);
+    if (argc > 8) c.dt_max = atof(argv[8]);
     header();
     return run(&c);
 }
