@@ -1805,17 +1805,13 @@ typedef struct nbody__radau_state {
     nbody__radau_consts K;         /* constants: set by nbody_create, not saved */
 } nbody__radau_state;
 
-/* NBODY_HERMITE (>>hermite): each body's x, v at its own time and the derivatives there, its
-   time and step as integer ticks of the block scheduler (>>scheduler); y is every body
-   predicted to the simulation time t (what nbody_get_state returns). */
+/* The block scheduler (>>scheduler) that NBODY_HERMITE and the tree leapfrog's block steps
+   (>>kdk) share: each body's time and step as integer ticks, the active list of a step. */
 #define NBODY__BLOCK_LEVELS 40     /* steps dt_max 2^-k, k = 0 .. 40; one tick is dt_max 2^-40 */
-typedef struct nbody__hermite_state {
+typedef struct nbody__block_sched {
     int live;                      /* the fields below hold the state of y (0: rebuilt from y) */
     nbody_real origin;             /* the time of tick 0 */
     unsigned long long now;        /* the time t in ticks since origin */
-    nbody__buf base;               /* x, v of each body at its own time (6n) */
-    nbody__buf force;              /* a, jerk there (6n) */
-    nbody__buf high;               /* snap, crackle there (6n; the corrector's, order 4) */
     unsigned long long *ticks[2];  /* each body's time in ticks since origin, and its level */
     /* scratch, written before read in a step (not saved) */
     size_t *active;                /* the active list (n) */
@@ -1823,10 +1819,31 @@ typedef struct nbody__hermite_state {
     int sync;                      /* this step lands every body on t_new (not a block time) */
     unsigned long long due;        /* a block step's time in ticks */
     nbody_real t_new;
+    unsigned long long *level_new; /* the active bodies' next levels (n) */
+} nbody__block_sched;
+
+/* NBODY_HERMITE (>>hermite): each body's x, v at its own time and the derivatives there (its
+   time and step in the scheduler); y is every body predicted to the simulation time t (what
+   nbody_get_state returns). */
+typedef struct nbody__hermite_state {
+    nbody__buf base;               /* x, v of each body at its own time (6n) */
+    nbody__buf force;              /* a, jerk there (6n) */
+    nbody__buf high;               /* snap, crackle there (6n; the corrector's, order 4) */
+    /* scratch, written before read in a step (not saved) */
     nbody_real *out;               /* the engine's a, jerk, snap of the active bodies (9n) */
     nbody_real *next;              /* their corrected x v a j s c (18n), levels in level_new */
-    unsigned long long *level_new; /* (n) */
 } nbody__hermite_state;
+
+/* NBODY_LEAPFROG with NBODY_STEPPING_BLOCK on the tree engines (>>kdk): kick-drift-kick with a
+   power-of-two step per body. y holds every body's position at t (all drift together) and its
+   velocity synchronised to t; kick the velocity each body drifts with (after its last opening
+   half kick) and the acceleration of that kick: y' = y + h kick is the drift of every body. */
+typedef struct nbody__kdk_state {
+    nbody__buf kick;               /* [v after the last kick (3n) | a at that kick (3n)] */
+    /* scratch, written before read in a step (not saved) */
+    nbody_real *acc;               /* the active bodies' new accelerations (3n) */
+    nbody_real *coef;              /* their kick coefficients (3n) */
+} nbody__kdk_state;
 
 /* One entry of a method's field list. Checkpoints write each field under its name, and a
    load matches the names, so adding a field cannot shift another. */
@@ -1891,6 +1908,8 @@ struct nbody_sim {
     nbody__radau_state radau;
     nbody__whfast_state whfast;
     nbody__hermite_state hermite;
+    nbody__kdk_state kdk;
+    nbody__block_sched sched;      /* NBODY_HERMITE's and the tree leapfrog's block steps */
     nbody_real t, dt_next;
     nbody_real *m;                 /* host copy of the masses */
     nbody_stats stats;
@@ -1948,13 +1967,19 @@ static const nbody__field nbody__whfast_fields[] = {
     NBODY__FIELD(whfast, nbody__whfast_state, copy, NBODY__FIELD_BUF, 1, 0, 0, 0)};
 
 static const nbody__field nbody__hermite_fields[] = {
-    NBODY__FIELD(hermite, nbody__hermite_state, live, NBODY__FIELD_INT, 1, 0, 1, 1),
-    NBODY__FIELD(hermite, nbody__hermite_state, origin, NBODY__FIELD_REAL, 1, 0, 0, 0),
-    NBODY__FIELD(hermite, nbody__hermite_state, now, NBODY__FIELD_U64, 1, 0, 0, 0),
+    NBODY__FIELD(sched, nbody__block_sched, live, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(sched, nbody__block_sched, origin, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(sched, nbody__block_sched, now, NBODY__FIELD_U64, 1, 0, 0, 0),
     NBODY__FIELD(hermite, nbody__hermite_state, base, NBODY__FIELD_BUF, 1, 0, 0, 0),
     NBODY__FIELD(hermite, nbody__hermite_state, force, NBODY__FIELD_BUF, 1, 0, 0, 0),
     NBODY__FIELD(hermite, nbody__hermite_state, high, NBODY__FIELD_BUF, 1, 0, 0, 0),
-    NBODY__FIELD(hermite, nbody__hermite_state, ticks, NBODY__FIELD_TICKS, 2, 0, NBODY__BLOCK_LEVELS, 0)};
+    NBODY__FIELD(sched, nbody__block_sched, ticks, NBODY__FIELD_TICKS, 2, 0, NBODY__BLOCK_LEVELS, 0)};
+static const nbody__field nbody__kdk_fields[] = {
+    NBODY__FIELD(sched, nbody__block_sched, live, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(sched, nbody__block_sched, origin, NBODY__FIELD_REAL, 1, 0, 0, 0),
+    NBODY__FIELD(sched, nbody__block_sched, now, NBODY__FIELD_U64, 1, 0, 0, 0),
+    NBODY__FIELD(kdk, nbody__kdk_state, kick, NBODY__FIELD_BUF, 1, 0, 0, 0),
+    NBODY__FIELD(sched, nbody__block_sched, ticks, NBODY__FIELD_TICKS, 2, 0, NBODY__BLOCK_LEVELS, 0)};
 
 static void *nbody__field_at(nbody_sim *s, const nbody__field *f) { return (char *)s + f->offset; }
 
@@ -4387,6 +4412,120 @@ static size_t nbody__block_active(const unsigned long long *const *ticks, size_t
     return c;
 }
 
+/* Every body starts at the simulation time: tick 0 at the origin t (a start, or a restart
+   after nbody_set_state or a collision) */
+static void nbody__block_reset(nbody_sim *s) {
+    size_t i;
+    for (i = 0; i < s->n; ++i) { s->sched.ticks[0][i] = 0; s->sched.active[i] = i; }
+    s->sched.origin = s->t; s->sched.now = 0;
+}
+
+/* After a start has put each body's first level in ticks[1]: a level past the smallest step
+   fails; shared stepping puts every body on the finest */
+static nbody_result nbody__block_started(nbody_sim *s, const char *method) {
+    nbody__block_sched *B = &s->sched;
+    unsigned long long level = 0;
+    size_t i;
+    for (i = 0; i < s->n; ++i)
+        if (B->ticks[1][i] > level) level = B->ticks[1][i];
+    if (level > NBODY__BLOCK_LEVELS) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: %s: a start step is below the smallest step dt_max 2^-%d%s at t = %g",
+                   method, NBODY__BLOCK_LEVELS, s->desc.dt_min > 0 ? " or dt_min" : "", (double)s->t);
+        return NBODY_ERR_STEP_TOO_SMALL;
+    }
+    if (s->desc.stepping == NBODY_STEPPING_SHARED)
+        for (i = 0; i < s->n; ++i) B->ticks[1][i] = level;
+    B->live = 1;
+    return NBODY_OK;
+}
+
+/* The next step of a block-stepping method: (re)started by `begin` when the state is not
+   live, then the next block time and its active bodies, or every body to t_limit exactly when
+   the block time would pass it */
+static nbody_result nbody__block_schedule(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new,
+                                          nbody_result (*begin)(nbody_sim *)) {
+    nbody__block_sched *B = &s->sched;
+    unsigned long long next;
+    nbody_real t_block;
+    nbody_result r;
+    if (!B->live && (r = begin(s)) != NBODY_OK) return r;
+    next = nbody__block_due((const unsigned long long *const *)B->ticks, s->n);
+    t_block = B->origin + (nbody_real)next * nbody__block_tick(&s->desc);
+    /* a block time at t_limit or before it by less than 1e-8 of the step: land on t_limit */
+    B->sync = !(t_block <= t_limit && (t_block == t_limit || t_limit - t_block >= (t_block - s->t) * (nbody_real)1e-8));
+    if (B->sync) {
+        size_t i;
+        for (i = 0; i < s->n; ++i) B->active[i] = i;
+        B->count = s->n;
+        *t_new = t_limit;
+    } else {
+        B->count = nbody__block_active((const unsigned long long *const *)B->ticks, s->n, next, B->active);
+        B->due = next;
+        *t_new = t_block;
+    }
+    B->t_new = *t_new;
+    *h = *t_new - s->t;
+    return NBODY_OK;
+}
+
+/* the time from body i's own time to the step's (a block time, or t_new when synchronising) */
+static nbody_real nbody__block_elapsed(const nbody_sim *s, size_t i) {
+    const nbody__block_sched *B = &s->sched;
+    nbody_real tick = nbody__block_tick(&s->desc);
+    return B->sync ? (B->t_new - B->origin) - (nbody_real)B->ticks[0][i] * tick : (nbody_real)(B->due - B->ticks[0][i]) * tick;
+}
+
+/* After the active bodies' next levels are in level_new: one below the smallest step fails;
+   shared stepping gives every active body the finest of them */
+static nbody_result nbody__block_levels_done(nbody_sim *s, const char *method) {
+    nbody__block_sched *B = &s->sched;
+    unsigned long long shared = 0;
+    size_t q;
+    for (q = 0; q < B->count; ++q)
+        if (B->level_new[q] > shared) shared = B->level_new[q];
+    if (shared > NBODY__BLOCK_LEVELS) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: %s: a body's step fell below the smallest step dt_max 2^-%d%s at t = %g",
+                   method, NBODY__BLOCK_LEVELS, s->desc.dt_min > 0 ? " or dt_min" : "", (double)B->t_new);
+        return NBODY_ERR_STEP_TOO_SMALL;
+    }
+    if (s->desc.stepping == NBODY_STEPPING_SHARED)
+        for (q = 0; q < B->count; ++q) B->level_new[q] = shared;
+    return NBODY_OK;
+}
+
+/* the accepted step's new times and levels of the active bodies; the origin moves to a
+   synchronising step's time, and to a block time where every body is due at a multiple of
+   dt_max, so that the ticks stay below 2^NBODY__BLOCK_LEVELS and convert to NBODY_REAL
+   exactly on any run length */
+static void nbody__block_commit(nbody_sim *s) {
+    nbody__block_sched *B = &s->sched;
+    unsigned long long now = B->sync ? 0 : B->due;
+    size_t q, n = s->n;
+    for (q = 0; q < B->count; ++q) {
+        B->ticks[0][B->active[q]] = now;
+        B->ticks[1][B->active[q]] = B->level_new[q];
+    }
+    if (B->sync) B->origin = B->t_new;
+    B->now = now;
+    if (!B->sync && B->count == n && now % nbody__block_span(0) == 0) {
+        B->origin = B->t_new; B->now = 0;
+        for (q = 0; q < n; ++q) B->ticks[0][q] = 0;
+    }
+    s->stats.body_steps += B->count;
+}
+
+/* the scheduler's scratch (not state: written before read) */
+static nbody_result nbody__block_create(nbody_sim *s) {
+    s->sched.active = (size_t *)nbody__alloc(&s->desc, nbody__bytes(s->n, sizeof(size_t)));
+    s->sched.level_new = (unsigned long long *)nbody__alloc(&s->desc, nbody__bytes(s->n, sizeof(unsigned long long)));
+    return s->sched.active && s->sched.level_new ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY;
+}
+
+static void nbody__block_destroy(nbody_sim *s) {
+    nbody__free(&s->desc, s->sched.active);
+    nbody__free(&s->desc, s->sched.level_new);
+}
+
 /* ======================================================================================
    >>hermite  HERMITE (NBODY_HERMITE): predictor, engine forces, corrector, on the block
    scheduler. 4th order: Makino & Aarseth (1992), the step from Aarseth's criterion;
@@ -4431,7 +4570,7 @@ static nbody_real nbody__hermite_start_step(nbody_real eta, nbody_real a, nbody_
 static nbody_result nbody__hermite_forces(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span) {
     nbody__hermite_op op;
     op.base = s->hermite.base; op.force = s->hermite.force; op.high = s->hermite.high;
-    op.ticks = s->hermite.ticks[0]; op.now = now; op.tick = nbody__block_tick(&s->desc); op.span = span;
+    op.ticks = s->sched.ticks[0]; op.now = now; op.tick = nbody__block_tick(&s->desc); op.span = span;
     op.order = s->desc.order; op.pred = s->y_new; op.pred_acc = s->ytmp;
     op.list = list; op.count = count; op.n_src = nbody__n_src(&s->eng); op.out = s->hermite.out;
     s->stats.force_evals++;
@@ -4445,16 +4584,14 @@ static nbody_result nbody__hermite_begin(nbody_sim *s) {
     nbody__hermite_state *H = &s->hermite;
     size_t n = s->n, i, c;
     nbody_real *base = (nbody_real *)H->base, *force = (nbody_real *)H->force, *high = (nbody_real *)H->high, *o = H->out;
-    unsigned long long level = 0;
     nbody_result r;
     int pass;
     memcpy(base, s->y, s->len * sizeof(nbody_real));
     memset(force, 0, s->len * sizeof(nbody_real));
     memset(high, 0, s->len * sizeof(nbody_real));
-    for (i = 0; i < n; ++i) { H->ticks[0][i] = 0; H->active[i] = i; }
-    H->origin = s->t; H->now = 0;
+    nbody__block_reset(s);
     for (pass = 0; pass < (s->desc.order == 6 ? 2 : 1); ++pass) {   /* the snap needs the predicted a */
-        if ((r = nbody__hermite_forces(s, H->active, n, 0, 0)) != NBODY_OK) return r;
+        if ((r = nbody__hermite_forces(s, s->sched.active, n, 0, 0)) != NBODY_OK) return r;
         for (c = 0; c < 6; ++c) memcpy(force + c * n, o + c * n, n * sizeof(nbody_real));
         if (pass) for (c = 0; c < 3; ++c) memcpy(high + c * n, o + (6 + c) * n, n * sizeof(nbody_real));
     }
@@ -4467,43 +4604,13 @@ static nbody_result nbody__hermite_begin(nbody_sim *s) {
     for (i = 0; i < n; ++i) {
         nbody_real a = nbody__norm3(force[i], force[n + i], force[2 * n + i]);
         nbody_real j = nbody__norm3(force[3 * n + i], force[4 * n + i], force[5 * n + i]);
-        H->ticks[1][i] = nbody__block_first_level(&s->desc, nbody__hermite_start_step(s->desc.timestep_eta, a, j));
-        if (H->ticks[1][i] > level) level = H->ticks[1][i];
+        s->sched.ticks[1][i] = nbody__block_first_level(&s->desc, nbody__hermite_start_step(s->desc.timestep_eta, a, j));
     }
-    if (level > NBODY__BLOCK_LEVELS) {
-        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: a start step is below the smallest step dt_max 2^-%d%s at t = %g",
-                   NBODY__BLOCK_LEVELS, s->desc.dt_min > 0 ? " or dt_min" : "", (double)s->t);
-        return NBODY_ERR_STEP_TOO_SMALL;
-    }
-    if (s->desc.stepping == NBODY_STEPPING_SHARED)
-        for (i = 0; i < n; ++i) H->ticks[1][i] = level;
-    H->live = 1;
-    return NBODY_OK;
+    return nbody__block_started(s, "hermite");
 }
 
 static nbody_result nbody__schedule_hermite(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new) {
-    nbody__hermite_state *H = &s->hermite;
-    unsigned long long next;
-    nbody_real t_block;
-    nbody_result r;
-    if (!H->live && (r = nbody__hermite_begin(s)) != NBODY_OK) return r;
-    next = nbody__block_due((const unsigned long long *const *)H->ticks, s->n);
-    t_block = H->origin + (nbody_real)next * nbody__block_tick(&s->desc);
-    /* a block time at t_limit or before it by less than 1e-8 of the step: land on t_limit */
-    H->sync = !(t_block <= t_limit && (t_block == t_limit || t_limit - t_block >= (t_block - s->t) * (nbody_real)1e-8));
-    if (H->sync) {
-        size_t i;
-        for (i = 0; i < s->n; ++i) H->active[i] = i;
-        H->count = s->n;
-        *t_new = t_limit;
-    } else {
-        H->count = nbody__block_active((const unsigned long long *const *)H->ticks, s->n, next, H->active);
-        H->due = next;
-        *t_new = t_block;
-    }
-    H->t_new = *t_new;
-    *h = *t_new - s->t;
-    return NBODY_OK;
+    return nbody__block_schedule(s, t_limit, h, t_new, nbody__hermite_begin);
 }
 
 /* one body's correction (order 4 or 6) over dt from its state at its own time (x0, v0, a0,
@@ -4546,7 +4653,7 @@ static void nbody__hermite_gather(const nbody_sim *s, size_t i, size_t q, nbody_
     const nbody__hermite_state *H = &s->hermite;
     const nbody_real *base = (const nbody_real *)H->base, *force = (const nbody_real *)H->force;
     const nbody_real *high = (const nbody_real *)H->high, *o = H->out;
-    size_t n = s->n, m = H->count;
+    size_t n = s->n, m = s->sched.count;
     int k;
     for (k = 0; k < 3; ++k) {
         b->x0[k] = base[k * n + i]; b->v0[k] = base[(3 + k) * n + i];
@@ -4560,21 +4667,21 @@ static void nbody__hermite_gather(const nbody_sim *s, size_t i, size_t q, nbody_
    state in base, force, high and the ticks changes only in the commit. */
 static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody__hermite_state *H = &s->hermite;
-    nbody_real tick = nbody__block_tick(&s->desc), span = H->sync ? H->t_new - H->origin : -1, *y = (nbody_real *)s->y_new;
-    unsigned long long next = H->sync ? 0 : H->due, shared = 0;
+    nbody__block_sched *B = &s->sched;
+    nbody_real span = B->sync ? B->t_new - B->origin : -1, *y = (nbody_real *)s->y_new;
+    unsigned long long next = B->sync ? 0 : B->due;
     size_t q, n = s->n;
     nbody_result r;
     (void)h;
     *err = 0;
-    if ((r = nbody__hermite_forces(s, H->active, H->count, next, span)) != NBODY_OK) return r;
-    for (q = 0; q < H->count; ++q) {
-        size_t i = H->active[q];
+    if ((r = nbody__hermite_forces(s, B->active, B->count, next, span)) != NBODY_OK) return r;
+    for (q = 0; q < B->count; ++q) {
+        size_t i = B->active[q];
         nbody__hermite_body b;
         nbody_real d[6], *nx = H->next + 18 * q;
-        nbody_real dt = H->sync ? span - (nbody_real)H->ticks[0][i] * tick : (nbody_real)(next - H->ticks[0][i]) * tick;
         int k;
         nbody__hermite_gather(s, i, q, &b);
-        nbody__hermite_correct(s->desc.order, &b, dt, nx, d);
+        nbody__hermite_correct(s->desc.order, &b, nbody__block_elapsed(s, i), nx, d);
         for (k = 0; k < 18; ++k)
             if (!nbody__isfinite(nx[k])) {
                 nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: body %lu became NaN/Inf in the step from t = %g",
@@ -4582,60 +4689,38 @@ static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_rea
                 return NBODY_ERR_NOT_FINITE;
             }
         for (k = 0; k < 6; ++k) y[k * n + i] = nx[k];
-        H->level_new[q] = nbody__block_level(&s->desc, H->ticks[1][i],
+        B->level_new[q] = nbody__block_level(&s->desc, B->ticks[1][i],
                                              nbody__hermite_criterion(s->desc.order, s->desc.timestep_eta, d), next);
-        if (H->level_new[q] > shared) shared = H->level_new[q];
     }
-    if (shared > NBODY__BLOCK_LEVELS) {
-        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: a body's step fell below the smallest step dt_max 2^-%d%s at t = %g",
-                   NBODY__BLOCK_LEVELS, s->desc.dt_min > 0 ? " or dt_min" : "", (double)H->t_new);
-        return NBODY_ERR_STEP_TOO_SMALL;
-    }
-    if (s->desc.stepping == NBODY_STEPPING_SHARED)
-        for (q = 0; q < H->count; ++q) H->level_new[q] = shared;
-    return NBODY_OK;
+    return nbody__block_levels_done(s, "hermite");
 }
 
 static void nbody__commit_hermite(nbody_sim *s, nbody_real h) {
     nbody__hermite_state *H = &s->hermite;
     nbody_real *store[3];
     size_t q, n = s->n;
-    unsigned long long now = H->sync ? 0 : H->due;
     (void)h;
     store[0] = (nbody_real *)H->base; store[1] = (nbody_real *)H->force; store[2] = (nbody_real *)H->high;
-    for (q = 0; q < H->count; ++q) {
-        size_t i = H->active[q];
+    for (q = 0; q < s->sched.count; ++q) {
+        size_t i = s->sched.active[q];
         int k;
         for (k = 0; k < 18; ++k) store[k / 6][(k % 6) * n + i] = H->next[18 * q + k];
-        H->ticks[0][i] = now;
-        H->ticks[1][i] = H->level_new[q];
     }
-    if (H->sync) H->origin = H->t_new;
-    H->now = now;
-    if (!H->sync && H->count == n && now % nbody__block_span(0) == 0) {
-        /* every body is due at a multiple of dt_max: the origin moves here, so the ticks stay
-           below 2^NBODY__BLOCK_LEVELS and convert to NBODY_REAL exactly on any run length */
-        H->origin = H->t_new; H->now = 0;
-        for (q = 0; q < n; ++q) H->ticks[0][q] = 0;
-    }
-    s->stats.body_steps += H->count;
+    nbody__block_commit(s);
 }
 
 /* scratch of the steps (not state: written before read) */
 static nbody_result nbody__hermite_create(nbody_sim *s) {
     nbody__hermite_state *H = &s->hermite;
     size_t n = s->n;
-    H->active = (size_t *)nbody__alloc(&s->desc, nbody__bytes(n, sizeof(size_t)));
-    H->level_new = (unsigned long long *)nbody__alloc(&s->desc, nbody__bytes(n, sizeof(unsigned long long)));
     H->out = (nbody_real *)nbody__alloc(&s->desc, nbody__bytes(n, 27 * sizeof(nbody_real)));
-    if (!H->active || !H->level_new || !H->out || nbody__bytes(n, 27 * sizeof(nbody_real)) == 0) return NBODY_ERR_OUT_OF_MEMORY;
+    if (nbody__block_create(s) != NBODY_OK || !H->out || nbody__bytes(n, 27 * sizeof(nbody_real)) == 0) return NBODY_ERR_OUT_OF_MEMORY;
     H->next = H->out + 9 * n;
     return NBODY_OK;
 }
 
 static void nbody__hermite_destroy(nbody_sim *s) {
-    nbody__free(&s->desc, s->hermite.active);
-    nbody__free(&s->desc, s->hermite.level_new);
+    nbody__block_destroy(s);
     nbody__free(&s->desc, s->hermite.out);
 }
 
