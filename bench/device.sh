@@ -26,6 +26,7 @@
 #             pinned threads, the dispatched build against -march=native
 #   hermite   block-step Hermite (bench/bench_hermite.c) on the host's CPU: 2 pinned cores at
 #             N = 1024 and 16384, and block against shared steps in pair interactions
+#             (HERMITE_SCAN=0 leaves that out)
 #   python    the Python package with the CUDA engines (nvcc) and OpenCL: its tests, then
 #             bench/python_bench.py on 2 pinned cores (against C and REBOUND). Nothing can be
 #             fetched there: carry build/wheels, made on a connected machine by
@@ -36,7 +37,7 @@
 # environment's NCCL (python3 -c 'import nvidia.nccl') and Open MPI, all present there.
 # NVIDIA's OpenCL driver is registered with the ICD loader on the way (needs root).
 cd "$(dirname "$0")/.." || exit 1
-[ $# -gt 0 ] || { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 export NCCL_NVLS_ENABLE=0                    # no NVLink multicast on shared hosts
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
@@ -228,10 +229,20 @@ suite_cpu() {
 suite_hermite() {   # block-step Hermite on the host's CPU: 2 pinned cores, Plummer (seed 42), no softening, t = 1
     make -s build/bench_hermite 2>&1 | grep -v '^note'
     [ -x build/bench_hermite ] || { status=1; return; }
-    echo "## 2 cores (taskset -c 0,1, OMP_NUM_THREADS=2): order 4 and 6 at N = 1024, order 4 at N = 16384"; el
-    OMP_NUM_THREADS=2 taskset -c 0,1 ./build/bench_hermite 1024 4 0 block block 1 42 || status=1
-    OMP_NUM_THREADS=2 taskset -c 0,1 ./build/bench_hermite 1024 6 0 block block 1 42 | tail -1
-    OMP_NUM_THREADS=2 taskset -c 0,1 timeout 150 ./build/bench_hermite 16384 4 0 block block 1 42 | tail -1
+    H="env OMP_NUM_THREADS=2 taskset -c 0,1 ./build/bench_hermite"
+    echo "## 2 cores (taskset -c 0,1, OMP_NUM_THREADS=2), N = 1024: order 4 and 6 at their default"
+    echo "## accuracy, order 6 at eta 0.2 with dt_max 1/32 and 1/64 (three rounds)"; el
+    $H 1024 4 0 block block 1 42 | head -2
+    for round in 1 2 3; do
+        $H 1024 4 0 block block 1 42 | tail -1 || status=1
+        $H 1024 6 0 block block 1 42 | tail -1
+        $H 1024 6 0.2 block block 1 42 0.03125 | tail -1
+        $H 1024 6 0.2 block block 1 42 0.015625 | tail -1
+    done
+    echo "## N = 16384: order 6 at eta 0.3 with dt_max 1/32, order 4 at its default"; el
+    timeout 150 $H 16384 6 0.3 block block 1 42 0.03125 | tail -1 || status=1
+    timeout 150 $H 16384 4 0 block block 1 42 | tail -1 || status=1
+    [ "${HERMITE_SCAN:-1}" = 1 ] || { el done; return; }
     echo "## block against shared steps, N = 16384, t = 1/32 (pair interactions; all cores)"; el
     ./build/bench_hermite scan 16384 4 0.03125 0.02 0.005 || status=1
     STEPPING=shared timeout 60 ./build/bench_hermite scan 16384 4 0.03125 0.02 | tail -1
@@ -252,7 +263,7 @@ suite_python() {
     echo "## tests"; el
     MPLBACKEND=Agg timeout 400 $P tests/python/run.py -q -p no:cacheprovider tests/python 2>&1 | tail -15
     echo "## benchmark, 2 pinned cores"; el
-    taskset -c 0,1 $P bench/python_bench.py --threads 2 --repeats 5 || status=1
+    taskset -c 0,1 $P bench/python_bench.py --threads 2 || status=1
     el done
 }
 

@@ -2,13 +2,17 @@
 callback costs a call, REBOUND's Python package on the same run, install time and wheel size.
 
     make bench-python                       (builds build/pyenv first)
-    build/pyenv/bin/python bench/python_bench.py [--n 4096] [--steps 100] [--repeats 5]
+    build/pyenv/bin/python bench/python_bench.py [--n 4096] [--steps 100] [--repeats 21]
         [--threads 2] [--install] [--out bench/results/python.md]
 
 The run: a Plummer sphere of N bodies (seed 42), leapfrog, dt 1e-3, softening 0.01, STEPS
-steps on the BLOCK engine, the fastest of 3 rounds of REPEATS runs (C, then Python). The C side is
-bench/python_ref.c compiled with the compiler and optimisation flags Python's sysconfig gives
-extensions (what setup.py compiled the package with), so only the wrapper differs. REBOUND (when
+steps on the BLOCK engine with THREADS threads, REPEATS times from each side, interleaved: the C
+side (bench/python_ref.c) is one process kept open that does a run for every line it reads, and
+each C run is followed by a Python run (the order swapped every other pair), so both see the
+machine in the same moments. Reported: the fastest and the median run of each side and the
+median of the pairs' ratios. python_ref.c is compiled with the compiler and flags setup.py
+compiled the extension with (sysconfig's CC and CFLAGS, -fPIC, -ffp-contract=off, -fopenmp),
+so only the wrapper differs. REBOUND (when
 `import rebound` works; `pip install rebound`, for this benchmark only): the same bodies,
 gravity "basic" (direct summation), integrator "leapfrog", the same dt and softening, driven
 from Python. --install times `pip install .` into a fresh venv and builds the wheel (network).
@@ -18,6 +22,7 @@ import datetime
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,15 +36,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def build_c_reference(path):
-    """bench/python_ref.c with the flags the extension was compiled with (sysconfig's CC and OPT)."""
+    """bench/python_ref.c with the flags the extension was compiled with (sysconfig's CC and CFLAGS,
+    and what setup.py adds: -fPIC, -ffp-contract=off, -fopenmp)."""
     import shlex
     import sysconfig
     cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
-    opt = shlex.split(sysconfig.get_config_var("OPT") or "-O2")
-    cmd = cc + opt + ["-std=c99", "-ffp-contract=off", "-fopenmp", "-I", ROOT, os.path.join(ROOT, "bench", "python_ref.c"),
-                      "-o", path, "-lm"]
+    flags = shlex.split(sysconfig.get_config_var("CFLAGS") or "-O2") + ["-fPIC", "-ffp-contract=off", "-fopenmp"]
+    cmd = cc + flags + ["-std=c99", "-I", ROOT, os.path.join(ROOT, "bench", "python_ref.c"), "-o", path, "-lm"]
     subprocess.run(cmd, check=True)
-    return " ".join(cc + opt)
+    return " ".join(cc + flags)
 
 
 def time_nbodyh(n, steps, engine, threads):
@@ -50,12 +55,30 @@ def time_nbodyh(n, steps, engine, threads):
     return time.perf_counter() - t0, sim
 
 
-def time_c(exe, n, steps, engine, threads, repeats):
-    """The fastest of `repeats` runs in one process."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads)) if threads else os.environ
-    out = subprocess.run([exe, str(n), str(steps), str(repeats), engine], capture_output=True, text=True, check=True,
-                         env=env)
-    return float(out.stdout.split()[-1])
+def time_interleaved(exe, n, steps, engine, threads, repeats):
+    """`repeats` runs from C (one python_ref process, a run per line sent) and as many from
+    Python, alternating C-Python and Python-C pairs; returns the two lists of seconds and the
+    last Python simulation."""
+    c_times, py_times, sim = [], [], None
+    ref = subprocess.Popen([exe, str(n), str(steps), engine, str(threads)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        for k in range(repeats):
+            for side in ("c", "py") if k % 2 == 0 else ("py", "c"):
+                if side == "c":
+                    ref.stdin.write("run\n")
+                    ref.stdin.flush()
+                    line = ref.stdout.readline()
+                    if not line:
+                        raise RuntimeError("python_ref stopped (exit %s)" % ref.poll())
+                    c_times.append(float(line))
+                else:
+                    t, sim = time_nbodyh(n, steps, engine, threads)
+                    py_times.append(t)
+    finally:
+        ref.stdin.close()
+        ref.wait()
+    return c_times, py_times, sim
 
 
 def time_rebound(n, steps):
@@ -127,7 +150,7 @@ def main():
     p.add_argument("--c-reference", default=None, help="a python_ref binary (default: built here with the extension's flags)")
     p.add_argument("--n", type=int, default=4096)
     p.add_argument("--steps", type=int, default=100)
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=21, help="runs from each side (interleaved)")
     p.add_argument("--threads", type=int, default=2, help="OpenMP threads of both runs (0: OpenMP's default)")
     p.add_argument("--engine", default="block")
     p.add_argument("--callback-steps", type=int, default=200000)
@@ -142,16 +165,16 @@ def main():
     if a.c_reference is None:
         a.c_reference = os.path.join(tempfile.mkdtemp(prefix="nbodyh-bench-"), "python_ref")
         flags = build_c_reference(a.c_reference)
-    py_times, c_times = [], []
-    for _ in range(3):                               # three rounds, C then Python, each `repeats` runs
-        c_times.append(time_c(a.c_reference, a.n, a.steps, a.engine, a.threads, a.repeats))
-        for _ in range(a.repeats):
-            t, sim = time_nbodyh(a.n, a.steps, a.engine, a.threads)
-            py_times.append(t)
-    py, c = min(py_times), min(c_times)
-    rows.append(("%s, leapfrog, N = %d, %d steps: C (nbody_advance; %s)" % (a.engine, a.n, a.steps, flags),
-                 "%.4f s" % c))
-    rows.append(("the same from Python (Simulation.advance)", "%.4f s (%+.1f%%)" % (py, 100 * (py / c - 1))))
+    time_interleaved(a.c_reference, a.n, a.steps, a.engine, a.threads, 2)     # warm both sides up
+    c_times, py_times, sim = time_interleaved(a.c_reference, a.n, a.steps, a.engine, a.threads, a.repeats)
+    c, py = min(c_times), min(py_times)
+    c_med, py_med = statistics.median(c_times), statistics.median(py_times)
+    pair = statistics.median([p / q for p, q in zip(py_times, c_times)])
+    rows.append(("%s, leapfrog, N = %d, %d steps, %d runs a side, interleaved: C (nbody_advance; %s)" % (
+        a.engine, a.n, a.steps, a.repeats, flags), "fastest %.4f s, median %.4f s" % (c, c_med)))
+    rows.append(("the same from Python (Simulation.advance)", "fastest %.4f s (%+.1f%%), median %.4f s (%+.1f%%)" % (
+        py, 100 * (py / c - 1), py_med, 100 * (py_med / c_med - 1))))
+    rows.append(("  Python / C, median of the %d adjacent pairs" % a.repeats, "%+.1f%%" % (100 * (pair - 1))))
     rows.append(("  SIMD level, threads", "%s, %s" % (sim.simd_name, a.threads or "OpenMP default")))
 
     per_step, cost = callback_cost(a.callback_steps)
