@@ -200,7 +200,9 @@ def main():
 
     width = max(len(r[0]) for r in rows)
     lines = ["| %-*s | %s |" % (width, k, v) for k, v in rows]
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    # a copied tree (the device machine's) may sit inside another checkout: COMMIT= names it
+    commit = os.environ.get("COMMIT") or subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                                        capture_output=True, text=True).stdout.strip()
     head = ["", "## %s, %s, commit %s" % (datetime.date.today().isoformat(), platform.node() or "machine", commit), "",
             "%s, %d cores seen, Python %s, numpy %s, nbodyh features %s" % (
                 platform.processor() or platform.machine(), os.cpu_count(), platform.python_version(), np.__version__,
