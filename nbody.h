@@ -81,8 +81,14 @@
    simulation keeps its last good state. A step too small to change t in NBODY_REAL returns
    NBODY_ERR_STEP_TOO_SMALL (state kept). desc.progress (a heartbeat called during
    nbody_advance) may cancel it: NBODY_ERR_CANCELLED, state of the last accepted step.
-   Details go to desc.log.func when set; nbody_create logs a WARNING for an adaptive
-   tolerance below what a tree engine's force error allows (docs/progress.md).
+   Every failure logs one ERROR line saying why (the file, field or body, and the value): to
+   desc.log.func when set, and always to nbody_last_error(), the calling thread's last error
+   line, so the functions without a desc (nbody_load, nbody_save, nbody_write_csv,
+   nbody_archive_open, the initial conditions, ...) say why too:
+       if (nbody_load("run.snap", &s) != NBODY_OK) fprintf(stderr, "%s\n", nbody_last_error());
+   It is per thread (the only state outside nbody_sim), set by each failure and not cleared by
+   a success, like errno. nbody_create logs a WARNING for an adaptive tolerance below what a
+   tree engine's force error allows (docs/progress.md).
    LIMITS: every refusal of a desc or of the bodies is decided in one place,
    nbody_desc_check(&desc, &bodies), which nbody_create calls (and which a front end can call
    before creating anything); each refusal logs one ERROR line naming the field or the body
@@ -451,6 +457,14 @@ typedef struct nbody_invariants {
 /* ---- results and version ---- */
 NBODY_API const char  *nbody_result_string(nbody_result r);      /* never NULL */
 NBODY_API const char  *nbody_version_string(void);
+/* The reason for the calling thread's last error: one line naming the file, field or body and
+   the value ("nbody: snapshot run.snap: checksum mismatch over its 1680 bytes: the file is
+   damaged"), "" before any. Every ERROR line the library logs lands here, with or without a
+   desc.log, so the functions that take no desc (nbody_load, nbody_save, nbody_write_csv,
+   nbody_archive_open, the initial conditions, ...) say why too. Like errno it is set by each
+   failure and not cleared by a success: read it right after a call returned an error. Never
+   NULL; the text stays until this thread's next error. */
+NBODY_API const char  *nbody_last_error(void);
 NBODY_API const char  *nbody_engine_name(nbody_engine e);        /* "unknown" when out of range */
 NBODY_API const char  *nbody_method_name(nbody_method m);
 NBODY_API int          nbody_engine_available(nbody_engine e);   /* compiled in (device not probed) */
@@ -819,6 +833,22 @@ static NBODY__UNUSED double nbody__wall_seconds(void) {
     return (double)clock() / (double)CLOCKS_PER_SEC;
 #endif
 }
+
+/* Thread-local storage, for nbody_last_error's line only: C++11's thread_local, MSVC's
+   __declspec(thread), GCC/Clang's __thread (accepted in C99 -pedantic, on MinGW and by
+   emscripten, where a build without threads makes it a plain static), C11's _Thread_local.
+   A compiler with none of these keeps one line for the whole process. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define NBODY__THREAD_LOCAL thread_local
+#elif defined(_MSC_VER) && !defined(__clang__)
+#define NBODY__THREAD_LOCAL __declspec(thread)
+#elif defined(__GNUC__) || defined(__clang__)
+#define NBODY__THREAD_LOCAL __thread
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define NBODY__THREAD_LOCAL _Thread_local
+#else
+#define NBODY__THREAD_LOCAL
+#endif
 
 /* Files: UTF-8 paths and 64-bit offsets everywhere. Windows opens a path through its UTF-16
    form (_wfopen, as stb_image; fopen would read it in the ANSI code page) and seeks with
@@ -1453,15 +1483,36 @@ static size_t nbody__bytes(size_t count, size_t size) {
     return count * size;
 }
 
-static void nbody__log(const nbody_desc *d, nbody_log_level level, const char *fmt, ...) {
-    char line[512];
-    va_list ap;
-    if (!d || !d->log.func) return;
-    va_start(ap, fmt);
+/* The calling thread's last ERROR line (nbody_last_error). Per thread, so two simulations
+   on two threads never see each other's errors; the only state outside nbody_sim. */
+static NBODY__THREAD_LOCAL char nbody__last_error[512];
+
+/* one log line to desc.log (d may be NULL: none); an ERROR line is also kept for
+   nbody_last_error, so a function without a desc still says why */
+static void nbody__vlog(const nbody_desc *d, nbody_log_level level, const char *fmt, va_list ap) {
+    char line[sizeof nbody__last_error];
+    int to_hook = d && d->log.func;
+    if (!to_hook && level != NBODY_LOG_ERROR) return;
     vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    d->log.func(level, line, d->log.user_data);
+    if (level == NBODY_LOG_ERROR) memcpy(nbody__last_error, line, sizeof line);
+    if (to_hook) d->log.func(level, line, d->log.user_data);
 }
+static void nbody__log(const nbody_desc *d, nbody_log_level level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    nbody__vlog(d, level, fmt, ap);
+    va_end(ap);
+}
+/* a refusal: logs one ERROR line and returns r */
+static nbody_result nbody__fail(const nbody_desc *d, nbody_result r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    nbody__vlog(d, NBODY_LOG_ERROR, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+NBODY__DEF const char *nbody_last_error(void) { return nbody__last_error; }
 
 /* ---- names ---- */
 NBODY__DEF const char *nbody_result_string(nbody_result r) {
@@ -1507,9 +1558,12 @@ NBODY__DEF nbody_result nbody_system_alloc(nbody_system *s, size_t n) {
     nbody_real **f[7];
     nbody_real *block;
     size_t bytes = nbody__bytes(n, 7 * sizeof(nbody_real)), i;
-    if (!s || n == 0 || bytes == 0) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!s || n == 0 || bytes == 0)
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_system_alloc: %s", !s ? "s is NULL" : n == 0 ?
+                           "n = 0 bodies" : "n is too large for memory");
     block = (nbody_real *)NBODY_MALLOC(bytes);   /* one block: x is its start */
-    if (!block) return NBODY_ERR_OUT_OF_MEMORY;
+    if (!block)
+        return nbody__fail(NULL, NBODY_ERR_OUT_OF_MEMORY, "nbody: nbody_system_alloc: out of memory for %lu bodies", (unsigned long)n);
     memset(block, 0, bytes);
     nbody__fields(s, f);
     for (i = 0; i < 7; ++i) *f[i] = block + i * n;
@@ -1538,7 +1592,9 @@ static int nbody__system_valid(const nbody_system *s) {
 }
 
 NBODY__DEF nbody_result nbody_system_copy(nbody_system *dst, const nbody_system *src) {
-    if (!dst || !src || !src->x || !dst->x || dst->n != src->n || src->n == 0) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!dst || !src || !src->x || !dst->x || dst->n != src->n || src->n == 0)
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_system_copy: %s", !dst || !src ? "dst or src is NULL" :
+                           !src->x || !dst->x ? "dst or src has no arrays" : "dst and src differ in n (or n = 0)");
     memcpy(dst->x, src->x, src->n * sizeof(nbody_real)); memcpy(dst->y, src->y, src->n * sizeof(nbody_real));
     memcpy(dst->z, src->z, src->n * sizeof(nbody_real)); memcpy(dst->vx, src->vx, src->n * sizeof(nbody_real));
     memcpy(dst->vy, src->vy, src->n * sizeof(nbody_real)); memcpy(dst->vz, src->vz, src->n * sizeof(nbody_real));
@@ -1672,33 +1728,47 @@ static int nbody__desc_valid(const nbody_desc *d) {
            nbody__real_ok(d, "timestep_eta", d->timestep_eta) && nbody__steering_ok(d);
 }
 
-/* the bodies: 1, or 0 and one log line naming the first bad body */
-static int nbody__system_checked(const nbody_desc *d, const nbody_system *s) {
+/* why the bodies are refused, written into why (len bytes): the system NULL, empty or
+   missing an array, t not finite, or the first bad body with its field and value; NULL when
+   they are valid. Arrays are read only when n fits in memory (a huge n is refused unread). */
+static const char *nbody__system_fault(const nbody_system *s, char *why, size_t len) {
     static const char *names[7] = {"x", "y", "z", "vx", "vy", "vz", "m"};
     size_t i;
     int k;
-    if (!s || s->n == 0 || !s->x || !s->y || !s->z || !s->vx || !s->vy || !s->vz || !s->m) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: the system is %s", !s ? "NULL" : s->n == 0 ? "empty (n = 0)" : "missing an array");
-        return 0;
-    }
-    if (s->n > ((size_t)-1) / (6 * sizeof(nbody_real))) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: n = %lu bodies do not fit in memory", (unsigned long)s->n);
-        return 0;
-    }
-    if (!nbody__isfinite(s->t)) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: the system's time t = %g is not finite", (double)s->t);
-        return 0;
-    }
-    if (nbody__system_valid(s)) return 1;
-    for (i = 0; i < s->n; ++i) {
-        const nbody_real v[7] = {s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->m[i]};
-        for (k = 0; k < 7; ++k)
-            if (!nbody__isfinite(v[k]) || (k == 6 && v[k] < 0)) {
-                nbody__log(d, NBODY_LOG_ERROR, "nbody: body %lu: %s = %g %s", (unsigned long)i, names[k], (double)v[k],
-                           nbody__isfinite(v[k]) ? "is negative" : "is not finite");
-                return 0;
-            }
-    }
+    if (!s || s->n == 0 || !s->x || !s->y || !s->z || !s->vx || !s->vy || !s->vz || !s->m)
+        snprintf(why, len, "the system is %s", !s ? "NULL" : s->n == 0 ? "empty (n = 0)" : "missing an array");
+    else if (s->n > ((size_t)-1) / (7 * sizeof(nbody_real)))
+        snprintf(why, len, "n = %lu bodies do not fit in memory", (unsigned long)s->n);
+    else if (!nbody__isfinite(s->t))
+        snprintf(why, len, "the system's time t = %g is not finite", (double)s->t);
+    else if (nbody__system_valid(s))
+        return NULL;
+    else
+        for (i = 0; i < s->n; ++i) {
+            const nbody_real v[7] = {s->x[i], s->y[i], s->z[i], s->vx[i], s->vy[i], s->vz[i], s->m[i]};
+            for (k = 0; k < 7; ++k)
+                if (!nbody__isfinite(v[k]) || (k == 6 && v[k] < 0)) {
+                    snprintf(why, len, "body %lu: %s = %g %s", (unsigned long)i, names[k], (double)v[k],
+                             nbody__isfinite(v[k]) ? "is negative" : "is not finite");
+                    return why;
+                }
+        }
+    return why;
+}
+
+/* the bodies of a desc-less function fn: 0, or 1 and one line "nbody: fn: why" */
+static int nbody__system_refused(const char *fn, const nbody_system *s) {
+    char why[160];
+    if (!nbody__system_fault(s, why, sizeof why)) return 0;
+    nbody__log(NULL, NBODY_LOG_ERROR, "nbody: %s: %s", fn, why);
+    return 1;
+}
+
+/* the bodies: 1, or 0 and one log line naming the first bad body */
+static int nbody__system_checked(const nbody_desc *d, const nbody_system *s) {
+    char why[160];
+    if (!nbody__system_fault(s, why, sizeof why)) return 1;
+    nbody__log(d, NBODY_LOG_ERROR, "nbody: %s", why);
     return 0;
 }
 
@@ -2490,7 +2560,7 @@ static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system 
 
 NBODY__DEF nbody_result nbody_desc_check(const nbody_desc *desc, const nbody_system *initial) {
     nbody_desc d;
-    if (!desc) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!desc) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_desc_check: desc is NULL");
     if (!nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
     if (initial && !nbody__system_checked(desc, initial)) return NBODY_ERR_INVALID_ARGUMENT;
     d = nbody__desc_defaults(desc);
@@ -2528,7 +2598,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     nbody_desc d;
     nbody_sim *s;
     nbody_result r;
-    if (!out || !desc) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!out || !desc) return nbody__fail(desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_create: %s is NULL", !out ? "out" : "desc");
     if (!initial) {
         nbody__log(desc, NBODY_LOG_ERROR, "nbody: nbody_create needs the initial bodies (initial is NULL)");
         r = NBODY_ERR_INVALID_ARGUMENT;
@@ -2573,7 +2643,7 @@ static nbody_result nbody__step_steered(nbody_sim *s, nbody_real t_limit);
 NBODY__DEF nbody_result nbody_step(nbody_sim *sim) {
     nbody_result r;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_step: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_step", 0)) < 0) return NBODY_ERR_BUSY;
     r = nbody__step_steered(sim, (nbody_real)HUGE_VAL);
     nbody__leave(sim, e);
@@ -2585,7 +2655,7 @@ static nbody_result nbody__advance(nbody_sim *sim, nbody_real t_end);
 NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
     nbody_result r;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_advance: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_advance", 0)) < 0) return NBODY_ERR_BUSY;
     if (!nbody__isfinite(t_end) || t_end < sim->t) {
         nbody__log(&sim->desc, NBODY_LOG_ERROR, "nbody: nbody_advance to t_end = %g: %s t = %g", (double)t_end,
@@ -2777,9 +2847,12 @@ static nbody_result nbody__get_state(const nbody_sim *sim, nbody_system *out) {
     nbody_real *f[6];
     nbody_result r = NBODY_OK;
     int i;
-    if (!sim || !out || out->n != sim->n || !out->x || !out->y || !out->z || !out->vx || !out->vy ||
-        !out->vz || !out->m)
-        return NBODY_ERR_INVALID_ARGUMENT;
+    if (!out || !out->x || !out->y || !out->z || !out->vx || !out->vy || !out->vz || !out->m)
+        return nbody__fail(&sim->desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_state: out is %s", !out ? "NULL" :
+                           "missing an array (allocate it with nbody_system_alloc(out, nbody_get_n(sim)))");
+    if (out->n != sim->n)
+        return nbody__fail(&sim->desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_state: out has n = %lu, the simulation "
+                           "%lu bodies", (unsigned long)out->n, (unsigned long)sim->n);
     f[0] = out->x; f[1] = out->y; f[2] = out->z; f[3] = out->vx; f[4] = out->vy; f[5] = out->vz;
     for (i = 0; i < 6 && r == NBODY_OK; ++i)
         r = sim->eng.ops->download((nbody__engine *)&sim->eng, f[i], sim->y, (size_t)i * sim->n, sim->n);
@@ -2792,7 +2865,7 @@ static nbody_result nbody__get_state(const nbody_sim *sim, nbody_system *out) {
 NBODY__DEF nbody_result nbody_get_state(const nbody_sim *sim, nbody_system *out) {
     nbody_result r;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_state: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_get_state", 1)) < 0) return NBODY_ERR_BUSY;
     r = nbody__get_state(sim, out);
     nbody__leave(sim, e);
@@ -2803,8 +2876,7 @@ static nbody_result nbody__resize(nbody_sim *sim, const nbody_system *in);
 
 static nbody_result nbody__set_state(nbody_sim *sim, const nbody_system *in) {
     nbody_result r;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
-    r = nbody__system_valid(in) ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    r = nbody__system_checked(&sim->desc, in) ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
     if ((r = nbody__mpi_same(&sim->desc, in, r)) != NBODY_OK) return r;   /* every rank the same system */
     if (in->n != sim->n) return nbody__resize(sim, in);
     r = sim->eng.ops->set_masses(&sim->eng, in->m);
@@ -2825,7 +2897,7 @@ static nbody_result nbody__set_state(nbody_sim *sim, const nbody_system *in) {
 NBODY__DEF nbody_result nbody_set_state(nbody_sim *sim, const nbody_system *in) {
     nbody_result r;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_set_state: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_set_state", 1)) < 0) return NBODY_ERR_BUSY;
     r = nbody__archive_flush(sim);                   /* a due record holds the state before */
     if (r == NBODY_OK) r = nbody__set_state(sim, in);
@@ -2853,9 +2925,9 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     nbody__engine e;
     nbody__buf y = NULL, f = NULL;
     nbody_result r;
-    if (!desc) return NBODY_ERR_INVALID_ARGUMENT;
-    r = ax && ay && az && nbody__desc_valid(desc) && nbody__system_valid(s) && s->n <= ((size_t)-1) / (6 * sizeof(nbody_real))
-            ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
+    if (!desc) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_accelerations: desc is NULL");
+    r = !(ax && ay && az) ? nbody__fail(desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_accelerations: ax, ay or az is NULL")
+        : nbody__desc_valid(desc) && nbody__system_checked(desc, s) ? NBODY_OK : NBODY_ERR_INVALID_ARGUMENT;
     if ((r = nbody__mpi_same(desc, s, r)) != NBODY_OK) return r;
     d = nbody__desc_defaults(desc);
     r = nbody__engine_start(&e, &d, s->n, s->m);
@@ -8265,7 +8337,10 @@ static nbody_result nbody__set_radii(nbody_sim *sim, const nbody_real *r) {
         nbody__free(&sim->desc, sim->steer.radii); sim->steer.radii = NULL;
         return sim->eng.ops->set_radii ? sim->eng.ops->set_radii(&sim->eng, NULL) : NBODY_OK;
     }
-    for (i = 0; i < sim->n; ++i) if (!nbody__isfinite(r[i]) || r[i] < 0) return NBODY_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < sim->n; ++i)
+        if (!nbody__isfinite(r[i]) || r[i] < 0)
+            return nbody__fail(&sim->desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_set_radii: body %lu: radius %g %s",
+                               (unsigned long)i, (double)r[i], nbody__isfinite(r[i]) ? "is negative" : "is not finite");
     if (!sim->steer.radii) {
         sim->steer.radii = (nbody_real *)nbody__alloc(&sim->desc, nbody__bytes(sim->n, sizeof(nbody_real)));
         if (!sim->steer.radii) return NBODY_ERR_OUT_OF_MEMORY;
@@ -8285,7 +8360,7 @@ static nbody_result nbody__set_radii(nbody_sim *sim, const nbody_real *r) {
 NBODY__DEF nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *radii) {
     nbody_result res;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_set_radii: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_set_radii", 1)) < 0) return NBODY_ERR_BUSY;
     res = nbody__archive_flush(sim);                 /* a due record holds the radii before */
     if (res == NBODY_OK) res = nbody__set_radii(sim, radii);
@@ -8294,7 +8369,7 @@ NBODY__DEF nbody_result nbody_set_radii(nbody_sim *sim, const nbody_real *radii)
 }
 
 static nbody_result nbody__get_radii(const nbody_sim *sim, nbody_real *r) {
-    if (!sim || !r) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!r) return nbody__fail(&sim->desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_radii: r is NULL");
     if (sim->steer.radii) memcpy(r, sim->steer.radii, sim->n * sizeof(nbody_real));
     else memset(r, 0, sim->n * sizeof(nbody_real));
     return NBODY_OK;
@@ -8303,7 +8378,7 @@ static nbody_result nbody__get_radii(const nbody_sim *sim, nbody_real *r) {
 NBODY__DEF nbody_result nbody_get_radii(const nbody_sim *sim, nbody_real *radii) {
     nbody_result res;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_radii: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_get_radii", 1)) < 0) return NBODY_ERR_BUSY;
     res = nbody__get_radii(sim, radii);
     nbody__leave(sim, e);
@@ -8316,7 +8391,8 @@ NBODY__DEF size_t nbody_get_n_active(const nbody_sim *sim) {
 }
 
 NBODY__DEF nbody_result nbody_get_event(const nbody_sim *sim, nbody_event *out) {
-    if (!sim || !out) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim || !out) return nbody__fail(sim ? &sim->desc : NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_event: %s is NULL",
+                                         !sim ? "sim" : "out");
     *out = sim->steer.event;
     return NBODY_OK;
 }
@@ -8333,12 +8409,15 @@ NBODY__DEF nbody_result nbody_measure(const nbody_system *s, nbody_real G, nbody
     nbody_real *rows;
     long long i, n;
     int d;
-    if (!out || !nbody__system_valid(s) || !nbody__isfinite(G) || G < 0 || !nbody__isfinite(softening) || softening < 0)
-        return NBODY_ERR_INVALID_ARGUMENT;
+    if (!out) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_measure: out is NULL");
+    if (!nbody__isfinite(G) || G < 0 || !nbody__isfinite(softening) || softening < 0)
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_measure: %s = %g must be finite and >= 0",
+                           nbody__isfinite(G) && G >= 0 ? "softening" : "G", (double)(nbody__isfinite(G) && G >= 0 ? softening : G));
+    if (nbody__system_refused("nbody_measure", s)) return NBODY_ERR_INVALID_ARGUMENT;
     if (G == 0) G = 1;
     n = (long long)s->n;
     rows = (nbody_real *)NBODY_MALLOC(nbody__bytes(s->n, sizeof(nbody_real)));
-    if (!rows) return NBODY_ERR_OUT_OF_MEMORY;
+    if (!rows) return nbody__fail(NULL, NBODY_ERR_OUT_OF_MEMORY, "nbody: nbody_measure: out of memory for %lu rows", (unsigned long)s->n);
     memset(p, 0, sizeof p); memset(l, 0, sizeof l); memset(c, 0, sizeof c);
     /* potential: each row i sums j > i with its own Kahan sum, rows then added in order, so the
        result does not depend on the thread count */
@@ -8514,9 +8593,17 @@ static void nbody__to_com_frame(nbody_system *s, size_t i0, size_t i1) {
     }
 }
 
-static nbody_result nbody__ic_begin(nbody_system *s, size_t n) {
-    if (!s || n == 0) return NBODY_ERR_INVALID_ARGUMENT;
-    return nbody_system_alloc(s, n);
+static nbody_result nbody__ic_begin(nbody_system *s, size_t n) { return nbody_system_alloc(s, n); }
+
+/* central_fraction (and separation) of the galaxy initial conditions: 1, or 0 and a line */
+static int nbody__ic_galaxy_ok(const char *fn, nbody_real central_fraction, nbody_real separation) {
+    if (!nbody__isfinite(central_fraction) || central_fraction <= 0 || central_fraction >= 1)
+        nbody__log(NULL, NBODY_LOG_ERROR, "nbody: %s: central_fraction = %g must be in (0, 1)", fn, (double)central_fraction);
+    else if (!nbody__isfinite(separation) || separation <= 0)
+        nbody__log(NULL, NBODY_LOG_ERROR, "nbody: %s: separation = %g must be finite and > 0", fn, (double)separation);
+    else
+        return 1;
+    return 0;
 }
 
 /* n bodies of mass 1/n uniform in the cube [-1, 1]^3, at rest (a cold collapse) */
@@ -8598,8 +8685,7 @@ NBODY__DEF nbody_result nbody_ic_galaxy(nbody_system *s, size_t n, nbody_real ce
     static const double zero[3] = {0, 0, 0};
     nbody__rng rng;
     nbody_result r;
-    if (!s || n == 0 || !nbody__isfinite(central_fraction) || central_fraction <= 0 || central_fraction >= 1)
-        return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__ic_galaxy_ok("nbody_ic_galaxy", central_fraction, 1)) return NBODY_ERR_INVALID_ARGUMENT;
     if ((r = nbody__ic_begin(s, n)) != NBODY_OK) return r;
     rng.s = seed;
     nbody__disc(s, 0, n, 1.0, (double)central_fraction, 0, zero, zero, &rng);
@@ -8616,9 +8702,8 @@ NBODY__DEF nbody_result nbody_ic_collision(nbody_system *s, size_t n, nbody_real
     nbody_result r;
     double d, b, v, c1[3], c2[3], v1[3], v2[3];
     size_t half;
-    if (!s || n < 2 || !nbody__isfinite(central_fraction) || central_fraction <= 0 || central_fraction >= 1 ||
-        !nbody__isfinite(separation) || separation <= 0)
-        return NBODY_ERR_INVALID_ARGUMENT;
+    if (n == 1) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_ic_collision: n = 1; two galaxies need n >= 2");
+    if (!nbody__ic_galaxy_ok("nbody_ic_collision", central_fraction, separation)) return NBODY_ERR_INVALID_ARGUMENT;
     if ((r = nbody__ic_begin(s, n)) != NBODY_OK) return r;
     rng.s = seed;
     d = (double)separation; b = d / 4;
@@ -8723,13 +8808,21 @@ static nbody_real nbody__kepler_anomaly(nbody_real e, nbody_real M) {
 NBODY__DEF nbody_result nbody_orbit_to_state(nbody_real mu, const nbody_orbit *o, nbody_anomaly anomaly,
                                              nbody_real pos[3], nbody_real vel[3]) {
     nbody_real e, p, f, r, v, cO, sO, ci, si, cu, su, cw, sw, cf, sf, vr, vt;
-    if (!o || !pos || !vel || !nbody__isfinite(mu) || !(mu > 0)) return NBODY_ERR_INVALID_ARGUMENT;
-    if ((int)anomaly < 0 || anomaly > NBODY_ANOMALY_MEAN) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!o || !pos || !vel) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_to_state: o, pos or vel is NULL");
+    if (!nbody__isfinite(mu) || !(mu > 0))
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_to_state: mu = %g must be finite and > 0", (double)mu);
+    if ((int)anomaly < 0 || anomaly > NBODY_ANOMALY_MEAN)
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_to_state: anomaly = %d is not an nbody_anomaly", (int)anomaly);
     e = o->e;
     if (!nbody__isfinite(o->a) || !nbody__isfinite(e) || !nbody__isfinite(o->inc) || !nbody__isfinite(o->Omega) ||
         !nbody__isfinite(o->omega) || !nbody__isfinite(anomaly == NBODY_ANOMALY_MEAN ? o->M : o->f))
-        return NBODY_ERR_INVALID_ARGUMENT;
-    if (!(e >= 0) || e == 1 || (e < 1 && !(o->a > 0)) || (e > 1 && !(o->a < 0))) return NBODY_ERR_INVALID_ARGUMENT;
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_to_state: an element is not finite (a = %g, e = %g, "
+                           "inc = %g, Omega = %g, omega = %g, %s = %g)", (double)o->a, (double)e, (double)o->inc, (double)o->Omega,
+                           (double)o->omega, anomaly == NBODY_ANOMALY_MEAN ? "M" : "f",
+                           (double)(anomaly == NBODY_ANOMALY_MEAN ? o->M : o->f));
+    if (!(e >= 0) || e == 1 || (e < 1 && !(o->a > 0)) || (e > 1 && !(o->a < 0)))
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_to_state: e = %g with a = %g: e must be >= 0 and "
+                           "not 1 (parabolic), a > 0 for e < 1 and a < 0 for e > 1", (double)e, (double)o->a);
     if (anomaly == NBODY_ANOMALY_MEAN) {
         nbody_real x = nbody__kepler_anomaly(e, o->M);
         f = e < 1 ? 2 * nbody__atan2(NBODY__SQRT(1 + e) * nbody__sin(x / 2), NBODY__SQRT(1 - e) * nbody__cos(x / 2))
@@ -8738,7 +8831,9 @@ NBODY__DEF nbody_result nbody_orbit_to_state(nbody_real mu, const nbody_orbit *o
         f = o->f;
     }
     cf = nbody__cos(f); sf = nbody__sin(f);
-    if (!(1 + e * cf > 0)) return NBODY_ERR_INVALID_ARGUMENT;     /* beyond a hyperbola's asymptotes */
+    if (!(1 + e * cf > 0))                                      /* beyond a hyperbola's asymptotes */
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_to_state: true anomaly %g is beyond the "
+                           "asymptotes of a hyperbola of e = %g", (double)f, (double)e);
     p = o->a * (1 - e) * (1 + e);
     r = p / (1 + e * cf);
     v = NBODY__SQRT(mu / p);
@@ -8759,13 +8854,20 @@ NBODY__DEF nbody_result nbody_orbit_from_state(nbody_real mu, const nbody_real p
                                                nbody_orbit *out) {
     nbody_real hx, hy, hz, h, nx, ny, nn, r, v2, rv, ex, ey, ez, e, inv, hxy;
     int i;
-    if (!pos || !vel || !out || !nbody__isfinite(mu) || !(mu > 0)) return NBODY_ERR_INVALID_ARGUMENT;
-    for (i = 0; i < 3; ++i) if (!nbody__isfinite(pos[i]) || !nbody__isfinite(vel[i])) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!pos || !vel || !out) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_from_state: pos, vel or out is NULL");
+    if (!nbody__isfinite(mu) || !(mu > 0))
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_from_state: mu = %g must be finite and > 0", (double)mu);
+    for (i = 0; i < 3; ++i)
+        if (!nbody__isfinite(pos[i]) || !nbody__isfinite(vel[i]))
+            return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_from_state: pos[%d] = %g, vel[%d] = %g: not "
+                               "finite", i, (double)pos[i], i, (double)vel[i]);
     r = NBODY__SQRT(pos[0] * pos[0] + pos[1] * pos[1] + pos[2] * pos[2]);
     hx = pos[1] * vel[2] - pos[2] * vel[1]; hy = pos[2] * vel[0] - pos[0] * vel[2]; hz = pos[0] * vel[1] - pos[1] * vel[0];
     hxy = NBODY__SQRT(hx * hx + hy * hy);
     h = NBODY__SQRT(hxy * hxy + hz * hz);
-    if (!(r > 0) || !(h > 0)) return NBODY_ERR_INVALID_ARGUMENT;   /* radial or at the origin */
+    if (!(r > 0) || !(h > 0))                                   /* radial or at the origin */
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_orbit_from_state: %s: no orbital plane",
+                           r > 0 ? "radial motion (zero angular momentum)" : "the body is at the origin");
     v2 = vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2];
     rv = pos[0] * vel[0] + pos[1] * vel[1] + pos[2] * vel[2];
     /* e = ((v^2 - mu / r) r - (r.v) v) / mu */
@@ -8836,10 +8938,14 @@ NBODY__DEF nbody_result nbody_add_orbit(nbody_system *s, nbody_real G, nbody_rea
     nbody_result r;
     size_t n;
     int k;
-    if (!nbody__system_valid(s) || !nbody__isfinite(G) || !(G > 0) || !nbody__isfinite(m) || m < 0 || !o)
-        return NBODY_ERR_INVALID_ARGUMENT;
+    if (nbody__system_refused("nbody_add_orbit", s)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__isfinite(G) || !(G > 0) || !nbody__isfinite(m) || m < 0 || !o)
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_add_orbit: %s", !o ? "o is NULL" : "G must be finite and > "
+                           "0, m finite and >= 0");
     n = s->n;
-    if (!nbody__primary(s, primary, n, &mp, c) || !(mp + m > 0)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__primary(s, primary, n, &mp, c) || !(mp + m > 0))
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_add_orbit: primary %ld %s", primary == NBODY_JACOBI ? -1L :
+                           (long)primary, primary != NBODY_JACOBI && primary >= n ? "is not a body" : "and the new body have no mass");
     if ((r = nbody_orbit_to_state(G * (mp + m), o, anomaly, pos, vel)) != NBODY_OK) return r;
     memset(&t, 0, sizeof t);
     if ((r = nbody_system_alloc(&t, n + 1)) != NBODY_OK) return r;
@@ -8856,16 +8962,20 @@ NBODY__DEF nbody_result nbody_add_orbit(nbody_system *s, nbody_real G, nbody_rea
 
 NBODY__DEF nbody_result nbody_get_orbit(const nbody_system *s, nbody_real G, size_t i, size_t primary, nbody_orbit *out) {
     nbody_real mp, c[6], pos[3], vel[3];
-    if (!nbody__system_valid(s) || !nbody__isfinite(G) || !(G > 0) || !out || i >= s->n || i == primary) return NBODY_ERR_INVALID_ARGUMENT;
-    if (primary == NBODY_JACOBI && i == 0) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!nbody__primary(s, primary, i, &mp, c)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (nbody__system_refused("nbody_get_orbit", s)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__isfinite(G) || !(G > 0) || !out)
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_orbit: %s", !out ? "out is NULL" : "G must be finite and > 0");
+    if (i >= s->n || i == primary || (primary == NBODY_JACOBI && i == 0) || !nbody__primary(s, primary, i, &mp, c))
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_get_orbit: body %lu about primary %ld: %s",
+                           (unsigned long)i, primary == NBODY_JACOBI ? -1L : (long)primary, i >= s->n ? "no such body" :
+                           i == primary ? "a body about itself" : "the primary is not a body before it, or has no mass");
     pos[0] = s->x[i] - c[0]; pos[1] = s->y[i] - c[1]; pos[2] = s->z[i] - c[2];
     vel[0] = s->vx[i] - c[3]; vel[1] = s->vy[i] - c[4]; vel[2] = s->vz[i] - c[5];
     return nbody_orbit_from_state(G * (mp + s->m[i]), pos, vel, out);
 }
 
 NBODY__DEF nbody_result nbody_move_to_com(nbody_system *s) {
-    if (!nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (nbody__system_refused("nbody_move_to_com", s)) return NBODY_ERR_INVALID_ARGUMENT;
     nbody__to_com_frame(s, 0, s->n);
     return NBODY_OK;
 }
@@ -8911,8 +9021,7 @@ static char *nbody__tmp_name(const char *path) {
 
 /* an I/O failure on path, with the system's reason */
 static nbody_result nbody__io_error(const nbody_desc *log, const char *what, const char *path, int err) {
-    nbody__log(log, NBODY_LOG_ERROR, "nbody: %s %s: %s", what, path, err ? strerror(err) : "failed");
-    return NBODY_ERR_IO;
+    return nbody__fail(log, NBODY_ERR_IO, "nbody: %s %s: %s", what, path, err ? strerror(err) : "failed");
 }
 
 /* opens the temporary file beside path ("wb" or "w") into w */
@@ -8923,7 +9032,9 @@ static nbody_result nbody__open_beside(const nbody_desc *log, const char *tmp, c
 }
 
 /* flush, sync, close and rename tmp over path when everything before went well (w->ok and
-   r == NBODY_OK); otherwise, or when one of these fails, remove tmp. Returns the result. */
+   r == NBODY_OK); otherwise, or when one of these fails, remove tmp. Returns the result; a
+   failure here logs one line: the step, the file, the system's reason, and that path is
+   unchanged. */
 static nbody_result nbody__finish_beside(const nbody_desc *log, nbody__writer *w, const char *tmp, const char *path,
                                          nbody_result r) {
     const char *failed = w->ok ? NULL : "writing";
@@ -8935,12 +9046,24 @@ static nbody_result nbody__finish_beside(const nbody_desc *log, nbody__writer *w
         failed = "renaming the new file over";
         w->err = errno;
     }
-    if (r == NBODY_OK && failed) {
-        r = nbody__io_error(log, failed, failed[0] == 'r' ? path : tmp, w->err);
-        nbody__log(log, NBODY_LOG_ERROR, "nbody: %s is unchanged", path);
-    }
+    if (r == NBODY_OK && failed)
+        r = nbody__fail(log, NBODY_ERR_IO, "nbody: %s %s: %s; %s is unchanged", failed, failed[0] == 'r' ? path : tmp,
+                        w->err ? strerror(w->err) : "failed", path);
     if (r != NBODY_OK) nbody__remove(tmp);
     return r;
+}
+
+/* the checks every whole-file writer makes first: path and bodies (one line naming the
+   function, the file and the first bad body), then the temporary name beside path */
+static nbody_result nbody__writer_start(const char *fn, const char *path, const nbody_system *s, char **tmp) {
+    char why[160];
+    *tmp = NULL;
+    if (!path) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: %s: path is NULL", fn);
+    if (nbody__system_fault(s, why, sizeof why))
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: %s %s: %s", fn, path, why);
+    if (!(*tmp = nbody__tmp_name(path)))
+        return nbody__fail(NULL, NBODY_ERR_OUT_OF_MEMORY, "nbody: %s %s: out of memory for its temporary name", fn, path);
+    return NBODY_OK;
 }
 
 NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
@@ -8951,8 +9074,7 @@ NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
     nbody_result r;
     char *tmp;
     int i;
-    if (!path || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!(tmp = nbody__tmp_name(path))) return NBODY_ERR_OUT_OF_MEMORY;
+    if ((r = nbody__writer_start("nbody_save", path, s, &tmp)) != NBODY_OK) return r;
     if ((r = nbody__open_beside(NULL, tmp, "wb", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
     head[0] = NBODY__SNAP_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
     n64 = (unsigned long long)s->n;
@@ -8969,48 +9091,130 @@ NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
     return r;
 }
 
-NBODY__DEF nbody_result nbody_load(const char *path, nbody_system *s) {
+/* ---- the first bytes the three file kinds share: an 8-byte magic, then u32 version, byte-order
+   mark, sizeof(nbody_real) and a fourth word (0; sizeof(int) in checkpoints) ---- */
+
+/* why magic is not `want` (one of the three magics): another kind of file, named with its
+   reader, or a foreign one; NULL when it is */
+static const char *nbody__magic_fault(const char *magic, const char *want) {
+    static const char *const magics[3] = {"NBODYSNP", "NBODYCKP", "NBODYARC"};
+    static const char *const kinds[3] = {"a snapshot (read by nbody_load)", "a checkpoint (read by nbody_checkpoint_load)",
+                                         "an archive (read by nbody_archive_open)"};
+    int k;
+    if (memcmp(magic, want, 8) == 0) return NULL;
+    for (k = 0; k < 3; ++k)
+        if (memcmp(magic, magics[k], 8) == 0) return kinds[k];
+    return "not a file of nbody.h (bad magic)";
+}
+
+/* why head (version, order mark, real size, fourth word) is not what this build reads;
+   NULL when it is */
+static const char *nbody__head_fault(const unsigned int head[4], unsigned int version, unsigned int fourth, char *why,
+                                     size_t len) {
+    if (head[0] != version) snprintf(why, len, "format version %u; this build reads %u", head[0], version);
+    else if (head[1] != 0x01020304u) snprintf(why, len, "written on a machine of the other byte order (or damaged)");
+    else if (head[2] != sizeof(nbody_real))
+        snprintf(why, len, "written with NBODY_REAL of %u bytes; this build reads %u", head[2], (unsigned int)sizeof(nbody_real));
+    else if (head[3] != fourth) snprintf(why, len, "damaged header (field %u where %u belongs)", head[3], fourth);
+    else return NULL;
+    return why;
+}
+
+/* ---- reading a snapshot: each refusal is one line "nbody: snapshot PATH: why" ---- */
+typedef struct nbody__snap_reader {
     FILE *f;
+    const char *path;
+    unsigned long long size, sum;      /* file size; checksum of what was read */
+} nbody__snap_reader;
+
+static nbody_result nbody__snap_refuse(const nbody__snap_reader *rd, nbody_result r, const char *fmt, ...) {
+    char why[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return nbody__fail(NULL, r, "nbody: snapshot %s: %s", rd->path, why);
+}
+
+/* len bytes into p, added to the checksum; a short read is an I/O error (the size was checked) */
+static nbody_result nbody__snap_read(nbody__snap_reader *rd, void *p, size_t len) {
+    if (fread(p, 1, len, rd->f) != len)
+        return nbody__snap_refuse(rd, NBODY_ERR_IO, "read failed: %s",
+                                  ferror(rd->f) && errno ? strerror(errno) : "the file ended early (changed while read?)");
+    rd->sum = nbody__fnv1a(rd->sum, p, len);
+    return NBODY_OK;
+}
+
+/* the magic, the header and the size against n; *n the number of bodies */
+static nbody_result nbody__snap_header(nbody__snap_reader *rd, unsigned long long *n) {
+    const unsigned long long least = NBODY__SNAP_HEADER + sizeof(nbody_real) * 8 + 8;   /* one body */
     char magic[8];
     unsigned int head[4];
-    unsigned long long n64, sum, stored;
-    nbody__off size;
-    nbody_system tmp;
-    nbody_real *fields[7];
-    nbody_result r = NBODY_ERR_FORMAT;
+    const char *fault;
+    char why[96];
+    nbody_result r;
+    double need;
+    if (rd->size < 8) return nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "%llu bytes, too short to be a snapshot", rd->size);
+    if ((r = nbody__snap_read(rd, magic, 8)) != NBODY_OK) return r;
+    if ((fault = nbody__magic_fault(magic, NBODY__SNAP_MAGIC)) != NULL)
+        return nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "not a snapshot: %s", fault);
+    if (rd->size < NBODY__SNAP_HEADER)
+        return nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "truncated: %llu bytes, shorter than its header", rd->size);
+    if ((r = nbody__snap_read(rd, head, sizeof head)) != NBODY_OK || (r = nbody__snap_read(rd, n, sizeof *n)) != NBODY_OK)
+        return r;
+    if ((fault = nbody__head_fault(head, NBODY__SNAP_VERSION, 0, why, sizeof why)) != NULL)
+        return nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "%s", fault);
+    if (*n == 0) return nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "its header says n = 0 bodies");
+    /* the size must match exactly before anything is allocated (in double: n may be huge) */
+    need = (double)NBODY__SNAP_HEADER + (double)sizeof(nbody_real) * (1 + 7 * (double)*n) + 8;
+    if (rd->size < least || *n > rd->size / (7 * sizeof(nbody_real)) || (double)rd->size != need)
+        return nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "%llu bytes, but its header (n = %llu) needs %.0f: %s", rd->size, *n,
+                                  need, (double)rd->size < need ? "truncated" : "damaged or with bytes after its end");
+    return NBODY_OK;
+}
+
+/* the bodies after the header into out (allocated here; left zeroed on failure) */
+static nbody_result nbody__snap_bodies(nbody__snap_reader *rd, unsigned long long n, nbody_system *out) {
+    nbody_real **fields[7];
+    unsigned long long stored, sum;
+    nbody_result r;
+    char why[160];
     int i;
-    if (!path || !s) return NBODY_ERR_INVALID_ARGUMENT;
-    f = nbody__fopen(path, "rb");
-    if (!f) return NBODY_ERR_IO;
-    memset(&tmp, 0, sizeof tmp);
-    if (nbody__fseek(f, 0, SEEK_END) != 0 || (size = nbody__ftell(f)) < 0 || nbody__fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
-    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, NBODY__SNAP_MAGIC, 8) != 0) goto done;
-    if (fread(head, 1, sizeof head, f) != sizeof head || fread(&n64, 1, sizeof n64, f) != sizeof n64) goto done;
-    if (head[0] != NBODY__SNAP_VERSION || head[1] != 0x01020304u || head[2] != sizeof(nbody_real) || head[3] != 0) goto done;
-    /* the size must match exactly before anything is allocated */
-    if (n64 == 0 || n64 > ((unsigned long long)size) / (7 * sizeof(nbody_real)) ||
-        (unsigned long long)size != NBODY__SNAP_HEADER + sizeof(nbody_real) * (1 + 7 * n64) + 8)
-        goto done;
-    if ((r = nbody_system_alloc(&tmp, (size_t)n64)) != NBODY_OK) goto done;
-    r = NBODY_ERR_FORMAT;
-    sum = nbody__fnv1a(NBODY__FNV_SEED, magic, 8);
-    sum = nbody__fnv1a(sum, head, sizeof head);
-    sum = nbody__fnv1a(sum, &n64, sizeof n64);
-    if (fread(&tmp.t, 1, sizeof tmp.t, f) != sizeof tmp.t) goto done;
-    sum = nbody__fnv1a(sum, &tmp.t, sizeof tmp.t);
-    fields[0] = tmp.x; fields[1] = tmp.y; fields[2] = tmp.z; fields[3] = tmp.vx; fields[4] = tmp.vy; fields[5] = tmp.vz; fields[6] = tmp.m;
-    for (i = 0; i < 7; ++i) {
-        if (fread(fields[i], sizeof(nbody_real), tmp.n, f) != tmp.n) goto done;
-        sum = nbody__fnv1a(sum, fields[i], tmp.n * sizeof(nbody_real));
+    if (nbody_system_alloc(out, (size_t)n) != NBODY_OK)
+        return nbody__snap_refuse(rd, NBODY_ERR_OUT_OF_MEMORY, "n = %llu bodies do not fit in memory", n);
+    nbody__fields(out, fields);
+    r = nbody__snap_read(rd, &out->t, sizeof out->t);
+    for (i = 0; i < 7 && r == NBODY_OK; ++i) r = nbody__snap_read(rd, *fields[i], out->n * sizeof(nbody_real));
+    sum = rd->sum;
+    if (r == NBODY_OK && (r = nbody__snap_read(rd, &stored, sizeof stored)) == NBODY_OK && stored != sum)
+        r = nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "checksum mismatch over its %llu bytes: the file is damaged", rd->size);
+    if (r == NBODY_OK && nbody__system_fault(out, why, sizeof why))    /* a checksum over bad values */
+        r = nbody__snap_refuse(rd, NBODY_ERR_FORMAT, "%s", why);
+    if (r != NBODY_OK) nbody_system_free(out);
+    return r;
+}
+
+NBODY__DEF nbody_result nbody_load(const char *path, nbody_system *s) {
+    nbody__snap_reader rd;
+    nbody_system tmp;
+    unsigned long long n = 0;
+    nbody__off size;
+    nbody_result r;
+    if (!path) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_load: path is NULL");
+    if (!s) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_load %s: the system to fill is NULL", path);
+    rd.path = path; rd.sum = NBODY__FNV_SEED;
+    if (!(rd.f = nbody__fopen(path, "rb"))) return nbody__io_error(NULL, "cannot open the snapshot", path, errno);
+    if (nbody__fseek(rd.f, 0, SEEK_END) != 0 || (size = nbody__ftell(rd.f)) < 0 || nbody__fseek(rd.f, 0, SEEK_SET) != 0) {
+        r = nbody__io_error(NULL, "cannot seek in the snapshot", path, errno);
+        fclose(rd.f);
+        return r;
     }
-    if (fread(&stored, 1, sizeof stored, f) != sizeof stored || stored != sum) goto done;
-    if (!nbody__system_valid(&tmp)) goto done;
-    *s = tmp;
+    rd.size = (unsigned long long)size;
     memset(&tmp, 0, sizeof tmp);
-    r = NBODY_OK;
-done:
-    fclose(f);
-    nbody_system_free(&tmp);
+    r = nbody__snap_header(&rd, &n);
+    if (r == NBODY_OK) r = nbody__snap_bodies(&rd, n, &tmp);
+    fclose(rd.f);
+    if (r == NBODY_OK) *s = tmp;
     return r;
 }
 
@@ -9019,8 +9223,7 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
     nbody_result r;
     char *tmp;
     size_t i;
-    if (!path || !nbody__system_valid(s)) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!(tmp = nbody__tmp_name(path))) return NBODY_ERR_OUT_OF_MEMORY;
+    if ((r = nbody__writer_start("nbody_write_csv", path, s, &tmp)) != NBODY_OK) return r;
     if ((r = nbody__open_beside(NULL, tmp, "w", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
     if (NBODY_IO_FAULT("write") || fprintf(w.f, "# t = %.17g\ni,x,y,z,vx,vy,vz,m\n", (double)s->t) < 0) w.ok = 0;
     for (i = 0; i < s->n && w.ok; ++i)
@@ -9222,7 +9425,7 @@ static nbody_result nbody__checkpoint_save(const nbody_sim *sim, const char *pat
 NBODY__DEF nbody_result nbody_checkpoint_save(const nbody_sim *sim, const char *path) {
     nbody_result r;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_checkpoint_save: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_checkpoint_save", 1)) < 0) return NBODY_ERR_BUSY;
     r = nbody__checkpoint_save(sim, path);
     nbody__leave(sim, e);
@@ -9259,18 +9462,15 @@ static nbody_result nbody__ckp_verify(const nbody_desc *d, FILE *f, unsigned lon
 /* the header's layout facts against this build's: NBODY_OK, or FORMAT and a line saying which */
 static nbody_result nbody__ckp_head_fits(const nbody_desc *d, const char *magic, const nbody__ckp_head *h,
                                          unsigned long long size) {
-    if (memcmp(magic, NBODY__CKP_MAGIC, 8) != 0)
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: not a checkpoint (bad magic; a snapshot is read by nbody_load)");
-    else if (h->head[0] != NBODY__CKP_VERSION)
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: format version %u; this build reads %u", h->head[0], NBODY__CKP_VERSION);
-    else if (h->head[1] != 0x01020304u)
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: written on a machine of the other byte order");
-    else if (h->head[2] != sizeof(nbody_real))
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: written with NBODY_REAL of %u bytes; this build reads %u",
-                   h->head[2], (unsigned)sizeof(nbody_real));
-    else if (h->head[3] != sizeof(int))
+    const char *fault = nbody__magic_fault(magic, NBODY__CKP_MAGIC);
+    char why[96];
+    if (fault)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: not a checkpoint: %s", fault);
+    else if (h->head[3] != sizeof(int) && h->head[0] == NBODY__CKP_VERSION && h->head[1] == 0x01020304u)
         nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: written with int of %u bytes; this build has %u", h->head[3],
                    (unsigned)sizeof(int));
+    else if ((fault = nbody__head_fault(h->head, NBODY__CKP_VERSION, (unsigned int)sizeof(int), why, sizeof why)) != NULL)
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: %s", fault);
     else if (nbody__ckp_size(h) != size)
         nbody__log(d, NBODY_LOG_ERROR, "nbody: checkpoint: %llu bytes, its header (n = %llu) says %llu", size, h->n,
                    nbody__ckp_size(h));
@@ -9431,7 +9631,7 @@ static nbody_result nbody__ckp_load_at(nbody_sim **out, const nbody_desc *desc, 
 }
 
 NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc *desc, const char *path) {
-    nbody__off end;
+    nbody__off end = 0;
     FILE *f;
     nbody_result r;
     if (!out || !desc || !path || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
@@ -9569,7 +9769,7 @@ static nbody_result nbody__archive_append(const nbody_sim *sim, const char *path
 NBODY__DEF nbody_result nbody_archive_append(const nbody_sim *sim, const char *path) {
     nbody_result r;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_archive_append: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_archive_append", 1)) < 0) return NBODY_ERR_BUSY;
     r = nbody__archive_append(sim, path);
     nbody__leave(sim, e);
@@ -9650,7 +9850,7 @@ NBODY__DEF nbody_result nbody_archive_attach(nbody_sim *sim, const char *path, n
                                              unsigned long long every_steps, double every_wall) {
     nbody_result r;
     long e;
-    if (!sim) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!sim) return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_archive_attach: sim is NULL");
     if ((e = nbody__enter(sim, "nbody_archive_attach", 1)) < 0) return NBODY_ERR_BUSY;
     r = nbody__archive_attach(sim, path, every_t, every_steps, every_wall);
     nbody__leave(sim, e);
@@ -9719,32 +9919,48 @@ static nbody__off nbody__arc_find(FILE *f, nbody__off from, nbody__off end) {
     return -1;
 }
 
+/* the archive's own header (magic, version, order, real size): NBODY_OK, or a line saying why */
+static nbody_result nbody__arc_head(FILE *f, const char *path, unsigned long long size) {
+    char magic[8], why[96];
+    unsigned int head[4];
+    const char *fault;
+    if (size < 8 + sizeof head)
+        return nbody__fail(NULL, NBODY_ERR_FORMAT, "nbody: archive %s: %llu bytes, shorter than an archive's header", path, size);
+    if (!nbody__ckp_get(f, magic, 8) || !nbody__ckp_get(f, head, sizeof head))
+        return nbody__io_error(NULL, "cannot read the archive", path, errno);
+    if ((fault = nbody__magic_fault(magic, NBODY__ARC_MAGIC)) != NULL)
+        return nbody__fail(NULL, NBODY_ERR_FORMAT, "nbody: archive %s: not an archive: %s", path, fault);
+    if ((fault = nbody__head_fault(head, NBODY__ARC_VERSION, 0, why, sizeof why)) != NULL)
+        return nbody__fail(NULL, NBODY_ERR_FORMAT, "nbody: archive %s: %s", path, fault);
+    return NBODY_OK;
+}
+
 NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path) {
     nbody_archive *a;
-    unsigned int head[4];
-    char magic[8];
     unsigned long long size, u[3], clen;
+    char magic[8];
     nbody__off end, at, pos;
     nbody_real t;
     FILE *f;
     nbody_result r = NBODY_OK;
-    if (!out || !path) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!(f = nbody__fopen(path, "rb"))) return NBODY_ERR_IO;
-    if (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0 || nbody__fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
-    size = (unsigned long long)end;
-    if (!nbody__ckp_get(f, magic, 8) || memcmp(magic, NBODY__ARC_MAGIC, 8) != 0 || !nbody__ckp_get(f, head, sizeof head) ||
-        head[0] != NBODY__ARC_VERSION || head[1] != 0x01020304u || head[2] != sizeof(nbody_real) || head[3] != 0) {
+    if (!out || !path)
+        return nbody__fail(NULL, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_archive_open: %s is NULL", !out ? "out" : "path");
+    if (!(f = nbody__fopen(path, "rb"))) return nbody__io_error(NULL, "cannot open the archive", path, errno);
+    if (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0 || nbody__fseek(f, 0, SEEK_SET) != 0) {
+        r = nbody__io_error(NULL, "cannot seek in the archive", path, errno);
         fclose(f);
-        return NBODY_ERR_FORMAT;
+        return r;
     }
+    size = (unsigned long long)end;
+    if ((r = nbody__arc_head(f, path, size)) != NBODY_OK) { fclose(f); return r; }
     a = (nbody_archive *)NBODY_MALLOC(sizeof *a);
-    if (!a) { fclose(f); return NBODY_ERR_OUT_OF_MEMORY; }
+    if (!a) { fclose(f); return nbody__fail(NULL, NBODY_ERR_OUT_OF_MEMORY, "nbody: archive %s: out of memory", path); }
     memset(a, 0, sizeof *a);
     if (!(a->path = (char *)NBODY_MALLOC(strlen(path) + 1))) r = NBODY_ERR_OUT_OF_MEMORY;
     else memcpy(a->path, path, strlen(path) + 1);
     /* each record in turn; at a damaged one (bad magic or header, torn), count it and go on
        from the next record magic whose header checks out */
-    for (pos = 8 + (nbody__off)sizeof head; r == NBODY_OK && pos < end;) {
+    for (pos = 8 + 4 * 4; r == NBODY_OK && pos < end;) {
         nbody__off rec = pos + 8;
         if (nbody__fseek(f, pos, SEEK_SET) == 0 && nbody__ckp_get(f, magic, 8) && memcmp(magic, NBODY__REC_MAGIC, 8) == 0 &&
             nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) {
@@ -9759,7 +9975,10 @@ NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path
         if (pos < 0) break;
     }
     fclose(f);
-    if (r != NBODY_OK) { nbody_archive_close(a); return r; }
+    if (r != NBODY_OK) {
+        nbody_archive_close(a);
+        return nbody__fail(NULL, r, "nbody: archive %s: out of memory for its index", path);
+    }
     *out = a;
     return NBODY_OK;
 }
@@ -9780,18 +9999,29 @@ NBODY__DEF nbody_result nbody_archive_load(const nbody_archive *a, size_t i, con
     nbody__off end, at;
     FILE *f;
     nbody_result r;
-    if (!a || i >= a->count || !desc || !out || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
-    if (!(f = nbody__fopen(a->path, "rb"))) return NBODY_ERR_IO;
-    if (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0 || nbody__fseek(f, a->offset[i], SEEK_SET) != 0) { fclose(f); return NBODY_ERR_IO; }
+    if (!a || !desc || !out)
+        return nbody__fail(desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_archive_load: %s is NULL", !a ? "the archive" : !desc ? "desc" : "out");
+    if (i >= a->count)
+        return nbody__fail(desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: archive %s: record %lu is out of range (%lu records)", a->path,
+                           (unsigned long)i, (unsigned long)a->count);
+    if (!nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!(f = nbody__fopen(a->path, "rb"))) return nbody__io_error(desc, "cannot open the archive", a->path, errno);
+    if (nbody__fseek(f, 0, SEEK_END) != 0 || (end = nbody__ftell(f)) < 0 || nbody__fseek(f, a->offset[i], SEEK_SET) != 0) {
+        r = nbody__io_error(desc, "cannot seek in the archive", a->path, errno);
+        fclose(f);
+        return r;
+    }
     size = (unsigned long long)end;
-    r = NBODY_ERR_FORMAT;
-    if (nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) {
-        r = NBODY_OK;
-        if (u[2]) {                                 /* read again, now into memory */
-            radii = (nbody_real *)NBODY_MALLOC(nbody__bytes((size_t)u[0], sizeof(nbody_real)));
-            if (!radii) r = NBODY_ERR_OUT_OF_MEMORY;
-            else if (nbody__fseek(f, a->offset[i], SEEK_SET) != 0 || !nbody__arc_record(f, size, &t, u, radii, &at, &clen)) r = NBODY_ERR_FORMAT;
-        }
+    r = NBODY_OK;
+    if (!nbody__arc_record(f, size, &t, u, NULL, &at, &clen)) {
+        r = nbody__fail(desc, NBODY_ERR_FORMAT, "nbody: archive %s: record %lu is damaged or cut short (changed since it was "
+                        "opened?)", a->path, (unsigned long)i);
+    } else if (u[2]) {                              /* read again, now into memory */
+        radii = (nbody_real *)NBODY_MALLOC(nbody__bytes((size_t)u[0], sizeof(nbody_real)));
+        if (!radii) r = nbody__fail(desc, NBODY_ERR_OUT_OF_MEMORY, "nbody: archive %s: out of memory for the radii", a->path);
+        else if (nbody__fseek(f, a->offset[i], SEEK_SET) != 0 || !nbody__arc_record(f, size, &t, u, radii, &at, &clen))
+            r = nbody__fail(desc, NBODY_ERR_FORMAT, "nbody: archive %s: record %lu changed while it was read", a->path,
+                            (unsigned long)i);
     }
     if (r == NBODY_OK) {
         d = *desc;

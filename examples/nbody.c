@@ -231,6 +231,13 @@ static void on_log(nbody_log_level level, const char *message, void *user_data) 
     if (level == NBODY_LOG_ERROR) { snprintf(last_error, sizeof last_error, "%s", message); return; }
     fprintf(level == NBODY_LOG_INFO ? stdout : stderr, "%s\n", message);
 }
+/* the library's reason for the error a call just returned (nbody_last_error: also for the
+   functions without a desc, such as nbody_load and nbody_save), without its "nbody: " */
+static const char *library_reason(nbody_result res) {
+    const char *line = nbody_last_error();
+    if (!*line) return nbody_result_string(res);
+    return strncmp(line, "nbody: ", 7) == 0 ? line + 7 : line;
+}
 static void log_quietly(nbody_log_level level, const char *message, void *user_data) {
     if (level == NBODY_LOG_INFO && user_data) snprintf((char *)user_data, 512, "%s", message);
 }
@@ -412,7 +419,7 @@ static int write_outputs(run *r, double t, int snapshot, int frame, int vframe, 
     }
     return 0;
 fail:
-    fprintf(stderr, "\nnbody: cannot write %s: %s%s%s\n", path, nbody_result_string(res), errno ? ": " : "", errno ? strerror(errno) : "");
+    fprintf(stderr, "\nnbody: cannot write %s: %s\n", path, library_reason(res));
     return 1;
 }
 
@@ -426,7 +433,7 @@ static int write_interrupted(run *r) {
     snprintf(path, sizeof path, "%s_interrupted.ckpt", r->o.out);
     if (res == NBODY_OK) res = nbody_checkpoint_save(r->sim, path);
     if (res != NBODY_OK) {
-        fprintf(stderr, "\nnbody: interrupted at t = %g; cannot write %s: %s\n", (double)r->s.t, path, nbody_result_string(res));
+        fprintf(stderr, "\nnbody: interrupted at t = %g; cannot write %s: %s\n", (double)r->s.t, path, library_reason(res));
         return 1;
     }
     fprintf(stderr, "\nnbody: interrupted at t = %.9g; the state is in %s (resume: the same options and --resume %s)\n",
@@ -566,11 +573,12 @@ static int resume(run *r, int *from_checkpoint) {
             fprintf(stderr, "nbody: --resume %s: cannot resume: its %s is %s, this run's is %s\n", path, field, saved, asked);
         else
             fprintf(stderr, "nbody: --resume %s: cannot resume: the checkpoint was written with other options\n", path);
-    } else if (res == NBODY_ERR_FORMAT)
-        fprintf(stderr, "nbody: --resume %s: cannot resume: neither a checkpoint nor a snapshot (or corrupted)\n", path);
-    else
-        fprintf(stderr, "nbody: --resume %s: cannot resume: %s%s%s\n", path, nbody_result_string(res),
-                res == NBODY_ERR_IO && errno ? ": " : "", res == NBODY_ERR_IO && errno ? strerror(errno) : "");
+    } else if (res == NBODY_ERR_FORMAT && strstr(nbody_last_error(), "a checkpoint (") && *last_error) {
+        /* the snapshot reader saw a checkpoint: the checkpoint reader's reason is the one */
+        fprintf(stderr, "nbody: --resume %s: cannot resume: %s\n", path, last_error + 7);
+    } else {
+        fprintf(stderr, "nbody: --resume %s: cannot resume: %s\n", path, library_reason(res));
+    }
     return res == NBODY_ERR_OUT_OF_MEMORY || res == NBODY_ERR_DEVICE ? 1 : 2;
 }
 

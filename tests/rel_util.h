@@ -5,6 +5,13 @@
 #include <string.h>
 #include <stdlib.h>
 #define REL_UNUSED __attribute__((unused))
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__)   /* emscripten: no threads without -pthread */
+#include <pthread.h>
+#include <unistd.h>
+#define REL_PTHREADS 1
+#else
+#define REL_PTHREADS 0
+#endif
 
 /* the engine runs here: compiled in and a device answers (a 2-body simulation starts) */
 REL_UNUSED static int rel_engine_runs(nbody_engine e) {

@@ -10,13 +10,6 @@
 #include "check.h"
 #define REL_NAME "busy"
 #include "rel_util.h"
-#if (defined(__unix__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__)   /* emscripten: no threads without -pthread */
-#include <pthread.h>
-#include <unistd.h>
-#define HAVE_PTHREADS 1
-#else
-#define HAVE_PTHREADS 0
-#endif
 
 static int busy_lines;
 static void count_busy(nbody_log_level level, const char *msg, void *user) {
@@ -79,7 +72,7 @@ static void reentry_from_hook(void) {
     nbody_system_free(&s);
 }
 
-#if HAVE_PTHREADS
+#if REL_PTHREADS
 /* ---- a second thread: the first sits inside nbody_advance (in its progress callback, which
    the library calls with the simulation busy) until the second has tried everything ---- */
 typedef struct rendezvous {
@@ -166,7 +159,7 @@ static void second_thread(void) {
 
 int main(void) {
     reentry_from_hook();
-#if HAVE_PTHREADS
+#if REL_PTHREADS
     second_thread();
 #else
     check_skip(NULL, "two threads on one simulation: no POSIX threads here");

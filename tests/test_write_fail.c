@@ -1,8 +1,8 @@
 /* A full disk never costs a file: every library writer (nbody_save, nbody_write_csv,
    nbody_checkpoint_save, archive appends) is made to fail at each step of its write through
    the NBODY_IO_FAULT test hook (the k-th write, the flush, the fsync, the close, the
-   rename), each failure as ENOSPC. Each must return NBODY_ERR_IO with a log line carrying the
-   system's reason where a desc is there to log it, leave the previous file byte for byte as
+   rename), each failure as ENOSPC. Each must return NBODY_ERR_IO with one line carrying the
+   system's reason and the file (desc.log where there is a desc; nbody_last_error always), leave the previous file byte for byte as
    it was (it still loads), and leave no temporary file behind. For archives: the failed
    record is cut back (the archive opens with its earlier records, nothing damaged), attach
    to an unwritable path fails at attach, and a record that cannot be written is reported by
@@ -95,6 +95,11 @@ static void whole_file_writer(const char *label, writer_fn write, const char *ex
         else if (now_len != old_len || memcmp(now, old, (size_t)old_len) != 0) truncated++;
         if (rel_exists(tmp)) left++;
         if (strstr(label, "checkpoint") && !(reasons == 1 && strstr(io_last, "unchanged"))) unlogged++;
+        /* every writer, with a desc or not: nbody_last_error names the file, the reason, and
+           that the old file is unchanged */
+        if (!strstr(nbody_last_error(), strerror(ENOSPC)) || !strstr(nbody_last_error(), "unchanged") ||
+            !strstr(nbody_last_error(), path))
+            unlogged++;
         CHECK(still_loads(label, path, &d), "%s: after a failed %s the old file loads", label, ops[k]);
         free(now);
     }

@@ -171,10 +171,11 @@ static int nbpy_emit_warnings(nbpy_ctx *c) {
     return 0;
 }
 
-/* nbody_result -> exception, with what the library logged when it logged something */
+/* nbody_result -> exception, with the library's reason: the line its log hook caught (calls
+   with a desc), else its last error on this thread (calls without one: load, save, ...) */
 static PyObject *nbpy_raise(nbody_result r, const nbpy_ctx *c, const char *what) {
     PyObject *type;
-    const char *reason = (c && c->error[0]) ? c->error : nbody_result_string(r);
+    const char *reason = (c && c->error[0]) ? c->error : (!c && nbody_last_error()[0]) ? nbody_last_error() : nbody_result_string(r);
     switch (r) {
     case NBODY_ERR_INVALID_ARGUMENT: type = PyExc_ValueError; break;
     case NBODY_ERR_OUT_OF_MEMORY: return PyErr_NoMemory();
@@ -189,7 +190,8 @@ static PyObject *nbpy_raise(nbody_result r, const nbpy_ctx *c, const char *what)
     default: type = nbpy_Error; break;
     }
     if (reason[0] == 'n' && !strncmp(reason, "nbody: ", 7)) reason += 7;
-    PyErr_Format(type, "%s: %s", what, reason);
+    if (strstr(reason, what)) PyErr_Format(type, "%s", reason);   /* the reason names the file already */
+    else PyErr_Format(type, "%s: %s", what, reason);
     return NULL;
 }
 

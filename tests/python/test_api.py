@@ -202,14 +202,27 @@ def test_not_finite_is_floating_point_error_with_the_state_kept():
 
 
 def test_io_and_format_errors(tmp_path):
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as e:
         nbodyh.load(str(tmp_path / "missing.nbody"))
+    assert "missing.nbody" in str(e.value) and "No such file" in str(e.value)   # the library's reason
     (tmp_path / "junk.nbody").write_bytes(b"not a snapshot at all" * 10)
     with pytest.raises(nbodyh.FormatError) as e:
         nbodyh.load(str(tmp_path / "junk.nbody"))
     assert isinstance(e.value, ValueError) and isinstance(e.value, nbodyh.Error)
-    with pytest.raises(OSError):
+    assert "junk.nbody" in str(e.value) and "bad magic" in str(e.value)
+    good = nbodyh.plummer(10)
+    good.save(str(tmp_path / "good.nbody"))
+    data = bytearray((tmp_path / "good.nbody").read_bytes())
+    data[60] ^= 1
+    (tmp_path / "flipped.nbody").write_bytes(bytes(data))
+    with pytest.raises(nbodyh.FormatError, match="checksum mismatch"):
+        nbodyh.load(str(tmp_path / "flipped.nbody"))
+    (tmp_path / "cut.nbody").write_bytes(bytes(data[:-5]))
+    with pytest.raises(nbodyh.FormatError, match="truncated"):
+        nbodyh.load(str(tmp_path / "cut.nbody"))
+    with pytest.raises(OSError, match="No such file") as e:
         nbodyh.plummer(10).save(str(tmp_path / "no" / "such" / "dir" / "s.nbody"))
+    assert "s.nbody.tmp" in str(e.value)
     with pytest.raises(OSError):
         nbodyh.checkpoint_load(str(tmp_path / "missing.ckpt"))
     with pytest.raises(nbodyh.FormatError):
