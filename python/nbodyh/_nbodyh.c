@@ -1609,10 +1609,12 @@ static PyObject *nbpy_names_tuple(const char *const *names, int count) {
 /* the exception a result code raises, for the tests: _raise_result(code) */
 static PyObject *nbpy_raise_result(PyObject *mod, PyObject *arg) {
     long code = PyLong_AsLong(arg);
+    nbpy_ctx none;                   /* no call was made: no library line, the result's name */
     (void)mod;
     if (code == -1 && PyErr_Occurred()) return NULL;
     if (code == NBODY_OK || code == NBODY_STOPPED) Py_RETURN_NONE;
-    return nbpy_raise((nbody_result)code, NULL, "result");
+    memset(&none, 0, sizeof none);
+    return nbpy_raise((nbody_result)code, &none, "result");
 }
 
 static PyObject *nbpy_alloc_stats(PyObject *mod, PyObject *unused) {
