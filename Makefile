@@ -79,7 +79,7 @@ TESTS        := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS)) $(BUILD)/test_bloc
 # (NBODY_REAL)
 PRECISION_TESTS := $(BUILD)/test_core_float $(BUILD)/test_core_longdouble $(BUILD)/test_tree_float \
                    $(BUILD)/test_stall_float $(BUILD)/test_stall_longdouble $(BUILD)/test_limits_float \
-                   $(BUILD)/test_hermite_float
+                   $(BUILD)/test_hermite_float $(BUILD)/test_tree_block_float
 # tests written as shell scripts: the command-line tool, the viewer, README.md and docs/*.md
 # (links resolve, README stays short, pages speak to users), the docs' code compiled
 TEST_SCRIPTS := tests/msvc_constructs.sh tests/tracked_files.sh tests/test_cli.sh tests/test_cli_sweep.sh tests/test_viewer.sh tests/test_docs.sh tests/compile_docs.sh tests/test_mpi.sh
@@ -202,6 +202,9 @@ $(BUILD)/test_limits_float: tests/test_limits.c tests/check.h $(HEADERS) | $(BUI
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
 
 $(BUILD)/test_hermite_float: tests/test_hermite.c tests/check.h $(HEADERS) | $(BUILD)
+	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
+
+$(BUILD)/test_tree_block_float: tests/test_tree_block.c tests/check.h $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
 
 $(BUILD)/test_stall_longdouble: tests/test_stall.c tests/check.h $(HEADERS) | $(BUILD)

@@ -485,21 +485,12 @@ __kernel void nbody_tree_internal(uint i0, uint i1, uint nt, __global real4 *nod
    Leaf order (leaf_order = 1): work-item g takes the body of leaf nt+g, so neighbouring
    work-items are neighbours in space and walk nearly the same nodes. box[6] != 0 (a position
    is NaN or Inf): NaN accelerations, no walk. */
-__kernel void nbody_tree(__global const real *restrict y, __global real *restrict f, uint n, real G,
-                         real eps2, __global const real4 *restrict node, __global const real *restrict mass,
-                         __global const uint *restrict body, int leaf_order, uint nt, __global const real *restrict box) {
-    /* the tree holds bodies [0, nt), the active ones; test particles [nt, n) walk it too */
-    uint g = get_global_id(0), i, c = 1, nodes = 2 * nt;
-    real xi, yi, zi;
+/* body i's walk alone (G not applied): the sum of nbody_tree and nbody_tree_list */
+nbody_cl_vec nbody_cl_tree_sum(__global const real *restrict y, uint n, real eps2, __global const real4 *restrict node,
+                               __global const real *restrict mass, __global const uint *restrict body, uint nt, uint i) {
+    uint c = 1, nodes = 2 * nt;
+    real xi = y[i], yi = y[n + i], zi = y[2 * n + i];
     nbody_cl_vec a = {0, 0, 0};
-    if (g >= n) return;
-    i = leaf_order && g < nt ? body[nt + g] : g;
-    if (box[6] != 0) {
-        a.x = a.y = a.z = (real)NAN;
-        nbody_cl_store(y, f, n, i, a, G);
-        return;
-    }
-    xi = y[i]; yi = y[n + i]; zi = y[2 * n + i];
     do {
         real4 p = node[c];                 /* cx, cy, cz, crit2 */
         real dx = p.x - xi, dy = p.y - yi, dz = p.z - zi;
@@ -510,7 +501,50 @@ __kernel void nbody_tree(__global const real *restrict y, __global real *restric
             c = nbody__heap_next(c, nodes);
         }
     } while (c != 1);
+    return a;
+}
+
+__kernel void nbody_tree(__global const real *restrict y, __global real *restrict f, uint n, real G,
+                         real eps2, __global const real4 *restrict node, __global const real *restrict mass,
+                         __global const uint *restrict body, int leaf_order, uint nt, __global const real *restrict box) {
+    /* the tree holds bodies [0, nt), the active ones; test particles [nt, n) walk it too */
+    uint g = get_global_id(0), i;
+    nbody_cl_vec a = {0, 0, 0};
+    if (g >= n) return;
+    i = leaf_order && g < nt ? body[nt + g] : g;
+    if (box[6] != 0) a.x = a.y = a.z = (real)NAN;
+    else a = nbody_cl_tree_sum(y, n, eps2, node, mass, body, nt, i);
     nbody_cl_store(y, f, n, i, a, G);
+}
+
+/* The tree leapfrog's block steps: the bodies list[0 .. count) walk alone (test particles
+   too), G a into out[q], out[count + q], out[2 count + q] */
+__kernel void nbody_tree_list(__global const real *restrict y, __global real *restrict out, uint n, real G,
+                              real eps2, __global const real4 *restrict node, __global const real *restrict mass,
+                              __global const uint *restrict body, uint nt, __global const real *restrict box,
+                              __global const uint *restrict list, uint count) {
+    uint q = get_global_id(0);
+    nbody_cl_vec a = {0, 0, 0};
+    if (q >= count) return;
+    if (box[6] != 0) a.x = a.y = a.z = (real)NAN;
+    else a = nbody_cl_tree_sum(y, n, eps2, node, mass, body, nt, list[q]);
+    out[q] = G * a.x; out[count + q] = G * a.y; out[2 * count + q] = G * a.z;
+}
+
+/* the kicks of the active bodies list[0 .. count) (nbody__kick_op in nbody.h): with a = acc's
+   and c = coef's three rows at q, v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to
+   kick = [v | a0] */
+__kernel void nbody_kick(__global real *y, __global real *kick, __global const uint *restrict list, uint count, uint n,
+                         __global const real *restrict acc, __global const real *restrict coef) {
+    uint q = get_global_id(0), i, k;
+    if (q >= count) return;
+    i = list[q];
+    for (k = 0; k < 3; ++k) {
+        real ak = acc[k * count + q], v1 = kick[k * n + i] + coef[q] * kick[(3 + k) * n + i] + coef[count + q] * ak;
+        y[(3 + k) * n + i] = v1;
+        kick[k * n + i] = v1 + coef[2 * count + q] * ak;
+        kick[(3 + k) * n + i] = ak;
+    }
 }
 
 /* The same walk for a work-group together (the CUDA tree engine's warp walk): the group walks

@@ -115,6 +115,9 @@
        >>solvers          Runge-Kutta, leapfrog, implicit RK, Adams, Bulirsch-Stoer
          >>radau          Gauss-Radau (IAS15)
          >>whfast         Wisdom-Holman (WHFast)
+         >>scheduler      the block scheduler: power-of-two steps per body, integer ticks
+         >>hermite        Hermite predictor-corrector on the block scheduler
+         >>kdk            the tree leapfrog's block steps (kick-drift-kick) on the scheduler
          >>solver_ops     f(y), linear combinations, the update
        >>engines          SIMD levels, the CPU engines' state
          >>host           host buffers: the vector operations of the CPU engines
@@ -299,8 +302,9 @@ typedef enum nbody_stepping {
     NBODY_STEPPING_DEFAULT = 0,    /* the method's own: NBODY_HERMITE block steps, others shared */
     NBODY_STEPPING_SHARED,         /* one step for all bodies (NBODY_HERMITE too: the smallest
                                       any body asks for, for comparison) */
-    NBODY_STEPPING_BLOCK,          /* individual power-of-two steps: NBODY_HERMITE; the other
-                                      methods refuse it */
+    NBODY_STEPPING_BLOCK,          /* individual power-of-two steps: NBODY_HERMITE; NBODY_LEAPFROG
+                                      on the tree engines (kick-drift-kick, docs/tree.md); the
+                                      other methods refuse it */
     NBODY_STEPPING_COUNT_
 } nbody_stepping;
 
@@ -431,8 +435,10 @@ typedef struct nbody_desc {        /* all zero = defaults */
     nbody_real      timestep_eta;  /* NBODY_HERMITE's accuracy: Aarseth's eta, step
                                       dt = sqrt(eta) (A1 / A(p-2))^(1/(p-3)) for order p
                                       (docs/hermite.md); 0 = 0.02 (order 4), 0.1 (order 6).
-                                      Its largest step is dt_max (0 = 1/16), its smallest dt_max
-                                      2^-40 or dt_min */
+                                      NBODY_LEAPFROG's block steps: dt = sqrt(2 eta softening /
+                                      |a|) (docs/tree.md); 0 = 0.025.
+                                      The largest block step is dt_max (0 = 1/16), the smallest
+                                      dt_max 2^-40 or dt_min */
     nbody_allocator allocator;
     nbody_logger    log;
 } nbody_desc;
@@ -990,6 +996,18 @@ typedef struct nbody__hermite_op {
     nbody_real *out;
 } nbody__hermite_op;
 
+/* The tree leapfrog's block steps (>>kdk): the kicks of the active bodies list[0 .. count).
+   With a the new acceleration of body i = list[q] (acc[q], acc[count + q], acc[2 count + q]),
+   a0 and v the acceleration and velocity in kick = [v (3n) | a0 (3n)], and c = coef[q],
+   coef[count + q], coef[2 count + q]:
+       v1 = v + c0 a0 + c1 a  (closing kick);   y.v = v1;   kick.v = v1 + c2 a;   kick.a0 = a   */
+typedef struct nbody__kick_op {
+    nbody__buf y, kick;
+    const size_t *list;            /* host */
+    size_t count;
+    const nbody_real *acc, *coef;  /* host, 3 count each */
+} nbody__kick_op;
+
 typedef struct nbody__engine_ops {
     const char *name;
     nbody_result (*init)(nbody__engine *e);                 /* e->desc, e->n set; fills e->impl */
@@ -1022,6 +1040,12 @@ typedef struct nbody__engine_ops {
                                   const nbody__contact **pairs, size_t *count);
     /* NULL: the engine does not run NBODY_HERMITE (nbody__hermite_op) */
     nbody_result (*hermite)(nbody__engine *e, const nbody__hermite_op *op);
+    /* Both or neither (NULL: no block steps for NBODY_LEAPFROG, >>kdk). active_forces: the
+       accelerations, G applied, of the bodies list[0 .. count) (host, ascending) from the
+       sources at the positions of the state y, into out (host, 3 count: ax, ay, az each count
+       long). kick: nbody__kick_op. */
+    nbody_result (*active_forces)(nbody__engine *e, nbody__buf y, const size_t *list, size_t count, nbody_real *out);
+    nbody_result (*kick)(nbody__engine *e, const nbody__kick_op *op);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -1792,6 +1816,8 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     } else if (d.stepping == NBODY_STEPPING_DEFAULT) {
         d.stepping = NBODY_STEPPING_SHARED;
     }
+    /* GADGET's customary ErrTolIntAccuracy for its criterion sqrt(2 eta softening / |a|) */
+    if (d.method == NBODY_LEAPFROG && d.stepping == NBODY_STEPPING_BLOCK && d.timestep_eta == 0) d.timestep_eta = (nbody_real)0.025;
     if (!d.allocator.alloc) { d.allocator.alloc = nbody__default_alloc; d.allocator.free = nbody__default_free; d.allocator.user_data = NULL; }
     return d;
 }
@@ -2084,6 +2110,8 @@ typedef struct nbody__cpu {
     size_t *targets;               /* NBODY_ENGINE_TREE on a slice: its bodies in leaf order */
     double *hermite_part;          /* BLOCK's NBODY_HERMITE: each task's sums, and their count */
     size_t hermite_cap;
+    size_t *slot;                  /* TREE's block steps: each body's place in the active list
+                                      (NBODY__TREE_NONE when not active), then the walk order (2n) */
 } nbody__cpu;
 
 /* BLOCK's desc.block_size: 0 (automatic) or a multiple of NBODY__BLOCK_SIZE_STEP (a whole
@@ -2130,6 +2158,13 @@ static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_rea
 static void nbody__commit_hermite(nbody_sim *s, nbody_real h);
 static nbody_result nbody__hermite_create(nbody_sim *s);
 static void nbody__hermite_destroy(nbody_sim *s);
+
+/* defined below in >>kdk */
+static nbody_result nbody__schedule_kdk(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new);
+static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *err);
+static void nbody__commit_kdk(nbody_sim *s, nbody_real h);
+static nbody_result nbody__kdk_create(nbody_sim *s);
+static void nbody__kdk_destroy(nbody_sim *s);
 
 /* defined below in >>solver_ops */
 static nbody_result nbody__derivative(nbody_sim *s, nbody__buf y, nbody__buf f);
@@ -2314,6 +2349,15 @@ static const nbody__method_info nbody__methods[NBODY_METHOD_COUNT_] = {
     {NBODY_HERMITE, 4, 0, 0, NBODY__FIELDS(nbody__hermite_fields), NULL, nbody__attempt_hermite, nbody__commit_hermite,
      nbody__schedule_hermite}};
 
+/* NBODY_LEAPFROG with NBODY_STEPPING_BLOCK: its own state and steps (>>kdk) */
+static const nbody__method_info nbody__kdk_row = {NBODY_LEAPFROG, 2, 0, 0, NBODY__FIELDS(nbody__kdk_fields), NULL,
+                                                  nbody__attempt_kdk, nbody__commit_kdk, nbody__schedule_kdk};
+
+/* the row that runs method m (valid) with the resolved stepping */
+static const nbody__method_info *nbody__method_row(nbody_method m, nbody_stepping stepping) {
+    return m == NBODY_LEAPFROG && stepping == NBODY_STEPPING_BLOCK ? &nbody__kdk_row : &nbody__methods[m];
+}
+
 NBODY__DEF int nbody_method_order(nbody_method m, int adams_order) {
     if ((int)m < 0 || m >= NBODY_METHOD_COUNT_) return 0;
     if (m == NBODY_METHOD_DEFAULT) m = NBODY_LEAPFROG;
@@ -2425,7 +2469,8 @@ NBODY__DEF void nbody_destroy(nbody_sim *sim) {
     nbody__engine_stop(&sim->eng);
     nbody__free(&d, sim->m);
     nbody__free(&d, sim->radau.host);
-    nbody__hermite_destroy(sim);
+    if (sim->method == &nbody__kdk_row) nbody__kdk_destroy(sim);
+    else nbody__hermite_destroy(sim);
     nbody__free(&d, sim);
 }
 
@@ -2516,10 +2561,29 @@ static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system 
         if (initial && !nbody__whfast_dominant(d, initial->m, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
         if (initial && nbody__coincident(d, initial->x, initial->y, initial->z, initial->n)) return NBODY_ERR_INVALID_ARGUMENT;
     }
-    if (d->stepping == NBODY_STEPPING_BLOCK && d->method != NBODY_HERMITE) {
-        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.stepping = block (individual power-of-two steps) needs method hermite; "
-                   "%s takes one shared step for all bodies", nbody_method_name(d->method));
+    if (d->stepping == NBODY_STEPPING_BLOCK && d->method != NBODY_HERMITE && d->method != NBODY_LEAPFROG) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.stepping = block (individual power-of-two steps) needs method hermite, "
+                   "or leapfrog on a tree engine; %s takes one shared step for all bodies", nbody_method_name(d->method));
         return NBODY_ERR_INVALID_ARGUMENT;
+    }
+    if (d->stepping == NBODY_STEPPING_BLOCK && d->method == NBODY_LEAPFROG) {
+        if (d->engine != NBODY_ENGINE_TREE && d->engine != NBODY_ENGINE_CUDA_TREE && d->engine != NBODY_ENGINE_OPENCL_TREE) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.stepping = block with leapfrog runs on the tree engines (tree, "
+                       "cuda_tree, opencl_tree), not on %s (hermite gives block steps on the direct engines)",
+                       nbody_engine_name(d->engine));
+            return NBODY_ERR_UNAVAILABLE;
+        }
+        if (!(d->softening > 0)) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.stepping = block with leapfrog needs desc.softening > 0 (its step "
+                       "criterion is sqrt(2 timestep_eta softening / |a|)); softening is %g", (double)d->softening);
+            return NBODY_ERR_INVALID_ARGUMENT;
+        }
+        if (d->extra_force || d->mpi_comm) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.stepping = block with leapfrog refuses %s", d->extra_force
+                       ? "extra_force (the callback gives forces on every body, the block steps need them on the active ones)"
+                       : "mpi_comm (its block steps run in one process)");
+            return NBODY_ERR_UNAVAILABLE;
+        }
     }
     if (d->method == NBODY_HERMITE) {
         if (d->order != 4 && d->order != 6) {
@@ -2612,7 +2676,7 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
     if (!s) return NBODY_ERR_OUT_OF_MEMORY;
     memset(s, 0, sizeof *s);
     s->desc = d;
-    s->method = &nbody__methods[d.method];
+    s->method = nbody__method_row(d.method, d.stepping);
     s->n = initial->n;
     s->len = 6 * initial->n;
     s->nk = s->method->nk;
@@ -2628,6 +2692,14 @@ NBODY__DEF nbody_result nbody_create(nbody_sim **out, const nbody_desc *desc, co
         nbody__radau_setup(&s->radau.K);
     }
     if (r == NBODY_OK && d.method == NBODY_HERMITE) r = nbody__hermite_create(s);
+    if (r == NBODY_OK && s->method == &nbody__kdk_row) {
+        if (!s->eng.ops->active_forces || !s->eng.ops->kick) {
+            nbody__log(&d, NBODY_LOG_ERROR, "nbody: desc.stepping = block with leapfrog: the %s engine%s has no block steps",
+                       nbody_engine_name(d.engine), d.devices > 1 ? " on several devices" : "");
+            r = NBODY_ERR_UNAVAILABLE;
+        }
+        if (r == NBODY_OK) r = nbody__kdk_create(s);
+    }
     if (r == NBODY_OK) r = nbody__alloc_buffers(s);
     if (r == NBODY_OK) r = nbody__upload_state(s, initial);
     if (s->eng.ops) r = nbody__engine_agree(&s->eng, r);
@@ -4797,6 +4869,132 @@ static void nbody__hermite_destroy(nbody_sim *s) {
 }
 
 /* ======================================================================================
+   >>kdk  THE TREE LEAPFROG'S BLOCK STEPS (NBODY_LEAPFROG with NBODY_STEPPING_BLOCK): kick-drift-
+   kick with a power-of-two step per body on the block scheduler, as GADGET does (Springel
+   2005, section 4; Springel et al. 2021 for GADGET-4). Every body drifts at every block step
+   (y' = y + h kick: positions with the velocity of each body's last opening kick, and the
+   synchronised velocities with its acceleration); the engine computes the forces of the
+   active bodies only, from every body at their drifted positions; each active body takes its
+   closing half kick, its next level from the criterion, and its opening half kick:
+       v1 = v_open - a0 (dt - e) / 2 + a e / 2,   v_open' = v1 + a dt' / 2
+   where v_open and a0 are those of its last kick, dt its step, e the time since that kick
+   (e = dt at a block time; less in the synchronising step that lands on t_end), dt' its next
+   step. The step criterion is GADGET's dt = sqrt(2 eta softening / |a|) (desc.timestep_eta).
+   y holds every body at t (active ones exactly kicked, the others' velocities predicted with
+   their last acceleration): nbody_get_state, hooks, collisions and exit conditions see it.
+   ====================================================================================== */
+
+static nbody_real nbody__kdk_criterion(const nbody_desc *d, nbody_real ax, nbody_real ay, nbody_real az) {
+    nbody_real a = nbody__norm3(ax, ay, az);
+    return a > 0 ? NBODY__SQRT(2 * d->timestep_eta * d->softening / a) : (nbody_real)HUGE_VAL;
+}
+
+/* the accelerations of the bodies list[0 .. count) at the positions of y into kdk.acc */
+static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *list, size_t count) {
+    const nbody_real *a = s->kdk.acc;
+    nbody_result r;
+    size_t q;
+    s->stats.force_evals++;
+    if ((r = s->eng.ops->active_forces(&s->eng, y, list, count, s->kdk.acc)) != NBODY_OK) return r;
+    for (q = 0; q < 3 * count; ++q)
+        if (!nbody__isfinite(a[q])) {
+            nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: leapfrog: the force on body %lu is NaN/Inf at t = %g (coincident "
+                       "bodies, or a position that is not finite)", (unsigned long)list[q % count], (double)s->sched.t_new);
+            return NBODY_ERR_NOT_FINITE;
+        }
+    return NBODY_OK;
+}
+
+/* the kicks of the active bodies (nbody__kick_op) with the coefficients in kdk.coef */
+static nbody_result nbody__kdk_kick(nbody_sim *s, nbody__buf y) {
+    nbody__kick_op op;
+    op.y = y; op.kick = s->kdk.kick; op.list = s->sched.active; op.count = s->sched.count;
+    op.acc = s->kdk.acc; op.coef = s->kdk.coef;
+    return s->eng.ops->kick(&s->eng, &op);
+}
+
+/* Start (or restart, after nbody_set_state or a collision) from y at t: the forces on every
+   body, its first level from the criterion, and its opening half kick (both halves of kick
+   start as y's velocities, so the closing terms are zero times finite numbers) */
+static nbody_result nbody__kdk_begin(nbody_sim *s) {
+    nbody__block_sched *B = &s->sched;
+    nbody__lincomb copy = nbody__op(s->kdk.kick, s->y, 0, 3 * s->n);
+    nbody_real *a = s->kdk.acc, *c = s->kdk.coef, dt_max = nbody__block_dt_max(&s->desc);
+    size_t i, n = s->n;
+    nbody_result r;
+    nbody__block_reset(s);
+    B->count = n; B->t_new = s->t;
+    if ((r = nbody__kdk_forces(s, s->y, B->active, n)) != NBODY_OK) return r;
+    for (i = 0; i < n; ++i) B->ticks[1][i] = nbody__block_first_level(&s->desc, nbody__kdk_criterion(&s->desc, a[i], a[n + i], a[2 * n + i]));
+    if ((r = nbody__block_started(s, "leapfrog")) != NBODY_OK) return r;
+    for (i = 0; i < n; ++i) {
+        c[i] = c[n + i] = 0;
+        c[2 * n + i] = dt_max / (nbody_real)(1ULL << B->ticks[1][i]) / 2;
+    }
+    copy.y_off = 3 * n;
+    r = s->eng.ops->lincomb(&s->eng, &copy);
+    copy.out_off = 3 * n;
+    if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &copy);
+    if (r == NBODY_OK) r = nbody__kdk_kick(s, s->y);
+    if (r != NBODY_OK) B->live = 0;
+    return r;
+}
+
+static nbody_result nbody__schedule_kdk(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new) {
+    return nbody__block_schedule(s, t_limit, h, t_new, nbody__kdk_begin);
+}
+
+/* The step: every body drifts into y_new, the active ones' forces there, their next levels,
+   then their kicks. The kicks change the state kick, so they come last, once the step is known
+   to succeed (forces and drifted state finite, levels in range). */
+static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__block_sched *B = &s->sched;
+    nbody__lincomb drift = nbody__op(s->y_new, s->y, h, s->len);
+    nbody_real *a = s->kdk.acc, *c = s->kdk.coef, dt_max = nbody__block_dt_max(&s->desc);
+    unsigned long long next = B->sync ? 0 : B->due;
+    size_t q, m = B->count;
+    int finite = 0;
+    nbody_result r;
+    *err = 0;
+    drift.nk = 1; drift.c[0] = 1; drift.k[0] = s->kdk.kick;
+    if ((r = s->eng.ops->lincomb(&s->eng, &drift)) != NBODY_OK) return r;
+    if ((r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite)) != NBODY_OK) return r;
+    if (!finite) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: leapfrog: the state became NaN/Inf in the drift from t = %g", (double)s->t);
+        return NBODY_ERR_NOT_FINITE;
+    }
+    if ((r = nbody__kdk_forces(s, s->y_new, B->active, m)) != NBODY_OK) return r;
+    for (q = 0; q < m; ++q) {
+        size_t i = B->active[q];
+        nbody_real e = nbody__block_elapsed(s, i), dt = dt_max / (nbody_real)(1ULL << B->ticks[1][i]);
+        B->level_new[q] = nbody__block_level(&s->desc, B->ticks[1][i], nbody__kdk_criterion(&s->desc, a[q], a[m + q], a[2 * m + q]), next);
+        c[q] = -(dt - e) / 2; c[m + q] = e / 2;
+    }
+    if ((r = nbody__block_levels_done(s, "leapfrog")) != NBODY_OK) return r;
+    for (q = 0; q < m; ++q) c[2 * m + q] = dt_max / (nbody_real)(1ULL << B->level_new[q]) / 2;
+    return nbody__kdk_kick(s, s->y_new);
+}
+
+static void nbody__commit_kdk(nbody_sim *s, nbody_real h) {
+    (void)h;
+    nbody__block_commit(s);
+}
+
+/* scratch of the steps (not state: written before read) */
+static nbody_result nbody__kdk_create(nbody_sim *s) {
+    size_t bytes = nbody__bytes(s->n, 6 * sizeof(nbody_real));
+    s->kdk.acc = (nbody_real *)nbody__alloc(&s->desc, bytes);
+    if (nbody__block_create(s) != NBODY_OK || !s->kdk.acc || bytes == 0) return NBODY_ERR_OUT_OF_MEMORY;
+    s->kdk.coef = s->kdk.acc + 3 * s->n;
+    return NBODY_OK;
+}
+
+static void nbody__kdk_destroy(nbody_sim *s) {
+    nbody__block_destroy(s);
+    nbody__free(&s->desc, s->kdk.acc);
+}
+
+/* ======================================================================================
    >>solver_ops  SOLVER OPERATIONS: what every method is written with
    f(y) through the engine (plus the extra forces), linear combinations, the final update.
    ====================================================================================== */
@@ -5063,6 +5261,7 @@ static void nbody__cpu_shutdown(nbody__engine *e) {
     if (c->tree) nbody__tree_free(e, c->tree);
     nbody__free(&e->desc, c->targets);
     nbody__free(&e->desc, c->hermite_part);
+    nbody__free(&e->desc, c->slot);
     nbody__free(&e->desc, c->m);
     nbody__free(&e->desc, c);
     e->impl = NULL;
@@ -5174,6 +5373,27 @@ static nbody_result nbody__host_all_finite(nbody__engine *e, nbody__buf b, size_
         if (!(z == 0)) { *finite = 0; return NBODY_OK; }
     }
     *finite = 1;
+    return NBODY_OK;
+}
+
+/* the tree leapfrog's kicks of the active bodies (nbody__kick_op), on host buffers */
+static nbody_result nbody__host_kick(nbody__engine *e, const nbody__kick_op *op) {
+    nbody_real *y = (nbody_real *)op->y, *kick = (nbody_real *)op->kick;
+    const nbody_real *a = op->acc, *c = op->coef;
+    long long q, m = (long long)op->count;
+    size_t n = e->n;
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(&e->desc)) if (m > NBODY__HOST_PARALLEL_MIN / 8))
+    for (q = 0; q < m; ++q) {
+        size_t i = op->list[q];
+        int k;
+        for (k = 0; k < 3; ++k) {
+            nbody_real ak = a[(size_t)k * (size_t)m + (size_t)q];
+            nbody_real v1 = kick[k * n + i] + c[q] * kick[(3 + k) * n + i] + c[m + q] * ak;
+            y[(3 + k) * n + i] = v1;
+            kick[k * n + i] = v1 + c[2 * m + q] * ak;
+            kick[(3 + k) * n + i] = ak;
+        }
+    }
     return NBODY_OK;
 }
 
@@ -7403,6 +7623,80 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
 }
 #define NBODY__TREE_AVAILABLE 1
 
+/* the accelerations of the bodies order[0 .. count) into F->ax[slot[i]], F->ay.., F->az..:
+   the sources of the tree first, in leaf order, then the test particles (self past the last
+   item, as in nbody__tree_forces_test); a lane's walk is its body's alone, so each body's
+   acceleration is the bits of a full evaluation's */
+static void nbody__tree_forces_list(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F, const size_t *order,
+                                    const size_t *slot, size_t count) {
+    long long k, npk = ((long long)count + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
+    int stack = d->traversal == NBODY_TRAVERSAL_STACK;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 2) num_threads(nbody__threads(d)) if (count > 64))
+    for (k = 0; k < npk; ++k) {
+        nbody__tree_packet p;
+        size_t body[NBODY__TREE_LANES];
+        int l;
+        p.eps2 = F->eps2;
+        for (l = 0; l < NBODY__TREE_LANES; ++l) {
+            size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
+            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
+            if (j < count) {
+                i = order[j]; body[l] = slot[i];
+                p.self[l] = i < t->n ? t->pos[i] : t->n; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i];
+            }
+            p.ax[l] = p.ay[l] = p.az[l] = 0;
+        }
+        memset(p.b, 0, sizeof p.b);
+        nbody__tree_walk_packet(t, &p, stack);
+        nbody__tree_packet_store(&p, body, F, 0);
+    }
+}
+
+/* TREE's operation for the tree leapfrog's block steps: the tree built afresh over the
+   sources at y (a build costs about a tenth of a full walk, bench/results/tree-cpu.md, and
+   keeps the forces a function of the positions alone, so restarts are bitwise), then only
+   the active bodies walk it, in leaf order */
+static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__buf yb, const size_t *list, size_t count, nbody_real *out) {
+    nbody__cpu *c = (nbody__cpu *)e->impl;
+    const nbody_real *y = (const nbody_real *)yb;
+    nbody__kdtree *t;
+    nbody__forces F;
+    size_t n = e->n, na = nbody__n_src(e), q, k, m = 0, *order;
+    nbody_result r;
+    for (q = 0; q < 3 * n; ++q)        /* NaN/Inf positions: NaN forces, which the step reports */
+        if (!nbody__isfinite(y[q])) {
+            for (k = 0; k < 3 * count; ++k) out[k] = y[q] - y[q];
+            return NBODY_OK;
+        }
+    if (!c->tree) {
+        c->tree = nbody__alloc(&e->desc, sizeof(nbody__kdtree));
+        if (!c->tree) return NBODY_ERR_OUT_OF_MEMORY;
+        memset(c->tree, 0, sizeof(nbody__kdtree));
+    }
+    if (!c->slot) {
+        if (nbody__bytes(n, 2 * sizeof(size_t)) == 0 || !(c->slot = (size_t *)nbody__alloc(&e->desc, n * 2 * sizeof(size_t))))
+            return NBODY_ERR_OUT_OF_MEMORY;
+        for (q = 0; q < n; ++q) c->slot[q] = NBODY__TREE_NONE;
+    }
+    t = (nbody__kdtree *)c->tree;
+    F.x = y; F.y = y + n; F.z = y + 2 * n; F.m = c->m;
+    F.ax = out; F.ay = out + count; F.az = out + 2 * count;
+    F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
+    r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, na);
+    if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
+    if (r != NBODY_OK) return r;
+    t->walk = nbody__tree_walk_of(c->simd);
+    order = c->slot + n;
+    for (q = 0; q < count; ++q) c->slot[list[q]] = q;
+    for (k = 0; k < na; ++k)
+        if (c->slot[t->items[k].idx] != NBODY__TREE_NONE) order[m++] = t->items[k].idx;
+    for (q = 0; q < count; ++q)
+        if (list[q] >= na) order[m++] = list[q];
+    nbody__tree_forces_list(t, &e->desc, &F, order, c->slot, count);
+    for (q = 0; q < count; ++q) c->slot[list[q]] = NBODY__TREE_NONE;
+    return NBODY_OK;
+}
+
 /* ======================================================================================
    >>mpi  SLICES AND THE DISTRIBUTED ENGINE (MPI)
    A distributed engine holds a local engine for its slice of the bodies and implements the
@@ -7868,7 +8162,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL, NULL };
+    nbody__dist_all_finite, NULL, NULL, NULL, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -7932,13 +8226,14 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
    >>hooks  ENGINE TABLE AND LIFETIME: the ops table of each engine, start and stop
    ====================================================================================== */
 
-#define NBODY__CPU_ENGINE(label, deriv, hermite) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
+#define NBODY__CPU_ENGINE(label, deriv, hermite, active, kick) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
     nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
-    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite }
-static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite);
-static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite);
-static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative, nbody__block_hermite);
-static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative, NULL);
+    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick }
+static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite, NULL, NULL);
+static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite, NULL, NULL);
+static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative, nbody__block_hermite, NULL, NULL);
+static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative, NULL, nbody__tree_active_forces,
+                                                                   nbody__host_kick);
 
 #ifdef NBODY_WITH_OPENCL
 #include "nbody_cl.h"              /* defines nbody__opencl_engine_ops(int tree) */
@@ -9323,7 +9618,8 @@ static unsigned long long nbody__ckp_size(const nbody__ckp_head *h) {
     int nk = h->ints[NBODY__CKP_NK], comp = h->ints[6], method = h->ints[1], i;
     const nbody__method_info *m;
     if (method < 0 || method >= NBODY_METHOD_COUNT_ || comp < 0 || comp > 1) return 0;
-    m = &nbody__methods[method];
+    if (h->ints[12] < 0 || h->ints[12] >= NBODY_STEPPING_COUNT_) return 0;
+    m = nbody__method_row((nbody_method)method, (nbody_stepping)h->ints[12]);
     if (nk != m->nk || h->ints[NBODY__CKP_NFIELDS] != m->nfields || m->nfields > NBODY__CKP_MAX_FIELDS) return 0;
     nbuf = 1 + (unsigned long long)nk + 2 * (unsigned long long)comp;
     for (i = 0; i < m->nfields; ++i) {

@@ -2052,11 +2052,11 @@ static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t 
 static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, NULL, NULL};
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, NULL, NULL};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;

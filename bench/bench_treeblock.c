@@ -1,0 +1,111 @@
+/* bench_treeblock.c - hierarchical (block) time steps of the tree leapfrog against its shared
+   step: the galaxy collision (nbody_ic_collision, central fraction 0.3, separation 3, seed 1)
+   on a tree engine to t_end, softening 0.01, theta 0.5. Each run prints one Markdown row:
+   abs(dE/E) at t_end (energies from nbody_measure, exact pair sums), wall seconds, steps, body
+   steps and force evaluations. Shared runs take a fixed step dt; block runs take
+   desc.stepping = NBODY_STEPPING_BLOCK with desc.timestep_eta = eta (dt_max 1/16).
+   The runs alternate (block, shared, block, shared ...) `repeat` times and the table gives
+   each run's least wall time, so that other work on the machine slows both alike.
+   Usage: bench_treeblock engine n t_end repeat run...
+            engine: tree, cuda_tree, opencl_tree; run: s:DT (shared, step DT) or b:ETA (block)
+          e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
+   Build: make build/bench_treeblock (WITH_CUDA=1 / WITH_OPENCL=1 for the GPU engines). */
+#define _POSIX_C_SOURCE 199309L   /* clock_gettime */
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+
+#define MAX_RUNS 16
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct bench_run {
+    int block;                     /* 1: block steps with eta; 0: shared step dt */
+    double value;                  /* eta or dt */
+    double best, de;               /* least wall seconds, abs(dE/E) */
+    nbody_stats st;
+} bench_run;
+
+static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, bench_run *b) {
+    nbody_system s = {0};
+    nbody_desc d;
+    nbody_sim *sim;
+    nbody_invariants e0, e1;
+    double t0, wall;
+    nbody_result r;
+    memset(&d, 0, sizeof d);
+    d.engine = engine; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.01; d.theta = (nbody_real)0.5;
+    if (b->block) { d.stepping = NBODY_STEPPING_BLOCK; d.timestep_eta = (nbody_real)b->value; }
+    else d.dt = (nbody_real)b->value;
+    if (nbody_system_alloc(&s, s0->n) != NBODY_OK) return 0;
+    nbody_measure(s0, d.G == 0 ? 1 : d.G, d.softening, &e0);
+    if ((r = nbody_create(&sim, &d, s0)) != NBODY_OK) {
+        fprintf(stderr, "nbody_create: %s\n", nbody_result_string(r));
+        nbody_system_free(&s);
+        return 0;
+    }
+    t0 = now();
+    r = nbody_advance(sim, (nbody_real)t_end);
+    if (r == NBODY_OK) r = nbody_get_state(sim, &s);   /* a GPU engine's last step is done once its state is read */
+    wall = now() - t0;
+    if (r != NBODY_OK) fprintf(stderr, "nbody_advance: %s\n", nbody_result_string(r));
+    b->st = nbody_get_stats(sim);
+    nbody_destroy(sim);
+    nbody_measure(&s, 1, (nbody_real)0.01, &e1);
+    nbody_system_free(&s);
+    if (r != NBODY_OK) return 0;
+    b->de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+    if (b->best == 0 || wall < b->best) b->best = wall;
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    nbody_engine engine = NBODY_ENGINE_TREE;
+    nbody_system s0 = {0};
+    bench_run runs[MAX_RUNS];
+    size_t n;
+    double t_end;
+    int repeat, nr = 0, k, j;
+    if (argc < 6) {
+        fprintf(stderr, "usage: bench_treeblock engine n t_end repeat s:DT|b:ETA ...\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "cuda_tree")) engine = NBODY_ENGINE_CUDA_TREE;
+    else if (!strcmp(argv[1], "opencl_tree")) engine = NBODY_ENGINE_OPENCL_TREE;
+    else if (strcmp(argv[1], "tree")) { fprintf(stderr, "engine: tree, cuda_tree or opencl_tree\n"); return 2; }
+    n = (size_t)atol(argv[2]); t_end = atof(argv[3]); repeat = atoi(argv[4]);
+    for (k = 5; k < argc && nr < MAX_RUNS; ++k) {
+        memset(&runs[nr], 0, sizeof runs[nr]);
+        if ((argv[k][0] != 's' && argv[k][0] != 'b') || argv[k][1] != ':') { fprintf(stderr, "bad run %s\n", argv[k]); return 2; }
+        runs[nr].block = argv[k][0] == 'b';
+        runs[nr].value = atof(argv[k] + 2);
+        ++nr;
+    }
+    if (!nbody_engine_available(engine) || nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 1) != NBODY_OK) {
+        fprintf(stderr, "engine %s not in this build, or bad n\n", argv[1]);
+        return 2;
+    }
+    printf("# bench_treeblock: %s, galaxy collision N = %lu to t = %g, softening 0.01, theta 0.5, sizeof(nbody_real) = %d, "
+           "least wall of %d interleaved runs\n\n", argv[1], (unsigned long)n, t_end, (int)sizeof(nbody_real), repeat);
+    for (j = 0; j < repeat; ++j)
+        for (k = 0; k < nr; ++k) {
+            if (!run_once(engine, &s0, t_end, &runs[k])) return 1;
+            fprintf(stderr, "pass %d run %d: %.3f s\n", j, k, runs[k].best);
+        }
+    printf("| stepping | eta or dt | abs(dE/E) | wall s | steps | body steps | force evaluations |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    for (k = 0; k < nr; ++k)
+        printf("| %s | %g | %.3e | %.2f | %llu | %llu | %llu |\n", runs[k].block ? "block" : "shared", runs[k].value, runs[k].de,
+               runs[k].best, runs[k].st.steps, runs[k].st.body_steps ? runs[k].st.body_steps : runs[k].st.steps * (unsigned long long)n,
+               runs[k].st.force_evals);
+    nbody_system_free(&s0);
+    return 0;
+}

@@ -1,0 +1,267 @@
+/* test_tree_block.c - NBODY_LEAPFROG with NBODY_STEPPING_BLOCK on the tree engines (kick-drift-
+   kick with power-of-two steps per body): the engine's forces on an active list are the bits
+   of a full evaluation's; block steps converge to the shared-step leapfrog's trajectory as
+   eta shrinks (second order); energy on a small galaxy collision, with fewer body steps than
+   shared steps; landing on t_end; the synchronised state between block times; bitwise
+   restarts from checkpoints; OPENCL_TREE against TREE; the refusals, each with its log line. */
+#define NBODY_IMPLEMENTATION
+#include "nbody.h"
+#include "check.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const int DBL = sizeof(nbody_real) == sizeof(double);
+
+static int log_lines;
+static char log_last[512];
+static void count_log(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level != NBODY_LOG_ERROR) return;
+    ++log_lines;
+    snprintf(log_last, sizeof log_last, "%s", msg);
+}
+
+static nbody_desc block_desc(nbody_engine engine, double eta, double theta) {
+    nbody_desc d = NBODY_ZERO;
+    d.engine = engine; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK;
+    d.timestep_eta = (nbody_real)eta; d.softening = (nbody_real)0.01; d.theta = (nbody_real)theta;
+    return d;
+}
+
+static double state_diff(const nbody_system *a, const nbody_system *b) {
+    double worst = 0;
+    size_t i;
+    for (i = 0; i < a->n; ++i) {
+        double d = fabs((double)(a->x[i] - b->x[i])) + fabs((double)(a->y[i] - b->y[i])) + fabs((double)(a->z[i] - b->z[i])) +
+                   fabs((double)(a->vx[i] - b->vx[i])) + fabs((double)(a->vy[i] - b->vy[i])) + fabs((double)(a->vz[i] - b->vz[i]));
+        if (!(d <= worst)) worst = d;
+    }
+    return worst;
+}
+
+static int same_bits(const nbody_system *a, const nbody_system *b) {
+    size_t bytes = a->n * sizeof(nbody_real);
+    return a->n == b->n && a->t == b->t && !memcmp(a->x, b->x, bytes) && !memcmp(a->y, b->y, bytes) && !memcmp(a->z, b->z, bytes) &&
+           !memcmp(a->vx, b->vx, bytes) && !memcmp(a->vy, b->vy, bytes) && !memcmp(a->vz, b->vz, bytes);
+}
+
+/* runs d on s0 to t_end into out (allocated here); returns the result */
+static nbody_result run_to(const nbody_desc *d, const nbody_system *s0, double t_end, nbody_system *out, nbody_stats *st) {
+    nbody_sim *sim = NULL;
+    nbody_result r = nbody_create(&sim, d, s0);
+    nbody_system_alloc(out, s0->n);
+    if (r == NBODY_OK) r = nbody_advance(sim, (nbody_real)t_end);
+    if (r == NBODY_OK) r = nbody_get_state(sim, out);
+    if (st && sim) *st = nbody_get_stats(sim);
+    nbody_destroy(sim);
+    return r;
+}
+
+/* the engine's active-list forces against a full evaluation, bit for bit, with test
+   particles among the active bodies */
+static void test_active_forces(nbody_engine engine, const char *name) {
+    nbody_system s = NBODY_ZERO;
+    nbody_desc d = block_desc(engine, 0, 0.5);
+    nbody__engine e;
+    nbody__buf y = NULL, f = NULL;
+    size_t n = 3000, list[700], count = 0, i, q;
+    nbody_real *full, *out;
+    int same = 1;
+    nbody_ic_collision(&s, n, (nbody_real)0.3, 3, 4);
+    d.n_active = 2600;
+    d = nbody__desc_defaults(&d);
+    full = (nbody_real *)malloc(6 * n * sizeof(nbody_real));
+    out = (nbody_real *)malloc(3 * 700 * sizeof(nbody_real));
+    for (i = 5; i < n && count < 700; i += 3 + i % 5) list[count++] = i;   /* sources and test particles, ascending */
+    if (nbody__engine_start(&e, &d, n, s.m) != NBODY_OK) { check_skip(NULL, "engine not started"); free(full); free(out); return; }
+    CHECK(e.ops->alloc(&e, 6 * n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * n, &f) == NBODY_OK &&
+          nbody__upload_system(&e, y, &s) == NBODY_OK && e.ops->derivative(&e, y, f) == NBODY_OK &&
+          e.ops->download(&e, full, f, 0, 6 * n) == NBODY_OK, "%s: a full evaluation", name);
+    CHECK(e.ops->active_forces && e.ops->active_forces(&e, y, list, count, out) == NBODY_OK, "%s: %lu active bodies' forces", name,
+          (unsigned long)count);
+    for (q = 0; q < count; ++q)
+        for (i = 0; i < 3; ++i)
+            if (memcmp(&out[i * count + q], &full[(3 + i) * n + list[q]], sizeof(nbody_real))) same = 0;
+    CHECK(same, "%s: the active bodies' forces are the full evaluation's bits (%lu of %lu bodies, the last %lu test particles)", name,
+          (unsigned long)count, (unsigned long)n, (unsigned long)(n - 2600));
+    e.ops->release(&e, y); e.ops->release(&e, f);
+    nbody__engine_stop(&e);
+    free(full); free(out);
+    nbody_system_free(&s);
+}
+
+/* root mean square over the bodies of the distance in phase space */
+static double state_rms(const nbody_system *a, const nbody_system *b) {
+    double sum = 0;
+    size_t i;
+    for (i = 0; i < a->n; ++i) {
+        double d[6];
+        int k;
+        d[0] = (double)(a->x[i] - b->x[i]); d[1] = (double)(a->y[i] - b->y[i]); d[2] = (double)(a->z[i] - b->z[i]);
+        d[3] = (double)(a->vx[i] - b->vx[i]); d[4] = (double)(a->vy[i] - b->vy[i]); d[5] = (double)(a->vz[i] - b->vz[i]);
+        for (k = 0; k < 6; ++k) sum += d[k] * d[k];
+    }
+    return sqrt(sum / (double)a->n);
+}
+
+/* Block steps against the shared-step leapfrog: a reference with a shared step 2^-13 (far
+   below every block step) on a softened Plummer sphere with nearly exact forces (theta 0.1)
+   to t = 0.5; eta / 4 halves every body's step, so the difference falls by about 4 */
+static void test_convergence(void) {
+    nbody_system s0 = NBODY_ZERO, ref = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc shared = block_desc(NBODY_ENGINE_TREE, 0, 0.1), d1, d2;
+    nbody_stats st;
+    double e1, e2;
+    nbody_ic_plummer(&s0, 200, 2);
+    shared.softening = (nbody_real)0.05;
+    d1 = d2 = shared;
+    shared.stepping = NBODY_STEPPING_SHARED; shared.dt = (nbody_real)(1.0 / 8192);
+    d1.timestep_eta = (nbody_real)0.02; d2.timestep_eta = (nbody_real)0.005;
+    CHECK(run_to(&shared, &s0, 0.5, &ref, NULL) == NBODY_OK && run_to(&d1, &s0, 0.5, &a, &st) == NBODY_OK &&
+          run_to(&d2, &s0, 0.5, &b, NULL) == NBODY_OK, "block and shared runs to t = 0.5");
+    e1 = state_rms(&a, &ref); e2 = state_rms(&b, &ref);
+    printf("block against shared (rms): %.3g at eta 0.02, %.3g at eta 0.005\n", e1, e2);
+    CHECK(e1 > 0 && e1 < 0.01 && e2 < e1 / 3 && e2 > e1 / 6, "block against shared (rms): %.3g at eta 0.02, %.3g at eta 0.005 "
+          "(ratio %.2f, 4 for second order)", e1, e2, e1 / e2);
+    CHECK(a.t == (nbody_real)0.5 && st.t == (nbody_real)0.5, "lands on t = 0.5 exactly (%.17g)", (double)a.t);
+    CHECK(st.body_steps < st.steps * 200, "%llu body steps in %llu block steps (a shared step advances all 200)",
+          st.body_steps, st.steps);
+    nbody_system_free(&s0); nbody_system_free(&ref); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* energy of a galaxy collision of 2048 bodies to t = 1 with the default eta and theta: within
+   the shared-step leapfrog's at the finest block step, for far fewer body steps */
+static void test_energy(void) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0, 0), shared;
+    nbody_invariants i0, ia, ib;
+    nbody_stats sa, sb;
+    double ea, eb;
+    nbody_ic_collision(&s0, 2048, (nbody_real)0.3, 3, 1);
+    shared = d; shared.stepping = NBODY_STEPPING_SHARED; shared.dt = (nbody_real)(1.0 / 512);
+    CHECK(run_to(&d, &s0, 1, &a, &sa) == NBODY_OK && run_to(&shared, &s0, 1, &b, &sb) == NBODY_OK, "collision runs to t = 1");
+    nbody_measure(&s0, 1, d.softening, &i0); nbody_measure(&a, 1, d.softening, &ia); nbody_measure(&b, 1, d.softening, &ib);
+    ea = fabs((double)((ia.energy - i0.energy) / i0.energy)); eb = fabs((double)((ib.energy - i0.energy) / i0.energy));
+    printf("collision N = 2048 to t = 1: block |dE/E| %.3g in %llu body steps, shared (1/512) %.3g in %llu\n", ea,
+           sa.body_steps, eb, sb.steps * 2048ULL);
+    CHECK(ea < (DBL ? 3e-3 : 5e-3) && ea < 3 * eb, "block |dE/E| %.3g, shared (step 1/512) %.3g", ea, eb);
+    CHECK(sa.body_steps * 4 < sb.steps * 2048, "block: %llu body steps, shared: %llu", sa.body_steps, sb.steps * 2048ULL);
+    CHECK(sa.steps >= 512 / 16 && sa.force_evals == sa.steps + 1, "%llu block steps, %llu force evaluations (one a step and "
+          "the start)", sa.steps, sa.force_evals);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* nbody_step takes one block step; the state then is every body at the step's t (the
+   inactive ones' velocities predicted), close to a run that lands there */
+static void test_synchronised_state(void) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0.01, 0.3);
+    nbody_sim *sa = NULL, *sb = NULL;
+    int k, ok;
+    nbody_ic_collision(&s0, 300, (nbody_real)0.3, 3, 3);
+    nbody_system_alloc(&a, 300); nbody_system_alloc(&b, 300);
+    ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &d, &s0) == NBODY_OK;
+    for (k = 0; k < 21 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
+    ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_advance(sb, a.t) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+    CHECK(ok && a.t == b.t && a.t > 0 && state_diff(&a, &b) < (DBL ? 1e-3 : 2e-3), "state after 21 block steps (t = %g) against "
+          "a run landing there: %.3g", (double)a.t, state_diff(&a, &b));
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* restart: a checkpoint between block times (after nbody_step) and one after a synchronising
+   nbody_advance continue bitwise as the run that was not stopped */
+static void test_restart(void) {
+    char path[64];
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0, 0);
+    nbody_sim *sa = NULL, *sb = NULL;
+    int k, mid, ok;
+    snprintf(path, sizeof path, "build/test_tree_block_%d.ckp", (int)sizeof(nbody_real));
+    nbody_ic_collision(&s0, 400, (nbody_real)0.3, 3, 5);
+    nbody_system_alloc(&a, 400); nbody_system_alloc(&b, 400);
+    for (mid = 0; mid < 2; ++mid) {
+        ok = nbody_create(&sa, &d, &s0) == NBODY_OK;
+        if (mid) for (k = 0; k < 37 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
+        else ok = ok && nbody_advance(sa, (nbody_real)0.3) == NBODY_OK;
+        ok = ok && nbody_checkpoint_save(sa, path) == NBODY_OK;
+        ok = ok && nbody_checkpoint_load(&sb, &d, path) == NBODY_OK;
+        ok = ok && nbody_advance(sa, (nbody_real)0.7) == NBODY_OK && nbody_advance(sb, (nbody_real)0.7) == NBODY_OK;
+        ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+        CHECK(ok && same_bits(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
+              "restart from a checkpoint %s continues bitwise", mid ? "between block times" : "at t_end");
+        nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
+    }
+    {   /* the shared leapfrog's checkpoint is not the block steps' */
+        nbody_desc e = d;
+        e.stepping = NBODY_STEPPING_SHARED; e.log.func = count_log; log_lines = 0;
+        ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_checkpoint_save(sa, path) == NBODY_OK;
+        CHECK(ok && nbody_checkpoint_load(&sb, &e, path) == NBODY_ERR_INVALID_ARGUMENT && strstr(log_last, "stepping"),
+              "checkpoint with another stepping refused: %s", log_last);
+        nbody_destroy(sa);
+    }
+    remove(path);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* OPENCL_TREE against TREE (another tree: Hilbert-ordered, built on the device) on a softened
+   Plummer sphere: nearly the same body steps, and as close to a run with nearly exact forces
+   (TREE at theta 0.1) as TREE is at the same theta */
+static void test_opencl(void) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO, x = NBODY_ZERO;
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0, 0.3), c, exact;
+    nbody_stats sa, sb;
+    nbody_result r;
+    d.softening = (nbody_real)0.05;
+    c = exact = d;
+    c.engine = NBODY_ENGINE_OPENCL_TREE; exact.theta = (nbody_real)0.1;
+    if (!nbody_engine_available(NBODY_ENGINE_OPENCL_TREE)) { printf("opencl_tree: not in this build\n"); return; }
+    nbody_ic_plummer(&s0, 1000, 6);
+    r = run_to(&c, &s0, 0.25, &b, &sb);
+    if (r == NBODY_ERR_UNAVAILABLE) {
+        check_skip("NBODY_REQUIRE_OPENCL", "no OpenCL platform");
+    } else {
+        double et, eo;
+        CHECK(run_to(&d, &s0, 0.25, &a, &sa) == NBODY_OK && run_to(&exact, &s0, 0.25, &x, NULL) == NBODY_OK && r == NBODY_OK,
+              "tree and opencl_tree block runs: %s", nbody_result_string(r));
+        et = state_rms(&a, &x); eo = state_rms(&b, &x);
+        printf("against theta 0.1 at t = 0.25 (rms): tree %.3g, opencl_tree %.3g; opencl_tree against tree %.3g\n", et, eo,
+               state_rms(&a, &b));
+        CHECK(eo < 1.5 * et && state_rms(&a, &b) < 2 * et, "opencl_tree against nearly exact forces: rms %.3g (tree: %.3g)", eo, et);
+        CHECK(sa.steps > 0 && sb.steps > 0 && sb.body_steps < sb.steps * 1000 &&
+              (double)sb.body_steps > 0.9 * (double)sa.body_steps && (double)sb.body_steps < 1.1 * (double)sa.body_steps,
+              "body steps: tree %llu, opencl_tree %llu", sa.body_steps, sb.body_steps);
+    }
+    test_active_forces(NBODY_ENGINE_OPENCL_TREE, "opencl_tree");
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&x);
+}
+
+/* every refusal says why in one line, and changes nothing */
+static void test_refusals(void) {
+    nbody_system s0 = NBODY_ZERO;
+    nbody_sim *sim = NULL;
+    nbody_desc d;
+    nbody_ic_collision(&s0, 64, (nbody_real)0.3, 3, 7);
+    d = block_desc(NBODY_ENGINE_BLOCK, 0, 0); d.log.func = count_log; log_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_UNAVAILABLE && !sim && log_lines == 1 && strstr(log_last, "tree engines"),
+          "block steps with leapfrog on a direct engine refused: %s", log_last);
+    d = block_desc(NBODY_ENGINE_TREE, 0, 0); d.softening = 0; d.log.func = count_log; log_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && !sim && log_lines == 1 && strstr(log_last, "softening"),
+          "block steps without softening refused: %s", log_last);
+    d = block_desc(NBODY_ENGINE_TREE, 0, 0); d.method = NBODY_RK4; d.log.func = count_log; log_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s0) == NBODY_ERR_INVALID_ARGUMENT && !sim && log_lines == 1 && strstr(log_last, "rk4"),
+          "block steps with rk4 refused: %s", log_last);
+    nbody_system_free(&s0);
+}
+
+int main(void) {
+    test_active_forces(NBODY_ENGINE_TREE, "tree");
+    test_convergence();
+    test_energy();
+    test_synchronised_state();
+    test_restart();
+    test_opencl();
+    test_refusals();
+    return check_finish();
+}
