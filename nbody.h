@@ -70,7 +70,8 @@
    threads at once. One simulation must not be used from two threads at the same time: a
    call that finds it inside another call (another thread, or its own hook calling nbody_step,
    nbody_advance or nbody_destroy) returns NBODY_ERR_BUSY and does nothing (nbody_destroy,
-   which returns void, logs the refusal and frees nothing).
+   which returns void, logs the refusal and frees nothing). The calls a hook may make work
+   from the hook's own thread only; from any other thread they are refused while it runs.
    The CPU engines use OpenMP inside a call (desc.threads, 0 = OpenMP's default, at most
    NBODY_MAX_THREADS = 1024).
 
@@ -797,6 +798,25 @@ static NBODY__UNUSED void nbody__flag_set(volatile long *flag, long v) {
     _InterlockedExchange(flag, v);
 #else
     *flag = v;
+#endif
+}
+/* the same for a pointer (the thread a hook runs on) */
+static NBODY__UNUSED const void *nbody__ptr_load(const void *volatile *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#elif defined(_MSC_VER)
+    return _InterlockedCompareExchangePointer((void *volatile *)p, NULL, NULL);
+#else
+    return *p;
+#endif
+}
+static NBODY__UNUSED void nbody__ptr_store(const void *volatile *p, const void *v) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#elif defined(_MSC_VER)
+    _InterlockedExchangePointer((void *volatile *)p, (void *)v);
+#else
+    *p = v;
 #endif
 }
 
@@ -2014,6 +2034,7 @@ struct nbody_sim {
     nbody_real t_stage;            /* time of the stage being evaluated (extra forces) */
     nbody__steer steer;            /* radii, events, archive: host side, between steps */
     volatile long busy;            /* NBODY__IDLE, NBODY__BUSY or NBODY__IN_HOOK(+1): nbody__enter */
+    const void *volatile hook_thread;   /* nbody__thread_tag of the thread running a hook, else NULL */
 };
 
 /* The field lists. To give a new method state: a struct above, a member of nbody_sim, a list
@@ -2437,16 +2458,27 @@ static void nbody__release_buffers(nbody_sim *s) {
 /* ---- the busy flag: one call at a time on a simulation ----
    A public call takes the flag from IDLE to BUSY (atomic compare-exchange) and gives it back;
    while a hook runs it reads IN_HOOK, and the calls a hook may make (hook_ok: reading and
-   replacing the state, radii, checkpoints) take it from IN_HOOK to IN_HOOK + 1. Anything else
-   finds it taken: NBODY_ERR_BUSY and a log line, nothing done. Returns the value to restore
-   with nbody__leave, or -1 when busy. */
+   replacing the state, radii, checkpoints) take it from IN_HOOK to IN_HOOK + 1, from the
+   hook's own thread only (sim->hook_thread). Anything else finds it taken: NBODY_ERR_BUSY and
+   a log line, nothing done. Returns the value to restore with nbody__leave, or -1 when busy. */
 #define NBODY__IDLE 0
 #define NBODY__BUSY 1
 #define NBODY__IN_HOOK 2
+
+/* A tag of the calling thread: the address of a thread-local byte, distinct for every live
+   thread wherever NBODY__THREAD_LOCAL is thread-local (C11 <threads.h> and pthread_self are
+   not everywhere; TLS is). Where it is not, every thread has the same tag, and a call from
+   another thread during a hook gets through as from the hook. Another thread never reads its
+   own tag in hook_thread: a thread's last store there was NULL (at its own hook's end). */
+static NBODY__THREAD_LOCAL char nbody__thread_byte;
+static const void *nbody__thread_tag(void) { return &nbody__thread_byte; }
+
 static long nbody__enter(const nbody_sim *sim, const char *call, int hook_ok) {
     nbody_sim *s = (nbody_sim *)sim;   /* the flag is the one thing a const call changes */
     if (nbody__flag_cas(&s->busy, NBODY__IDLE, NBODY__BUSY)) return NBODY__IDLE;
-    if (hook_ok && nbody__flag_cas(&s->busy, NBODY__IN_HOOK, NBODY__IN_HOOK + 1)) return NBODY__IN_HOOK;
+    if (hook_ok && nbody__ptr_load(&s->hook_thread) == nbody__thread_tag() &&
+        nbody__flag_cas(&s->busy, NBODY__IN_HOOK, NBODY__IN_HOOK + 1))
+        return NBODY__IN_HOOK;
     nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: %s refused: the simulation is inside another call (on another thread, "
                "or this is a call from its own hook that a hook may not make)", call);
     return -1;
@@ -8356,9 +8388,11 @@ static nbody_result nbody__stop(nbody_sim *s, nbody_event_kind kind, size_t i, s
 
 static int nbody__hook(nbody_sim *s, nbody_step_hook_fn fn) {
     int stop;
-    nbody__flag_set(&s->busy, NBODY__IN_HOOK);   /* the calls a hook may make can enter */
+    nbody__ptr_store(&s->hook_thread, nbody__thread_tag());
+    nbody__flag_set(&s->busy, NBODY__IN_HOOK);   /* the calls a hook may make can enter, from its thread */
     stop = fn(s, s->desc.hook_user_data);
     nbody__flag_set(&s->busy, NBODY__BUSY);
+    nbody__ptr_store(&s->hook_thread, NULL);
     return stop;
 }
 
@@ -8616,7 +8650,9 @@ static nbody_result nbody__resize_to(nbody_sim *sim, const nbody_system *in, siz
     sim->steer.archive = NULL;
     tmp = *sim; *sim = *ns; *ns = tmp;
     sim->busy = tmp.busy;                          /* the call running on sim holds it */
+    sim->hook_thread = tmp.hook_thread;            /* and a hook may be running it */
     ns->busy = NBODY__IDLE;
+    ns->hook_thread = NULL;
     nbody_destroy(ns);                             /* the old buffers, engine and radii */
     return NBODY_OK;
 }

@@ -1,7 +1,9 @@
 /* One call at a time on a simulation: a call from inside its own hook that a hook may not
    make (nbody_step, nbody_advance, nbody_destroy) and any call from a second thread while
    the simulation runs get NBODY_ERR_BUSY (nbody_destroy: a log line, nothing freed), and
-   change nothing. The two-thread part needs POSIX threads; elsewhere it is skipped. */
+   change nothing. While a hook runs, the calls a hook may make are refused from any other
+   thread (the hook's own still work). The two-thread parts need POSIX threads; elsewhere
+   they are skipped. */
 #if !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -155,12 +157,99 @@ static void second_thread(void) {
     pthread_mutex_destroy(&z.mu);
     pthread_cond_destroy(&z.cv);
 }
+
+/* ---- a hook running on one thread: the calls a hook may make are its own thread's only;
+   from another thread they are refused while it runs ---- */
+typedef struct hook_gate {
+    rendezvous z;
+    nbody_result own_get;          /* the hook's own get_state after the other thread tried */
+    int calls;
+} hook_gate;
+
+static int gate_hook(nbody_sim *sim, void *user) {
+    hook_gate *g = (hook_gate *)user;
+    nbody_system s = {0};
+    if (g->calls++ > 0) return 0;
+    (void)wait_inside(NULL, &g->z);
+    g->own_get = rel_state(sim, nbody_get_n(sim), &s) ? NBODY_OK : NBODY_ERR_BUSY;
+    nbody_system_free(&s);
+    return 0;
+}
+
+typedef struct stepper { nbody_sim *sim; nbody_result r; } stepper;
+static void *run_step(void *arg) {
+    stepper *a = (stepper *)arg;
+    a->r = nbody_step(a->sim);
+    return NULL;
+}
+
+static void hook_on_another_thread(void) {
+    nbody_system s = {0}, got = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d;
+    hook_gate g;
+    stepper a;
+    pthread_t th;
+    nbody_real radii[3] = {0, 0, 0};
+    nbody_result r[7];
+    int k, refused = 0;
+    memset(&d, 0, sizeof d); memset(&g, 0, sizeof g);
+    nbody_ic_figure_eight(&s);
+    pthread_mutex_init(&g.z.mu, NULL);
+    pthread_cond_init(&g.z.cv, NULL);
+    d.after_step = gate_hook;
+    d.hook_user_data = &g;
+    d.log.func = count_busy;
+    busy_lines = 0;
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
+    if (!sim) return;
+    nbody_system_alloc(&got, 3);
+    a.sim = sim;
+    pthread_create(&th, NULL, run_step, &a);
+    pthread_mutex_lock(&g.z.mu);
+    while (!g.z.inside) pthread_cond_wait(&g.z.cv, &g.z.mu);
+    pthread_mutex_unlock(&g.z.mu);
+    /* the other thread sits inside its after_step hook: every call from here is refused,
+       those a hook may make included */
+    r[0] = nbody_get_state(sim, &got);
+    r[1] = nbody_set_state(sim, &s);
+    r[2] = nbody_set_radii(sim, radii);
+    r[3] = nbody_get_radii(sim, radii);
+    r[4] = nbody_checkpoint_save(sim, "test_busy_hook.ckp");
+    r[5] = nbody_archive_append(sim, "test_busy_hook.arc");
+    r[6] = nbody_step(sim);
+    nbody_destroy(sim);
+    pthread_mutex_lock(&g.z.mu);
+    g.z.done = 1;
+    pthread_cond_broadcast(&g.z.cv);
+    pthread_mutex_unlock(&g.z.mu);
+    pthread_join(th, NULL);
+    for (k = 0; k < 7; ++k) refused += r[k] == NBODY_ERR_BUSY;
+    CHECK(refused == 7, "get_state, set_state, set_radii, get_radii, checkpoint_save, archive_append, step from another "
+          "thread during a hook: %d of 7 refused (%s %s %s %s %s %s %s)", refused, nbody_result_string(r[0]),
+          nbody_result_string(r[1]), nbody_result_string(r[2]), nbody_result_string(r[3]), nbody_result_string(r[4]),
+          nbody_result_string(r[5]), nbody_result_string(r[6]));
+    CHECK(busy_lines == 8, "each refusal logged once: %d lines (want 8)", busy_lines);
+    CHECK(!rel_exists("test_busy_hook.ckp") && !rel_exists("test_busy_hook.arc"), "nothing was written");
+    CHECK(g.own_get == NBODY_OK, "the hook's own get_state still works: %s", nbody_result_string(g.own_get));
+    CHECK(a.r == NBODY_OK && nbody_get_stats(sim).steps == 1, "the step around the hook: %s, %llu steps",
+          nbody_result_string(a.r), nbody_get_stats(sim).steps);
+    CHECK(nbody_get_state(sim, &got) == NBODY_OK && got.t == nbody_get_stats(sim).t,
+          "after the hook, this thread's calls go through again");
+    remove("test_busy_hook.ckp"); remove("test_busy_hook.arc");
+    nbody_destroy(sim);
+    nbody_system_free(&got);
+    nbody_system_free(&s);
+    pthread_mutex_destroy(&g.z.mu);
+    pthread_cond_destroy(&g.z.cv);
+}
 #endif
 
 int main(void) {
     reentry_from_hook();
 #if REL_PTHREADS
     second_thread();
+    hook_on_another_thread();
 #else
     check_skip(NULL, "two threads on one simulation: no POSIX threads here");
 #endif
