@@ -79,7 +79,7 @@ TESTS        := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS)) $(BUILD)/test_bloc
 # (NBODY_REAL)
 PRECISION_TESTS := $(BUILD)/test_core_float $(BUILD)/test_core_longdouble $(BUILD)/test_tree_float \
                    $(BUILD)/test_stall_float $(BUILD)/test_stall_longdouble $(BUILD)/test_limits_float \
-                   $(BUILD)/test_hermite_float $(BUILD)/test_tree_block_float
+                   $(BUILD)/test_hermite_float $(BUILD)/test_tree_block_float $(BUILD)/test_sweep_float
 # tests written as shell scripts: the command-line tool, the viewer, README.md and docs/*.md
 # (links resolve, README stays short, pages speak to users), the docs' code compiled
 TEST_SCRIPTS := tests/msvc_constructs.sh tests/tracked_files.sh tests/test_cli.sh tests/test_cli_sweep.sh tests/test_viewer.sh tests/test_docs.sh tests/compile_docs.sh tests/test_mpi.sh
@@ -206,6 +206,10 @@ $(BUILD)/test_hermite_float: tests/test_hermite.c tests/check.h $(HEADERS) | $(B
 
 $(BUILD)/test_tree_block_float: tests/test_tree_block.c tests/check.h $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
+
+# the desc sweep in float on the CPU engines (tests/test_sweep.c says why not OpenCL)
+$(BUILD)/test_sweep_float: tests/test_sweep.c tests/check.h $(HEADERS) | $(BUILD)
+	$(CC) $(FLOAT_FLAGS) -DSWEEP_CPU_ONLY $< -o $@ -lm
 
 $(BUILD)/test_stall_longdouble: tests/test_stall.c tests/check.h $(HEADERS) | $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. "-DNBODY_REAL=long double" $< -o $@ -lm
@@ -468,13 +472,16 @@ WIN_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -fopenmp -static -I.
 WIN_SKIP    := tests/test_opencl.c tests/test_opencl_float.c tests/test_opencl_devices.c \
                tests/test_opencl_devices_float.c tests/test_cli_eta.c tests/test_sweep.c
 WIN_TESTS   := $(patsubst tests/%.c,$(WIN_BUILD)/%.exe,$(filter-out $(WIN_SKIP),$(TEST_SRCS))) \
-               $(patsubst $(BUILD)/%,$(WIN_BUILD)/%.exe,$(BUILD)/test_block_float $(PRECISION_TESTS))
+               $(patsubst $(BUILD)/%,$(WIN_BUILD)/%.exe,$(BUILD)/test_block_float $(filter-out %/test_sweep_float,$(PRECISION_TESTS)))
 WIN_REAL_test_core_float       := -DNBODY_REAL=float
 WIN_REAL_test_core_longdouble  := "-DNBODY_REAL=long double"
 WIN_REAL_test_tree_float       := -DNBODY_REAL=float
 WIN_REAL_test_stall_float      := -DNBODY_REAL=float
 WIN_REAL_test_stall_longdouble := "-DNBODY_REAL=long double"
 WIN_REAL_test_block_float      := -DNBODY_REAL=float
+WIN_REAL_test_limits_float     := -DNBODY_REAL=float
+WIN_REAL_test_hermite_float    := -DNBODY_REAL=float
+WIN_REAL_test_tree_block_float := -DNBODY_REAL=float
 win_src = tests/$(patsubst %_float,%,$(patsubst %_longdouble,%,$(1))).c
 
 $(WIN_BUILD):
