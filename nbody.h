@@ -4569,23 +4569,19 @@ static unsigned long long nbody__block_first_level(const nbody_desc *d, nbody_re
     return nbody__block_level(d, 0, crit, 1);
 }
 
-/* the next block time: min over bodies of t_i + their step (ticks) */
-static unsigned long long nbody__block_due(const unsigned long long *const *ticks, size_t n) {
+/* the next block time, min over bodies of t_i + their step (ticks), and the bodies due then,
+   in index order, into list (*count of them): one pass, the list restarted at each new minimum */
+static unsigned long long nbody__block_next(const unsigned long long *const *ticks, size_t n, size_t *list, size_t *count) {
     unsigned long long next = ~0ULL;
-    size_t i;
+    size_t i, c = 0;
     for (i = 0; i < n; ++i) {
         unsigned long long t = ticks[0][i] + nbody__block_span(ticks[1][i]);
-        if (t < next) next = t;
+        if (t > next) continue;
+        if (t < next) { next = t; c = 0; }
+        list[c++] = i;
     }
+    *count = c;
     return next;
-}
-
-/* the bodies due at tick `next`, in index order; returns their count */
-static size_t nbody__block_active(const unsigned long long *const *ticks, size_t n, unsigned long long next, size_t *list) {
-    size_t i, c = 0;
-    for (i = 0; i < n; ++i)
-        if (ticks[0][i] + nbody__block_span(ticks[1][i]) == next) list[c++] = i;
-    return c;
 }
 
 /* Every body starts at the simulation time: tick 0 at the origin t (a start, or a restart
@@ -4625,7 +4621,7 @@ static nbody_result nbody__block_schedule(nbody_sim *s, nbody_real t_limit, nbod
     nbody_real t_block;
     nbody_result r;
     if (!B->live && (r = begin(s)) != NBODY_OK) return r;
-    next = nbody__block_due((const unsigned long long *const *)B->ticks, s->n);
+    next = nbody__block_next((const unsigned long long *const *)B->ticks, s->n, B->active, &B->count);
     t_block = B->origin + (nbody_real)next * nbody__block_tick(&s->desc);
     /* a block time at t_limit or before it by less than 1e-8 of the step: land on t_limit */
     B->sync = !(t_block <= t_limit && (t_block == t_limit || t_limit - t_block >= (t_block - s->t) * (nbody_real)1e-8));
@@ -4635,7 +4631,6 @@ static nbody_result nbody__block_schedule(nbody_sim *s, nbody_real t_limit, nbod
         B->count = s->n;
         *t_new = t_limit;
     } else {
-        B->count = nbody__block_active((const unsigned long long *const *)B->ticks, s->n, next, B->active);
         B->due = next;
         *t_new = t_block;
     }
