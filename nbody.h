@@ -953,6 +953,28 @@ static NBODY__UNUSED int nbody__truncate(FILE *f, nbody__off len) {
 static NBODY__UNUSED int nbody__sync_file(FILE *f) { (void)f; return 1; }
 static NBODY__UNUSED int nbody__truncate(FILE *f, nbody__off len) { (void)f; (void)len; return 0; }
 #endif
+/* What is at path: 0 nothing or a regular file, 1 a directory, 2 anything else (a device, a
+   pipe, a socket: /dev/stdout, a FIFO). The writers save a regular file beside and rename
+   it over; a rename would replace a device node or a pipe with a file, so those are written
+   in place (stat follows symbolic links: a link to a regular file is saved beside as well). */
+#if defined(_WIN32)
+#include <sys/stat.h>
+static NBODY__UNUSED int nbody__path_kind(const char *path) {
+    wchar_t wpath[NBODY__PATH_MAX];
+    struct _stat64 st;
+    if (!MultiByteToWideChar(65001u, 0, path, -1, wpath, NBODY__PATH_MAX) || _wstat64(wpath, &st) != 0) return 0;
+    return (st.st_mode & _S_IFMT) == _S_IFDIR ? 1 : (st.st_mode & _S_IFMT) == _S_IFREG ? 0 : 2;
+}
+#elif defined(__unix__) || defined(__APPLE__)
+#include <sys/stat.h>
+static NBODY__UNUSED int nbody__path_kind(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    return S_ISDIR(st.st_mode) ? 1 : S_ISREG(st.st_mode) ? 0 : 2;
+}
+#else
+static NBODY__UNUSED int nbody__path_kind(const char *path) { (void)path; return 0; }
+#endif
 #endif /* NBODY_IMPLEMENTATION: portability */
 #endif /* portability */
 
@@ -9325,7 +9347,7 @@ static unsigned long long nbody__fnv1a(unsigned long long h, const void *data, s
 }
 #define NBODY__FNV_SEED 0xCBF29CE484222325ULL
 
-typedef struct nbody__writer { FILE *f; unsigned long long sum; int ok, err; } nbody__writer;
+typedef struct nbody__writer { FILE *f; unsigned long long sum; int ok, err, in_place; } nbody__writer;
 static void nbody__put(nbody__writer *w, const void *p, size_t len) {
     if (!w->f) return;             /* a rank that does not write */
     if (w->ok && (NBODY_IO_FAULT("write") || fwrite(p, 1, len, w->f) != len)) { w->ok = 0; w->err = errno; }
@@ -9350,11 +9372,18 @@ static nbody_result nbody__io_error(const nbody_desc *log, const char *what, con
     return nbody__fail(log, NBODY_ERR_IO, "nbody: %s %s: %s", what, path, err ? strerror(err) : "failed");
 }
 
-/* opens the temporary file beside path ("wb" or "w") into w */
-static nbody_result nbody__open_beside(const nbody_desc *log, const char *tmp, const char *mode, nbody__writer *w) {
-    w->sum = NBODY__FNV_SEED; w->ok = 1; w->err = 0;
-    w->f = nbody__fopen(tmp, mode);
-    return w->f ? NBODY_OK : nbody__io_error(log, "cannot create", tmp, errno);
+/* opens the temporary file beside path ("wb" or "w") into w; a path that is a device or a
+   pipe is opened itself (nbody__path_kind), a directory or an empty path refused */
+static nbody_result nbody__open_beside(const nbody_desc *log, const char *path, const char *tmp, const char *mode,
+                                       nbody__writer *w) {
+    int kind = path[0] ? nbody__path_kind(path) : 1;
+    w->sum = NBODY__FNV_SEED; w->ok = 1; w->err = 0; w->in_place = kind == 2;
+    w->f = NULL;
+    if (kind == 1)
+        return nbody__fail(log, NBODY_ERR_INVALID_ARGUMENT, "nbody: cannot write '%s': %s", path,
+                           path[0] ? "it is a directory" : "the path is empty");
+    w->f = nbody__fopen(w->in_place ? path : tmp, mode);
+    return w->f ? NBODY_OK : nbody__io_error(log, "cannot create", w->in_place ? path : tmp, errno);
 }
 
 /* flush, sync, close and rename tmp over path when everything before went well (w->ok and
@@ -9364,6 +9393,14 @@ static nbody_result nbody__open_beside(const nbody_desc *log, const char *tmp, c
 static nbody_result nbody__finish_beside(const nbody_desc *log, nbody__writer *w, const char *tmp, const char *path,
                                          nbody_result r) {
     const char *failed = w->ok ? NULL : "writing";
+    if (w->in_place) {                 /* a device or a pipe: flushed and closed, nothing to rename */
+        if (r == NBODY_OK && !failed && fflush(w->f) != 0) { failed = "flushing"; w->err = errno; }
+        if (fclose(w->f) != 0 && !failed) { failed = "closing"; w->err = errno; }
+        w->f = NULL;
+        if (r == NBODY_OK && failed)
+            r = nbody__fail(log, NBODY_ERR_IO, "nbody: %s %s: %s", failed, path, w->err ? strerror(w->err) : "failed");
+        return r;
+    }
     if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("flush") || fflush(w->f) != 0)) { failed = "flushing"; w->err = errno; }
     if (r == NBODY_OK && !failed && (NBODY_IO_FAULT("sync") || !nbody__sync_file(w->f))) { failed = "syncing"; w->err = errno; }
     if ((fclose(w->f) != 0 || NBODY_IO_FAULT("close")) && !failed) { failed = "closing"; w->err = errno; }
@@ -9401,7 +9438,7 @@ NBODY__DEF nbody_result nbody_save(const char *path, const nbody_system *s) {
     char *tmp;
     int i;
     if ((r = nbody__writer_start("nbody_save", path, s, &tmp)) != NBODY_OK) return r;
-    if ((r = nbody__open_beside(NULL, tmp, "wb", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
+    if ((r = nbody__open_beside(NULL, path, tmp, "wb", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
     head[0] = NBODY__SNAP_VERSION; head[1] = 0x01020304u; head[2] = (unsigned int)sizeof(nbody_real); head[3] = 0;
     n64 = (unsigned long long)s->n;
     fields[0] = s->x; fields[1] = s->y; fields[2] = s->z; fields[3] = s->vx; fields[4] = s->vy; fields[5] = s->vz; fields[6] = s->m;
@@ -9550,7 +9587,7 @@ NBODY__DEF nbody_result nbody_write_csv(const char *path, const nbody_system *s)
     char *tmp;
     size_t i;
     if ((r = nbody__writer_start("nbody_write_csv", path, s, &tmp)) != NBODY_OK) return r;
-    if ((r = nbody__open_beside(NULL, tmp, "w", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
+    if ((r = nbody__open_beside(NULL, path, tmp, "w", &w)) != NBODY_OK) { NBODY_FREE(tmp); return r; }
     if (NBODY_IO_FAULT("write") || fprintf(w.f, "# t = %.17g\ni,x,y,z,vx,vy,vz,m\n", (double)s->t) < 0) w.ok = 0;
     for (i = 0; i < s->n && w.ok; ++i)
         if (NBODY_IO_FAULT("write") ||
@@ -9719,8 +9756,8 @@ static nbody_result nbody__checkpoint_save(const nbody_sim *sim, const char *pat
     h.reals[NBODY__CKP_T] = s->t; h.reals[NBODY__CKP_DT_NEXT] = s->dt_next; h.reals[NBODY__CKP_STATS_DT] = s->stats.dt;
     h.counts[0] = s->stats.steps; h.counts[1] = s->stats.rejected; h.counts[2] = s->stats.force_evals;
     /* with several ranks every rank gathers each buffer (collective), rank 0 writes */
-    w.f = NULL; w.sum = NBODY__FNV_SEED; w.ok = 1; w.err = 0;
-    if (nbody__engine_writer(&s->eng)) r = nbody__open_beside(&s->desc, tmp, "wb", &w);
+    w.f = NULL; w.sum = NBODY__FNV_SEED; w.ok = 1; w.err = 0; w.in_place = 0;
+    if (nbody__engine_writer(&s->eng)) r = nbody__open_beside(&s->desc, path, tmp, "wb", &w);
     r = nbody__engine_agree(&s->eng, r);
     if (r != NBODY_OK) {
         if (w.f) { fclose(w.f); nbody__remove(tmp); }
@@ -9961,7 +9998,10 @@ NBODY__DEF nbody_result nbody_checkpoint_load(nbody_sim **out, const nbody_desc 
     nbody__off end = 0;
     FILE *f;
     nbody_result r;
-    if (!out || !desc || !path || !nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!out || !desc || !path)
+        return nbody__fail(desc, NBODY_ERR_INVALID_ARGUMENT, "nbody: nbody_checkpoint_load: %s is NULL", !out ? "out" : !desc ?
+                           "desc" : "path");
+    if (!nbody__desc_valid(desc)) return NBODY_ERR_INVALID_ARGUMENT;
     /* with desc.mpi_comm every rank reads the file (any number of ranks may have written it) */
     f = nbody__fopen(path, "rb");
     r = f ? NBODY_OK : nbody__io_error(desc, "cannot open the checkpoint", path, errno);

@@ -13,6 +13,9 @@
 #define REL_NAME "reasons"
 #include "rel_util.h"
 #include <errno.h>
+#if defined(__unix__) && !defined(__EMSCRIPTEN__)
+#include <sys/stat.h>
+#endif
 
 /* offsets in a snapshot: magic 8 | u32 version, order mark, real size, reserved | u64 n | t | data | sum */
 #define OFF_HEAD 8
@@ -284,6 +287,8 @@ static void descless_reasons(void) {
     expect_line("get_orbit about itself", nbody_get_orbit(&s, 1, 1, 1, &o), NBODY_ERR_INVALID_ARGUMENT, "about itself");
     expect_line("step(NULL)", nbody_step(NULL), NBODY_ERR_INVALID_ARGUMENT, "nbody_step: sim is NULL");
     expect_line("create(NULL out)", nbody_create(NULL, &d, &s), NBODY_ERR_INVALID_ARGUMENT, "nbody_create: out is NULL");
+    expect_line("checkpoint_load(NULL desc)", nbody_checkpoint_load(&sim, NULL, "x.ckp"), NBODY_ERR_INVALID_ARGUMENT,
+                "nbody_checkpoint_load: desc is NULL");
     expect_line("desc_check(NULL)", nbody_desc_check(NULL, &s), NBODY_ERR_INVALID_ARGUMENT, "desc is NULL");
     CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
     expect_line("get_state into 2 of 3", nbody_get_state(sim, &t), NBODY_ERR_INVALID_ARGUMENT, "out has n = 2|3 bodies");
@@ -292,6 +297,35 @@ static void descless_reasons(void) {
     expect_line("set_state m = -1", nbody_set_state(sim, &s), NBODY_ERR_INVALID_ARGUMENT, "body 0: m = -1 is negative");
     nbody_destroy(sim);
     nbody_system_free(&s); nbody_system_free(&t);
+}
+
+/* the writers never replace what is not a regular file: a directory or an empty path is
+   refused, a device is written in place (a rename beside would replace the device node) */
+static void writers_and_special_files(void) {
+    nbody_system s = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d;
+    memset(&d, 0, sizeof d);
+    nbody_ic_figure_eight(&s);
+    expect_line("save to a directory", nbody_save("build", &s), NBODY_ERR_INVALID_ARGUMENT, "build|is a directory");
+    expect_line("csv to an empty path", nbody_write_csv("", &s), NBODY_ERR_INVALID_ARGUMENT, "the path is empty");
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
+    expect_line("checkpoint to a directory", nbody_checkpoint_save(sim, "build"), NBODY_ERR_INVALID_ARGUMENT, "is a directory");
+#if defined(__unix__) && !defined(__EMSCRIPTEN__)
+    {
+        struct stat st;
+        CHECK(nbody_write_csv("/dev/null", &s) == NBODY_OK && nbody_save("/dev/null", &s) == NBODY_OK &&
+              nbody_checkpoint_save(sim, "/dev/null") == NBODY_OK, "csv, snapshot, checkpoint to /dev/null: %s", nbody_last_error());
+        CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "/dev/null is still a device");
+        if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+            expect_line("save to /dev/full", nbody_save("/dev/full", &s), NBODY_ERR_IO, "/dev/full|No space left");
+            CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode), "/dev/full is still a device");
+        }
+        CHECK(!rel_exists("/dev/null.tmp") && !rel_exists("/dev/full.tmp"), "no temporary file beside a device");
+    }
+#endif
+    nbody_destroy(sim);
+    nbody_system_free(&s);
 }
 
 /* a line from a desc-taking function lands in nbody_last_error as well as in desc.log */
@@ -349,6 +383,7 @@ int main(void) {
     write_reasons();
     archive_reasons();
     descless_reasons();
+    writers_and_special_files();
     same_line_as_the_hook();
     per_thread();
     return check_finish();
