@@ -88,7 +88,8 @@
    nbody_archive_open, the initial conditions, ...) say why too:
        if (nbody_load("run.snap", &s) != NBODY_OK) fprintf(stderr, "%s\n", nbody_last_error());
    It is per thread (the only state outside nbody_sim), set by each failure and not cleared by
-   a success, like errno. nbody_create logs a WARNING for an adaptive tolerance below what a
+   a success, like errno. A log function may call the library; what those calls log goes to
+   nbody_last_error only, never back into it. nbody_create logs a WARNING for an adaptive tolerance below what a
    tree engine's force error allows (docs/progress.md).
    LIMITS: every refusal of a desc or of the bodies is decided in one place,
    nbody_desc_check(&desc, &bodies), which nbody_create calls (and which a front end can call
@@ -1553,15 +1554,23 @@ static size_t nbody__bytes(size_t count, size_t size) {
    on two threads never see each other's errors; the only state outside nbody_sim. */
 static NBODY__THREAD_LOCAL char nbody__last_error[512];
 
+/* set while this thread runs a desc.log function: a log function may call the library (look
+   at the simulation, say), and what those calls log (a BUSY refusal, say) must not call it
+   again, or each line would log the next without end */
+static NBODY__THREAD_LOCAL int nbody__in_log;
+
 /* one log line to desc.log (d may be NULL: none); an ERROR line is also kept for
    nbody_last_error, so a function without a desc still says why */
 static void nbody__vlog(const nbody_desc *d, nbody_log_level level, const char *fmt, va_list ap) {
     char line[sizeof nbody__last_error];
-    int to_hook = d && d->log.func;
+    int to_hook = d && d->log.func && !nbody__in_log;
     if (!to_hook && level != NBODY_LOG_ERROR) return;
     vsnprintf(line, sizeof line, fmt, ap);
     if (level == NBODY_LOG_ERROR) memcpy(nbody__last_error, line, sizeof line);
-    if (to_hook) d->log.func(level, line, d->log.user_data);
+    if (!to_hook) return;
+    nbody__in_log = 1;
+    d->log.func(level, line, d->log.user_data);
+    nbody__in_log = 0;
 }
 static void nbody__log(const nbody_desc *d, nbody_log_level level, const char *fmt, ...) {
     va_list ap;

@@ -74,6 +74,39 @@ static void reentry_from_hook(void) {
     nbody_system_free(&s);
 }
 
+/* ---- a log function that calls into the simulation: the refusals those calls log (it is
+   busy) go to nbody_last_error, not back into the log function (no endless recursion) ---- */
+static nbody_sim *logged_sim;
+static int log_calls;
+static nbody_result log_get;
+static void log_and_look(nbody_log_level level, const char *msg, void *user) {
+    nbody_system s = {0};
+    (void)level; (void)msg; (void)user;
+    log_calls++;
+    if (nbody_system_alloc(&s, 3) != NBODY_OK) return;
+    log_get = nbody_get_state(logged_sim, &s);
+    nbody_system_free(&s);
+}
+static void log_function_calls_back(void) {
+    nbody_system s = {0};
+    nbody_desc d;
+    nbody_result r;
+    memset(&d, 0, sizeof d);
+    nbody_ic_figure_eight(&s);
+    d.log.func = log_and_look;
+    CHECK(nbody_create(&logged_sim, &d, &s) == NBODY_OK, "create");
+    if (!logged_sim) return;
+    log_calls = 0;
+    r = nbody_advance(logged_sim, (nbody_real)-1);     /* refused and logged while busy */
+    CHECK(r == NBODY_ERR_INVALID_ARGUMENT && log_calls == 1, "advance to the past: %s, the log function called %d time(s) "
+          "(want 1)", nbody_result_string(r), log_calls);
+    CHECK(log_get == NBODY_ERR_BUSY && strstr(nbody_last_error(), "nbody_get_state refused"),
+          "its get_state was refused (busy): %s, \"%s\"", nbody_result_string(log_get), nbody_last_error());
+    CHECK(nbody_step(logged_sim) == NBODY_OK, "the simulation runs on");
+    nbody_destroy(logged_sim);
+    nbody_system_free(&s);
+}
+
 #if REL_PTHREADS
 /* ---- a second thread: the first sits inside nbody_advance (in its progress callback, which
    the library calls with the simulation busy) until the second has tried everything ---- */
@@ -247,6 +280,7 @@ static void hook_on_another_thread(void) {
 
 int main(void) {
     reentry_from_hook();
+    log_function_calls_back();
 #if REL_PTHREADS
     second_thread();
     hook_on_another_thread();
