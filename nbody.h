@@ -6020,6 +6020,7 @@ typedef __m512d nbody__v512;
 #define NBODY__V512_W 8
 NBODY__I512 nbody__v512 nbody__v512_set1(nbody_real a) { return _mm512_set1_pd(a); }
 NBODY__I512 nbody__v512 nbody__v512_load(const nbody_real *p) { return _mm512_loadu_pd(p); }
+NBODY__I512 nbody__v512 nbody__v512_load1(const nbody_real *p) { return _mm512_set1_pd(*p); }   /* *p in every lane */
 NBODY__I512 void nbody__v512_store(nbody_real *p, nbody__v512 a) { _mm512_storeu_pd(p, a); }
 NBODY__I512 nbody__v512 nbody__v512_add(nbody__v512 a, nbody__v512 b) { return _mm512_add_pd(a, b); }
 NBODY__I512 nbody__v512 nbody__v512_sub(nbody__v512 a, nbody__v512 b) { return _mm512_sub_pd(a, b); }
@@ -6041,7 +6042,7 @@ NBODY__I512 nbody__v512 nbody__v512_rsqrt3k(nbody__v512 x) {
     nbody__v512 e = nbody__v512_fnma(x, y2, nbody__v512_set1(1));
     return nbody__v512_fma(nbody__v512_mul(y3, e), nbody__v512_series(e), y3);
 }
-NBODY__I512 nbody__v512 nbody__v512_kmass(nbody__v512 m) { return m; }   /* K m */
+NBODY__I512 nbody__v512 nbody__v512_load1k(const nbody_real *p) { return nbody__v512_load1(p); }   /* K *p in every lane */
 NBODY__I512 nbody_real nbody__v512_hsum(nbody__v512 x) {   /* fixed order */
     __m256d h = _mm256_add_pd(_mm512_maskz_extractf64x4_pd((__mmask8)0xFF, x, 0), _mm512_maskz_extractf64x4_pd((__mmask8)0xFF, x, 1));
     __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
@@ -6052,6 +6053,7 @@ typedef __m512 nbody__v512;
 #define NBODY__V512_W 16
 NBODY__I512 nbody__v512 nbody__v512_set1(nbody_real a) { return _mm512_set1_ps(a); }
 NBODY__I512 nbody__v512 nbody__v512_load(const nbody_real *p) { return _mm512_loadu_ps(p); }
+NBODY__I512 nbody__v512 nbody__v512_load1(const nbody_real *p) { return _mm512_set1_ps(*p); }
 NBODY__I512 void nbody__v512_store(nbody_real *p, nbody__v512 a) { _mm512_storeu_ps(p, a); }
 NBODY__I512 nbody__v512 nbody__v512_add(nbody__v512 a, nbody__v512 b) { return _mm512_add_ps(a, b); }
 NBODY__I512 nbody__v512 nbody__v512_sub(nbody__v512 a, nbody__v512 b) { return _mm512_sub_ps(a, b); }
@@ -6070,7 +6072,7 @@ NBODY__I512 nbody__v512 nbody__v512_rsqrt3k(nbody__v512 x) {
     nbody__v512 y = nbody__v512_rsqrt_estimate(x), y2 = nbody__v512_mul(y, y), y3 = nbody__v512_mul(y2, y);
     return nbody__v512_mul(y3, nbody__v512_fnma(x, y2, nbody__v512_set1(1.66663658618927f)));
 }
-NBODY__I512 nbody__v512 nbody__v512_kmass(nbody__v512 m) { return nbody__v512_mul(nbody__v512_set1(NBODY__V512_K), m); }
+NBODY__I512 nbody__v512 nbody__v512_load1k(const nbody_real *p) { return _mm512_set1_ps(NBODY__V512_K * *p); }
 NBODY__I512 nbody_real nbody__v512_hsum(nbody__v512 x) {   /* fixed order */
     __m512d d = _mm512_castps_pd(x);
     __m256 h = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xFF, d, 0)),
@@ -6094,6 +6096,7 @@ typedef __m256d nbody__v256;
 #define NBODY__V256_W 4
 NBODY__I256 nbody__v256 nbody__v256_set1(nbody_real a) { return _mm256_set1_pd(a); }
 NBODY__I256 nbody__v256 nbody__v256_load(const nbody_real *p) { return _mm256_loadu_pd(p); }
+NBODY__I256 nbody__v256 nbody__v256_load1(const nbody_real *p) { return _mm256_set1_pd(*p); }   /* *p in every lane */
 NBODY__I256 void nbody__v256_store(nbody_real *p, nbody__v256 a) { _mm256_storeu_pd(p, a); }
 NBODY__I256 nbody__v256 nbody__v256_add(nbody__v256 a, nbody__v256 b) { return _mm256_add_pd(a, b); }
 NBODY__I256 nbody__v256 nbody__v256_sub(nbody__v256 a, nbody__v256 b) { return _mm256_sub_pd(a, b); }
@@ -6122,6 +6125,7 @@ typedef __m256 nbody__v256;
 #define NBODY__V256_W 8
 NBODY__I256 nbody__v256 nbody__v256_set1(nbody_real a) { return _mm256_set1_ps(a); }
 NBODY__I256 nbody__v256 nbody__v256_load(const nbody_real *p) { return _mm256_loadu_ps(p); }
+NBODY__I256 nbody__v256 nbody__v256_load1(const nbody_real *p) { return _mm256_set1_ps(*p); }
 NBODY__I256 void nbody__v256_store(nbody_real *p, nbody__v256 a) { _mm256_storeu_ps(p, a); }
 NBODY__I256 nbody__v256 nbody__v256_add(nbody__v256 a, nbody__v256 b) { return _mm256_add_ps(a, b); }
 NBODY__I256 nbody__v256 nbody__v256_sub(nbody__v256 a, nbody__v256 b) { return _mm256_sub_ps(a, b); }
@@ -6151,9 +6155,123 @@ NBODY__I256 nbody_real nbody__v256_hsum(nbody__v256 x) {   /* fixed order */
     return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 #endif
+/* r^-3 itself: K = 1 */
+#define NBODY__V256_K 1
+NBODY__I256 nbody__v256 nbody__v256_rsqrt3k(nbody__v256 x) { return nbody__v256_rsqrt3(x); }
+NBODY__I256 nbody__v256 nbody__v256_load1k(const nbody_real *p) { return nbody__v256_load1(p); }
 #endif
 
-/* ---- AVX-512F level: the BLOCK kernels (see the section comment) ---- */
+/* ---- the BLOCK kernels, written once over a vector layer -------------------------------------
+   A layer is a vector type V of W lanes of nbody_real with its one-line helpers (above for
+   AVX-512F and AVX2 + FMA, below for the 128-bit levels): V_set1, V_load, V_load1 (*p in every
+   lane), V_load1k (K *p), V_store, V_add, V_sub, V_mul, V_fma (a b + c), V_fnma (c - a b),
+   V_hsum (in a fixed order), V_rsqrt3k (x^(-3/2) / K) and its factor K (1 but in AVX-512 float,
+   see nbody__v512_rsqrt3k). NBODY__BLOCK_KERNELS(lv, V, W, K, U, R, S, FN, IN) writes one
+   level's kernels over the layer V: the pair term V_interact, the one-sided tile lv_tile (U
+   vectors of targets), the symmetric rows lv_sym_rows and pairs lv_sym_pair (R broadcast rows
+   per column vector, staged S at a time), with the function attributes FN (the level's target)
+   and IN (its inline helpers), and the table lv_kernels the schedules above call. A level's
+   bits are its layer's: the kernel shape is the same on every level.
+   Why a macro: C99 has no templates, and a single-file library cannot include its own text
+   again by a path (it is copied, renamed, pasted into other files). It is the one place the
+   library writes code in a macro, only this body: the layers are plain functions, and each
+   expansion defines real functions named after its level (nbody__avx2_tile, ...) that
+   profilers, objdump and grep see. To step through one in a debugger, build with -g3 or read
+   it expanded (cc -E). The portable loop is not one of its levels: its sums run in
+   NBODY__LANES lanes added pairwise, which gives the same bits everywhere (docs/determinism.md),
+   and its terms are SIMPLE's (1 / sqrt, then m inv inv inv). */
+#define NBODY__BLOCK_KERNELS(lv, V, W_, K, U_, R_, S_, FN, IN)                                                                            \
+/* s += K m_j (x_j - x_i) (|x_j - x_i|^2 + eps^2)^(-3/2) / K, lane-wise */                                                                \
+IN void V##_interact(V xj, V yj, V zj, V mj, V e2, V xi, V yi, V zi, V *sx, V *sy, V *sz) {                                               \
+    V dx = V##_sub(xj, xi), dy = V##_sub(yj, yi), dz = V##_sub(zj, zi);                                                                   \
+    V w = V##_mul(mj, V##_rsqrt3k(V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2)))));                                                \
+    *sx = V##_fma(w, dx, *sx); *sy = V##_fma(w, dy, *sy); *sz = V##_fma(w, dz, *sz);                                                      \
+}                                                                                                                                         \
+/* the tile of nbody__simd_kernels.tile; the u loops are unrolled so that it lives in registers */                                        \
+FN void lv##_tile(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, size_t j0, size_t j1,               \
+                  nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx, const nbody_real *ty, const nbody_real *tz,             \
+                  nbody_real *ax, nbody_real *ay, nbody_real *az) {                                                                       \
+    enum { W = W_, U = U_ };                                                                                                              \
+    nbody_real onehot[2 * W];                                                                                                             \
+    V e2 = V##_set1(eps2), g = V##_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];                                                     \
+    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1, jd = i0 < j1 ? i0 : j1;   /* jd: j1 <= i0 for test particles */ \
+    int u;                                                                                                                                \
+    for (u = 0; u < U; ++u) {                                                                                                             \
+        xi[u] = V##_load(tx + u * W); yi[u] = V##_load(ty + u * W); zi[u] = V##_load(tz + u * W);                                         \
+        sx[u] = sy[u] = sz[u] = V##_set1(0);                                                                                              \
+    }                                                                                                                                     \
+    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;                                                                                            \
+    onehot[W] = 1;                                                                                                                        \
+    for (j = j0; j < jd; ++j) {                                                                                                           \
+        V xj = V##_load1(x + j), yj = V##_load1(y + j), zj = V##_load1(z + j), mj = V##_load1k(m + j);                                    \
+        NBODY__UNROLL for (u = 0; u < U; ++u) V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);              \
+    }                                                                                                                                     \
+    for (; j < je; ++j) {          /* the diagonal: 1 added to r^2 in the lane of body j itself */                                        \
+        V xj = V##_load1(x + j), yj = V##_load1(y + j), zj = V##_load1(z + j), mj = V##_load1k(m + j);                                    \
+        for (u = 0; u < U; ++u) {                                                                                                         \
+            long long l = (long long)(j - i0) - (long long)u * W;                                                                         \
+            V d = (l >= 0 && l < W) ? V##_add(e2, V##_load(onehot + W - l)) : e2;                                                         \
+            V##_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);                                                 \
+        }                                                                                                                                 \
+    }                                                                                                                                     \
+    for (; j < j1; ++j) {                                                                                                                 \
+        V xj = V##_load1(x + j), yj = V##_load1(y + j), zj = V##_load1(z + j), mj = V##_load1k(m + j);                                    \
+        NBODY__UNROLL for (u = 0; u < U; ++u) V##_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);              \
+    }                                                                                                                                     \
+    for (u = 0; u < U; ++u) {                                                                                                             \
+        V##_store(ax + u * W, V##_mul(g, sx[u])); V##_store(ay + u * W, V##_mul(g, sy[u]));                                               \
+        V##_store(az + u * W, V##_mul(g, sz[u]));                                                                                         \
+    }                                                                                                                                     \
+}                                                                                                                                         \
+/* symmetric rows: the cnt bodies i.. as broadcast rows against the column vectors [v0, v1):                                              \
+   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per                                                   \
+   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i; the rows staged S_ at a time (their r^2,                                             \
+   then r^-3, then the sums: the estimates of several rows in flight at once) */                                                          \
+IN void lv##_sym_rows(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, nbody_real *ax,                 \
+                      nbody_real *ay, nbody_real *az, V e2, size_t v0, size_t v1, size_t i, int cnt) {                                    \
+    enum { W = W_, R = R_, S = S_ };                                                                                                      \
+    V xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];                                                                                    \
+    size_t j;                                                                                                                             \
+    int u;                                                                                                                                \
+    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {                                                                                            \
+        xi[u] = V##_load1(x + i + u); yi[u] = V##_load1(y + i + u); zi[u] = V##_load1(z + i + u);                                         \
+        mi[u] = V##_load1k(m + i + u); sx[u] = sy[u] = sz[u] = V##_set1(0);                                                               \
+    }                                                                                                                                     \
+    for (j = v0; j < v1; j += W) {                                                                                                        \
+        V xj = V##_load(x + j), yj = V##_load(y + j), zj = V##_load(z + j), mj = V##_load(m + j);                                         \
+        V tx = V##_set1(0), ty = tx, tz = tx, dx[R], dy[R], dz[R], w[R];                                                                  \
+        int g, ge;                                                                                                                        \
+        NBODY__UNROLL8 for (g = 0; g < cnt; g += S) {                                                                                     \
+            ge = g + S < cnt ? g + S : cnt;                                                                                               \
+            NBODY__UNROLL8 for (u = g; u < ge; ++u) {                                                                                     \
+                dx[u] = V##_sub(xj, xi[u]); dy[u] = V##_sub(yj, yi[u]); dz[u] = V##_sub(zj, zi[u]);                                       \
+                w[u] = V##_fma(dx[u], dx[u], V##_fma(dy[u], dy[u], V##_fma(dz[u], dz[u], e2)));                                           \
+            }                                                                                                                             \
+            NBODY__UNROLL8 for (u = g; u < ge; ++u) w[u] = V##_rsqrt3k(w[u]);                                                             \
+            NBODY__UNROLL8 for (u = g; u < ge; ++u) {                                                                                     \
+                V wj = V##_mul(w[u], mj), wi = V##_mul(w[u], mi[u]);                                                                      \
+                sx[u] = V##_fma(wj, dx[u], sx[u]); sy[u] = V##_fma(wj, dy[u], sy[u]); sz[u] = V##_fma(wj, dz[u], sz[u]);                  \
+                tx = V##_fnma(wi, dx[u], tx); ty = V##_fnma(wi, dy[u], ty); tz = V##_fnma(wi, dz[u], tz);                                 \
+            }                                                                                                                             \
+        }                                                                                                                                 \
+        V##_store(ax + j, V##_add(V##_load(ax + j), tx)); V##_store(ay + j, V##_add(V##_load(ay + j), ty));                               \
+        V##_store(az + j, V##_add(V##_load(az + j), tz));                                                                                 \
+    }                                                                                                                                     \
+    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {   /* the rows' sums take K here: the columns' masses are plain m_j */                      \
+        ax[i + u] += (nbody_real)(K) * V##_hsum(sx[u]); ay[i + u] += (nbody_real)(K) * V##_hsum(sy[u]);                                   \
+        az[i + u] += (nbody_real)(K) * V##_hsum(sz[u]);                                                                                   \
+    }                                                                                                                                     \
+}                                                                                                                                         \
+/* the sym_pair of nbody__simd_kernels */                                                                                                 \
+FN void lv##_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {                                               \
+    V e2 = V##_set1(f->eps2);                                                                                                             \
+    size_t i = b0;                                                                                                                        \
+    for (; i + (R_) <= b1; i += (R_)) lv##_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, (R_));                    \
+    for (; i < b1; ++i) lv##_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, 1);                                     \
+}                                                                                                                                         \
+static const nbody__simd_kernels lv##_kernels = {lv##_tile, lv##_sym_pair, (W_), (W_) * (U_)};
+
+/* ---- AVX-512F level: the BLOCK kernels ---- */
 #if NBODY__HAVE_AVX512
 #ifndef NBODY__AVX512_TILE_U
 #define NBODY__AVX512_TILE_U 2         /* vectors of targets per tile */
@@ -6164,105 +6282,11 @@ NBODY__I256 nbody_real nbody__v256_hsum(nbody__v256 x) {   /* fixed order */
 #ifndef NBODY__AVX512_SYM_STAGE
 #define NBODY__AVX512_SYM_STAGE 2       /* rows staged together: their r^2, then r^-3, then sums (2: no spilled sums) */
 #endif
-/* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
-NBODY__I512 void nbody__v512_interact(nbody__v512 xj, nbody__v512 yj, nbody__v512 zj, nbody__v512 mj, nbody__v512 e2, nbody__v512 xi,
-                                      nbody__v512 yi, nbody__v512 zi, nbody__v512 *sx, nbody__v512 *sy, nbody__v512 *sz) {
-    nbody__v512 dx = nbody__v512_sub(xj, xi), dy = nbody__v512_sub(yj, yi), dz = nbody__v512_sub(zj, zi);
-    nbody__v512 w = nbody__v512_mul(mj, nbody__v512_rsqrt3k(nbody__v512_fma(dx, dx, nbody__v512_fma(dy, dy, nbody__v512_fma(dz, dz, e2)))));
-    *sx = nbody__v512_fma(w, dx, *sx); *sy = nbody__v512_fma(w, dy, *sy); *sz = nbody__v512_fma(w, dz, *sz);
-}
-/* the tile of nbody__simd_kernels.tile; the u loops are unrolled so that it lives in registers */
-static NBODY__TARGET_AVX512 void nbody__avx512_tile(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m,
-                                                    size_t j0, size_t j1, nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx,
-                                                    const nbody_real *ty, const nbody_real *tz, nbody_real *ax, nbody_real *ay, nbody_real *az) {
-    enum { W = NBODY__V512_W, U = NBODY__AVX512_TILE_U };
-    nbody_real onehot[2 * W];
-    nbody__v512 e2 = nbody__v512_set1(eps2), g = nbody__v512_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
-    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1, jd = i0 < j1 ? i0 : j1;   /* jd: j1 <= i0 for test particles */
-    int u;
-    for (u = 0; u < U; ++u) {
-        xi[u] = nbody__v512_load(tx + u * W); yi[u] = nbody__v512_load(ty + u * W); zi[u] = nbody__v512_load(tz + u * W);
-        sx[u] = sy[u] = sz[u] = nbody__v512_set1(0);
-    }
-    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
-    onehot[W] = 1;
-    for (j = j0; j < jd; ++j) {
-        nbody__v512 xj = nbody__v512_set1(x[j]), yj = nbody__v512_set1(y[j]), zj = nbody__v512_set1(z[j]), mj = nbody__v512_set1((nbody_real)NBODY__V512_K * m[j]);
-        NBODY__UNROLL for (u = 0; u < U; ++u)
-            nbody__v512_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-    }
-    for (; j < je; ++j) {          /* the diagonal: 1 added to r^2 in the lane of body j itself */
-        nbody__v512 xj = nbody__v512_set1(x[j]), yj = nbody__v512_set1(y[j]), zj = nbody__v512_set1(z[j]), mj = nbody__v512_set1((nbody_real)NBODY__V512_K * m[j]);
-        for (u = 0; u < U; ++u) {
-            long long l = (long long)(j - i0) - (long long)u * W;
-            nbody__v512 d = (l >= 0 && l < W) ? nbody__v512_add(e2, nbody__v512_load(onehot + W - l)) : e2;
-            nbody__v512_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-        }
-    }
-    for (; j < j1; ++j) {
-        nbody__v512 xj = nbody__v512_set1(x[j]), yj = nbody__v512_set1(y[j]), zj = nbody__v512_set1(z[j]), mj = nbody__v512_set1((nbody_real)NBODY__V512_K * m[j]);
-        NBODY__UNROLL for (u = 0; u < U; ++u)
-            nbody__v512_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-    }
-    for (u = 0; u < U; ++u) {
-        nbody__v512_store(ax + u * W, nbody__v512_mul(g, sx[u]));
-        nbody__v512_store(ay + u * W, nbody__v512_mul(g, sy[u]));
-        nbody__v512_store(az + u * W, nbody__v512_mul(g, sz[u]));
-    }
-}
-/* symmetric rows: the cnt bodies i.. as broadcast rows against the column vectors [v0, v1):
-   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per
-   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i */
-NBODY__I512 void nbody__avx512_sym_rows(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, nbody_real *ax,
-                                        nbody_real *ay, nbody_real *az, nbody__v512 e2, size_t v0, size_t v1, size_t i, int cnt) {
-    enum { W = NBODY__V512_W, R = NBODY__AVX512_SYM_ROWS };
-    nbody__v512 xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];
-    size_t j;
-    int u;
-    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {
-        xi[u] = nbody__v512_set1(x[i + u]); yi[u] = nbody__v512_set1(y[i + u]); zi[u] = nbody__v512_set1(z[i + u]);
-        mi[u] = nbody__v512_set1((nbody_real)NBODY__V512_K * m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v512_set1(0);
-    }
-    for (j = v0; j < v1; j += W) {
-        nbody__v512 xj = nbody__v512_load(x + j), yj = nbody__v512_load(y + j), zj = nbody__v512_load(z + j), mj = nbody__v512_load(m + j);
-        nbody__v512 tx = nbody__v512_set1(0), ty = tx, tz = tx;
-        nbody__v512 dx[R], dy[R], dz[R], w[R];
-        int g, ge;
-        NBODY__UNROLL8 for (g = 0; g < cnt; g += NBODY__AVX512_SYM_STAGE) {
-            ge = g + NBODY__AVX512_SYM_STAGE < cnt ? g + NBODY__AVX512_SYM_STAGE : cnt;
-            NBODY__UNROLL8 for (u = g; u < ge; ++u) {
-                dx[u] = nbody__v512_sub(xj, xi[u]); dy[u] = nbody__v512_sub(yj, yi[u]); dz[u] = nbody__v512_sub(zj, zi[u]);
-                w[u] = nbody__v512_fma(dx[u], dx[u], nbody__v512_fma(dy[u], dy[u], nbody__v512_fma(dz[u], dz[u], e2)));
-            }
-            NBODY__UNROLL8 for (u = g; u < ge; ++u) w[u] = nbody__v512_rsqrt3k(w[u]);
-            NBODY__UNROLL8 for (u = g; u < ge; ++u) {
-                nbody__v512 wj = nbody__v512_mul(w[u], mj), wi = nbody__v512_mul(w[u], mi[u]);
-                sx[u] = nbody__v512_fma(wj, dx[u], sx[u]); sy[u] = nbody__v512_fma(wj, dy[u], sy[u]); sz[u] = nbody__v512_fma(wj, dz[u], sz[u]);
-                tx = nbody__v512_fnma(wi, dx[u], tx); ty = nbody__v512_fnma(wi, dy[u], ty); tz = nbody__v512_fnma(wi, dz[u], tz);
-            }
-        }
-        nbody__v512_store(ax + j, nbody__v512_add(nbody__v512_load(ax + j), tx));
-        nbody__v512_store(ay + j, nbody__v512_add(nbody__v512_load(ay + j), ty));
-        nbody__v512_store(az + j, nbody__v512_add(nbody__v512_load(az + j), tz));
-    }
-    NBODY__UNROLL8 for (u = 0; u < cnt; ++u) {   /* the rows' sums take K here: the columns' masses are plain m_j */
-        ax[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sx[u]); ay[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sy[u]);
-        az[i + u] += (nbody_real)NBODY__V512_K * nbody__v512_hsum(sz[u]);
-    }
-}
-/* the sym_pair of nbody__simd_kernels */
-static NBODY__TARGET_AVX512 void nbody__avx512_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {
-    nbody__v512 e2 = nbody__v512_set1(f->eps2);
-    size_t i = b0;
-    for (; i + NBODY__AVX512_SYM_ROWS <= b1; i += NBODY__AVX512_SYM_ROWS)
-        nbody__avx512_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, NBODY__AVX512_SYM_ROWS);
-    for (; i < b1; ++i) nbody__avx512_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, 1);
-}
-static const nbody__simd_kernels nbody__avx512_kernels = {
-    nbody__avx512_tile, nbody__avx512_sym_pair, NBODY__V512_W, NBODY__V512_W * NBODY__AVX512_TILE_U};
+NBODY__BLOCK_KERNELS(nbody__avx512, nbody__v512, NBODY__V512_W, NBODY__V512_K, NBODY__AVX512_TILE_U, NBODY__AVX512_SYM_ROWS,
+                     NBODY__AVX512_SYM_STAGE, static NBODY__TARGET_AVX512, NBODY__I512)
 #endif
 
-/* ---- AVX2 + FMA level: the BLOCK kernels (see the section comment) ---- */
+/* ---- AVX2 + FMA level: the BLOCK kernels ---- */
 #if NBODY__HAVE_AVX2
 #ifndef NBODY__AVX2_TILE_U
 #define NBODY__AVX2_TILE_U 2         /* vectors of targets per tile */
@@ -6270,93 +6294,8 @@ static const nbody__simd_kernels nbody__avx512_kernels = {
 #ifndef NBODY__AVX2_SYM_ROWS
 #define NBODY__AVX2_SYM_ROWS 2       /* symmetric kernel: broadcast rows per column vector (3 measured slower: 16 registers) */
 #endif
-/* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
-NBODY__I256 void nbody__v256_interact(nbody__v256 xj, nbody__v256 yj, nbody__v256 zj, nbody__v256 mj, nbody__v256 e2, nbody__v256 xi,
-                                      nbody__v256 yi, nbody__v256 zi, nbody__v256 *sx, nbody__v256 *sy, nbody__v256 *sz) {
-    nbody__v256 dx = nbody__v256_sub(xj, xi), dy = nbody__v256_sub(yj, yi), dz = nbody__v256_sub(zj, zi);
-    nbody__v256 w = nbody__v256_mul(mj, nbody__v256_rsqrt3(nbody__v256_fma(dx, dx, nbody__v256_fma(dy, dy, nbody__v256_fma(dz, dz, e2)))));
-    *sx = nbody__v256_fma(w, dx, *sx); *sy = nbody__v256_fma(w, dy, *sy); *sz = nbody__v256_fma(w, dz, *sz);
-}
-/* the tile of nbody__simd_kernels.tile; the u loops are unrolled so that it lives in registers */
-static NBODY__TARGET_AVX2 void nbody__avx2_tile(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m,
-                                                    size_t j0, size_t j1, nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx,
-                                                    const nbody_real *ty, const nbody_real *tz, nbody_real *ax, nbody_real *ay, nbody_real *az) {
-    enum { W = NBODY__V256_W, U = NBODY__AVX2_TILE_U };
-    nbody_real onehot[2 * W];
-    nbody__v256 e2 = nbody__v256_set1(eps2), g = nbody__v256_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
-    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1, jd = i0 < j1 ? i0 : j1;   /* jd: j1 <= i0 for test particles */
-    int u;
-    for (u = 0; u < U; ++u) {
-        xi[u] = nbody__v256_load(tx + u * W); yi[u] = nbody__v256_load(ty + u * W); zi[u] = nbody__v256_load(tz + u * W);
-        sx[u] = sy[u] = sz[u] = nbody__v256_set1(0);
-    }
-    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
-    onehot[W] = 1;
-    for (j = j0; j < jd; ++j) {
-        nbody__v256 xj = nbody__v256_set1(x[j]), yj = nbody__v256_set1(y[j]), zj = nbody__v256_set1(z[j]), mj = nbody__v256_set1(m[j]);
-        NBODY__UNROLL for (u = 0; u < U; ++u)
-            nbody__v256_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-    }
-    for (; j < je; ++j) {          /* the diagonal: 1 added to r^2 in the lane of body j itself */
-        nbody__v256 xj = nbody__v256_set1(x[j]), yj = nbody__v256_set1(y[j]), zj = nbody__v256_set1(z[j]), mj = nbody__v256_set1(m[j]);
-        for (u = 0; u < U; ++u) {
-            long long l = (long long)(j - i0) - (long long)u * W;
-            nbody__v256 d = (l >= 0 && l < W) ? nbody__v256_add(e2, nbody__v256_load(onehot + W - l)) : e2;
-            nbody__v256_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-        }
-    }
-    for (; j < j1; ++j) {
-        nbody__v256 xj = nbody__v256_set1(x[j]), yj = nbody__v256_set1(y[j]), zj = nbody__v256_set1(z[j]), mj = nbody__v256_set1(m[j]);
-        NBODY__UNROLL for (u = 0; u < U; ++u)
-            nbody__v256_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-    }
-    for (u = 0; u < U; ++u) {
-        nbody__v256_store(ax + u * W, nbody__v256_mul(g, sx[u]));
-        nbody__v256_store(ay + u * W, nbody__v256_mul(g, sy[u]));
-        nbody__v256_store(az + u * W, nbody__v256_mul(g, sz[u]));
-    }
-}
-/* symmetric rows: the cnt bodies i.. as broadcast rows against the column vectors [v0, v1):
-   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per
-   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i */
-NBODY__I256 void nbody__avx2_sym_rows(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, nbody_real *ax,
-                                        nbody_real *ay, nbody_real *az, nbody__v256 e2, size_t v0, size_t v1, size_t i, int cnt) {
-    enum { W = NBODY__V256_W, R = NBODY__AVX2_SYM_ROWS };
-    nbody__v256 xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];
-    size_t j;
-    int u;
-    for (u = 0; u < cnt; ++u) {
-        xi[u] = nbody__v256_set1(x[i + u]); yi[u] = nbody__v256_set1(y[i + u]); zi[u] = nbody__v256_set1(z[i + u]);
-        mi[u] = nbody__v256_set1(m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v256_set1(0);
-    }
-    for (j = v0; j < v1; j += W) {
-        nbody__v256 xj = nbody__v256_load(x + j), yj = nbody__v256_load(y + j), zj = nbody__v256_load(z + j), mj = nbody__v256_load(m + j);
-        nbody__v256 tx = nbody__v256_set1(0), ty = tx, tz = tx;
-        NBODY__UNROLL for (u = 0; u < cnt; ++u) {
-            nbody__v256 dx = nbody__v256_sub(xj, xi[u]), dy = nbody__v256_sub(yj, yi[u]), dz = nbody__v256_sub(zj, zi[u]);
-            nbody__v256 w = nbody__v256_rsqrt3(nbody__v256_fma(dx, dx, nbody__v256_fma(dy, dy, nbody__v256_fma(dz, dz, e2))));
-            nbody__v256 wj = nbody__v256_mul(w, mj), wi = nbody__v256_mul(w, mi[u]);
-            sx[u] = nbody__v256_fma(wj, dx, sx[u]); sy[u] = nbody__v256_fma(wj, dy, sy[u]); sz[u] = nbody__v256_fma(wj, dz, sz[u]);
-            tx = nbody__v256_fnma(wi, dx, tx); ty = nbody__v256_fnma(wi, dy, ty); tz = nbody__v256_fnma(wi, dz, tz);
-        }
-        nbody__v256_store(ax + j, nbody__v256_add(nbody__v256_load(ax + j), tx));
-        nbody__v256_store(ay + j, nbody__v256_add(nbody__v256_load(ay + j), ty));
-        nbody__v256_store(az + j, nbody__v256_add(nbody__v256_load(az + j), tz));
-    }
-    for (u = 0; u < cnt; ++u) {
-        ax[i + u] += nbody__v256_hsum(sx[u]); ay[i + u] += nbody__v256_hsum(sy[u]); az[i + u] += nbody__v256_hsum(sz[u]);
-    }
-}
-/* the sym_pair of nbody__simd_kernels */
-static NBODY__TARGET_AVX2 void nbody__avx2_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {
-    nbody__v256 e2 = nbody__v256_set1(f->eps2);
-    size_t i = b0;
-    for (; i + NBODY__AVX2_SYM_ROWS <= b1; i += NBODY__AVX2_SYM_ROWS)
-        nbody__avx2_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, NBODY__AVX2_SYM_ROWS);
-    for (; i < b1; ++i) nbody__avx2_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, 1);
-}
-static const nbody__simd_kernels nbody__avx2_kernels = {
-    nbody__avx2_tile, nbody__avx2_sym_pair, NBODY__V256_W, NBODY__V256_W * NBODY__AVX2_TILE_U};
+NBODY__BLOCK_KERNELS(nbody__avx2, nbody__v256, NBODY__V256_W, NBODY__V256_K, NBODY__AVX2_TILE_U, NBODY__AVX2_SYM_ROWS, 1,
+                     static NBODY__TARGET_AVX2, NBODY__I256)
 #endif
 /* ---- 128-bit levels (NEON, WebAssembly SIMD128): helpers over 128-bit vectors of nbody_real.
    One layer name for both ISAs (a build has at most one of them), so the kernels below are
@@ -6478,9 +6417,13 @@ NBODY__I128 nbody__v128 nbody__v128_rsqrt3(nbody__v128 x) {
     return nbody__v128_fma(nbody__v128_mul(y3, e), nbody__v128_set1((nbody_real)NBODY__SERIES_C1), y3);
 }
 #endif
+/* r^-3 itself: K = 1 */
+#define NBODY__V128_K 1
+NBODY__I128 nbody__v128 nbody__v128_rsqrt3k(nbody__v128 x) { return nbody__v128_rsqrt3(x); }
+NBODY__I128 nbody__v128 nbody__v128_load1k(const nbody_real *p) { return nbody__v128_load1(p); }
 #endif
 
-/* ---- 128-bit levels: the BLOCK kernels (see the section comment), once for NEON and SIMD128 ---- */
+/* ---- 128-bit levels: the BLOCK kernels, once for NEON and SIMD128 ---- */
 #if NBODY__HAVE_V128
 #ifndef NBODY__V128_TILE_U
 #define NBODY__V128_TILE_U 2         /* vectors of targets per tile (NEON: 3 and 4 spill, bench/results/neon-*.md) */
@@ -6488,93 +6431,8 @@ NBODY__I128 nbody__v128 nbody__v128_rsqrt3(nbody__v128 x) {
 #ifndef NBODY__V128_SYM_ROWS
 #define NBODY__V128_SYM_ROWS 2       /* symmetric kernel: broadcast rows per column vector (as the tile) */
 #endif
-/* s += m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2), lane-wise */
-NBODY__I128 void nbody__v128_interact(nbody__v128 xj, nbody__v128 yj, nbody__v128 zj, nbody__v128 mj, nbody__v128 e2, nbody__v128 xi,
-                                      nbody__v128 yi, nbody__v128 zi, nbody__v128 *sx, nbody__v128 *sy, nbody__v128 *sz) {
-    nbody__v128 dx = nbody__v128_sub(xj, xi), dy = nbody__v128_sub(yj, yi), dz = nbody__v128_sub(zj, zi);
-    nbody__v128 w = nbody__v128_mul(mj, nbody__v128_rsqrt3(nbody__v128_fma(dx, dx, nbody__v128_fma(dy, dy, nbody__v128_fma(dz, dz, e2)))));
-    *sx = nbody__v128_fma(w, dx, *sx); *sy = nbody__v128_fma(w, dy, *sy); *sz = nbody__v128_fma(w, dz, *sz);
-}
-/* the tile of nbody__simd_kernels.tile; the u loops are unrolled so that it lives in registers */
-static void nbody__v128_tile(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, size_t j0, size_t j1,
-                             nbody_real eps2, nbody_real G, size_t i0, const nbody_real *tx, const nbody_real *ty, const nbody_real *tz,
-                             nbody_real *ax, nbody_real *ay, nbody_real *az) {
-    enum { W = NBODY__V128_W, U = NBODY__V128_TILE_U };
-    nbody_real onehot[2 * W];
-    nbody__v128 e2 = nbody__v128_set1(eps2), g = nbody__v128_set1(G), xi[U], yi[U], zi[U], sx[U], sy[U], sz[U];
-    size_t j, je = i0 + (size_t)(U * W) < j1 ? i0 + (size_t)(U * W) : j1, jd = i0 < j1 ? i0 : j1;   /* jd: j1 <= i0 for test particles */
-    int u;
-    for (u = 0; u < U; ++u) {
-        xi[u] = nbody__v128_load(tx + u * W); yi[u] = nbody__v128_load(ty + u * W); zi[u] = nbody__v128_load(tz + u * W);
-        sx[u] = sy[u] = sz[u] = nbody__v128_set1(0);
-    }
-    for (u = 0; u < 2 * W; ++u) onehot[u] = 0;
-    onehot[W] = 1;
-    for (j = j0; j < jd; ++j) {
-        nbody__v128 xj = nbody__v128_load1(x + j), yj = nbody__v128_load1(y + j), zj = nbody__v128_load1(z + j), mj = nbody__v128_load1(m + j);
-        NBODY__UNROLL for (u = 0; u < U; ++u)
-            nbody__v128_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-    }
-    for (; j < je; ++j) {          /* the diagonal: 1 added to r^2 in the lane of body j itself */
-        nbody__v128 xj = nbody__v128_load1(x + j), yj = nbody__v128_load1(y + j), zj = nbody__v128_load1(z + j), mj = nbody__v128_load1(m + j);
-        for (u = 0; u < U; ++u) {
-            long long l = (long long)(j - i0) - (long long)u * W;
-            nbody__v128 d = (l >= 0 && l < W) ? nbody__v128_add(e2, nbody__v128_load(onehot + W - l)) : e2;
-            nbody__v128_interact(xj, yj, zj, mj, d, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-        }
-    }
-    for (; j < j1; ++j) {
-        nbody__v128 xj = nbody__v128_load1(x + j), yj = nbody__v128_load1(y + j), zj = nbody__v128_load1(z + j), mj = nbody__v128_load1(m + j);
-        NBODY__UNROLL for (u = 0; u < U; ++u)
-            nbody__v128_interact(xj, yj, zj, mj, e2, xi[u], yi[u], zi[u], &sx[u], &sy[u], &sz[u]);
-    }
-    for (u = 0; u < U; ++u) {
-        nbody__v128_store(ax + u * W, nbody__v128_mul(g, sx[u]));
-        nbody__v128_store(ay + u * W, nbody__v128_mul(g, sy[u]));
-        nbody__v128_store(az + u * W, nbody__v128_mul(g, sz[u]));
-    }
-}
-/* symmetric rows: the cnt bodies i.. as broadcast rows against the column vectors [v0, v1):
-   a_i += m_j w d (summed lane-wise, then reduced), a_j -= m_i w d (added to memory per
-   vector), w = (d^2 + eps^2)^(-3/2), d = x_j - x_i */
-NBODY__I128 void nbody__v128_sym_rows(const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *m, nbody_real *ax,
-                                      nbody_real *ay, nbody_real *az, nbody__v128 e2, size_t v0, size_t v1, size_t i, int cnt) {
-    enum { W = NBODY__V128_W, R = NBODY__V128_SYM_ROWS };
-    nbody__v128 xi[R], yi[R], zi[R], mi[R], sx[R], sy[R], sz[R];
-    size_t j;
-    int u;
-    for (u = 0; u < cnt; ++u) {
-        xi[u] = nbody__v128_set1(x[i + u]); yi[u] = nbody__v128_set1(y[i + u]); zi[u] = nbody__v128_set1(z[i + u]);
-        mi[u] = nbody__v128_set1(m[i + u]); sx[u] = sy[u] = sz[u] = nbody__v128_set1(0);
-    }
-    for (j = v0; j < v1; j += W) {
-        nbody__v128 xj = nbody__v128_load(x + j), yj = nbody__v128_load(y + j), zj = nbody__v128_load(z + j), mj = nbody__v128_load(m + j);
-        nbody__v128 tx = nbody__v128_set1(0), ty = tx, tz = tx;
-        NBODY__UNROLL for (u = 0; u < cnt; ++u) {
-            nbody__v128 dx = nbody__v128_sub(xj, xi[u]), dy = nbody__v128_sub(yj, yi[u]), dz = nbody__v128_sub(zj, zi[u]);
-            nbody__v128 w = nbody__v128_rsqrt3(nbody__v128_fma(dx, dx, nbody__v128_fma(dy, dy, nbody__v128_fma(dz, dz, e2))));
-            nbody__v128 wj = nbody__v128_mul(w, mj), wi = nbody__v128_mul(w, mi[u]);
-            sx[u] = nbody__v128_fma(wj, dx, sx[u]); sy[u] = nbody__v128_fma(wj, dy, sy[u]); sz[u] = nbody__v128_fma(wj, dz, sz[u]);
-            tx = nbody__v128_fnma(wi, dx, tx); ty = nbody__v128_fnma(wi, dy, ty); tz = nbody__v128_fnma(wi, dz, tz);
-        }
-        nbody__v128_store(ax + j, nbody__v128_add(nbody__v128_load(ax + j), tx));
-        nbody__v128_store(ay + j, nbody__v128_add(nbody__v128_load(ay + j), ty));
-        nbody__v128_store(az + j, nbody__v128_add(nbody__v128_load(az + j), tz));
-    }
-    for (u = 0; u < cnt; ++u) {
-        ax[i + u] += nbody__v128_hsum(sx[u]); ay[i + u] += nbody__v128_hsum(sy[u]); az[i + u] += nbody__v128_hsum(sz[u]);
-    }
-}
-/* the sym_pair of nbody__simd_kernels */
-static void nbody__v128_sym_pair(const nbody__forces *f, size_t v0, size_t v1, size_t b0, size_t b1) {
-    nbody__v128 e2 = nbody__v128_set1(f->eps2);
-    size_t i = b0;
-    for (; i + NBODY__V128_SYM_ROWS <= b1; i += NBODY__V128_SYM_ROWS)
-        nbody__v128_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, NBODY__V128_SYM_ROWS);
-    for (; i < b1; ++i) nbody__v128_sym_rows(f->x, f->y, f->z, f->m, f->ax, f->ay, f->az, e2, v0, v1, i, 1);
-}
-static const nbody__simd_kernels nbody__v128_kernels = {
-    nbody__v128_tile, nbody__v128_sym_pair, NBODY__V128_W, NBODY__V128_W * NBODY__V128_TILE_U};
+NBODY__BLOCK_KERNELS(nbody__v128, nbody__v128, NBODY__V128_W, NBODY__V128_K, NBODY__V128_TILE_U, NBODY__V128_SYM_ROWS, 1, static,
+                     NBODY__I128)
 #endif
 /* the kernels of a level; NULL: the portable loop */
 static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
