@@ -7,15 +7,8 @@
 # Skips when the viewer, Xvfb or libpng are absent; fails instead when NBODY_REQUIRE_VIEWER=1.
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
-pass=0; fail=0; skip=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-absent() {
-    if [ "$NBODY_REQUIRE_VIEWER" = 1 ]; then bad "(required by NBODY_REQUIRE_VIEWER) $*"
-    else skip=$((skip + 1)); echo "SKIP $*"; fi
-}
-finish() { echo "RESULT $pass $fail $skip"; [ "$fail" -eq 0 ]; exit $?; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+CHECK_REQUIRE=NBODY_REQUIRE_VIEWER
+. tests/check.sh
 
 [ -x "$BUILD/viewer" ] || { absent "viewer not built (GLFW/OpenGL missing)"; finish; }
 # --help: every option and key, exit 0; without a display: a pointer to xvfb-run and --offscreen
@@ -33,8 +26,7 @@ env -u DISPLAY -u WAYLAND_DISPLAY "$BUILD/viewer" --frames 1 >"$tmp/nodisplay" 2
 "$BUILD/viewer" --n abc --frames 1 >"$tmp/nabc" 2>&1; rc=$?
 [ "$rc" -eq 2 ] && grep -q -- "--n 'abc': want a whole number" "$tmp/nabc" && ok || bad "viewer --n abc (exit $rc): $(cat "$tmp/nabc")"
 command -v xvfb-run >/dev/null 2>&1 || { absent "xvfb-run not installed"; finish; }
-PNG=$(pkg-config --cflags --libs libpng 2>/dev/null) || { absent "libpng missing"; finish; }
-${CC:-cc} -O1 tests/png_stats.c -o "$tmp/png_stats" $PNG || { bad "png_stats does not build"; finish; }
+build_png_stats
 
 if xvfb-run -a -s "-screen 0 1024x768x24" timeout 120 "$BUILD/viewer" --scenario collision --n 2000 \
         --frames 20 --screenshot "$tmp/shot.png" >"$tmp/log" 2>&1; then ok

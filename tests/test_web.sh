@@ -7,25 +7,16 @@
 # absent; fails instead when NBODY_REQUIRE_WEB=1.
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
-pass=0; fail=0; skip=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-absent() {
-    if [ "$NBODY_REQUIRE_WEB" = 1 ]; then bad "(required by NBODY_REQUIRE_WEB) $*"
-    else skip=$((skip + 1)); echo "SKIP $*"; fi
-}
-finish() { echo "RESULT $pass $fail $skip"; [ "$fail" -eq 0 ]; exit $?; }
-tmp=$(mktemp -d)
+CHECK_REQUIRE=NBODY_REQUIRE_WEB
+. tests/check.sh
 server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+check_at_exit() { [ -n "$server" ] && kill "$server" 2>/dev/null; }
 
 [ -f "$BUILD/web/index.html" ] && [ -f "$BUILD/web/galaxies.wasm" ] || { absent "$BUILD/web not built (make web: emscripten)"; finish; }
 CHROME=${CHROME:-$(command -v chromium || command -v chromium-browser || command -v google-chrome)}
 [ -n "$CHROME" ] || { absent "chromium not installed"; finish; }
 command -v python3 >/dev/null 2>&1 || { absent "python3 not installed"; finish; }
-PNG=$(pkg-config --cflags --libs libpng 2>/dev/null) || { absent "libpng missing"; finish; }
-${CC:-cc} -O1 tests/png_stats.c -o "$tmp/png_stats" $PNG || { bad "png_stats does not build"; finish; }
+build_png_stats
 
 python3 tests/web_server.py "$BUILD/web" "$tmp/port" "$tmp/report" & server=$!
 i=0; while [ ! -s "$tmp/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
