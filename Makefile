@@ -263,7 +263,11 @@ check-embedded:
 # make test-wasm    every test program built for wasm32 (emscripten, no threads), run under node
 # (tests/run.sh's NBODY_TEST_RUNNER runs them). The OpenCL tests are left out: no OpenCL there.
 CROSS_SRCS    := $(filter-out tests/test_opencl%,$(TEST_SRCS))
-CROSS_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -I.
+# NBODY_TEST_QUICK: tests/test_block.c leaves out its largest systems there (every kernel path
+# still runs; the native build runs them all); TEST_JOBS programs at a time (node and qemu run
+# a program on one core)
+CROSS_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -I. -DNBODY_TEST_QUICK
+TEST_JOBS     ?= 2
 CROSS_DEPS    := tests/check.h tests/every_method.h nbody.h
 ARM64_CC      ?= aarch64-linux-gnu-gcc
 ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
@@ -300,10 +304,10 @@ $(BUILD)/wasm/test_block_float.js: tests/test_block.c $(CROSS_DEPS)
 # no OpenCL, MPI or GL there: those requirements of CI's native run do not apply
 CROSS_ENV     := NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER=
 test-arm64: $(ARM64_TESTS)
-	@$(CROSS_ENV) NBODY_TEST_RUNNER="$(ARM64_RUN)" sh tests/run.sh $(ARM64_TESTS)
+	@$(CROSS_ENV) NBODY_TEST_JOBS=$(TEST_JOBS) NBODY_TEST_RUNNER="$(ARM64_RUN)" sh tests/run.sh $(ARM64_TESTS)
 	@echo "not run under qemu-aarch64 (its time): $(notdir $(ARM64_SKIP))"
 test-wasm: $(WASM_TESTS)
-	@$(CROSS_ENV) NBODY_TEST_RUNNER="$(NODE_RUN)" sh tests/run.sh $(WASM_TESTS)
+	@$(CROSS_ENV) NBODY_TEST_JOBS=$(TEST_JOBS) NBODY_TEST_RUNNER="$(NODE_RUN)" sh tests/run.sh $(WASM_TESTS)
 	@echo "not run under node (needs fork): $(notdir $(WASM_SKIP))"
 
 # ==== bench =====================================================================================
@@ -346,11 +350,12 @@ test-web: web
 
 # ==== sanitizers and fuzzing (docs/reliability.md) ==============================================
 # make test-asan   every test under AddressSanitizer + UBSan (+ LeakSanitizer), aborting on the first report
+#                  (NBODY_TEST_QUICK: test_block without its largest systems, as under emulation)
 # make test-tsan   every test under ThreadSanitizer, clang + libomp with the Archer OMPT tool
 # make fuzz        fuzz nbody_load / nbody_checkpoint_load and the archive reader, FUZZ_SECONDS (default 60) in all
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CC=$(SAN_CC) \
-	    CFLAGS="$(SAN_COMMON) -fsanitize=address,undefined -fno-sanitize-recover=all" $(ASAN_TESTS)
+	    CFLAGS="$(SAN_COMMON) -fsanitize=address,undefined -fno-sanitize-recover=all -DNBODY_TEST_QUICK" $(ASAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    sh tests/run.sh $(ASAN_TESTS)
 

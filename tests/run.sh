@@ -3,18 +3,34 @@
 # summary line "N passed, N failed[, N skipped]". Exit status 1 when anything failed.
 # NBODY_TEST_RUNNER: a command put before each test program (not before the .sh scripts,
 # which use it themselves), e.g. wine for Windows builds (make test-windows).
-passed=0; failed=0; skipped=0
-for t in "$@"; do
-    echo "== $t"
+# NBODY_TEST_JOBS=N: N tests at a time (default 1), for suites whose programs use one core
+# each (under node or qemu: make test-wasm, make test-arm64); each output is printed whole,
+# in the order given, when all have ended.
+one() {   # test $1: its output to $2.out, exit status to $2.rc, seconds to $2.sec
     t0=$(date +%s)
-    case $t in
-        *.sh) out=$("./$t" 2>&1); rc=$?;;
-        *) out=$(${NBODY_TEST_RUNNER:-} "./$t" 2>&1); rc=$?
-           out=$(printf '%s\n' "$out" | tr -d '\r');;    # Windows programs end lines with CR LF
+    case $1 in
+        *.sh) "./$1" >"$2.out" 2>&1; echo $? >"$2.rc";;
+        *) { ${NBODY_TEST_RUNNER:-} "./$1" 2>&1; echo $? >"$2.rc"; } | tr -d '\r' >"$2.out";;   # Windows programs end lines with CR LF
     esac
-    [ $(( $(date +%s) - t0 )) -ge 10 ] && echo "   ($t took $(( $(date +%s) - t0 )) s)"
-    printf '%s\n' "$out" | grep -v '^RESULT '
-    res=$(printf '%s\n' "$out" | grep '^RESULT ' | tail -n 1)
+    echo $(( $(date +%s) - t0 )) >"$2.sec"
+}
+if [ "${1:-}" = --one ]; then one "$3" "$2/$4"; exit 0; fi
+out=$(mktemp -d) || exit 1
+trap 'rm -rf "$out"' EXIT
+if [ "${NBODY_TEST_JOBS:-1}" -gt 1 ]; then
+    i=0
+    for t in "$@"; do i=$((i + 1)); printf '%s %s\n' "$t" "$i"; done |
+        xargs -P "$NBODY_TEST_JOBS" -n 2 sh "$0" --one "$out"
+fi
+passed=0; failed=0; skipped=0; i=0
+for t in "$@"; do
+    i=$((i + 1))
+    echo "== $t"
+    [ "${NBODY_TEST_JOBS:-1}" -gt 1 ] || one "$t" "$out/$i"
+    rc=$(cat "$out/$i.rc" 2>/dev/null || echo 127); sec=$(cat "$out/$i.sec" 2>/dev/null || echo 0)
+    [ "$sec" -ge 10 ] && echo "   ($t took $sec s)"
+    grep -v '^RESULT ' "$out/$i.out"
+    res=$(grep '^RESULT ' "$out/$i.out" | tail -n 1)
     if [ -z "$res" ]; then
         echo "FAIL $t ended without a RESULT line (exit $rc)"; failed=$((failed + 1)); continue
     fi
