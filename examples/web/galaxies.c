@@ -26,13 +26,15 @@ EMSCRIPTEN_KEEPALIVE int web_start(int n) {
     d.threads = 1;
     return nbody_create(&sim, &d, &state) != NBODY_OK;
 }
-/* k steps, then the state the page draws (web_x, web_y); 0 when they ran */
+/* k steps; 0 when they ran */
 EMSCRIPTEN_KEEPALIVE int web_step(int k) {
     int i;
     for (i = 0; i < k; ++i)
         if (nbody_step(sim) != NBODY_OK) return 1;
-    return nbody_get_state(sim, &state) != NBODY_OK;
+    return 0;
 }
+/* the state the page draws (web_x, web_y), copied once a frame, not once a step */
+EMSCRIPTEN_KEEPALIVE int web_state(void) { return nbody_get_state(sim, &state) != NBODY_OK; }
 EMSCRIPTEN_KEEPALIVE const float *web_x(void) { return state.x; }
 EMSCRIPTEN_KEEPALIVE const float *web_y(void) { return state.y; }
 EMSCRIPTEN_KEEPALIVE int web_n(void) { return (int)state.n; }
