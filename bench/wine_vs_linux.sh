@@ -3,7 +3,9 @@
 # (BLOCK, interactions/s, best of its repetitions) at N = 4096, 8192, 16384, in double and in
 # float, built by gcc and by x86_64-w64-mingw32-gcc from the same source with the same flags
 # (-O2 -fopenmp; -static for Windows), run alternately Linux, Wine, Linux, Wine, ... so that a
-# change in the machine's load falls on both, and the best run of each kept.
+# change in the machine's load falls on both; the best run of each and the median of the runs
+# kept (on a shared machine the best is the run that got the longest undisturbed window, the
+# median says how much the load moved the rest).
 # Prints a markdown table, Linux and Wine side by side; with an argument, also writes it there.
 #     sh bench/wine_vs_linux.sh [bench/results/wine-vs-linux-DATE.md]
 # Environment: REPS (bench_block's repetitions, default 7), THREADS (default 2), ROUNDS
@@ -34,19 +36,27 @@ while [ "$round" -lt "$ROUNDS" ]; do
 done
 table=$(awk '
     { key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++k] = key }
-      lvl[$1, key] = $4; if ($5 + 0 > best[$1, key] + 0) best[$1, key] = $5 }
+      lvl[$1, key] = $4; if ($5 + 0 > best[$1, key] + 0) best[$1, key] = $5
+      runs[$1, key, ++cnt[$1, key]] = $5 + 0 }
+    function median(os, key,    n, i, j, t, a) {
+        n = cnt[os, key]
+        for (i = 1; i <= n; ++i) a[i] = runs[os, key, i]
+        for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
     END {
-        print "| precision | N | SIMD level (Linux / Wine) | Linux interactions/s | Wine interactions/s | Wine / Linux |"
-        print "|---|---|---|---|---|---|"
+        print "| precision | N | SIMD level (Linux / Wine) | Linux best | Wine best | Wine / Linux, best | Linux median | Wine median | Wine / Linux, median |"
+        print "|---|---|---|---|---|---|---|---|---|"
         for (i = 1; i <= k; ++i) {
             key = order[i]; split(key, p, " ")
-            l = best["linux", key]; w = best["wine", key]
-            printf "| %s | %s | %s / %s | %.3g | %.3g | %.3f |\n", p[1], p[2], lvl["linux", key], lvl["wine", key], l, w, (l > 0 ? w / l : 0)
+            l = best["linux", key]; w = best["wine", key]; ml = median("linux", key); mw = median("wine", key)
+            printf "| %s | %s | %s / %s | %.3g | %.3g | %.3f | %.3g | %.3g | %.3f |\n", p[1], p[2], lvl["linux", key], lvl["wine", key], l, w,
+                   (l > 0 ? w / l : 0), ml, mw, (ml > 0 ? mw / ml : 0)
         }
     }' "$B/runs")
 head="Machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')
 Commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- nbody.h bench/bench_block.c 2>/dev/null || echo ' (modified)')
 Compilers: $(gcc --version | head -n 1); $(x86_64-w64-mingw32-gcc --version | head -n 1); $(wine --version)
-Command: sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, best of $ROUNDS alternating runs each way; load average before: $load)"
+Command: REPS=$REPS THREADS=$THREADS ROUNDS=$ROUNDS sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, $ROUNDS alternating runs each way, best and median; load average before: $load, after: $(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null))"
 printf '%s\n\n%s\n' "$head" "$table"
 if [ -n "$out" ]; then printf '# BLOCK: the Windows build under Wine against the Linux build\n\n%s\n\n%s\n' "$head" "$table" > "$out"; fi
