@@ -9937,6 +9937,7 @@ static void nbody__arc_put_head(nbody__writer *w) {
 /* Opens path for appending (created with its header when absent or empty): the writer at the
    end and, in *good, the length of the archive before this append (the length to cut back to
    when the append fails). */
+static nbody_result nbody__arc_head(const nbody_desc *log, FILE *f, const char *path, unsigned long long size);
 static nbody_result nbody__arc_open_append(const nbody_desc *log, const char *path, nbody__writer *w, nbody__off *good) {
     w->sum = NBODY__FNV_SEED; w->ok = 1; w->err = 0;
     if (!(w->f = nbody__fopen(path, "ab"))) return nbody__io_error(log, "cannot open the archive", path, errno);
@@ -9946,7 +9947,16 @@ static nbody_result nbody__arc_open_append(const nbody_desc *log, const char *pa
         w->f = NULL;
         return NBODY_ERR_IO;
     }
-    if (*good == 0) nbody__arc_put_head(w);
+    if (*good == 0) {
+        nbody__arc_put_head(w);
+    } else {       /* an existing file must be an archive of this build: a record appended to
+                      anything else (a snapshot, a checkpoint) would spoil that file */
+        FILE *f = nbody__fopen(path, "rb");
+        nbody_result r = f ? nbody__arc_head(log, f, path, (unsigned long long)*good)
+                           : nbody__io_error(log, "cannot read the archive", path, errno);
+        if (f) fclose(f);
+        if (r != NBODY_OK) { fclose(w->f); w->f = NULL; return r; }
+    }
     return NBODY_OK;
 }
 
@@ -10162,18 +10172,18 @@ static nbody__off nbody__arc_find(FILE *f, nbody__off from, nbody__off end) {
 }
 
 /* the archive's own header (magic, version, order, real size): NBODY_OK, or a line saying why */
-static nbody_result nbody__arc_head(FILE *f, const char *path, unsigned long long size) {
+static nbody_result nbody__arc_head(const nbody_desc *log, FILE *f, const char *path, unsigned long long size) {
     char magic[8], why[96];
     unsigned int head[4];
     const char *fault;
     if (size < 8 + sizeof head)
-        return nbody__fail(NULL, NBODY_ERR_FORMAT, "nbody: archive %s: %llu bytes, shorter than an archive's header", path, size);
+        return nbody__fail(log, NBODY_ERR_FORMAT, "nbody: archive %s: %llu bytes, shorter than an archive's header", path, size);
     if (!nbody__ckp_get(f, magic, 8) || !nbody__ckp_get(f, head, sizeof head))
-        return nbody__io_error(NULL, "cannot read the archive", path, errno);
+        return nbody__io_error(log, "cannot read the archive", path, errno);
     if ((fault = nbody__magic_fault(magic, NBODY__ARC_MAGIC)) != NULL)
-        return nbody__fail(NULL, NBODY_ERR_FORMAT, "nbody: archive %s: not an archive: %s", path, fault);
+        return nbody__fail(log, NBODY_ERR_FORMAT, "nbody: archive %s: not an archive: %s", path, fault);
     if ((fault = nbody__head_fault(head, NBODY__ARC_VERSION, 0, why, sizeof why)) != NULL)
-        return nbody__fail(NULL, NBODY_ERR_FORMAT, "nbody: archive %s: %s", path, fault);
+        return nbody__fail(log, NBODY_ERR_FORMAT, "nbody: archive %s: %s", path, fault);
     return NBODY_OK;
 }
 
@@ -10194,7 +10204,7 @@ NBODY__DEF nbody_result nbody_archive_open(nbody_archive **out, const char *path
         return r;
     }
     size = (unsigned long long)end;
-    if ((r = nbody__arc_head(f, path, size)) != NBODY_OK) { fclose(f); return r; }
+    if ((r = nbody__arc_head(NULL, f, path, size)) != NBODY_OK) { fclose(f); return r; }
     a = (nbody_archive *)NBODY_MALLOC(sizeof *a);
     if (!a) { fclose(f); return nbody__fail(NULL, NBODY_ERR_OUT_OF_MEMORY, "nbody: archive %s: out of memory", path); }
     memset(a, 0, sizeof *a);

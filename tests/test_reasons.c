@@ -192,6 +192,16 @@ static void write_reasons(void) {
     nbody_system_free(&s);
 }
 
+/* r is a refusal and the line holds every '|'-separated word of want */
+static void expect_line(const char *label, nbody_result r, nbody_result want_r, const char *want) {
+    char words[256], *w;
+    int ok = 1;
+    snprintf(words, sizeof words, "%s", want);
+    for (w = strtok(words, "|"); w; w = strtok(NULL, "|")) if (!strstr(nbody_last_error(), w)) ok = 0;
+    CHECK(r == want_r && ok, "%s: %s, \"%s\" (want %s, \"%s\")", label, nbody_result_string(r), nbody_last_error(),
+          nbody_result_string(want_r), want);
+}
+
 /* nbody_archive_open says why it refuses a file; nbody_archive_load names a record out of range */
 static void archive_reasons(void) {
     const char *arc = rel_path("arc2"), *snap = rel_path("snap2"), *bad = rel_path("bad2");
@@ -227,6 +237,20 @@ static void archive_reasons(void) {
               "an archive of another version: \"%s\"", nbody_last_error());
         free(good);
     }
+    {   /* an archive record appended to a snapshot would spoil it: refused, the file unchanged */
+        unsigned char *before = rel_slurp(snap, &len), *after;
+        long len2 = 0;
+        nbody_system back = {0};
+        CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
+        expect_line("append to a snapshot", nbody_archive_append(sim, snap), NBODY_ERR_FORMAT, "not an archive|a snapshot");
+        expect_line("attach to a snapshot", nbody_archive_attach(sim, snap, 1, 0, 0), NBODY_ERR_FORMAT, "not an archive");
+        after = rel_slurp(snap, &len2);
+        CHECK(before && after && len2 == len && memcmp(before, after, (size_t)len) == 0 && nbody_load(snap, &back) == NBODY_OK,
+              "the snapshot is unchanged and loads");
+        nbody_system_free(&back);
+        free(before); free(after);
+        nbody_destroy(sim);
+    }
     a = NULL;
     CHECK(nbody_archive_open(&a, arc) == NBODY_OK && nbody_archive_count(a) == 1, "the good archive opens");
     d.log.func = NULL;
@@ -237,16 +261,6 @@ static void archive_reasons(void) {
     nbody_archive_close(a);
     nbody_system_free(&s);
     remove(arc); remove(snap); remove(bad);
-}
-
-/* r is a refusal and the line holds every '|'-separated word of want */
-static void expect_line(const char *label, nbody_result r, nbody_result want_r, const char *want) {
-    char words[256], *w;
-    int ok = 1;
-    snprintf(words, sizeof words, "%s", want);
-    for (w = strtok(words, "|"); w; w = strtok(NULL, "|")) if (!strstr(nbody_last_error(), w)) ok = 0;
-    CHECK(r == want_r && ok, "%s: %s, \"%s\" (want %s, \"%s\")", label, nbody_result_string(r), nbody_last_error(),
-          nbody_result_string(want_r), want);
 }
 
 /* the functions without a desc, and NULL simulations */
