@@ -699,3 +699,121 @@ __kernel void nbody_contacts(__global const real *y, __global const real *rad, u
         }
     }
 }
+
+/* ---- NBODY_HERMITE (nbody__hermite_op, nbody__hermite_store): the CUDA engine's design
+   (nbody_cuda.cu, "NBODY_HERMITE"): predict every body, the active bodies' forces by
+   work-groups of NBODY_CL_HT items over (active bodies x source slices) as
+   nbody__hermite_shape decides, a work-group an active body adding its slices' sums with its state gathered,
+   and the stores. Pair terms in real, sums in double where the device has it. */
+#define NBODY_CL_HT 64
+#define NBODY_CL_HT_LOG2 6
+#if NBODY_CL_FP64 || NBODY_CL_HAS_FP64
+typedef double nbody_cl_hsum;
+#else
+typedef real nbody_cl_hsum;
+#endif
+
+/* every body at the step's time: pred (state layout), pred_acc (order 6), src = 3n records
+   (x y z m | vx vy vz 0 | ax ay az 0) */
+__kernel void nbody_hermite_predict(__global const real *restrict base, __global const real *restrict force,
+                                    __global const real *restrict high, __global const ulong *restrict ticks,
+                                    __global const real *restrict m, ulong now, real tick, real span, int order, uint n,
+                                    __global real *restrict pred, __global real *restrict pred_acc, __global real4 *restrict src) {
+    uint i = get_global_id(0), k;
+    real dt, p[9];
+    if (i >= n) return;
+    dt = nbody__hermite_dt(ticks[i], now, tick, span);
+    for (k = 0; k < 3; ++k) {
+        uint x = k * n + i, v = x + 3 * n;
+        nbody__hermite_predict1(base[x], base[v], force[x], force[v], order == 6 ? high[x] : 0, order == 6 ? high[v] : 0, dt,
+                                &p[k], &p[3 + k], &p[6 + k]);
+        pred[x] = p[k]; pred[v] = p[3 + k];
+        if (order == 6) pred_acc[x] = p[6 + k];
+    }
+    src[i] = (real4)(p[0], p[1], p[2], m[i]);
+    src[n + i] = (real4)(p[3], p[4], p[5], 0);
+    src[2 * n + i] = (real4)(p[6], p[7], p[8], 0);
+}
+
+/* the work-group's 2^ti_log2 active bodies (group 0 of the range) against source slice
+   get_group_id(1); its lanes' sums added by a fixed tree into part[(slice 9 + c) count + q] */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_HT, 1, 1)))
+void nbody_hermite_forces(__global const real4 *restrict src, uint n, __global const uint *restrict list, uint count, uint nsrc,
+                          uint slice_len, int ti_log2, real eps2, int snap, __global nbody_cl_hsum *restrict part) {
+    __local real4 sx[NBODY_CL_HT], sv[NBODY_CL_HT], sa[NBODY_CL_HT];
+    __local nbody_cl_hsum red[9 * NBODY_CL_HT];
+    uint lid = get_local_id(0), TI = 1u << ti_log2, TJ = NBODY_CL_HT >> ti_log2, li = lid & (TI - 1), lj = lid >> ti_log2;
+    uint q = get_group_id(0) * TI + li, i = list[q < count ? q : count - 1], nk = snap ? 9 : 6, c, k, stride;
+    uint j0 = get_group_id(1) * slice_len, j1 = min(nsrc, j0 + slice_len), t0;
+    real4 xi = src[i], vi = src[n + i], ai = snap ? src[2 * n + i] : xi;
+    nbody_cl_hsum s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (t0 = j0; t0 < j1; t0 += NBODY_CL_HT) {
+        uint tl = min((uint)NBODY_CL_HT, j1 - t0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < tl) {
+            sx[lid] = src[t0 + lid]; sv[lid] = src[n + t0 + lid];
+            if (snap) sa[lid] = src[2 * n + t0 + lid];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (k = lj; k < tl; k += TJ) {
+            real4 pj = sx[k], vj = sv[k], aj = snap ? sa[k] : vj;
+            real dx = pj.x - xi.x, dy = pj.y - xi.y, dz = pj.z - xi.z, t[9];
+            real r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), inv = rsqrt(r2), inv2 = inv * inv;
+            if (t0 + k == i) continue;             /* not itself */
+            nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, snap ? aj.x - ai.x : 0, snap ? aj.y - ai.y : 0,
+                                 snap ? aj.z - ai.z : 0, pj.w * inv * inv2, inv2, snap, t);
+            for (c = 0; c < nk; ++c) s[c] += (nbody_cl_hsum)t[c];
+        }
+    }
+    for (c = 0; c < nk; ++c) red[c * NBODY_CL_HT + lid] = s[c];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (stride = TJ / 2; stride > 0; stride /= 2) {
+        if (lj < stride)
+            for (c = 0; c < nk; ++c) red[c * NBODY_CL_HT + lid] += red[c * NBODY_CL_HT + lid + stride * TI];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lj == 0 && q < count)
+        for (c = 0; c < nk; ++c) part[(q * 9 + c) * get_num_groups(1) + get_group_id(1)] = red[c * NBODY_CL_HT + lid];
+}
+
+/* a work-group of NBODY_CL_HT items an active body: rows 0-8 G times its slices' sums (each
+   item's slices in order, then a fixed tree), rows 9-23 x v a jerk snap at its own time */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_HT, 1, 1)))
+void nbody_hermite_rows(__global const nbody_cl_hsum *restrict part, uint slices, uint nk, uint count,
+                        __global const uint *restrict list, __global const real *restrict base,
+                        __global const real *restrict force, __global const real *restrict high, uint n, real G,
+                        __global real *restrict rows) {
+    __local nbody_cl_hsum red[NBODY_CL_HT];
+    uint q = get_group_id(0), lid = get_local_id(0), i = list[q], k, sl, stride;
+    for (k = 0; k < 9; ++k) {
+        nbody_cl_hsum sum = 0;
+        for (sl = lid; k < nk && sl < slices; sl += NBODY_CL_HT) sum += part[(q * 9 + k) * slices + sl];
+        red[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (stride = NBODY_CL_HT / 2; stride > 0; stride /= 2) {
+            if (lid < stride) red[lid] += red[lid + stride];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0) rows[k * count + q] = G * (real)red[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid < 6) { rows[(9 + lid) * count + q] = base[lid * n + i]; rows[(15 + lid) * count + q] = force[lid * n + i]; }
+    else if (lid < 9) rows[(15 + lid) * count + q] = high[(lid - 6) * n + i];
+}
+
+/* the corrected rows (18 a body) into pred (commit 0: x v) or base, force, high and the time (commit 1) */
+__kernel void nbody_hermite_store(__global const real *restrict next, __global const uint *restrict list, uint count, uint n,
+                                  int commit, ulong now, __global real *restrict pred, __global real *restrict base,
+                                  __global real *restrict force, __global real *restrict high, __global ulong *restrict ticks) {
+    uint q = get_global_id(0), i, k;
+    if (q >= count) return;
+    i = list[q];
+    if (!commit) {
+        for (k = 0; k < 6; ++k) pred[k * n + i] = next[18 * q + k];
+        return;
+    }
+    for (k = 0; k < 6; ++k) {
+        base[k * n + i] = next[18 * q + k]; force[k * n + i] = next[18 * q + 6 + k]; high[k * n + i] = next[18 * q + 12 + k];
+    }
+    ticks[i] = now;
+}

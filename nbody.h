@@ -256,7 +256,7 @@ typedef enum nbody_method {        /* how the ODE is integrated */
     NBODY_HERMITE,                 /* 4 or 6 (desc.order 0/4 or 6), Hermite predictor-corrector
                                       with individual block (power-of-two) steps chosen by
                                       Aarseth's criterion (desc.timestep_eta, desc.stepping);
-                                      direct CPU engines; docs/hermite.md */
+                                      direct CPU engines, CUDA, OpenCL; docs/hermite.md */
     NBODY_METHOD_COUNT_
 } nbody_method;
 
@@ -1024,10 +1024,15 @@ typedef struct nbody__contact { size_t i, j; nbody_real d, reach; } nbody__conta
    the step's time into pred (x v, 6n; order 6 also a into pred_acc, the first 3n) by the Taylor
    series of the derivatives kept at its time; then the acceleration, jerk (and snap, order 6)
    of the active bodies list[0 .. count) from the sources [0, n_src) at their predicted state,
-   G applied, into out (host, 9 count: ax ay az jx jy jz sx sy sz, each count long). */
+   G applied, into out (host, 24 count, each row count long): rows 0-8 ax ay az jx jy jz sx sy
+   sz; rows 9-23 the active bodies' state at their own time, gathered from base, force, high:
+   x v a jerk snap (3 each; the host corrects them there, so an engine whose buffers live on a
+   device moves only the active bodies' rows). */
 typedef struct nbody__hermite_op {
     nbody__buf base, force, high;  /* x v | a jerk | snap crackle at each body's time (6n each) */
     const unsigned long long *ticks;   /* each body's time, in ticks since the origin (host, n) */
+    int ticks_all;                 /* 1: the ticks changed since the last call other than by the
+                                      stores' commits (an engine that keeps a copy reads all n) */
     unsigned long long now;        /* block step: the step's time in ticks */
     nbody_real tick;               /* the time of one tick */
     nbody_real span;               /* >= 0: a synchronising step to origin + span (ticks read as
@@ -1038,6 +1043,42 @@ typedef struct nbody__hermite_op {
     size_t count, n_src;
     nbody_real *out;
 } nbody__hermite_op;
+
+/* The corrected active bodies back into the engine's buffers (after nbody__hermite_op, with
+   its list and count): next is host, 18 a body (body q at next + 18 q: x v a jerk snap crackle,
+   3 each). commit = 0: their x, v into pred (the step's state); commit = 1: all 18 into base,
+   force, high and their time becomes now (ticks), from the same next as the commit = 0 call
+   before it (an engine may keep its copy of that call's rows). */
+typedef struct nbody__hermite_store {
+    nbody__buf pred, base, force, high;
+    const size_t *list;
+    size_t count;
+    const nbody_real *next;
+    unsigned long long now;
+    int commit;
+} nbody__hermite_store;
+
+/* The GPU engines' shape of the Hermite forces (nbody_cuda.cu, kernels.cl): work-groups of
+   2^log2_threads items, each taking 2^ti_log2 active bodies and one slice of the sources, whose
+   2^(log2_threads - ti_log2) lanes of a body share the slice. Many active bodies: a work-item a
+   body (ti_log2 = log2_threads); few: ti_log2 the next power of two of their count, and the
+   sources split into as many slices (multiples of a work-group) as make about target_groups
+   work-groups, so that a step with a handful of active bodies still fills the device. */
+static inline NBODY__UNUSED void nbody__hermite_shape(size_t count, size_t nsrc, int log2_threads, size_t target_groups,
+                                                      int *ti_log2, unsigned *slices, unsigned *slice_len) {
+    size_t threads = (size_t)1 << log2_threads, tiles = (nsrc + threads - 1) / threads, gx, S, per;
+    int l = 0;
+    while (((size_t)1 << l) < count && l < log2_threads) ++l;
+    gx = (count + ((size_t)1 << l) - 1) >> l;
+    S = gx ? (target_groups + gx - 1) / gx : 1;
+    if (S > tiles) S = tiles;
+    if (S > 65535) S = 65535;
+    if (S < 1) S = 1;
+    per = tiles ? (tiles + S - 1) / S : 1;
+    *ti_log2 = l;
+    *slice_len = (unsigned)(per * threads);
+    *slices = (unsigned)(tiles ? (tiles + per - 1) / per : 1);
+}
 
 /* The tree leapfrog's block steps (>>kdk): the kicks of the active bodies list[0 .. count).
    With a the new acceleration of body i = list[q] (acc[q], acc[count + q], acc[2 count + q]),
@@ -1081,7 +1122,7 @@ typedef struct nbody__engine_ops {
     nbody_result (*set_radii)(nbody__engine *e, const nbody_real *r);
     nbody_result (*find_contacts)(nbody__engine *e, nbody__buf y, int use_radii, nbody_real r0,
                                   const nbody__contact **pairs, size_t *count);
-    /* NULL: the engine does not run NBODY_HERMITE (nbody__hermite_op) */
+    /* NULL (and hermite_store NULL): the engine does not run NBODY_HERMITE (nbody__hermite_op) */
     nbody_result (*hermite)(nbody__engine *e, const nbody__hermite_op *op);
     /* Both or neither (NULL: no block steps for NBODY_LEAPFROG, >>kdk). active_forces: the
        accelerations, G applied, of the bodies list[0 .. count) (host, ascending) from the
@@ -1089,6 +1130,8 @@ typedef struct nbody__engine_ops {
        long). kick: nbody__kick_op. */
     nbody_result (*active_forces)(nbody__engine *e, nbody__buf y, const size_t *list, size_t count, nbody_real *out);
     nbody_result (*kick)(nbody__engine *e, const nbody__kick_op *op);
+    /* with hermite (both or neither): nbody__hermite_store */
+    nbody_result (*hermite_store)(nbody__engine *e, const nbody__hermite_store *op);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -1287,11 +1330,11 @@ NBODY__SHARED void nbody__pair_add(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL d
        acc += A,  jerk += J = m v r2^(-3/2) - 3 alpha A,  snap += m a r2^(-3/2) - 6 alpha J - 3 beta A
    (the time derivatives of A; softening enters through r2 alone). t[0..9): the terms of this
    pair, acc, jerk, snap; snap = 0 leaves t[6..9) alone. */
-NBODY__SHARED void nbody__hermite_pair(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL vx, NBODY__REAL vy,
-                                       NBODY__REAL vz, NBODY__REAL ax, NBODY__REAL ay, NBODY__REAL az, NBODY__REAL m,
-                                       NBODY__REAL eps2, int snap, NBODY__REAL *t) {
-    NBODY__REAL r2 = nbody__soft_r2(dx, dy, dz, eps2), inv = 1 / NBODY__SQRT(r2), inv2 = inv * inv;
-    NBODY__REAL mr3 = m * inv * inv2, alpha = (dx * vx + dy * vy + dz * vz) * inv2;
+/* the terms from the pair's weight mr3 = m r2^(-3/2) and inv2 = 1 / r2, however an engine forms them */
+NBODY__SHARED void nbody__hermite_terms(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL vx, NBODY__REAL vy,
+                                        NBODY__REAL vz, NBODY__REAL ax, NBODY__REAL ay, NBODY__REAL az, NBODY__REAL mr3,
+                                        NBODY__REAL inv2, int snap, NBODY__REAL *t) {
+    NBODY__REAL alpha = (dx * vx + dy * vy + dz * vz) * inv2;
     t[0] = mr3 * dx; t[1] = mr3 * dy; t[2] = mr3 * dz;
     t[3] = mr3 * vx - 3 * alpha * t[0]; t[4] = mr3 * vy - 3 * alpha * t[1]; t[5] = mr3 * vz - 3 * alpha * t[2];
     if (snap) {
@@ -1300,6 +1343,28 @@ NBODY__SHARED void nbody__hermite_pair(NBODY__REAL dx, NBODY__REAL dy, NBODY__RE
         t[7] = mr3 * ay - 6 * alpha * t[4] - 3 * beta * t[1];
         t[8] = mr3 * az - 6 * alpha * t[5] - 3 * beta * t[2];
     }
+}
+/* the reference form: 1 / sqrt, as the CPU engines */
+NBODY__SHARED void nbody__hermite_pair(NBODY__REAL dx, NBODY__REAL dy, NBODY__REAL dz, NBODY__REAL vx, NBODY__REAL vy,
+                                       NBODY__REAL vz, NBODY__REAL ax, NBODY__REAL ay, NBODY__REAL az, NBODY__REAL m,
+                                       NBODY__REAL eps2, int snap, NBODY__REAL *t) {
+    NBODY__REAL r2 = nbody__soft_r2(dx, dy, dz, eps2), inv = 1 / NBODY__SQRT(r2), inv2 = inv * inv;
+    nbody__hermite_terms(dx, dy, dz, vx, vy, vz, ax, ay, az, m * inv * inv2, inv2, snap, t);
+}
+
+/* ---- Hermite's predictor: a body's time dt before the step's (its time t in ticks since the
+   origin; span >= 0: a synchronising step to origin + span), then one component of its x, v
+   (and a, for the 6th order's snap) there by the Taylor series of its derivatives at its own
+   time, to the jerk (order 4: s = c = 0) or crackle term, in Horner form */
+NBODY__SHARED NBODY__REAL nbody__hermite_dt(NBODY__U64 t, NBODY__U64 now, NBODY__REAL tick, NBODY__REAL span) {
+    return span >= 0 ? span - (NBODY__REAL)t * tick : (NBODY__REAL)(now - t) * tick;
+}
+NBODY__SHARED void nbody__hermite_predict1(NBODY__REAL x, NBODY__REAL v, NBODY__REAL a, NBODY__REAL j, NBODY__REAL s,
+                                           NBODY__REAL c, NBODY__REAL dt, NBODY__REAL *px, NBODY__REAL *pv, NBODY__REAL *pa) {
+    NBODY__REAL h2 = dt / 2, h3 = dt / 3, h4 = dt / 4, h5 = dt / 5;
+    *px = x + dt * (v + h2 * (a + h3 * (j + h4 * (s + h5 * c))));
+    *pv = v + dt * (a + h2 * (j + h3 * (s + h4 * c)));
+    *pa = a + dt * (j + h2 * (s + h3 * c));
 }
 
 /* ---- the quadrupole term of a tree node of mass M, second moments S = (xx xy xz yy yz zz)
@@ -1963,6 +2028,15 @@ typedef struct nbody__radau_state {
 /* The block scheduler (>>scheduler) that NBODY_HERMITE and the tree leapfrog's block steps
    (>>kdk) share: each body's time and step as integer ticks, the active list of a step. */
 #define NBODY__BLOCK_LEVELS 40     /* steps dt_max 2^-k, k = 0 .. 40; one tick is dt_max 2^-40 */
+/* the block scheduler's census of the levels (>>scheduler; scratch, rebuilt from the ticks) */
+typedef struct nbody__block_census {
+    size_t start[NBODY__BLOCK_LEVELS + 2];   /* level k's bodies: order[start[k] .. start[k + 1]) */
+    size_t *order;                 /* the bodies by level (n) */
+    size_t *where;                 /* each body's position in order (n) */
+    unsigned long long *bits;      /* a bit a body, zero between uses: the active list in index order */
+    int valid;                     /* 0: rebuild from the ticks before use */
+    int exact;                     /* every body sits where the census assumes (else the ticks are scanned) */
+} nbody__block_census;
 typedef struct nbody__block_sched {
     int live;                      /* the fields below hold the state of y (0: rebuilt from y) */
     nbody_real origin;             /* the time of tick 0 */
@@ -1975,6 +2049,9 @@ typedef struct nbody__block_sched {
     unsigned long long due;        /* a block step's time in ticks */
     nbody_real t_new;
     unsigned long long *level_new; /* the active bodies' next levels (n) */
+    nbody__block_census census;
+    int ticks_sent;                /* the engine has every body's time: 0 after a start, an origin
+                                      move or a load (nbody__hermite_op.ticks_all) */
 } nbody__block_sched;
 
 /* NBODY_HERMITE (>>hermite): each body's x, v at its own time and the derivatives there (its
@@ -1985,7 +2062,8 @@ typedef struct nbody__hermite_state {
     nbody__buf force;              /* a, jerk there (6n) */
     nbody__buf high;               /* snap, crackle there (6n; the corrector's, order 4) */
     /* scratch, written before read in a step (not saved) */
-    nbody_real *out;               /* the engine's a, jerk, snap of the active bodies (9n) */
+    nbody_real *out;               /* the engine's a, jerk, snap of the active bodies and their
+                                      state at their own time (24n, nbody__hermite_op) */
     nbody_real *next;              /* their corrected x v a j s c (18n), levels in level_new */
 } nbody__hermite_state;
 
@@ -2669,9 +2747,10 @@ static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system 
                        "sixth order needs double precision (use order 4)", (int)sizeof(nbody_real));
             return NBODY_ERR_INVALID_ARGUMENT;
         }
-        if (d->engine != NBODY_ENGINE_SIMPLE && d->engine != NBODY_ENGINE_OPENMP && d->engine != NBODY_ENGINE_BLOCK) {
-            nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite runs on the direct CPU engines (simple, openmp, block), not on %s "
-                       "(it needs exact jerks)", nbody_engine_name(d->engine));
+        if (d->engine != NBODY_ENGINE_SIMPLE && d->engine != NBODY_ENGINE_OPENMP && d->engine != NBODY_ENGINE_BLOCK &&
+            d->engine != NBODY_ENGINE_CUDA && d->engine != NBODY_ENGINE_OPENCL) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite runs on the direct engines (simple, openmp, block, cuda, opencl), "
+                       "not on %s (it needs exact jerks)", nbody_engine_name(d->engine));
             return NBODY_ERR_UNAVAILABLE;
         }
         if (d->extra_force || d->mpi_comm) {
@@ -2964,9 +3043,10 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
         }
         if (nbody__progress(s, 0)) return NBODY_ERR_CANCELLED;
     }
-    r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite);
-    if (r != NBODY_OK) return r;
-    if (!finite) {
+    /* Hermite checks each body it corrects itself (the others are only predicted): a scan of
+       all n bodies would cost more than a block step with few active (a launch and a wait on a GPU) */
+    if (s->method->id != NBODY_HERMITE && (r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite)) != NBODY_OK) return r;
+    if (s->method->id != NBODY_HERMITE && !finite) {
         nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: state became NaN/Inf in the step from t = %g", (double)s->t);
         return NBODY_ERR_NOT_FINITE;
     }
@@ -4623,12 +4703,73 @@ static unsigned long long nbody__block_next(const unsigned long long *const *tic
     return next;
 }
 
+/* The census: bodies at level k all sit at the same time, the last multiple of their step at
+   or before the current time (each body's time is a multiple of its step, and the current time
+   lies within its step). So the next block time is the earliest end of an occupied level's
+   step, and the bodies due then are those of every level whose step divides it, the levels
+   k >= k0: with the bodies kept sorted by level (a bucket a level, in one array), a suffix of
+   that array. A block step then costs O(levels + active bodies) here, where the times of all
+   bodies cost a few times n operations (most of a step with a few active bodies among 10^4 or
+   more); the suffix goes through a bitmap back into index order (n / 64 words). A state where
+   a body is not where the census says (a checkpoint written otherwise) is scheduled by the
+   scan of the ticks (nbody__block_next). */
+static void nbody__block_census_build(nbody__block_census *c, const unsigned long long *const *ticks, size_t n, unsigned long long now) {
+    size_t i, fill[NBODY__BLOCK_LEVELS + 1];
+    int k;
+    memset(c->start, 0, sizeof c->start);
+    c->exact = 1;
+    for (i = 0; i < n; ++i) {
+        unsigned long long l = ticks[1][i];
+        if (l > NBODY__BLOCK_LEVELS) { c->exact = 0; return; }
+        c->start[l + 1]++;
+        if (ticks[0][i] != now - now % nbody__block_span(l)) c->exact = 0;
+    }
+    for (k = 0; k <= NBODY__BLOCK_LEVELS; ++k) { c->start[k + 1] += c->start[k]; fill[k] = c->start[k]; }
+    for (i = 0; i < n; ++i) { size_t p = fill[ticks[1][i]]++; c->order[p] = i; c->where[i] = p; }
+    c->valid = 1;
+}
+static void nbody__block_census_swap(nbody__block_census *c, size_t p, size_t q) {
+    size_t a = c->order[p], b = c->order[q];
+    c->order[p] = b; c->order[q] = a; c->where[b] = p; c->where[a] = q;
+}
+/* body i moves from level k to level k1: across one bucket boundary at a time, swapped with
+   the bucket's last (finer) or first (coarser) body */
+static void nbody__block_census_move(nbody__block_census *c, size_t i, unsigned long long k, unsigned long long k1) {
+    if (!c->valid) return;
+    if (k > NBODY__BLOCK_LEVELS || k1 > NBODY__BLOCK_LEVELS) { c->valid = 0; return; }
+    for (; k < k1; ++k) { nbody__block_census_swap(c, c->where[i], c->start[k + 1] - 1); c->start[k + 1]--; }
+    for (; k > k1; --k) { nbody__block_census_swap(c, c->where[i], c->start[k]); c->start[k]++; }
+}
+static unsigned long long nbody__block_census_due(const nbody__block_census *c, unsigned long long now) {
+    unsigned long long next = ~0ULL;
+    int k;
+    for (k = 0; k <= NBODY__BLOCK_LEVELS; ++k)
+        if (c->start[k + 1] > c->start[k]) {
+            unsigned long long span = nbody__block_span((unsigned long long)k), t = now - now % span + span;
+            if (t < next) next = t;
+        }
+    return next;
+}
+static size_t nbody__block_census_active(const nbody__block_census *c, size_t n, unsigned long long next, size_t *list) {
+    size_t p, w, m = 0;
+    unsigned k0 = 0;
+    while (k0 < NBODY__BLOCK_LEVELS && next % nbody__block_span(k0) != 0) ++k0;
+    for (p = c->start[k0]; p < n; ++p) c->bits[c->order[p] >> 6] |= 1ULL << (c->order[p] & 63);
+    for (w = 0; w < (n + 63) / 64; ++w) {
+        unsigned long long x = c->bits[w];
+        c->bits[w] = 0;
+        for (; x; x &= x - 1) list[m++] = w * 64 + (size_t)NBODY__CTZ64(x);
+    }
+    return m;
+}
+
 /* Every body starts at the simulation time: tick 0 at the origin t (a start, or a restart
    after nbody_set_state or a collision) */
 static void nbody__block_reset(nbody_sim *s) {
     size_t i;
     for (i = 0; i < s->n; ++i) { s->sched.ticks[0][i] = 0; s->sched.active[i] = i; }
     s->sched.origin = s->t; s->sched.now = 0;
+    s->sched.census.valid = 0; s->sched.ticks_sent = 0;
 }
 
 /* After a start has put each body's first level in ticks[1]: a level past the smallest step
@@ -4646,6 +4787,7 @@ static nbody_result nbody__block_started(nbody_sim *s, const char *method) {
     }
     if (s->desc.stepping == NBODY_STEPPING_SHARED)
         for (i = 0; i < s->n; ++i) B->ticks[1][i] = level;
+    B->census.valid = 0;
     B->live = 1;
     return NBODY_OK;
 }
@@ -4660,7 +4802,9 @@ static nbody_result nbody__block_schedule(nbody_sim *s, nbody_real t_limit, nbod
     nbody_real t_block;
     nbody_result r;
     if (!B->live && (r = begin(s)) != NBODY_OK) return r;
-    next = nbody__block_next((const unsigned long long *const *)B->ticks, s->n, B->active, &B->count);
+    if (!B->census.valid) nbody__block_census_build(&B->census, (const unsigned long long *const *)B->ticks, s->n, B->now);
+    if (B->census.exact) next = nbody__block_census_due(&B->census, B->now);
+    else next = nbody__block_next((const unsigned long long *const *)B->ticks, s->n, B->active, &B->count);
     t_block = B->origin + (nbody_real)next * nbody__block_tick(&s->desc);
     /* a block time at t_limit or before it by less than 1e-8 of the step: land on t_limit */
     B->sync = !(t_block <= t_limit && (t_block == t_limit || t_limit - t_block >= (t_block - s->t) * (nbody_real)1e-8));
@@ -4670,6 +4814,7 @@ static nbody_result nbody__block_schedule(nbody_sim *s, nbody_real t_limit, nbod
         B->count = s->n;
         *t_new = t_limit;
     } else {
+        if (B->census.exact) B->count = nbody__block_census_active(&B->census, s->n, next, B->active);
         B->due = next;
         *t_new = t_block;
     }
@@ -4712,6 +4857,7 @@ static void nbody__block_commit(nbody_sim *s) {
     unsigned long long now = B->sync ? 0 : B->due;
     size_t q, n = s->n;
     for (q = 0; q < B->count; ++q) {
+        nbody__block_census_move(&B->census, B->active[q], B->ticks[1][B->active[q]], B->level_new[q]);
         B->ticks[0][B->active[q]] = now;
         B->ticks[1][B->active[q]] = B->level_new[q];
     }
@@ -4720,20 +4866,30 @@ static void nbody__block_commit(nbody_sim *s) {
     if (!B->sync && B->count == n && now % nbody__block_span(0) == 0) {
         B->origin = B->t_new; B->now = 0;
         for (q = 0; q < n; ++q) B->ticks[0][q] = 0;
+        B->ticks_sent = 0;
     }
     s->stats.body_steps += B->count;
 }
 
 /* the scheduler's scratch (not state: written before read) */
 static nbody_result nbody__block_create(nbody_sim *s) {
+    nbody__block_census *c = &s->sched.census;
+    size_t n = s->n ? s->n : 1;
     s->sched.active = (size_t *)nbody__alloc(&s->desc, nbody__bytes(s->n, sizeof(size_t)));
     s->sched.level_new = (unsigned long long *)nbody__alloc(&s->desc, nbody__bytes(s->n, sizeof(unsigned long long)));
-    return s->sched.active && s->sched.level_new ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY;
+    c->order = (size_t *)nbody__alloc(&s->desc, nbody__bytes(n, sizeof(size_t)));
+    c->where = (size_t *)nbody__alloc(&s->desc, nbody__bytes(n, sizeof(size_t)));
+    c->bits = (unsigned long long *)nbody__alloc(&s->desc, nbody__bytes(n / 64 + 1, sizeof(unsigned long long)));
+    if (c->bits) memset(c->bits, 0, (n / 64 + 1) * sizeof(unsigned long long));
+    return s->sched.active && s->sched.level_new && c->order && c->where && c->bits ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY;
 }
 
 static void nbody__block_destroy(nbody_sim *s) {
     nbody__free(&s->desc, s->sched.active);
     nbody__free(&s->desc, s->sched.level_new);
+    nbody__free(&s->desc, s->sched.census.order);
+    nbody__free(&s->desc, s->sched.census.where);
+    nbody__free(&s->desc, s->sched.census.bits);
 }
 
 /* ======================================================================================
@@ -4748,8 +4904,10 @@ static void nbody__block_destroy(nbody_sim *s) {
         higher derivatives at the new time come from that interpolation, and its next level
         from the criterion.
    y holds every body predicted to t (corrected ones exactly): nbody_get_state, hooks,
-   collisions and exit conditions see that synchronised state. Steps are computed here on
-   the host from the engine's buffers (the direct CPU engines hold them in host memory).
+   collisions and exit conditions see that synchronised state. The correction is computed
+   here on the host from the active bodies' rows that the engine gathers (nbody__hermite_op)
+   and goes back through nbody__hermite_store: the state stays in the engine's buffers (device
+   memory on the GPU engines) and only the active bodies' data move.
    ====================================================================================== */
 
 /* the accuracy criterion of order p (4 or 6), Nitadori & Makino (2008) eq. 8, with Aarseth's
@@ -4779,31 +4937,47 @@ static nbody_real nbody__hermite_start_step(nbody_real eta, nbody_real a, nbody_
    origin + span (a synchronising step) */
 static nbody_result nbody__hermite_forces(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span) {
     nbody__hermite_op op;
+    nbody_result r;
     op.base = s->hermite.base; op.force = s->hermite.force; op.high = s->hermite.high;
-    op.ticks = s->sched.ticks[0]; op.now = now; op.tick = nbody__block_tick(&s->desc); op.span = span;
-    op.order = s->desc.order; op.pred = s->y_new; op.pred_acc = s->ytmp;
+    op.ticks = s->sched.ticks[0]; op.ticks_all = !s->sched.ticks_sent; op.now = now; op.tick = nbody__block_tick(&s->desc);
+    op.span = span; op.order = s->desc.order; op.pred = s->y_new; op.pred_acc = s->ytmp;
     op.list = list; op.count = count; op.n_src = nbody__n_src(&s->eng); op.out = s->hermite.out;
     s->stats.force_evals++;
     s->stats.interactions += (unsigned long long)count * (unsigned long long)op.n_src;
-    return s->eng.ops->hermite(&s->eng, &op);
+    if ((r = s->eng.ops->hermite(&s->eng, &op)) == NBODY_OK) s->sched.ticks_sent = 1;
+    return r;
+}
+
+/* the corrected active bodies (H->next) into the engine: x, v into y_new (commit 0), or all
+   of it into base, force, high at the time now (commit 1) */
+static nbody_result nbody__hermite_store_next(nbody_sim *s, int commit, unsigned long long now) {
+    nbody__hermite_store op;
+    op.pred = s->y_new; op.base = s->hermite.base; op.force = s->hermite.force; op.high = s->hermite.high;
+    op.list = s->sched.active; op.count = s->sched.count; op.next = s->hermite.next; op.now = now; op.commit = commit;
+    return s->eng.ops->hermite_store(&s->eng, &op);
 }
 
 /* Start (or restart, after nbody_set_state or a collision) from y at t: every body's own
    time is t, its a, jerk (and snap) from the engine, its first level from the start step. */
 static nbody_result nbody__hermite_begin(nbody_sim *s) {
     nbody__hermite_state *H = &s->hermite;
-    size_t n = s->n, i, c;
-    nbody_real *base = (nbody_real *)H->base, *force = (nbody_real *)H->force, *high = (nbody_real *)H->high, *o = H->out;
+    size_t n = s->n, i;
+    nbody_real *o = H->out;
+    nbody__lincomb copy;
     nbody_result r;
     int pass;
-    memcpy(base, s->y, s->len * sizeof(nbody_real));
-    memset(force, 0, s->len * sizeof(nbody_real));
-    memset(high, 0, s->len * sizeof(nbody_real));
+    memset(&copy, 0, sizeof copy);     /* base = y; force, high = 0 (h = 0, no terms): in the engine's buffers */
+    copy.out = H->base; copy.y = s->y; copy.len = s->len;
+    if ((r = s->eng.ops->lincomb(&s->eng, &copy)) != NBODY_OK) return r;
+    copy.y = NULL; copy.out = H->force;
+    if ((r = s->eng.ops->lincomb(&s->eng, &copy)) != NBODY_OK) return r;
+    copy.out = H->high;
+    if ((r = s->eng.ops->lincomb(&s->eng, &copy)) != NBODY_OK) return r;
     nbody__block_reset(s);
     for (pass = 0; pass < (s->desc.order == 6 ? 2 : 1); ++pass) {   /* the snap needs the predicted a */
         if ((r = nbody__hermite_forces(s, s->sched.active, n, 0, 0)) != NBODY_OK) return r;
-        for (c = 0; c < 6; ++c) memcpy(force + c * n, o + c * n, n * sizeof(nbody_real));
-        if (pass) for (c = 0; c < 3; ++c) memcpy(high + c * n, o + (6 + c) * n, n * sizeof(nbody_real));
+        if ((r = s->eng.ops->upload(&s->eng, H->force, 0, o, 6 * n)) != NBODY_OK) return r;   /* rows a, jerk */
+        if (pass && (r = s->eng.ops->upload(&s->eng, H->high, 0, o + 6 * n, 3 * n)) != NBODY_OK) return r;
     }
     for (i = 0; i < 9 * n; ++i)
         if (!nbody__isfinite(o[i]) && (i < 6 * n || s->desc.order == 6)) {
@@ -4812,8 +4986,8 @@ static nbody_result nbody__hermite_begin(nbody_sim *s) {
             return NBODY_ERR_NOT_FINITE;
         }
     for (i = 0; i < n; ++i) {
-        nbody_real a = nbody__norm3(force[i], force[n + i], force[2 * n + i]);
-        nbody_real j = nbody__norm3(force[3 * n + i], force[4 * n + i], force[5 * n + i]);
+        nbody_real a = nbody__norm3(o[i], o[n + i], o[2 * n + i]);
+        nbody_real j = nbody__norm3(o[3 * n + i], o[4 * n + i], o[5 * n + i]);
         s->sched.ticks[1][i] = nbody__block_first_level(&s->desc, nbody__hermite_start_step(s->desc.timestep_eta, a, j));
     }
     return nbody__block_started(s, "hermite");
@@ -4858,17 +5032,15 @@ static void nbody__hermite_correct(int order, const nbody__hermite_body *b, nbod
     d[4] = nbody__norm3(dd[0], dd[1], dd[2]); d[5] = nbody__norm3(e[0], e[1], e[2]);
 }
 
-/* gathers body i's state at its own time and its new forces (row q of the engine's out) */
-static void nbody__hermite_gather(const nbody_sim *s, size_t i, size_t q, nbody__hermite_body *b) {
-    const nbody__hermite_state *H = &s->hermite;
-    const nbody_real *base = (const nbody_real *)H->base, *force = (const nbody_real *)H->force;
-    const nbody_real *high = (const nbody_real *)H->high, *o = H->out;
-    size_t n = s->n, m = s->sched.count;
+/* gathers active body q's state at its own time and its new forces (row q of the engine's out) */
+static void nbody__hermite_gather(const nbody_sim *s, size_t q, nbody__hermite_body *b) {
+    const nbody_real *o = s->hermite.out;
+    size_t m = s->sched.count;
     int k;
     for (k = 0; k < 3; ++k) {
-        b->x0[k] = base[k * n + i]; b->v0[k] = base[(3 + k) * n + i];
-        b->a0[k] = force[k * n + i]; b->j0[k] = force[(3 + k) * n + i]; b->s0[k] = high[k * n + i];
         b->a1[k] = o[k * m + q]; b->j1[k] = o[(3 + k) * m + q]; b->s1[k] = o[(6 + k) * m + q];
+        b->x0[k] = o[(9 + k) * m + q]; b->v0[k] = o[(12 + k) * m + q]; b->a0[k] = o[(15 + k) * m + q];
+        b->j0[k] = o[(18 + k) * m + q]; b->s0[k] = o[(21 + k) * m + q];
     }
 }
 
@@ -4878,9 +5050,9 @@ static void nbody__hermite_gather(const nbody_sim *s, size_t i, size_t q, nbody_
 static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody__hermite_state *H = &s->hermite;
     nbody__block_sched *B = &s->sched;
-    nbody_real span = B->sync ? B->t_new - B->origin : -1, *y = (nbody_real *)s->y_new;
+    nbody_real span = B->sync ? B->t_new - B->origin : -1;
     unsigned long long next = B->sync ? 0 : B->due;
-    size_t q, n = s->n;
+    size_t q;
     nbody_result r;
     (void)h;
     *err = 0;
@@ -4890,7 +5062,7 @@ static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_rea
         nbody__hermite_body b;
         nbody_real d[6], *nx = H->next + 18 * q;
         int k;
-        nbody__hermite_gather(s, i, q, &b);
+        nbody__hermite_gather(s, q, &b);
         nbody__hermite_correct(s->desc.order, &b, nbody__block_elapsed(s, i), nx, d);
         for (k = 0; k < 18; ++k)
             if (!nbody__isfinite(nx[k])) {
@@ -4898,24 +5070,18 @@ static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_rea
                            (unsigned long)i, (double)s->t);
                 return NBODY_ERR_NOT_FINITE;
             }
-        for (k = 0; k < 6; ++k) y[k * n + i] = nx[k];
         B->level_new[q] = nbody__block_level(&s->desc, B->ticks[1][i],
                                              nbody__hermite_criterion(s->desc.order, s->desc.timestep_eta, d), next);
     }
-    return nbody__block_levels_done(s, "hermite");
+    if ((r = nbody__block_levels_done(s, "hermite")) != NBODY_OK) return r;
+    return nbody__hermite_store_next(s, 0, next);
 }
 
 static void nbody__commit_hermite(nbody_sim *s, nbody_real h) {
-    nbody__hermite_state *H = &s->hermite;
-    nbody_real *store[3];
-    size_t q, n = s->n;
     (void)h;
-    store[0] = (nbody_real *)H->base; store[1] = (nbody_real *)H->force; store[2] = (nbody_real *)H->high;
-    for (q = 0; q < s->sched.count; ++q) {
-        size_t i = s->sched.active[q];
-        int k;
-        for (k = 0; k < 18; ++k) store[k / 6][(k % 6) * n + i] = H->next[18 * q + k];
-    }
+    /* the engine keeps the rows of the attempt's store (host engines: a copy), so this cannot
+       fail but on a device fault: then the integration restarts from y */
+    if (nbody__hermite_store_next(s, 1, s->sched.sync ? 0 : s->sched.due) != NBODY_OK) s->sched.live = 0;
     nbody__block_commit(s);
 }
 
@@ -4923,9 +5089,14 @@ static void nbody__commit_hermite(nbody_sim *s, nbody_real h) {
 static nbody_result nbody__hermite_create(nbody_sim *s) {
     nbody__hermite_state *H = &s->hermite;
     size_t n = s->n;
-    H->out = (nbody_real *)nbody__alloc(&s->desc, nbody__bytes(n, 27 * sizeof(nbody_real)));
-    if (nbody__block_create(s) != NBODY_OK || !H->out || nbody__bytes(n, 27 * sizeof(nbody_real)) == 0) return NBODY_ERR_OUT_OF_MEMORY;
-    H->next = H->out + 9 * n;
+    H->out = (nbody_real *)nbody__alloc(&s->desc, nbody__bytes(n, 42 * sizeof(nbody_real)));
+    if (nbody__block_create(s) != NBODY_OK || !H->out || nbody__bytes(n, 42 * sizeof(nbody_real)) == 0) return NBODY_ERR_OUT_OF_MEMORY;
+    if (!s->eng.ops->hermite || !s->eng.ops->hermite_store) {
+        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite does not run on the %s engine in this configuration (several "
+                   "GPUs or devices: one device only)", s->eng.ops->name);
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    H->next = H->out + 24 * n;
     return NBODY_OK;
 }
 
@@ -5667,6 +5838,36 @@ static void nbody__hermite_predict(const nbody__engine *e, const nbody__hermite_
     }
 }
 
+/* the active bodies' state at their own time into rows 9-23 of out (nbody__hermite_op) */
+static void nbody__hermite_gather_rows(const nbody__engine *e, const nbody__hermite_op *op) {
+    const nbody_real *b = (const nbody_real *)op->base, *f = (const nbody_real *)op->force, *hi = (const nbody_real *)op->high;
+    size_t q, m = op->count, n = e->n;
+    int k;
+    for (q = 0; q < m; ++q) {
+        size_t i = op->list[q];
+        for (k = 0; k < 6; ++k) {
+            op->out[(9 + (size_t)k) * m + q] = b[(size_t)k * n + i];
+            op->out[(15 + (size_t)k) * m + q] = f[(size_t)k * n + i];
+        }
+        for (k = 0; k < 3; ++k) op->out[(21 + (size_t)k) * m + q] = hi[(size_t)k * n + i];
+    }
+}
+
+/* nbody__hermite_store on host buffers */
+static nbody_result nbody__host_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
+    nbody_real *to[3];
+    size_t q, n = e->n;
+    int k;
+    to[0] = (nbody_real *)op->base; to[1] = (nbody_real *)op->force; to[2] = (nbody_real *)op->high;
+    for (q = 0; q < op->count; ++q) {
+        size_t i = op->list[q];
+        const nbody_real *nx = op->next + 18 * q;
+        if (!op->commit) for (k = 0; k < 6; ++k) ((nbody_real *)op->pred)[(size_t)k * n + i] = nx[k];
+        else for (k = 0; k < 18; ++k) to[k / 6][(size_t)(k % 6) * n + i] = nx[k];
+    }
+    return NBODY_OK;
+}
+
 /* the sources of a Hermite force: predicted x, v (a for the snap), masses */
 typedef struct nbody__hermite_src {
     const nbody_real *x, *y, *z, *vx, *vy, *vz, *ax, *ay, *az, *m;
@@ -5717,6 +5918,7 @@ static void nbody__hermite_rows(const nbody__engine *e, const nbody__hermite_op 
 static nbody_result nbody__simple_hermite(nbody__engine *e, const nbody__hermite_op *op) {
     nbody__hermite_predict(e, op, nbody__hermite_predict_default);
     nbody__hermite_rows(e, op, 1);
+    nbody__hermite_gather_rows(e, op);
     return NBODY_OK;
 }
 static nbody_result nbody__openmp_hermite(nbody__engine *e, const nbody__hermite_op *op) {
@@ -5728,6 +5930,7 @@ static nbody_result nbody__openmp_hermite(nbody__engine *e, const nbody__hermite
     NBODY__PRAGMA(omp parallel num_threads(threads) if (threads > 1 && e->n >= 4 * NBODY__HERMITE_PIECE))
     nbody__hermite_predict(e, op, nbody__hermite_predict_default);
     nbody__hermite_rows(e, op, threads);
+    nbody__hermite_gather_rows(e, op);
     return NBODY_OK;
 }
 
@@ -6747,6 +6950,7 @@ static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_
             op->out[(size_t)k * op->count + q] = e->desc.G * (nbody_real)sum;
         }
     }
+    nbody__hermite_gather_rows(e, op);
     return NBODY_OK;
 }
 
@@ -8086,7 +8290,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL, NULL, NULL, NULL };
+    nbody__dist_all_finite, NULL, NULL, NULL, NULL, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -8150,13 +8354,17 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
    >>hooks  ENGINE TABLE AND LIFETIME: the ops table of each engine, start and stop
    ====================================================================================== */
 
-#define NBODY__CPU_ENGINE(label, deriv, hermite, active, kick) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
+#define NBODY__CPU_ENGINE(label, deriv, hermite, store, active, kick) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
     nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
-    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick }
-static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite, NULL, NULL);
-static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite, NULL, NULL);
-static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative, nbody__block_hermite, NULL, NULL);
-static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative, NULL, nbody__tree_active_forces,
+    nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick, \
+    store }
+static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite,
+                                                         nbody__host_hermite_store, NULL, NULL);
+static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite,
+                                                         nbody__host_hermite_store, NULL, NULL);
+static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative, nbody__block_hermite,
+                                                         nbody__host_hermite_store, NULL, NULL);
+static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative, NULL, NULL, nbody__tree_active_forces,
                                                                    nbody__host_kick);
 
 #ifdef NBODY_WITH_OPENCL

@@ -130,11 +130,14 @@ typedef struct nbody__cuda {
     int timing;                    /* benchmarks: events around build and walk */
     cudaEvent_t tev[3];
     struct nbody__cu_contacts *contacts;  /* contact search: radii, pair buffers, its tree; on first use */
+    struct nbody__cu_hermite *herm;       /* NBODY_HERMITE's buffers, on first use */
 } nbody__cuda;
 struct nbody__cu_slice_work;
 static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
 struct nbody__cu_contacts;
 static void nbody__cu_ct_free(struct nbody__cu_contacts *w, const nbody_desc *d);
+struct nbody__cu_hermite;
+static void nbody__cu_h_free(struct nbody__cu_hermite *h, const nbody_desc *d);
 
 /* sources: the active bodies [0, n_active), all n when n_active is 0 */
 static size_t nbody__cu_nsrc(const nbody__engine *e) {
@@ -1807,6 +1810,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
     nbody__cu_slice_free(c->slice, &e->desc);
     nbody__cu_ct_free(c->contacts, &e->desc);
+    nbody__cu_h_free(c->herm, &e->desc);
     cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
     cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp); cudaFree(c->gw_gstack);
     for (int k = 0; k < 3; ++k)
@@ -2049,14 +2053,290 @@ static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t 
     return NBODY_OK;
 }
 
+/* ======================================================================================
+   NBODY_HERMITE: nbody__hermite_op and nbody__hermite_store on the device
+   The state (base, force, high: each body at its own time), its copy of the ticks and the
+   predicted state stay in device buffers. A block step moves the active list up (4 bytes a
+   body), 24 rows of each active body down (its new forces, and its state at its own time for
+   the host's corrector) and its 18 corrected rows up: nothing of the inactive bodies. They
+   move through mapped pinned host memory that the kernels read and write in place, so the
+   operation is three launches and one synchronisation on the default stream, the stores one
+   launch each and no synchronisation, and no copy call (each costs microseconds of host time,
+   and a step with few active bodies takes tens of them):
+     predict  every body to the step's time (nbody__hermite_predict1), into pred (the state
+              layout: y_new) and packed records (x y z m | vx vy vz 0 | ax ay az 0); the
+              list copied to the device;
+     forces   a, jerk (snap) of the active bodies. A block of NBODY__CU_H_THREADS threads takes
+              TI active bodies and one slice of the sources; the TJ = threads / TI lanes of
+              a body share each tile of the slice and their sums are added by a fixed tree at
+              the end. Many active bodies: TI = the block, one thread a body (phi-GPU's
+              i-parallel kernel); few: TI is the next power of two of their count and the
+              sources split over as many slices as fill the GPU (the j-parallelism of phi-GPU
+              and HiGPUs), whose partial sums are added by
+     rows     a warp a body: its slices' sums (a fixed order), G applied, and its state at its
+              own time gathered.
+   Pair terms in NBODY_REAL (the weight from the hardware's reciprocal square root, corrected
+   to full precision in double), sums in double (phi-GPU: single-precision pair terms, double
+   sums). A configuration gives the same bits on every run; the sums' order differs from the
+   CPU engines', so trajectories agree with theirs to rounding.
+   ====================================================================================== */
+#define NBODY__CU_H_THREADS 128
+#define NBODY__CU_H_LOG2 7                 /* log2 NBODY__CU_H_THREADS */
+#define NBODY__CU_H_WAVES 16               /* blocks an SM the slices aim at (with few active bodies) */
+
+struct nbody__cu_hermite {
+    unsigned long long *ticks;     /* n: each body's time, updated by the stores' commits */
+    unsigned int *list;            /* n: the active list of the last operation */
+    nbody__rec *src;               /* 3n: the predicted (x y z m), (vx vy vz 0), (ax ay az 0) */
+    double *part;                  /* slices x 9 x count: the slices' sums */
+    size_t part_cap;
+    nbody__r *next;                /* 18n: the last store's corrected rows */
+    unsigned int *hlist;           /* mapped pinned host memory, which the kernels read and write
+                                      in place (no copy call a step): the list (n), rows (24n), */
+    nbody__r *hrows, *hnext;       /* and the store's rows (18n) */
+    unsigned int *dhlist;          /* their device addresses */
+    nbody__r *dhrows, *dhnext;
+};
+
+static void nbody__cu_h_free(nbody__cu_hermite *h, const nbody_desc *d) {
+    if (!h) return;
+    cudaFree(h->ticks); cudaFree(h->list); cudaFree(h->src); cudaFree(h->part); cudaFree(h->next);
+    cudaFreeHost(h->hlist); cudaFreeHost(h->hrows); cudaFreeHost(h->hnext);
+    (void)cudaGetLastError();
+    d->allocator.free(h, d->allocator.user_data);
+}
+
+static nbody_result nbody__cu_h_work(nbody__engine *e, nbody__cu_hermite **out) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_hermite *h = c->herm;
+    size_t n = e->n;
+    nbody_result r = NBODY_OK;
+    if (h) { *out = h; return NBODY_OK; }
+    h = (nbody__cu_hermite *)e->desc.allocator.alloc(sizeof *h, e->desc.allocator.user_data);
+    if (!h) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(h, 0, sizeof *h);
+    c->herm = h;
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->ticks, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->list, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->src, 3 * n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->next, 18 * n);
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hlist, (n ? n : 1) * sizeof(unsigned int), cudaHostAllocMapped), "cudaHostAlloc");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hrows, (n ? n : 1) * 24 * sizeof(nbody__r), cudaHostAllocMapped), "cudaHostAlloc");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hnext, (n ? n : 1) * 18 * sizeof(nbody__r), cudaHostAllocMapped), "cudaHostAlloc");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhlist, h->hlist, 0), "cudaHostGetDevicePointer");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhrows, h->hrows, 0), "cudaHostGetDevicePointer");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhnext, h->hnext, 0), "cudaHostGetDevicePointer");
+    if (r != NBODY_OK) { nbody__cu_h_free(h, &e->desc); c->herm = NULL; return r; }
+    *out = h;
+    return NBODY_OK;
+}
+
+/* ---- kernels ---- */
+/* r2^(-1/2) for the pair terms: float the hardware estimate (nbody__cu_rsqrt); double the
+   ~22-bit estimate y, then y (1 - e)^(-1/2) = y (1 + e/2 + 3/8 e^2 + O(e^3)), e = 1 - r2 y^2:
+   full precision in 5 double operations (the library's rsqrt takes about three times that) */
+__device__ __forceinline__ float nbody__cu_h_rsqrt(float r2) { return nbody__cu_rsqrt(r2); }
+__device__ __forceinline__ double nbody__cu_h_rsqrt(double r2) {
+    double y, e;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(r2));
+    e = fma(-r2, y * y, 1.0);
+    return fma(y * e, fma(0.375, e, 0.5), y);
+}
+
+template <class T>
+__global__ void nbody__cu_h_predict(const T *base, const T *force, const T *high, const unsigned long long *ticks, const T *m,
+                                    unsigned long long now, T tick, T span, int order, size_t n, T *pred, T *pred_acc,
+                                    nbody__v4<T> *src, const unsigned int *hlist, size_t count, unsigned int *list) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        if (i < count) list[i] = hlist[i];   /* the step's list, from mapped host memory */
+        T dt = nbody__hermite_dt(ticks[i], now, tick, span), p[9];
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            size_t x = (size_t)k * n + i, v = x + 3 * n;
+            nbody__hermite_predict1(base[x], base[v], force[x], force[v], order == 6 ? high[x] : (T)0, order == 6 ? high[v] : (T)0,
+                                    dt, &p[k], &p[3 + k], &p[6 + k]);
+            pred[x] = p[k]; pred[v] = p[3 + k];
+            if (order == 6) pred_acc[x] = p[6 + k];
+        }
+        nbody__v4<T> a = {p[0], p[1], p[2], m[i]}, b = {p[3], p[4], p[5], 0}, d = {p[6], p[7], p[8], 0};
+        src[i] = a; src[n + i] = b; src[2 * n + i] = d;
+    }
+}
+
+/* the slice blockIdx.y (slice_len sources) for the active bodies blockIdx.x TI .. (see above) */
+template <class T, bool SNAP>
+__global__ void __launch_bounds__(NBODY__CU_H_THREADS)
+nbody__cu_h_forces(const nbody__v4<T> *__restrict__ src, size_t n, const unsigned int *__restrict__ list, unsigned int count,
+                   unsigned int nsrc, unsigned int slice_len, int ti_log2, T eps2, double *__restrict__ part) {
+    const int B = NBODY__CU_H_THREADS, NK = SNAP ? 9 : 6;
+    __shared__ nbody__v4<T> sx[B], sv[B], sa[SNAP ? B : 1];
+    __shared__ double red[9][B];
+    const int TI = 1 << ti_log2, TJ = B >> ti_log2, li = threadIdx.x & (TI - 1), lj = threadIdx.x >> ti_log2;
+    const unsigned int q = blockIdx.x * TI + li, i = list[q < count ? q : count - 1];
+    const nbody__v4<T> xi = src[i], vi = src[n + i], ai = SNAP ? src[2 * n + i] : xi;
+    const unsigned int j0 = blockIdx.y * slice_len, j1 = min(nsrc, j0 + slice_len);
+    double s[9];
+#pragma unroll
+    for (int k = 0; k < 9; ++k) s[k] = 0;
+    for (unsigned int t0 = j0; t0 < j1; t0 += B) {
+        const int tl = (int)min((unsigned int)B, j1 - t0);
+        __syncthreads();
+        if ((int)threadIdx.x < tl) {
+            sx[threadIdx.x] = src[t0 + threadIdx.x];
+            sv[threadIdx.x] = src[n + t0 + threadIdx.x];
+            if (SNAP) sa[threadIdx.x] = src[2 * n + t0 + threadIdx.x];
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int k = lj; k < tl; k += TJ) {
+            const nbody__v4<T> pj = sx[k], vj = sv[k];
+            const T dx = pj.x - xi.x, dy = pj.y - xi.y, dz = pj.z - xi.z;
+            const T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), inv = nbody__cu_h_rsqrt(r2), inv2 = inv * inv;
+            T t[9];
+            if (t0 + (unsigned int)k == i) continue;   /* not itself */
+            if (SNAP) {
+                const nbody__v4<T> aj = sa[k];
+                nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, aj.x - ai.x, aj.y - ai.y, aj.z - ai.z,
+                                     pj.w * inv * inv2, inv2, 1, t);
+            } else {
+                nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, (T)0, (T)0, (T)0, pj.w * inv * inv2, inv2, 0, t);
+            }
+#pragma unroll
+            for (int c = 0; c < NK; ++c) s[c] += (double)t[c];
+        }
+    }
+    /* the TJ lanes of each body: a fixed tree, so the same bits every run */
+#pragma unroll
+    for (int c = 0; c < NK; ++c) red[c][threadIdx.x] = s[c];
+    __syncthreads();
+    for (int stride = TJ / 2; stride > 0; stride /= 2) {
+        if (lj < stride)
+#pragma unroll
+            for (int c = 0; c < NK; ++c) red[c][threadIdx.x] += red[c][threadIdx.x + stride * TI];
+        __syncthreads();
+    }
+    if (lj == 0 && q < count)
+#pragma unroll
+        for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * gridDim.y + blockIdx.y] = red[c][threadIdx.x];
+}
+
+/* a warp an active body: rows 0-8 G times its slices' sums (each lane's slices in order, then a
+   fixed shuffle tree: the same bits every run, and the slices read in parallel, where one
+   thread's loop over hundreds of them would wait on each load); rows 9-23 x v a jerk snap at
+   its own time */
+template <class T>
+__global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk, unsigned int count, const unsigned int *list,
+                                 const T *base, const T *force, const T *high, size_t n, T G, T *rows) {
+    const unsigned int lane = threadIdx.x & 31;
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
+        size_t i = list[q];
+        for (int k = 0; k < 9; ++k) {
+            double sum = 0;
+            for (unsigned int sl = lane; k < nk && sl < slices; sl += 32) sum += part[(q * 9 + (size_t)k) * slices + sl];
+            for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
+            if (lane == 0) rows[(size_t)k * count + q] = G * (T)sum;
+        }
+        if (lane < 6) {
+            rows[(size_t)(9 + lane) * count + q] = base[(size_t)lane * n + i];
+            rows[(size_t)(15 + lane) * count + q] = force[(size_t)lane * n + i];
+        } else if (lane < 9) {
+            rows[(size_t)(15 + lane) * count + q] = high[(size_t)(lane - 6) * n + i];
+        }
+    }
+}
+
+/* commit 0: next is the host's rows (mapped memory), kept in keep for the commit; commit 1:
+   next is that copy */
+template <class T>
+__global__ void nbody__cu_h_store(const T *next, T *keep, const unsigned int *list, unsigned int count, size_t n, int commit,
+                                  unsigned long long now, T *pred, T *base, T *force, T *high, unsigned long long *ticks) {
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
+        size_t i = list[q];
+        const T *nx = next + 18 * q;
+        if (!commit) {
+            for (int k = 0; k < 18; ++k) keep[18 * q + k] = nx[k];
+            for (int k = 0; k < 6; ++k) pred[(size_t)k * n + i] = nx[k];
+            continue;
+        }
+        for (int k = 0; k < 6; ++k) {
+            base[(size_t)k * n + i] = nx[k]; force[(size_t)k * n + i] = nx[6 + k]; high[(size_t)k * n + i] = nx[12 + k];
+        }
+        ticks[i] = now;
+    }
+}
+
+/* ---- the operations ---- */
+static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_op *op) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_hermite *h;
+    size_t n = e->n, m = op->count, q;
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    unsigned int slices, slice_len;
+    int ti_log2;
+    nbody_result r = nbody__cu_enter(e);
+    if (r == NBODY_OK) r = nbody__cu_h_work(e, &h);
+    if (r != NBODY_OK) return r;
+    if (m > n || op->n_src > n || n > 0xFFFFFFFFu) return NBODY_ERR_INVALID_ARGUMENT;
+    for (q = 0; q < m; ++q) h->hlist[q] = (unsigned int)op->list[q];   /* the last kernel that read it ended at the last sync */
+    if (op->ticks_all) NBODY__CU(cudaMemcpy(h->ticks, op->ticks, n * sizeof(unsigned long long), cudaMemcpyHostToDevice));
+    nbody__cu_h_predict<<<nbody__cu_blocks(n, 256), 256>>>((const nbody__r *)op->base, (const nbody__r *)op->force,
+                                                          (const nbody__r *)op->high, h->ticks, c->m, op->now, op->tick, op->span,
+                                                          op->order, n, (nbody__r *)op->pred, (nbody__r *)op->pred_acc, h->src,
+                                                          h->dhlist, m, h->list);
+    NBODY__CU(cudaGetLastError());
+    if (m == 0) return NBODY_OK;
+    nbody__hermite_shape(m, op->n_src, NBODY__CU_H_LOG2, (size_t)c->sms * NBODY__CU_H_WAVES, &ti_log2, &slices, &slice_len);
+    if ((size_t)slices * 9 * m > h->part_cap) {
+        cudaFree(h->part);
+        h->part = NULL; h->part_cap = 0;
+        if ((r = nbody__cu_malloc(e, &h->part, (size_t)slices * 9 * m)) != NBODY_OK) return r;
+        h->part_cap = (size_t)slices * 9 * m;
+    }
+    if (op->n_src > 0) {
+        dim3 grid((unsigned int)((m + ((size_t)1 << ti_log2) - 1) >> ti_log2), slices);
+        if (op->order == 6)
+            nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(h->src, n, h->list, (unsigned int)m, (unsigned int)op->n_src,
+                                                                             slice_len, ti_log2, eps2, h->part);
+        else
+            nbody__cu_h_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(h->src, n, h->list, (unsigned int)m, (unsigned int)op->n_src,
+                                                                              slice_len, ti_log2, eps2, h->part);
+        NBODY__CU(cudaGetLastError());
+    }
+    nbody__cu_h_rows<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, op->n_src > 0 ? slices : 0, op->order == 6 ? 9 : 6, (unsigned int)m,
+                                                      h->list, (const nbody__r *)op->base, (const nbody__r *)op->force,
+                                                      (const nbody__r *)op->high, n, (nbody__r)e->desc.G, h->dhrows);
+    NBODY__CU(cudaGetLastError());
+    NBODY__CU(cudaStreamSynchronize(0));       /* the rows are in host memory once the kernel ends */
+    memcpy(op->out, h->hrows, 24 * m * sizeof(nbody__r));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t m = op->count;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK) return r;
+    if (!c->herm || m > e->n) return NBODY_ERR_INVALID_ARGUMENT;   /* after an operation, its list */
+    if (m == 0) return NBODY_OK;
+    if (!op->commit) memcpy(c->herm->hnext, op->next, 18 * m * sizeof(nbody__r));   /* read since the last sync: no longer */
+    nbody__cu_h_store<<<nbody__cu_blocks(m, 128), 128>>>(op->commit ? c->herm->next : c->herm->dhnext, c->herm->next,
+                                                       c->herm->list, (unsigned int)m, e->n, op->commit, op->now,
+                                                       (nbody__r *)op->pred, (nbody__r *)op->base, (nbody__r *)op->force,
+                                                       (nbody__r *)op->high, c->herm->ticks);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
 static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, NULL, NULL};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, nbody__cu_hermite_op, NULL, NULL,
+    nbody__cu_hermite_store};
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, NULL, NULL};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, NULL, NULL, NULL};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;

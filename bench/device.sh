@@ -27,6 +27,9 @@
 #   hermite   block-step Hermite (bench/bench_hermite.c) on the host's CPU: 2 pinned cores at
 #             N = 1024 and 16384, and block against shared steps in pair interactions
 #             (HERMITE_SCAN=0 leaves that out)
+#   hermite-gpu  block-step Hermite on the GPU: the CUDA engine's Hermite tests (double, float;
+#             NBODY_TEST_ONLY=hermite) and their memcheck, test_hermite on NVIDIA's OpenCL, then
+#             bench_hermite on CUDA (double, float) at N = 16384 and 131072 and on OpenCL at 16384
 #   python    the Python package with the CUDA engines (nvcc) and OpenCL: its tests, then
 #             bench/python_bench.py on 2 pinned cores (against C and REBOUND). Nothing can be
 #             fetched there: carry build/wheels, made on a connected machine by
@@ -248,6 +251,30 @@ suite_hermite() {   # block-step Hermite on the host's CPU: 2 pinned cores, Plum
     el done
 }
 
+suite_hermite_gpu() {   # Plummer (seed 42), no softening, t = 1, default accuracy
+    make_dev $B/cuda_engines $F/cuda_engines $B/bench_hermite $F/bench_hermite $B/test_hermite || { status=1; return; }
+    echo "## the CUDA engine's Hermite tests (double, float) and memcheck"; el
+    export NBODY_TEST_ONLY=hermite
+    run_test 200 ./$B/cuda_engines
+    run_test 200 ./$F/cuda_engines
+    sanitize memcheck 200 ./$B/cuda_engines
+    unset NBODY_TEST_ONLY
+    echo "## test_hermite on NVIDIA's OpenCL"; el
+    ocl_nvidia env NBODY_REQUIRE_OPENCL=1 timeout 200 ./$B/test_hermite > $B/test_hermite.log 2>&1 || status=1
+    grep -E '^FAIL|^RESULT' $B/test_hermite.log | head -8
+    echo "## bench_hermite: CUDA double and float, N = 16384 and 131072; OpenCL double, N = 16384"; el
+    header_done=0
+    for b in $B $F; do
+        for n in 16384 131072; do
+            timeout 200 ./$b/bench_hermite $n 4 0 block cuda 1 42 | if [ $header_done = 1 ]; then tail -1; else cat; fi || status=1
+            header_done=1
+        done
+    done
+    ocl_nvidia timeout 100 ./$B/bench_hermite 16384 4 0 block opencl 1 42 | tail -1
+    timeout 100 ./$B/bench_hermite 16384 6 0 block cuda 1 42 | tail -1
+    el done
+}
+
 suite_python() {
     P=python3                                    # the image's Python that has numpy (a bare machine:
     for p in /opt/torch/.venv/bin/python3 python3; do   # installing into it is fine)
@@ -269,12 +296,12 @@ suite_python() {
 # ---- run ---------------------------------------------------------------------------------------
 for suite in "$@"; do
     case $suite in
-    verify|dense|tree|multi|opencl|contacts|steer|cpu|hermite|python) ;;
-    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer cpu hermite python)"; exit 2 ;;
+    verify|dense|tree|multi|opencl|contacts|steer|cpu|hermite|hermite-gpu|python) ;;
+    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer cpu hermite hermite-gpu python)"; exit 2 ;;
     esac
     file="$RESULTS/$suite-$DATE.md"
     t0=$(date +%s)
-    { header "$suite" "$suite"; echo '```'; "suite_$suite"; echo '```'; echo $status > $B/status; } 2>&1 | tee "$file"
+    { header "$suite" "$suite"; echo '```'; "suite_$(echo "$suite" | tr - _)"; echo '```'; echo $status > $B/status; } 2>&1 | tee "$file"
     status=$(cat $B/status 2>/dev/null || echo 1)
     echo "(written to $file)"
 done

@@ -3,12 +3,14 @@
    Double precision: dense forces agree with SIMPLE to 1e-12 relative; the tree is within
    its theta's error and equals the direct sum as theta -> 0; whole runs with leapfrog, RK4
    and adaptive RKDP conserve energy as the CPU does; every method gives the CPU's result
-   (every_method.h); out of device memory, bad device index, NaN states. */
+   (every_method.h); NBODY_HERMITE against BLOCK (hermite_engine.h); out of device memory, bad
+   device index, NaN states. */
 #define NBODY_IMPLEMENTATION
 #include "../nbody.h"
 #include "check.h"
 #include "every_method.h"
 #include "tree_accuracy.h"
+#include "hermite_engine.h"
 
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 void nbody__cuda_test_grid_cap(unsigned int blocks);
@@ -616,6 +618,18 @@ static void test_block_size_limits(void) {
     nbody_system_free(&s);
 }
 
+/* NBODY_HERMITE on CUDA (hermite_engine.h: against BLOCK, 16384 sources with few active,
+   energy, orders, restarts, test particles); the tree engine refuses it */
+static void test_hermite(void) {
+    nbody_system s = {0};
+    nbody_sim *sim = NULL;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_CUDA_TREE, 4, NBODY_STEPPING_DEFAULT, 0);
+    check_hermite_engine(NBODY_ENGINE_CUDA, scaled(16384));
+    nbody_ic_plummer(&s, 16, 1);
+    CHECK(nbody_create(&sim, &d, &s) == NBODY_ERR_UNAVAILABLE && !sim, "hermite on cuda-tree refused");
+    nbody_system_free(&s);
+}
+
 static void test_errors(void) {
     nbody_system s = {0};
     nbody_sim *sim = NULL;
@@ -659,6 +673,10 @@ int main(void) {
     }
     nbody_destroy(sim);
     nbody_system_free(&s);
+    if (getenv("NBODY_TEST_ONLY") && !strcmp(getenv("NBODY_TEST_ONLY"), "hermite")) {   /* a quick pass after a Hermite change */
+        test_hermite();
+        return check_finish();
+    }
     test_dense_matches_simple();
     test_dense_symmetric();
     test_tree_accuracy();
@@ -668,6 +686,7 @@ int main(void) {
     test_tree_walks_agree();
     test_tree_group_options();
     test_whole_runs();
+    test_hermite();
     if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */
         check_every_method(NBODY_ENGINE_CUDA);
     test_tuning_logged();

@@ -21,7 +21,7 @@ static void check_every_method(nbody_engine engine) {
             double diff = 0;
             size_t i;
             if (m == NBODY_WHFAST) continue;   /* a CPU method (GPU engines refuse it): tests/test_whfast.c */
-            if (m == NBODY_HERMITE) continue;  /* the direct CPU engines (GPU engines refuse it): tests/test_hermite.c */
+            if (m == NBODY_HERMITE) continue;  /* its own engine operation: tests/hermite_engine.h */
             if (k && !nbody_method_adaptive((nbody_method)m)) continue;   /* a tolerance is refused there */
             d.method = (nbody_method)m; d.softening = (nbody_real)0.05; d.dt = (nbody_real)2e-3;
             d.tolerance = k ? (nbody_real)(dbl ? 1e-8 : 1e-4) : 0;

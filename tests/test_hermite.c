@@ -1,17 +1,16 @@
 /* test_hermite.c - NBODY_HERMITE (4th and 6th order) on the block scheduler: the orders on a
    shared-step Kepler orbit, block against shared steps, energy on Plummer spheres, landing on
    t_end, bitwise restarts from checkpoints (synchronised and in the middle of a block cycle),
-   every CPU engine and SIMD level against BLOCK, test particles, collisions, and the refusals
-   (each with its log line). */
+   every CPU engine and SIMD level against BLOCK, test particles, collisions, the refusals
+   (each with its log line), and the OpenCL engine (PoCL on the CPU here) through
+   tests/hermite_engine.h, which tests/cuda_engines.c runs on the CUDA engine. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "check.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static const double PI = 3.14159265358979323846;
-static const int DBL = sizeof(nbody_real) == sizeof(double);
+#include "hermite_engine.h"
 
 static int log_lines;
 static char log_last[512];
@@ -20,36 +19,6 @@ static void count_log(nbody_log_level level, const char *msg, void *user) {
     if (level != NBODY_LOG_ERROR) return;
     ++log_lines;
     snprintf(log_last, sizeof log_last, "%s", msg);
-}
-
-static nbody_desc hermite_desc(nbody_engine engine, int order, nbody_stepping stepping, double eta) {
-    nbody_desc d = NBODY_ZERO;
-    d.method = NBODY_HERMITE; d.engine = engine; d.order = order; d.stepping = stepping; d.timestep_eta = (nbody_real)eta;
-    d.threads = 1;
-    return d;
-}
-
-/* ---- the orders: two bodies of mass 1/2 on an orbit of e = 0.3, a = 1 (period 2 pi), one
-   period with shared steps; the phase error (position and velocity against the start) for
-   eta / 4^k, which halves the steps: the error falls by 2^p a halving ---- */
-static double kepler_error(int order, double eta, unsigned long long *steps) {
-    nbody_system s = NBODY_ZERO, o = NBODY_ZERO;
-    nbody_sim *sim = NULL;
-    nbody_desc d = hermite_desc(NBODY_ENGINE_SIMPLE, order, NBODY_STEPPING_SHARED, eta);
-    double e = 0.3, rp = 1 - e, vp = sqrt((1 + e) / (1 - e)), err = -1;
-    nbody_system_alloc(&s, 2); nbody_system_alloc(&o, 2);
-    s.m[0] = s.m[1] = (nbody_real)0.5;
-    s.x[0] = (nbody_real)(-rp / 2); s.x[1] = (nbody_real)(rp / 2); s.vy[0] = (nbody_real)(-vp / 2); s.vy[1] = (nbody_real)(vp / 2);
-    d.dt_max = (nbody_real)0.25;
-    if (nbody_create(&sim, &d, &s) == NBODY_OK && nbody_advance(sim, (nbody_real)(2 * PI)) == NBODY_OK &&
-        nbody_get_state(sim, &o) == NBODY_OK) {
-        err = fabs((double)(o.x[1] - s.x[1])) + fabs((double)(o.y[1] - s.y[1])) + fabs((double)(o.vx[1] - s.vx[1])) +
-              fabs((double)(o.vy[1] - s.vy[1]));
-        *steps = nbody_get_stats(sim).steps;
-    }
-    nbody_destroy(sim);
-    nbody_system_free(&s); nbody_system_free(&o);
-    return err;
 }
 
 static void test_orders(void) {
@@ -62,7 +31,7 @@ static void test_orders(void) {
     for (o = 0; o < 2; ++o) {
         double err[3];
         unsigned long long steps[3] = {0, 0, 0};
-        for (k = 0; k < 3; ++k) err[k] = kepler_error(orders[o], eta0[o] / pow(4, k), &steps[k]);
+        for (k = 0; k < 3; ++k) err[k] = kepler_error(NBODY_ENGINE_SIMPLE, orders[o], eta0[o] / pow(4, k), &steps[k]);
         for (k = 0; k < 2; ++k) {
             double p = log2(err[k] / err[k + 1]) / log2((double)steps[k + 1] / (double)steps[k]);
             printf("order %d: %.2f\n", orders[o], p);
@@ -70,52 +39,6 @@ static void test_orders(void) {
                   orders[o], p, err[k], err[k + 1], steps[k], steps[k + 1]);
         }
     }
-}
-
-/* ---- Plummer spheres: energy error, steps and the state at t ---- */
-typedef struct run_out {
-    nbody_result r;
-    double de;
-    nbody_stats stats;
-    nbody_system s;
-} run_out;
-
-static run_out run_plummer(const nbody_desc *d, size_t n, double t_end) {
-    nbody_system s0 = NBODY_ZERO;
-    nbody_sim *sim = NULL;
-    nbody_invariants e0, e1;
-    run_out o;
-    memset(&o, 0, sizeof o);
-    nbody_ic_plummer(&s0, n, 11);
-    nbody_system_alloc(&o.s, n);
-    nbody_measure(&s0, 1, d->softening, &e0);
-    o.r = nbody_create(&sim, d, &s0);
-    if (o.r == NBODY_OK) o.r = nbody_advance(sim, (nbody_real)t_end);
-    if (o.r == NBODY_OK) o.r = nbody_get_state(sim, &o.s);
-    nbody_measure(&o.s, 1, d->softening, &e1);
-    o.de = fabs((double)((e1.energy - e0.energy) / e0.energy));
-    o.stats = nbody_get_stats(sim);
-    nbody_destroy(sim);
-    nbody_system_free(&s0);
-    return o;
-}
-
-/* largest |a - b| over positions and velocities */
-static double state_diff(const nbody_system *a, const nbody_system *b) {
-    double w = 0;
-    size_t i;
-    for (i = 0; i < a->n && i < b->n; ++i) {
-        double e = fabs((double)(a->x[i] - b->x[i])) + fabs((double)(a->y[i] - b->y[i])) + fabs((double)(a->z[i] - b->z[i])) +
-                   fabs((double)(a->vx[i] - b->vx[i])) + fabs((double)(a->vy[i] - b->vy[i])) + fabs((double)(a->vz[i] - b->vz[i]));
-        if (!(e <= w)) w = e;
-    }
-    return w;
-}
-
-static int same_bits(const nbody_system *a, const nbody_system *b) {
-    size_t bytes = a->n * sizeof(nbody_real);
-    return a->n == b->n && a->t == b->t && !memcmp(a->x, b->x, bytes) && !memcmp(a->y, b->y, bytes) && !memcmp(a->z, b->z, bytes) &&
-           !memcmp(a->vx, b->vx, bytes) && !memcmp(a->vy, b->vy, bytes) && !memcmp(a->vz, b->vz, bytes);
 }
 
 static void test_plummer_energy(void) {
@@ -343,6 +266,28 @@ static void test_hooks_and_exits(void) {
     nbody_system_free(&s0);
 }
 
+/* The OpenCL engine runs NBODY_HERMITE here when it is compiled in and a device (PoCL on the
+   CPU, or a GPU) takes the program: 1; else 0 with a note (compiled out: not a skip, the
+   cross builds have no OpenCL) or a skip (compiled in, no device; a failure under
+   NBODY_REQUIRE_OPENCL=1) */
+static int opencl_runs(void) {
+    nbody_system s0 = NBODY_ZERO;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_OPENCL, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    if (!nbody_engine_available(NBODY_ENGINE_OPENCL)) {
+        printf("OpenCL compiled out: hermite on opencl not tested in this build\n");
+        return 0;
+    }
+    nbody_ic_plummer(&s0, 16, 1);
+    r = nbody_create(&sim, &d, &s0);
+    nbody_destroy(sim);
+    nbody_system_free(&s0);
+    if (r == NBODY_ERR_UNAVAILABLE) check_skip("NBODY_REQUIRE_OPENCL", "no OpenCL device (or no fp64 for a double build)");
+    else CHECK(r == NBODY_OK, "hermite on opencl: %s", nbody_result_string(r));
+    return r == NBODY_OK;
+}
+
 /* refusals: one log line each, nothing created */
 static void test_refusals(void) {
     nbody_system s0 = NBODY_ZERO;
@@ -403,5 +348,6 @@ int main(void) {
     test_collisions();
     test_hooks_and_exits();
     test_refusals();
+    if (opencl_runs()) check_hermite_engine(NBODY_ENGINE_OPENCL, 2048);
     return check_finish();
 }
