@@ -29,7 +29,7 @@
 #             (HERMITE_SCAN=0 leaves that out)
 #   hermite-gpu  block-step Hermite on the GPU: the CUDA engine's Hermite tests (double, float;
 #             NBODY_TEST_ONLY=hermite) and their memcheck, test_hermite on NVIDIA's OpenCL, then
-#             bench_hermite on CUDA (double, float) at N = 16384 and 131072 and on OpenCL at 16384
+#             bench_hermite on CUDA (double) at N = 16384 and 131072 and on OpenCL at 16384
 #   python    the Python package with the CUDA engines (nvcc) and OpenCL: its tests, then
 #             bench/python_bench.py on 2 pinned cores (against C and REBOUND). Nothing can be
 #             fetched there: carry build/wheels, made on a connected machine by
@@ -252,7 +252,7 @@ suite_hermite() {   # block-step Hermite on the host's CPU: 2 pinned cores, Plum
 }
 
 suite_hermite_gpu() {   # Plummer (seed 42), no softening, t = 1, default accuracy
-    make_dev $B/cuda_engines $F/cuda_engines $B/bench_hermite $F/bench_hermite $B/test_hermite || { status=1; return; }
+    make_dev $B/cuda_engines $F/cuda_engines $B/bench_hermite $B/test_hermite || { status=1; return; }
     echo "## the CUDA engine's Hermite tests (double, float) and memcheck"; el
     export NBODY_TEST_ONLY=hermite
     run_test 200 ./$B/cuda_engines
@@ -262,14 +262,11 @@ suite_hermite_gpu() {   # Plummer (seed 42), no softening, t = 1, default accura
     echo "## test_hermite on NVIDIA's OpenCL"; el
     ocl_nvidia env NBODY_REQUIRE_OPENCL=1 timeout 200 ./$B/test_hermite > $B/test_hermite.log 2>&1 || status=1
     grep -E '^FAIL|^RESULT' $B/test_hermite.log | head -8
-    echo "## bench_hermite: CUDA double and float, N = 16384 and 131072; OpenCL double, N = 16384"; el
-    header_done=0
-    for b in $B $F; do
-        for n in 16384 131072; do
-            timeout 200 ./$b/bench_hermite $n 4 0 block cuda 1 42 | if [ $header_done = 1 ]; then tail -1; else cat; fi || status=1
-            header_done=1
-        done
-    done
+    # double only: in float an unsoftened sphere's close encounters need steps whose jerk float
+    # does not resolve (NBODY_ERR_STEP_TOO_SMALL after some 400 block steps)
+    echo "## bench_hermite: CUDA double, N = 16384 and 131072; OpenCL double, N = 16384"; el
+    timeout 100 ./$B/bench_hermite 16384 4 0 block cuda 1 42 || status=1
+    timeout 200 ./$B/bench_hermite 131072 4 0 block cuda 1 42 | tail -1
     ocl_nvidia timeout 100 ./$B/bench_hermite 16384 4 0 block opencl 1 42 | tail -1
     timeout 100 ./$B/bench_hermite 16384 6 0 block cuda 1 42 | tail -1
     el done
