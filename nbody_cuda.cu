@@ -131,9 +131,12 @@ typedef struct nbody__cuda {
     cudaEvent_t tev[3];
     struct nbody__cu_contacts *contacts;  /* contact search: radii, pair buffers, its tree; on first use */
     struct nbody__cu_hermite *herm;       /* NBODY_HERMITE's buffers, on first use */
+    struct nbody__cu_kdk *kdk;     /* the tree leapfrog's block steps: scratch, on first use */
 } nbody__cuda;
 struct nbody__cu_slice_work;
 static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
+struct nbody__cu_kdk;
+static void nbody__cu_kdk_free(struct nbody__cu_kdk *w, const nbody_desc *d);
 struct nbody__cu_contacts;
 static void nbody__cu_ct_free(struct nbody__cu_contacts *w, const nbody_desc *d);
 struct nbody__cu_hermite;
@@ -1811,6 +1814,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     nbody__cu_slice_free(c->slice, &e->desc);
     nbody__cu_ct_free(c->contacts, &e->desc);
     nbody__cu_h_free(c->herm, &e->desc);
+    nbody__cu_kdk_free(c->kdk, &e->desc);
     cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
     cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp); cudaFree(c->gw_gstack);
     for (int k = 0; k < 3; ++k)
@@ -2328,6 +2332,148 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
     return NBODY_OK;
 }
 
+/* ======================================================================================
+   the tree leapfrog's block steps (>>kdk in nbody.h): active_forces builds the tree afresh
+   from y, selects the active bodies' leaves in leaf order (neighbours on the Hilbert curve
+   walk together, as in a full walk), walks them (each body's own walk, warps walking the
+   union: nbody__cu_walk) into a by-body scratch, and gathers 3 count values for the host;
+   active test particles walk with every test particle (nbody__cu_walk_test over [nt, n)).
+   kick applies the active bodies' kicks on the device.
+   ====================================================================================== */
+__global__ void nbody__cu_iota(unsigned int *v, size_t n);   /* below, with the slices */
+struct nbody__cu_kdk {
+    unsigned int *list;            /* n: the active bodies (from the host) */
+    unsigned char *mark, *flag;    /* n: body is active; leaf is an active body's */
+    unsigned int *ids, *leaves;    /* n: 0 .. n-1; the selected leaves */
+    int *count;
+    void *tmp;
+    size_t tmpbytes;
+    nbody__r *acc, *io;            /* 3n: forces by body; 6n: forces and coefficients of the list */
+    unsigned int *host;            /* n: the list as 32-bit indices (pinned) */
+};
+static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
+    if (!w) return;
+    cudaFree(w->list); cudaFree(w->mark); cudaFree(w->flag); cudaFree(w->ids); cudaFree(w->leaves); cudaFree(w->count);
+    cudaFree(w->tmp); cudaFree(w->acc); cudaFree(w->io);
+    if (w->host) cudaFreeHost(w->host);
+    d->allocator.free(w, d->allocator.user_data);
+}
+
+__global__ void nbody__cu_kdk_mark(const unsigned int *list, size_t count, unsigned char *mark, unsigned char v) {
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) mark[list[q]] = v;
+}
+__global__ void nbody__cu_kdk_flags(const unsigned int *leafbody, size_t nt, const unsigned char *mark, unsigned char *flag) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < nt; k += (size_t)gridDim.x * blockDim.x) flag[k] = mark[leafbody[k]];
+}
+template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, const unsigned int *list, size_t count, T *out) {
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
+        for (int d = 0; d < 3; ++d) out[d * count + q] = acc[d * n + list[q]];
+}
+/* nbody__kick_op: v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to kick = [v | a0] */
+template <class T>
+__global__ void nbody__cu_kdk_kick(T *y, T *kick, const unsigned int *list, size_t count, size_t n, const T *acc, const T *coef) {
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
+        size_t i = list[q];
+        for (int k = 0; k < 3; ++k) {
+            T ak = acc[k * count + q], v1 = kick[k * n + i] + coef[q] * kick[(3 + k) * n + i] + coef[count + q] * ak;
+            y[(3 + k) * n + i] = v1;
+            kick[k * n + i] = v1 + coef[2 * count + q] * ak;
+            kick[(3 + k) * n + i] = ak;
+        }
+    }
+}
+
+static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_kdk *w = c->kdk;
+    size_t n = e->n;
+    nbody_result r;
+    if (w) { *out = w; return NBODY_OK; }
+    w = (nbody__cu_kdk *)e->desc.allocator.alloc(sizeof *w, e->desc.allocator.user_data);
+    if (!w) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(w, 0, sizeof *w);
+    c->kdk = w;
+    r = nbody__cu_malloc(e, &w->list, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->mark, n);
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMemset(w->mark, 0, n), "memset");
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->flag, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->ids, n);
+    if (r == NBODY_OK) {
+        nbody__cu_iota<<<nbody__cu_blocks(n, 256), 256>>>(w->ids, n);
+        r = nbody__cu_check(e, cudaGetLastError(), "iota");
+    }
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->leaves, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->count, 1);
+    if (r == NBODY_OK) r = nbody__cu_check(e, cub::DeviceSelect::Flagged(NULL, w->tmpbytes, w->ids, w->flag, w->leaves, w->count, (int)n), "select size");
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&w->tmp, w->tmpbytes);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->acc, 3 * n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->io, 6 * n);
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMallocHost((void **)&w->host, n * sizeof(unsigned int)), "cudaMallocHost");
+    if (r != NBODY_OK) { nbody__cu_kdk_free(w, &e->desc); c->kdk = NULL; return r; }
+    *out = w;
+    return NBODY_OK;
+}
+
+/* the list to the device as 32-bit indices */
+static nbody_result nbody__cu_kdk_list(nbody__engine *e, nbody__cu_kdk *w, const size_t *list, size_t count) {
+    for (size_t q = 0; q < count; ++q) w->host[q] = (unsigned int)list[q];
+    NBODY__CU(cudaMemcpy(w->list, w->host, count * sizeof(unsigned int), cudaMemcpyHostToDevice));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__buf yb, const size_t *list, size_t count, nbody_real *out) {
+    nbody__cuda *c = nbody__cu(e);
+    const nbody__r *y = (const nbody__r *)yb;
+    size_t n = e->n, nt = nbody__cu_nsrc(e), src = count;
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    const int B = 256;
+    nbody__cu_kdk *w;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK || !count) return r;
+    if (c->nquad) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody: cuda-tree: block steps walk monopoles only (desc.quadrupole refused)");
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    while (src > 0 && list[src - 1] >= nt) --src;   /* list ascending: the sources' part */
+    if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK || (r = nbody__cu_kdk_list(e, w, list, count)) != NBODY_OK ||
+        (r = nbody__cu_tree_build(e, y)) != NBODY_OK)
+        return r;
+    if (src) {
+        size_t bytes = w->tmpbytes;
+        nbody__cu_kdk_mark<<<nbody__cu_blocks(src, B), B>>>(w->list, src, w->mark, 1);
+        nbody__cu_kdk_flags<<<nbody__cu_blocks(nt, B), B>>>(c->leafbody, nt, w->mark, w->flag);
+        nbody__cu_kdk_mark<<<nbody__cu_blocks(src, B), B>>>(w->list, src, w->mark, 0);
+        NBODY__CU(cudaGetLastError());
+        NBODY__CU(cub::DeviceSelect::Flagged(w->tmp, bytes, w->ids, w->flag, w->leaves, w->count, (int)nt));
+        if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->leaves, 0, src, c->leafbody, 0,
+                                       w->acc, n, 1)) != NBODY_OK)
+            return r;
+    }
+    if (src < count) {
+        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(n - nt, B), B>>>(c->node, c->nmass, y, n, nt, n, w->acc, n, 0, nt, eps2,
+                                                                           e->desc.G, (const nbody__rec *)NULL);
+        NBODY__CU(cudaGetLastError());
+    }
+    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, B), B>>>(w->acc, n, w->list, count, w->io);
+    NBODY__CU(cudaGetLastError());
+    NBODY__CU(cudaMemcpy(out, w->io, 3 * count * sizeof(nbody__r), cudaMemcpyDeviceToHost));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_kick(nbody__engine *e, const nbody__kick_op *op) {
+    nbody__cu_kdk *w;
+    size_t m = op->count;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK || !m) return r;
+    if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK || (r = nbody__cu_kdk_list(e, w, op->list, m)) != NBODY_OK) return r;
+    NBODY__CU(cudaMemcpy(w->io, op->acc, 3 * m * sizeof(nbody__r), cudaMemcpyHostToDevice));
+    NBODY__CU(cudaMemcpy(w->io + 3 * m, op->coef, 3 * m * sizeof(nbody__r), cudaMemcpyHostToDevice));
+    nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(m, 256), 256>>>((nbody__r *)op->y, (nbody__r *)op->kick, w->list, m, e->n, w->io,
+                                                                     w->io + 3 * m);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
 static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
@@ -2336,7 +2482,7 @@ static const nbody__engine_ops nbody__cuda_dense_ops = {
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, NULL, NULL, NULL};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, nbody__cu_active_forces, nbody__cu_kick, NULL};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;

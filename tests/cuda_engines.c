@@ -529,6 +529,79 @@ static void test_whole_runs(void) {
     nbody_system_free(&ic); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* The tree leapfrog's block steps (NBODY_STEPPING_BLOCK): the active list's forces are the
+   bits of the engine's own per-body walk of all bodies (test particles among them); a whole
+   run on a softened Plummer sphere is as close to nearly exact forces (TREE at theta 0.1) as
+   the CPU tree's block run is, with nearly the same body steps */
+static double rms_diff(const nbody_system *a, const nbody_system *b) {
+    double sum = 0;
+    size_t i;
+    for (i = 0; i < a->n; ++i) {
+        double d[6];
+        int k;
+        d[0] = (double)(a->x[i] - b->x[i]); d[1] = (double)(a->y[i] - b->y[i]); d[2] = (double)(a->z[i] - b->z[i]);
+        d[3] = (double)(a->vx[i] - b->vx[i]); d[4] = (double)(a->vy[i] - b->vy[i]); d[5] = (double)(a->vz[i] - b->vz[i]);
+        for (k = 0; k < 6; ++k) sum += d[k] * d[k];
+    }
+    return sqrt(sum / (double)a->n);
+}
+static nbody_result block_run(nbody_engine engine, double theta, const nbody_system *ic, double t_end, nbody_system *out, nbody_stats *st) {
+    nbody_desc d = {0};
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    d.engine = engine; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.05;
+    d.theta = (nbody_real)theta;
+    r = nbody_create(&sim, &d, ic);
+    if (r == NBODY_OK) r = nbody_advance(sim, (nbody_real)t_end);
+    if (r == NBODY_OK) r = nbody_get_state(sim, out);
+    if (sim) *st = nbody_get_stats(sim);
+    nbody_destroy(sim);
+    return r;
+}
+static void test_tree_block_steps(void) {
+    nbody_system ic = {0}, a = {0}, b = {0}, x = {0};
+    nbody_desc d = {0};
+    nbody__engine e;
+    nbody__buf y = NULL, f = NULL;
+    size_t n = scaled(3000) < 3000 ? 300 : 3000, list[1000], count = 0, i, q;
+    nbody_real *full, *out;
+    nbody_stats sa, sb, sx;
+    int same = 1;
+    nbody_ic_collision(&ic, n, (nbody_real)0.3, 3, 4);
+    d.engine = NBODY_ENGINE_CUDA_TREE; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.01;
+    d.n_active = n - n / 8;
+    d = nbody__desc_defaults(&d);
+    full = (nbody_real *)malloc(6 * n * sizeof(nbody_real));
+    out = (nbody_real *)malloc(3 * 1000 * sizeof(nbody_real));
+    for (i = 5; i < n && count < 1000; i += 2 + i % 5) list[count++] = i;
+    CHECK(nbody__engine_start(&e, &d, n, ic.m) == NBODY_OK, "cuda_tree engine");
+    nbody__cuda_bench_config(&e, 0, 256, 2);     /* the derivative's walk: each body's own (warps' union) */
+    CHECK(e.ops->alloc(&e, 6 * n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * n, &f) == NBODY_OK &&
+          nbody__upload_system(&e, y, &ic) == NBODY_OK && e.ops->derivative(&e, y, f) == NBODY_OK &&
+          e.ops->download(&e, full, f, 0, 6 * n) == NBODY_OK, "cuda_tree: a full evaluation");
+    CHECK(e.ops->active_forces && e.ops->active_forces(&e, y, list, count, out) == NBODY_OK, "cuda_tree: active forces");
+    for (q = 0; q < count; ++q)
+        for (i = 0; i < 3; ++i)
+            if (memcmp(&out[i * count + q], &full[(3 + i) * n + list[q]], sizeof(nbody_real))) same = 0;
+    CHECK(same, "cuda_tree: %lu active bodies' forces are the full walk's bits (%lu test particles in %lu bodies)",
+          (unsigned long)count, (unsigned long)(n / 8), (unsigned long)n);
+    e.ops->release(&e, y); e.ops->release(&e, f);
+    nbody__engine_stop(&e);
+    free(full); free(out);
+    nbody_system_free(&ic);
+    nbody_ic_plummer(&ic, n / 3, 6);
+    CHECK(block_run(NBODY_ENGINE_CUDA_TREE, 0.3, &ic, 0.25, &b, &sb) == NBODY_OK &&
+          block_run(NBODY_ENGINE_TREE, 0.3, &ic, 0.25, &a, &sa) == NBODY_OK &&
+          block_run(NBODY_ENGINE_TREE, 0.1, &ic, 0.25, &x, &sx) == NBODY_OK, "cuda_tree and tree block runs");
+    printf("block steps against theta 0.1 at t = 0.25 (rms): tree %.3g, cuda_tree %.3g; body steps %llu, %llu\n",
+           rms_diff(&a, &x), rms_diff(&b, &x), sa.body_steps, sb.body_steps);
+    CHECK(rms_diff(&b, &x) < 1.5 * rms_diff(&a, &x) + (sizeof(nbody_real) == sizeof(double) ? 0 : 1e-5),
+          "cuda_tree block run against nearly exact forces: %.3g (tree %.3g)", rms_diff(&b, &x), rms_diff(&a, &x));
+    CHECK(sb.steps > 0 && (double)sb.body_steps > 0.9 * (double)sa.body_steps && (double)sb.body_steps < 1.1 * (double)sa.body_steps,
+          "body steps: cuda_tree %llu, tree %llu", sb.body_steps, sa.body_steps);
+    nbody_system_free(&ic); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&x);
+}
+
 /* the tuner says once, at INFO, which dense kernel and configuration it kept */
 static int tuned_lines;
 static char tuned_line[512];
@@ -687,6 +760,7 @@ int main(void) {
     test_tree_group_options();
     test_whole_runs();
     test_hermite();
+    test_tree_block_steps();
     if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */
         check_every_method(NBODY_ENGINE_CUDA);
     test_tuning_logged();
