@@ -545,16 +545,22 @@ static double rms_diff(const nbody_system *a, const nbody_system *b) {
     }
     return sqrt(sum / (double)a->n);
 }
+static void print_error(nbody_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == NBODY_LOG_ERROR) printf("log: %s\n", msg);
+}
 static nbody_result block_run(nbody_engine engine, double theta, const nbody_system *ic, double t_end, nbody_system *out, nbody_stats *st) {
     nbody_desc d = {0};
     nbody_sim *sim = NULL;
     nbody_result r;
+    memset(st, 0, sizeof *st);
     d.engine = engine; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.05;
-    d.theta = (nbody_real)theta;
+    d.theta = (nbody_real)theta; d.log.func = print_error;
     r = nbody_create(&sim, &d, ic);
     if (r == NBODY_OK) r = nbody_advance(sim, (nbody_real)t_end);
     if (r == NBODY_OK) r = nbody_get_state(sim, out);
     if (sim) *st = nbody_get_stats(sim);
+    if (r != NBODY_OK) printf("%s block run: %s at t = %g\n", nbody_engine_name(engine), nbody_result_string(r), (double)st->t);
     nbody_destroy(sim);
     return r;
 }
@@ -566,6 +572,7 @@ static void test_tree_block_steps(void) {
     size_t n = scaled(3000) < 3000 ? 300 : 3000, list[1000], count = 0, i, q;
     nbody_real *full, *out;
     nbody_stats sa, sb, sx;
+    nbody_result ra, rb, rx;
     int same = 1;
     nbody_ic_collision(&ic, n, (nbody_real)0.3, 3, 4);
     d.engine = NBODY_ENGINE_CUDA_TREE; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.01;
@@ -590,9 +597,12 @@ static void test_tree_block_steps(void) {
     free(full); free(out);
     nbody_system_free(&ic);
     nbody_ic_plummer(&ic, n / 3, 6);
-    CHECK(block_run(NBODY_ENGINE_CUDA_TREE, 0.3, &ic, 0.25, &b, &sb) == NBODY_OK &&
-          block_run(NBODY_ENGINE_TREE, 0.3, &ic, 0.25, &a, &sa) == NBODY_OK &&
-          block_run(NBODY_ENGINE_TREE, 0.1, &ic, 0.25, &x, &sx) == NBODY_OK, "cuda_tree and tree block runs");
+    nbody_system_alloc(&a, ic.n); nbody_system_alloc(&b, ic.n); nbody_system_alloc(&x, ic.n);
+    rb = block_run(NBODY_ENGINE_CUDA_TREE, 0.3, &ic, 0.25, &b, &sb);
+    ra = block_run(NBODY_ENGINE_TREE, 0.3, &ic, 0.25, &a, &sa);
+    rx = block_run(NBODY_ENGINE_TREE, 0.1, &ic, 0.25, &x, &sx);
+    CHECK(rb == NBODY_OK && ra == NBODY_OK && rx == NBODY_OK, "cuda_tree and tree block runs: %s, %s, %s", nbody_result_string(rb),
+          nbody_result_string(ra), nbody_result_string(rx));
     printf("block steps against theta 0.1 at t = 0.25 (rms): tree %.3g, cuda_tree %.3g; body steps %llu, %llu\n",
            rms_diff(&a, &x), rms_diff(&b, &x), sa.body_steps, sb.body_steps);
     CHECK(rms_diff(&b, &x) < 1.5 * rms_diff(&a, &x) + (sizeof(nbody_real) == sizeof(double) ? 0 : 1e-5),
