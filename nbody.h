@@ -6698,6 +6698,39 @@ static void nbody__hermite_tile_portable(const nbody__hermite_src *S, size_t j0,
     }
 }
 
+/* The pair terms of nbody__hermite_pair, lane-wise, written once over a vector layer V (the
+   BLOCK kernels' layers, see NBODY__BLOCK_KERNELS, with V_rsqrt = 1 / sqrt to the double's
+   precision), with the attribute IN: V_hermite adds them to s[0..6) (s[6..9) with the snap),
+   source j broadcast (p: x y z vx vy vz ax ay az, and m), targets t. The terms of
+   nbody__hermite_pair with mr3 taken out: A = mr3 d, J = mr3 (v - 3 alpha d),
+   S = mr3 (a - 6 alpha v + (15 alpha^2 - 3 q / r^2) d) with q = v.v + d.a (S's 3 beta A and
+   6 alpha J expanded): 33 vector instructions per pair at order 4, 56 at order 6, against 34
+   and 65 for the sums of A, J and S as written there. Written out component by component (no
+   loops over arrays): the compiler keeps it all in registers. */
+#define NBODY__HERMITE_PAIR(V, IN)                                                                                       \
+IN void V##_hermite(const V *p, V m, V e2, const V *t, int snap, V *s) {                                                  \
+    V dx = V##_sub(p[0], t[0]), dy = V##_sub(p[1], t[1]), dz = V##_sub(p[2], t[2]);                                      \
+    V vx = V##_sub(p[3], t[3]), vy = V##_sub(p[4], t[4]), vz = V##_sub(p[5], t[5]);                                      \
+    V r2 = V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2)));                                                        \
+    V inv = V##_rsqrt(r2), inv2 = V##_mul(inv, inv);                                                                     \
+    V mr3 = V##_mul(V##_mul(m, inv), inv2);                                                                              \
+    V alpha = V##_mul(V##_fma(dx, vx, V##_fma(dy, vy, V##_mul(dz, vz))), inv2);                                          \
+    V a3 = V##_mul(V##_set1(3), alpha);                                                                                  \
+    s[0] = V##_fma(mr3, dx, s[0]); s[1] = V##_fma(mr3, dy, s[1]); s[2] = V##_fma(mr3, dz, s[2]);                         \
+    s[3] = V##_fma(mr3, V##_fnma(a3, dx, vx), s[3]);                                                                     \
+    s[4] = V##_fma(mr3, V##_fnma(a3, dy, vy), s[4]);                                                                     \
+    s[5] = V##_fma(mr3, V##_fnma(a3, dz, vz), s[5]);                                                                     \
+    if (snap) {                                                                                                          \
+        V ax = V##_sub(p[6], t[6]), ay = V##_sub(p[7], t[7]), az = V##_sub(p[8], t[8]);                                  \
+        V q = V##_fma(vx, vx, V##_fma(vy, vy, V##_fma(vz, vz, V##_fma(dx, ax, V##_fma(dy, ay, V##_mul(dz, az))))));      \
+        V gamma = V##_fnma(q, V##_mul(V##_set1(3), inv2), V##_mul(alpha, V##_mul(V##_set1(15), alpha)));                 \
+        V a6 = V##_mul(V##_set1(6), alpha);                                                                              \
+        s[6] = V##_fma(mr3, V##_fma(gamma, dx, V##_fnma(a6, vx, ax)), s[6]);                                             \
+        s[7] = V##_fma(mr3, V##_fma(gamma, dy, V##_fnma(a6, vy, ay)), s[7]);                                             \
+        s[8] = V##_fma(mr3, V##_fma(gamma, dz, V##_fnma(a6, vz, az)), s[8]);                                             \
+    }                                                                                                                    \
+}
+
 #if NBODY__HAVE_AVX512 && NBODY__KIND == 2
 /* 1 / sqrt(x) to the double's precision: the estimate y (2^-14) and the series of
    (1 - e)^(-1/2) = 1 + e/2 + 3/8 e^2 + 5/16 e^3, e = 1 - x y^2 (the next term, 35/128 e^4, is
@@ -6707,37 +6740,7 @@ NBODY__I512 nbody__v512 nbody__v512_rsqrt(nbody__v512 x) {
     nbody__v512 p = nbody__v512_fma(nbody__v512_fma(nbody__v512_set1(0.3125), e, nbody__v512_set1(0.375)), e, nbody__v512_set1(0.5));
     return nbody__v512_fma(nbody__v512_mul(y, e), p, y);
 }
-/* the pair terms of nbody__hermite_pair, lane-wise, added to s[0..6) (s[6..9) with the snap):
-   source j broadcast (p: x y z vx vy vz ax ay az, m), targets t */
-NBODY__I512 void nbody__v512_hermite(const nbody__v512 *p, nbody__v512 m, nbody__v512 e2, const nbody__v512 *t, int snap, nbody__v512 *s) {
-    /* written out component by component (no loops over arrays): the compiler keeps it all in registers.
-       The terms of nbody__hermite_pair with mr3 taken out, A = mr3 d, J = mr3 (v - 3 alpha d),
-       S = mr3 (a - 6 alpha v + (15 alpha^2 - 3 q / r^2) d) with q = v.v + d.a (S's 3 beta A and
-       6 alpha J expanded): 33 vector instructions per pair at order 4, 56 at order 6, against
-       34 and 65 for the sums of A, J and S as written there */
-    nbody__v512 dx = nbody__v512_sub(p[0], t[0]), dy = nbody__v512_sub(p[1], t[1]), dz = nbody__v512_sub(p[2], t[2]);
-    nbody__v512 vx = nbody__v512_sub(p[3], t[3]), vy = nbody__v512_sub(p[4], t[4]), vz = nbody__v512_sub(p[5], t[5]);
-    nbody__v512 r2 = nbody__v512_fma(dx, dx, nbody__v512_fma(dy, dy, nbody__v512_fma(dz, dz, e2)));
-    nbody__v512 inv = nbody__v512_rsqrt(r2), inv2 = nbody__v512_mul(inv, inv);
-    nbody__v512 mr3 = nbody__v512_mul(nbody__v512_mul(m, inv), inv2);
-    nbody__v512 alpha = nbody__v512_mul(nbody__v512_fma(dx, vx, nbody__v512_fma(dy, vy, nbody__v512_mul(dz, vz))), inv2);
-    nbody__v512 a3 = nbody__v512_mul(nbody__v512_set1(3), alpha);
-    s[0] = nbody__v512_fma(mr3, dx, s[0]); s[1] = nbody__v512_fma(mr3, dy, s[1]); s[2] = nbody__v512_fma(mr3, dz, s[2]);
-    s[3] = nbody__v512_fma(mr3, nbody__v512_fnma(a3, dx, vx), s[3]);
-    s[4] = nbody__v512_fma(mr3, nbody__v512_fnma(a3, dy, vy), s[4]);
-    s[5] = nbody__v512_fma(mr3, nbody__v512_fnma(a3, dz, vz), s[5]);
-    if (snap) {
-        nbody__v512 ax = nbody__v512_sub(p[6], t[6]), ay = nbody__v512_sub(p[7], t[7]), az = nbody__v512_sub(p[8], t[8]);
-        nbody__v512 q = nbody__v512_fma(vx, vx, nbody__v512_fma(vy, vy, nbody__v512_fma(vz, vz,
-                      nbody__v512_fma(dx, ax, nbody__v512_fma(dy, ay, nbody__v512_mul(dz, az))))));
-        nbody__v512 gamma = nbody__v512_fnma(q, nbody__v512_mul(nbody__v512_set1(3), inv2),
-                                      nbody__v512_mul(alpha, nbody__v512_mul(nbody__v512_set1(15), alpha)));
-        nbody__v512 a6 = nbody__v512_mul(nbody__v512_set1(6), alpha);
-        s[6] = nbody__v512_fma(mr3, nbody__v512_fma(gamma, dx, nbody__v512_fnma(a6, vx, ax)), s[6]);
-        s[7] = nbody__v512_fma(mr3, nbody__v512_fma(gamma, dy, nbody__v512_fnma(a6, vy, ay)), s[7]);
-        s[8] = nbody__v512_fma(mr3, nbody__v512_fma(gamma, dz, nbody__v512_fnma(a6, vz, az)), s[8]);
-    }
-}
+NBODY__HERMITE_PAIR(nbody__v512, NBODY__I512)
 /* sources [j0, j1) broadcast against the tile's lanes; lane `self` (or -1) is source j itself */
 NBODY__I512 void nbody__avx512_hermite_span(const nbody__hermite_src *S, size_t j0, size_t j1, int self, const nbody__v512 *t,
                                             int snap, nbody__v512 *s) {
@@ -6777,36 +6780,7 @@ static NBODY__TARGET_AVX512 void nbody__avx512_hermite_tile(const nbody__hermite
 #if NBODY__HAVE_AVX2 && NBODY__KIND == 2
 /* 1 / sqrt(x): one correctly rounded sqrt and divide (as the level's r^-3) */
 NBODY__I256 nbody__v256 nbody__v256_rsqrt(nbody__v256 x) { return nbody__v256_div(nbody__v256_set1(1), nbody__v256_sqrt(x)); }
-/* the pair terms of nbody__hermite_pair, lane-wise (see nbody__v512_hermite) */
-NBODY__I256 void nbody__v256_hermite(const nbody__v256 *p, nbody__v256 m, nbody__v256 e2, const nbody__v256 *t, int snap, nbody__v256 *s) {
-    /* written out component by component (no loops over arrays): the compiler keeps it all in registers.
-       The terms of nbody__hermite_pair with mr3 taken out, A = mr3 d, J = mr3 (v - 3 alpha d),
-       S = mr3 (a - 6 alpha v + (15 alpha^2 - 3 q / r^2) d) with q = v.v + d.a (S's 3 beta A and
-       6 alpha J expanded): 33 vector instructions per pair at order 4, 56 at order 6, against
-       34 and 65 for the sums of A, J and S as written there */
-    nbody__v256 dx = nbody__v256_sub(p[0], t[0]), dy = nbody__v256_sub(p[1], t[1]), dz = nbody__v256_sub(p[2], t[2]);
-    nbody__v256 vx = nbody__v256_sub(p[3], t[3]), vy = nbody__v256_sub(p[4], t[4]), vz = nbody__v256_sub(p[5], t[5]);
-    nbody__v256 r2 = nbody__v256_fma(dx, dx, nbody__v256_fma(dy, dy, nbody__v256_fma(dz, dz, e2)));
-    nbody__v256 inv = nbody__v256_rsqrt(r2), inv2 = nbody__v256_mul(inv, inv);
-    nbody__v256 mr3 = nbody__v256_mul(nbody__v256_mul(m, inv), inv2);
-    nbody__v256 alpha = nbody__v256_mul(nbody__v256_fma(dx, vx, nbody__v256_fma(dy, vy, nbody__v256_mul(dz, vz))), inv2);
-    nbody__v256 a3 = nbody__v256_mul(nbody__v256_set1(3), alpha);
-    s[0] = nbody__v256_fma(mr3, dx, s[0]); s[1] = nbody__v256_fma(mr3, dy, s[1]); s[2] = nbody__v256_fma(mr3, dz, s[2]);
-    s[3] = nbody__v256_fma(mr3, nbody__v256_fnma(a3, dx, vx), s[3]);
-    s[4] = nbody__v256_fma(mr3, nbody__v256_fnma(a3, dy, vy), s[4]);
-    s[5] = nbody__v256_fma(mr3, nbody__v256_fnma(a3, dz, vz), s[5]);
-    if (snap) {
-        nbody__v256 ax = nbody__v256_sub(p[6], t[6]), ay = nbody__v256_sub(p[7], t[7]), az = nbody__v256_sub(p[8], t[8]);
-        nbody__v256 q = nbody__v256_fma(vx, vx, nbody__v256_fma(vy, vy, nbody__v256_fma(vz, vz,
-                      nbody__v256_fma(dx, ax, nbody__v256_fma(dy, ay, nbody__v256_mul(dz, az))))));
-        nbody__v256 gamma = nbody__v256_fnma(q, nbody__v256_mul(nbody__v256_set1(3), inv2),
-                                      nbody__v256_mul(alpha, nbody__v256_mul(nbody__v256_set1(15), alpha)));
-        nbody__v256 a6 = nbody__v256_mul(nbody__v256_set1(6), alpha);
-        s[6] = nbody__v256_fma(mr3, nbody__v256_fma(gamma, dx, nbody__v256_fnma(a6, vx, ax)), s[6]);
-        s[7] = nbody__v256_fma(mr3, nbody__v256_fma(gamma, dy, nbody__v256_fnma(a6, vy, ay)), s[7]);
-        s[8] = nbody__v256_fma(mr3, nbody__v256_fma(gamma, dz, nbody__v256_fnma(a6, vz, az)), s[8]);
-    }
-}
+NBODY__HERMITE_PAIR(nbody__v256, NBODY__I256)
 /* sources [j0, j1) against the tile's two vectors of lanes; lane `self` (or -1) is source j */
 NBODY__I256 void nbody__avx2_hermite_span(const nbody__hermite_src *S, size_t j0, size_t j1, int self, const nbody__v256 *t,
                                           int snap, nbody__v256 *s) {
