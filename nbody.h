@@ -7635,6 +7635,23 @@ static void nbody__tree_packet_store(const nbody__tree_packet *p, const size_t *
         }
 }
 
+/* lane l of a packet: body i of F (its position), its result to slot (NBODY__TREE_NONE: an
+   empty lane), its own tree position self (a leaf item the walk skips; t->n for none) */
+static void nbody__tree_packet_lane(nbody__tree_packet *p, size_t *body, int l, const nbody__forces *F, size_t i,
+                                    size_t slot, size_t self) {
+    body[l] = slot; p->self[l] = self; p->x[l] = p->y[l] = p->z[l] = 0;
+    if (slot != NBODY__TREE_NONE) { p->x[l] = F->x[i]; p->y[l] = F->y[i]; p->z[l] = F->z[i]; }
+    p->ax[l] = p->ay[l] = p->az[l] = 0;
+}
+
+/* a filled packet walked and its accelerations stored (body[l] - o) */
+static void nbody__tree_packet_run(const nbody__kdtree *t, nbody__tree_packet *p, const size_t *body,
+                                   const nbody__forces *F, size_t o, int stack) {
+    memset(p->b, 0, sizeof p->b);
+    nbody__tree_walk_packet(t, p, stack);
+    nbody__tree_packet_store(p, body, F, o);
+}
+
 /* accelerations of count bodies from a built tree, body i's going to ax[i - i0]: the bodies
    targets[0 .. count) when targets is not NULL (a slice in leaf order), else all bodies
    (i0 = 0, count = n) in packets of consecutive items (leaf order: neighbours in space), or
@@ -7652,16 +7669,12 @@ static void nbody__tree_forces_of(const nbody__kdtree *t, const nbody_desc *d, c
         p.eps2 = F->eps2;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
             size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
-            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
             if (j < (size_t)n) {
-                i = body[l] = targets ? targets[j] : leaf ? t->items[j].idx : i0 + j;
-                p.self[l] = t->pos[i]; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i];
-            }
-            p.ax[l] = p.ay[l] = p.az[l] = 0;
+                i = targets ? targets[j] : leaf ? t->items[j].idx : i0 + j;
+                nbody__tree_packet_lane(&p, body, l, F, i, i, t->pos[i]);
+            } else nbody__tree_packet_lane(&p, body, l, F, 0, NBODY__TREE_NONE, NBODY__TREE_NONE);
         }
-        memset(p.b, 0, sizeof p.b);
-        nbody__tree_walk_packet(t, &p, stack);
-        nbody__tree_packet_store(&p, body, F, i0);
+        nbody__tree_packet_run(t, &p, body, F, i0, stack);
     }
 }
 
@@ -7678,13 +7691,10 @@ static void nbody__tree_forces_test(const nbody__kdtree *t, const nbody_desc *d,
         p.eps2 = F->eps2;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
             size_t i = na + (size_t)k * NBODY__TREE_LANES + (size_t)l;
-            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
-            if (i < F->n) { body[l] = i; p.self[l] = t->n; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i]; }
-            p.ax[l] = p.ay[l] = p.az[l] = 0;
+            if (i < F->n) nbody__tree_packet_lane(&p, body, l, F, i, i, t->n);
+            else nbody__tree_packet_lane(&p, body, l, F, 0, NBODY__TREE_NONE, NBODY__TREE_NONE);
         }
-        memset(p.b, 0, sizeof p.b);
-        nbody__tree_walk_packet(t, &p, stack);
-        nbody__tree_packet_store(&p, body, F, 0);
+        nbody__tree_packet_run(t, &p, body, F, 0, stack);
     }
 }
 static void nbody__tree_forces(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F) {
@@ -7741,16 +7751,12 @@ static void nbody__tree_forces_list(const nbody__kdtree *t, const nbody_desc *d,
         p.eps2 = F->eps2;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
             size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
-            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
             if (j < count) {
-                i = order[j]; body[l] = slot[i];
-                p.self[l] = i < t->n ? t->pos[i] : t->n; p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i];
-            }
-            p.ax[l] = p.ay[l] = p.az[l] = 0;
+                i = order[j];
+                nbody__tree_packet_lane(&p, body, l, F, i, slot[i], i < t->n ? t->pos[i] : t->n);
+            } else nbody__tree_packet_lane(&p, body, l, F, 0, NBODY__TREE_NONE, NBODY__TREE_NONE);
         }
-        memset(p.b, 0, sizeof p.b);
-        nbody__tree_walk_packet(t, &p, stack);
-        nbody__tree_packet_store(&p, body, F, 0);
+        nbody__tree_packet_run(t, &p, body, F, 0, stack);
     }
 }
 
