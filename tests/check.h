@@ -49,6 +49,40 @@ CHECK_UNUSED static double check_body_rel_diff(const nbody_real *a, const nbody_
     return worst;
 }
 
+/* two states' distance in phase space, body by body: d_i = sum of |a - b| over the six
+   coordinates of body i. check_state_diff is the largest d_i (NaN is largest),
+   check_state_rms the root mean square of the bodies' Euclidean distances */
+CHECK_UNUSED static double check_state_diff(const nbody_system *a, const nbody_system *b) {
+    double worst = 0;
+    size_t i;
+    for (i = 0; i < a->n && i < b->n; ++i) {
+        double d = fabs((double)(a->x[i] - b->x[i])) + fabs((double)(a->y[i] - b->y[i])) + fabs((double)(a->z[i] - b->z[i])) +
+                   fabs((double)(a->vx[i] - b->vx[i])) + fabs((double)(a->vy[i] - b->vy[i])) + fabs((double)(a->vz[i] - b->vz[i]));
+        if (!(d <= worst)) worst = d;
+    }
+    return worst;
+}
+
+CHECK_UNUSED static double check_state_rms(const nbody_system *a, const nbody_system *b) {
+    double sum = 0;
+    size_t i;
+    for (i = 0; i < a->n; ++i) {
+        double d[6];
+        int k;
+        d[0] = (double)(a->x[i] - b->x[i]); d[1] = (double)(a->y[i] - b->y[i]); d[2] = (double)(a->z[i] - b->z[i]);
+        d[3] = (double)(a->vx[i] - b->vx[i]); d[4] = (double)(a->vy[i] - b->vy[i]); d[5] = (double)(a->vz[i] - b->vz[i]);
+        for (k = 0; k < 6; ++k) sum += d[k] * d[k];
+    }
+    return sqrt(sum / (double)a->n);
+}
+
+/* two states the same bits: time, positions and velocities */
+CHECK_UNUSED static int check_same_state(const nbody_system *a, const nbody_system *b) {
+    size_t bytes = a->n * sizeof(nbody_real);
+    return a->n == b->n && a->t == b->t && !memcmp(a->x, b->x, bytes) && !memcmp(a->y, b->y, bytes) && !memcmp(a->z, b->z, bytes) &&
+           !memcmp(a->vx, b->vx, bytes) && !memcmp(a->vy, b->vy, bytes) && !memcmp(a->vz, b->vz, bytes);
+}
+
 /* n values of a and b the same: bit for bit, a NaN matching any NaN. IEEE 754 leaves the sign
    and payload of a NaN that an operation creates to the hardware (x86's default NaN is
    negative, ARM's positive) and a compiler may compute w (-d) as -(w d) (gcc on ARM: one

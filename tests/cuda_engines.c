@@ -534,18 +534,6 @@ static void test_whole_runs(void) {
    bits of the engine's own per-body walk of all bodies (test particles among them); a whole
    run on a softened Plummer sphere is as close to nearly exact forces (TREE at theta 0.1) as
    the CPU tree's block run is, with nearly the same body steps */
-static double rms_diff(const nbody_system *a, const nbody_system *b) {
-    double sum = 0;
-    size_t i;
-    for (i = 0; i < a->n; ++i) {
-        double d[6];
-        int k;
-        d[0] = (double)(a->x[i] - b->x[i]); d[1] = (double)(a->y[i] - b->y[i]); d[2] = (double)(a->z[i] - b->z[i]);
-        d[3] = (double)(a->vx[i] - b->vx[i]); d[4] = (double)(a->vy[i] - b->vy[i]); d[5] = (double)(a->vz[i] - b->vz[i]);
-        for (k = 0; k < 6; ++k) sum += d[k] * d[k];
-    }
-    return sqrt(sum / (double)a->n);
-}
 static void print_error(nbody_log_level level, const char *msg, void *user) {
     (void)user;
     if (level == NBODY_LOG_ERROR) printf("log: %s\n", msg);
@@ -605,9 +593,9 @@ static void test_tree_block_steps(void) {
     CHECK(rb == NBODY_OK && ra == NBODY_OK && rx == NBODY_OK, "cuda_tree and tree block runs: %s, %s, %s", nbody_result_string(rb),
           nbody_result_string(ra), nbody_result_string(rx));
     printf("block steps against theta 0.1 at t = 0.25 (rms): tree %.3g, cuda_tree %.3g; body steps %llu, %llu\n",
-           rms_diff(&a, &x), rms_diff(&b, &x), sa.body_steps, sb.body_steps);
-    CHECK(rms_diff(&b, &x) < 1.5 * rms_diff(&a, &x) + (sizeof(nbody_real) == sizeof(double) ? 0 : 1e-5),
-          "cuda_tree block run against nearly exact forces: %.3g (tree %.3g)", rms_diff(&b, &x), rms_diff(&a, &x));
+           check_state_rms(&a, &x), check_state_rms(&b, &x), sa.body_steps, sb.body_steps);
+    CHECK(check_state_rms(&b, &x) < 1.5 * check_state_rms(&a, &x) + (sizeof(nbody_real) == sizeof(double) ? 0 : 1e-5),
+          "cuda_tree block run against nearly exact forces: %.3g (tree %.3g)", check_state_rms(&b, &x), check_state_rms(&a, &x));
     CHECK(sb.steps > 0 && (double)sb.body_steps > 0.9 * (double)sa.body_steps && (double)sb.body_steps < 1.1 * (double)sa.body_steps,
           "body steps: cuda_tree %llu, tree %llu", sb.body_steps, sa.body_steps);
     nbody_system_free(&ic); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&x);

@@ -21,14 +21,17 @@ static void count_busy(nbody_log_level level, const char *msg, void *user) {
 
 /* ---- re-entry from a hook ---- */
 typedef struct hook_probe {
+    nbody_progress first;          /* called before the hook's own calls (func NULL: none) */
     nbody_result step, advance, get, set;
     int calls;
 } hook_probe;
 
+/* on its first run: the calls a hook may not make (refused), then those it may */
 static int probing_hook(nbody_sim *sim, void *user) {
     hook_probe *p = (hook_probe *)user;
     nbody_system s = {0};
     if (p->calls++ > 0) return 0;
+    if (p->first.func) (void)p->first.func(NULL, p->first.user_data);
     p->step = nbody_step(sim);
     p->advance = nbody_advance(sim, 10);
     nbody_destroy(sim);                     /* refused: the step that runs the hook uses sim */
@@ -127,11 +130,33 @@ static int wait_inside(const nbody_progress_info *info, void *user) {
     return 0;
 }
 
-typedef struct runner { nbody_sim *sim; nbody_result r; } runner;
-static void *run_advance(void *arg) {
+/* a second thread that runs one call on sim (t_end > 0: nbody_advance, else nbody_step) and
+   sits inside it, in z's wait, until finish_inside */
+typedef struct runner { nbody_sim *sim; double t_end; nbody_result r; pthread_t th; } runner;
+static void *run_call(void *arg) {
     runner *a = (runner *)arg;
-    a->r = nbody_advance(a->sim, (nbody_real)0.01);
+    a->r = a->t_end > 0 ? nbody_advance(a->sim, (nbody_real)a->t_end) : nbody_step(a->sim);
     return NULL;
+}
+
+static void start_inside(runner *a, rendezvous *z) {
+    pthread_mutex_init(&z->mu, NULL);
+    pthread_cond_init(&z->cv, NULL);
+    z->inside = z->done = 0;
+    pthread_create(&a->th, NULL, run_call, a);
+    pthread_mutex_lock(&z->mu);
+    while (!z->inside) pthread_cond_wait(&z->cv, &z->mu);
+    pthread_mutex_unlock(&z->mu);
+}
+
+static void finish_inside(runner *a, rendezvous *z) {
+    pthread_mutex_lock(&z->mu);
+    z->done = 1;
+    pthread_cond_broadcast(&z->cv);
+    pthread_mutex_unlock(&z->mu);
+    pthread_join(a->th, NULL);
+    pthread_mutex_destroy(&z->mu);
+    pthread_cond_destroy(&z->cv);
 }
 
 static void second_thread(void) {
@@ -140,14 +165,10 @@ static void second_thread(void) {
     nbody_desc d;
     rendezvous z;
     runner a;
-    pthread_t th;
     nbody_real radii[3] = {0, 0, 0};
     nbody_result r1, r2, r3, r4, r5, r6;
     memset(&d, 0, sizeof d);
     nbody_ic_figure_eight(&s);
-    pthread_mutex_init(&z.mu, NULL);
-    pthread_cond_init(&z.cv, NULL);
-    z.inside = z.done = 0;
     d.progress.func = wait_inside;
     d.progress.user_data = &z;
     d.log.func = count_busy;
@@ -155,11 +176,8 @@ static void second_thread(void) {
     CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
     if (!sim) return;
     nbody_system_alloc(&got, 3);
-    a.sim = sim;
-    pthread_create(&th, NULL, run_advance, &a);
-    pthread_mutex_lock(&z.mu);
-    while (!z.inside) pthread_cond_wait(&z.cv, &z.mu);
-    pthread_mutex_unlock(&z.mu);
+    a.sim = sim; a.t_end = 0.01;
+    start_inside(&a, &z);
     rel_state(sim, 3, &before);                /* refused too: before stays empty */
     r1 = nbody_step(sim);
     r2 = nbody_advance(sim, 1);
@@ -168,11 +186,7 @@ static void second_thread(void) {
     r5 = nbody_set_radii(sim, radii);
     r6 = nbody_checkpoint_save(sim, "test_busy.ckp");
     nbody_destroy(sim);                        /* refused: the first thread is inside */
-    pthread_mutex_lock(&z.mu);
-    z.done = 1;
-    pthread_cond_broadcast(&z.cv);
-    pthread_mutex_unlock(&z.mu);
-    pthread_join(th, NULL);
+    finish_inside(&a, &z);
     CHECK(before.n == 0, "get_state from the second thread refused");
     CHECK(r1 == NBODY_ERR_BUSY && r2 == NBODY_ERR_BUSY, "step / advance from a second thread: %s / %s",
           nbody_result_string(r1), nbody_result_string(r2));
@@ -187,61 +201,34 @@ static void second_thread(void) {
     nbody_destroy(sim);
     nbody_system_free(&got);
     nbody_system_free(&s);
-    pthread_mutex_destroy(&z.mu);
-    pthread_cond_destroy(&z.cv);
 }
 
 /* ---- a hook running on one thread: the calls a hook may make are its own thread's only;
-   from another thread they are refused while it runs ---- */
-typedef struct hook_gate {
-    rendezvous z;
-    nbody_result own_get;          /* the hook's own get_state after the other thread tried */
-    int calls;
-} hook_gate;
-
-static int gate_hook(nbody_sim *sim, void *user) {
-    hook_gate *g = (hook_gate *)user;
-    nbody_system s = {0};
-    if (g->calls++ > 0) return 0;
-    (void)wait_inside(NULL, &g->z);
-    g->own_get = rel_state(sim, nbody_get_n(sim), &s) ? NBODY_OK : NBODY_ERR_BUSY;
-    nbody_system_free(&s);
-    return 0;
-}
-
-typedef struct stepper { nbody_sim *sim; nbody_result r; } stepper;
-static void *run_step(void *arg) {
-    stepper *a = (stepper *)arg;
-    a->r = nbody_step(a->sim);
-    return NULL;
-}
-
+   from another thread they are refused while it runs (the hook waits first for that thread's
+   calls) ---- */
 static void hook_on_another_thread(void) {
     nbody_system s = {0}, got = {0};
     nbody_sim *sim = NULL;
     nbody_desc d;
-    hook_gate g;
-    stepper a;
-    pthread_t th;
+    hook_probe g;
+    rendezvous z;
+    runner a;
     nbody_real radii[3] = {0, 0, 0};
     nbody_result r[7];
     int k, refused = 0;
     memset(&d, 0, sizeof d); memset(&g, 0, sizeof g);
     nbody_ic_figure_eight(&s);
-    pthread_mutex_init(&g.z.mu, NULL);
-    pthread_cond_init(&g.z.cv, NULL);
-    d.after_step = gate_hook;
+    g.first.func = wait_inside;
+    g.first.user_data = &z;
+    d.after_step = probing_hook;
     d.hook_user_data = &g;
     d.log.func = count_busy;
     busy_lines = 0;
     CHECK(nbody_create(&sim, &d, &s) == NBODY_OK, "create");
     if (!sim) return;
     nbody_system_alloc(&got, 3);
-    a.sim = sim;
-    pthread_create(&th, NULL, run_step, &a);
-    pthread_mutex_lock(&g.z.mu);
-    while (!g.z.inside) pthread_cond_wait(&g.z.cv, &g.z.mu);
-    pthread_mutex_unlock(&g.z.mu);
+    a.sim = sim; a.t_end = 0;
+    start_inside(&a, &z);
     /* the other thread sits inside its after_step hook: every call from here is refused,
        those a hook may make included */
     r[0] = nbody_get_state(sim, &got);
@@ -252,19 +239,18 @@ static void hook_on_another_thread(void) {
     r[5] = nbody_archive_append(sim, "test_busy_hook.arc");
     r[6] = nbody_step(sim);
     nbody_destroy(sim);
-    pthread_mutex_lock(&g.z.mu);
-    g.z.done = 1;
-    pthread_cond_broadcast(&g.z.cv);
-    pthread_mutex_unlock(&g.z.mu);
-    pthread_join(th, NULL);
+    finish_inside(&a, &z);
     for (k = 0; k < 7; ++k) refused += r[k] == NBODY_ERR_BUSY;
     CHECK(refused == 7, "get_state, set_state, set_radii, get_radii, checkpoint_save, archive_append, step from another "
           "thread during a hook: %d of 7 refused (%s %s %s %s %s %s %s)", refused, nbody_result_string(r[0]),
           nbody_result_string(r[1]), nbody_result_string(r[2]), nbody_result_string(r[3]), nbody_result_string(r[4]),
           nbody_result_string(r[5]), nbody_result_string(r[6]));
-    CHECK(busy_lines == 8, "each refusal logged once: %d lines (want 8)", busy_lines);
+    CHECK(busy_lines == 11, "each refusal logged once: %d lines (want 11: 8 from this thread, 3 from the hook)", busy_lines);
+    CHECK(g.step == NBODY_ERR_BUSY && g.advance == NBODY_ERR_BUSY && g.set == NBODY_OK,
+          "the hook's own step / advance / set_state: %s / %s / %s", nbody_result_string(g.step), nbody_result_string(g.advance),
+          nbody_result_string(g.set));
     CHECK(!rel_exists("test_busy_hook.ckp") && !rel_exists("test_busy_hook.arc"), "nothing was written");
-    CHECK(g.own_get == NBODY_OK, "the hook's own get_state still works: %s", nbody_result_string(g.own_get));
+    CHECK(g.get == NBODY_OK, "the hook's own get_state still works: %s", nbody_result_string(g.get));
     CHECK(a.r == NBODY_OK && nbody_get_stats(sim).steps == 1, "the step around the hook: %s, %llu steps",
           nbody_result_string(a.r), nbody_get_stats(sim).steps);
     CHECK(nbody_get_state(sim, &got) == NBODY_OK && got.t == nbody_get_stats(sim).t,
@@ -273,8 +259,6 @@ static void hook_on_another_thread(void) {
     nbody_destroy(sim);
     nbody_system_free(&got);
     nbody_system_free(&s);
-    pthread_mutex_destroy(&g.z.mu);
-    pthread_cond_destroy(&g.z.cv);
 }
 #endif
 

@@ -65,7 +65,7 @@ static void test_block_vs_shared(void) {
     nbody_desc b = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_BLOCK, 0.01);
     nbody_desc s = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_SHARED, 0.01);
     run_out rb = run_plummer(&b, 128, 0.5), rs = run_plummer(&s, 128, 0.5);
-    double diff = state_diff(&rb.s, &rs.s);
+    double diff = check_state_diff(&rb.s, &rs.s);
     CHECK(rb.r == NBODY_OK && rs.r == NBODY_OK && diff < (DBL ? 1e-5 : 1e-2), "block vs shared steps: states differ by %.3g", diff);
     CHECK(rs.stats.body_steps == rs.stats.steps * 128 && rb.stats.interactions * 3 < rs.stats.interactions,
           "block steps: %.3g pair terms, shared %.3g (%llu shared steps)", (double)rb.stats.interactions,
@@ -93,7 +93,7 @@ static void test_engines(void) {
                 if (!nbody_simd_available(levels[l])) { printf("SIMD level %s not on this CPU\n", nbody__simd_level_name(levels[l])); continue; }
                 d.engine = engines[e]; d.simd = levels[l]; d.threads = 2;
                 r = run_plummer(&d, 300, 0.25);
-                diff = state_diff(&r.s, &r0.s);
+                diff = check_state_diff(&r.s, &r0.s);
                 CHECK(r.r == NBODY_OK && diff < (DBL ? 1e-9 : 1e-3) && r.stats.steps == r0.stats.steps,
                       "order %d %s/%d against block: %s, states differ by %.3g, steps %llu vs %llu", o,
                       nbody_engine_name(engines[e]), (int)levels[l], nbody_result_string(r.r), diff, r.stats.steps, r0.stats.steps);
@@ -117,49 +117,34 @@ static void test_chunks(void) {
     ok = ok && nbody_create(&sb, &d, &s0) == NBODY_OK;
     for (k = 0; k < 3 && ok; ++k) ok = nbody_step(sa) == NBODY_OK && nbody_step(sb) == NBODY_OK;
     ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
-    CHECK(ok && same_bits(&a, &b), "BLOCK, 5000 bodies (two chunks of sources): 1 and 2 threads give the same bits");
+    CHECK(ok && check_same_state(&a, &b), "BLOCK, 5000 bodies (two chunks of sources): 1 and 2 threads give the same bits");
     nbody_destroy(sa); nbody_destroy(sb);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
-/* restart: a checkpoint in the middle of a block cycle (after nbody_step) and one after a
-   synchronising nbody_advance continue bitwise as the run that was not stopped */
+/* restart: bitwise from a checkpoint between block times and at t_end
+   (check_hermite_engine_restart); a desc with another eta or stepping is refused by name */
 static void test_restart(void) {
     char path[64];
     int order;
+    check_hermite_engine_restart(NBODY_ENGINE_BLOCK);
     snprintf(path, sizeof path, "build/test_hermite_%d.ckp", (int)sizeof(nbody_real));   /* float and double apart */
     for (order = 4; order <= (DBL ? 6 : 4); order += 2) {
-        nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
-        nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, order, NBODY_STEPPING_DEFAULT, 0);
+        nbody_system s0 = NBODY_ZERO;
+        nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, order, NBODY_STEPPING_DEFAULT, 0), e = d;
         nbody_sim *sa = NULL, *sb = NULL;
-        int k, mid, ok;
+        int ok;
         nbody_ic_plummer(&s0, 100, 5);
-        nbody_system_alloc(&a, 100); nbody_system_alloc(&b, 100);
-        for (mid = 0; mid < 2; ++mid) {
-            ok = nbody_create(&sa, &d, &s0) == NBODY_OK;
-            if (mid) for (k = 0; k < 37 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
-            else ok = ok && nbody_advance(sa, (nbody_real)0.3) == NBODY_OK;
-            ok = ok && nbody_checkpoint_save(sa, path) == NBODY_OK;
-            ok = ok && nbody_checkpoint_load(&sb, &d, path) == NBODY_OK;
-            ok = ok && nbody_advance(sa, (nbody_real)0.7) == NBODY_OK && nbody_advance(sb, (nbody_real)0.7) == NBODY_OK;
-            ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
-            CHECK(ok && same_bits(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
-                  "order %d: restart from a checkpoint %s continues bitwise", order, mid ? "between block times" : "at t_end");
-            nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
-        }
-        {   /* a desc with another eta or stepping is refused by name */
-            nbody_desc e = d;
-            ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_checkpoint_save(sa, path) == NBODY_OK;
-            e.timestep_eta = (nbody_real)0.5; e.log.func = count_log; log_lines = 0;
-            CHECK(ok && nbody_checkpoint_load(&sb, &e, path) == NBODY_ERR_INVALID_ARGUMENT && log_lines == 1 &&
-                  strstr(log_last, "timestep_eta"), "checkpoint with another timestep_eta refused: %s", log_last);
-            e = d; e.stepping = NBODY_STEPPING_SHARED; e.log.func = count_log; log_lines = 0;
-            CHECK(nbody_checkpoint_load(&sb, &e, path) == NBODY_ERR_INVALID_ARGUMENT && strstr(log_last, "stepping"),
-                  "checkpoint with another stepping refused: %s", log_last);
-            nbody_destroy(sa);
-        }
+        ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_checkpoint_save(sa, path) == NBODY_OK;
+        e.timestep_eta = (nbody_real)0.5; e.log.func = count_log; log_lines = 0;
+        CHECK(ok && nbody_checkpoint_load(&sb, &e, path) == NBODY_ERR_INVALID_ARGUMENT && log_lines == 1 &&
+              strstr(log_last, "timestep_eta"), "checkpoint with another timestep_eta refused: %s", log_last);
+        e = d; e.stepping = NBODY_STEPPING_SHARED; e.log.func = count_log; log_lines = 0;
+        CHECK(nbody_checkpoint_load(&sb, &e, path) == NBODY_ERR_INVALID_ARGUMENT && strstr(log_last, "stepping"),
+              "checkpoint with another stepping refused: %s", log_last);
+        nbody_destroy(sa);
         remove(path);
-        nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+        nbody_system_free(&s0);
     }
 }
 
@@ -175,37 +160,10 @@ static void test_synchronised_state(void) {
     ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &d, &s0) == NBODY_OK;
     for (k = 0; k < 20 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
     ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_advance(sb, a.t) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
-    CHECK(ok && a.t == b.t && a.t > 0 && state_diff(&a, &b) < (DBL ? 1e-6 : 1e-3), "state after 20 block steps (t = %g) against a run "
-          "landing there: %.3g", (double)a.t, state_diff(&a, &b));
+    CHECK(ok && a.t == b.t && a.t > 0 && check_state_diff(&a, &b) < (DBL ? 1e-6 : 1e-3), "state after 20 block steps (t = %g) "
+          "against a run landing there: %.3g", (double)a.t, check_state_diff(&a, &b));
     nbody_destroy(sa); nbody_destroy(sb);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
-}
-
-/* test particles feel the active bodies and change nothing of theirs, bit for bit */
-static void test_test_particles(void) {
-    nbody_system s0 = NBODY_ZERO, act = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
-    nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0);
-    nbody_sim *sa = NULL, *sb = NULL;
-    size_t i;
-    int ok, moved = 1;
-    nbody_ic_plummer(&s0, 80, 4);
-    nbody_system_alloc(&act, 50); nbody_system_alloc(&a, 80); nbody_system_alloc(&b, 50);
-    for (i = 0; i < 50; ++i) {
-        act.x[i] = s0.x[i]; act.y[i] = s0.y[i]; act.z[i] = s0.z[i];
-        act.vx[i] = s0.vx[i]; act.vy[i] = s0.vy[i]; act.vz[i] = s0.vz[i]; act.m[i] = s0.m[i];
-    }
-    d.n_active = 50;
-    ok = nbody_create(&sa, &d, &s0) == NBODY_OK;
-    d.n_active = 0;
-    ok = ok && nbody_create(&sb, &d, &act) == NBODY_OK;
-    ok = ok && nbody_advance(sa, (nbody_real)0.5) == NBODY_OK && nbody_advance(sb, (nbody_real)0.5) == NBODY_OK;
-    ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
-    a.n = 50;
-    for (i = 50; i < 80; ++i) moved = moved && a.x[i] != s0.x[i];
-    CHECK(ok && same_bits(&a, &b) && moved, "n_active 50 of 80: the active bodies as without the test particles (bitwise)");
-    a.n = 80;
-    nbody_destroy(sa); nbody_destroy(sb);
-    nbody_system_free(&s0); nbody_system_free(&act); nbody_system_free(&a); nbody_system_free(&b);
 }
 
 /* collisions merge bodies; the integration restarts from the merged state and goes on */
@@ -344,7 +302,7 @@ int main(void) {
     test_chunks();
     test_restart();
     test_synchronised_state();
-    test_test_particles();
+    check_hermite_engine_test_particles(NBODY_ENGINE_BLOCK);
     test_collisions();
     test_hooks_and_exits();
     test_refusals();

@@ -29,23 +29,6 @@ static nbody_desc block_desc(nbody_engine engine, double eta, double theta) {
     return d;
 }
 
-static double state_diff(const nbody_system *a, const nbody_system *b) {
-    double worst = 0;
-    size_t i;
-    for (i = 0; i < a->n; ++i) {
-        double d = fabs((double)(a->x[i] - b->x[i])) + fabs((double)(a->y[i] - b->y[i])) + fabs((double)(a->z[i] - b->z[i])) +
-                   fabs((double)(a->vx[i] - b->vx[i])) + fabs((double)(a->vy[i] - b->vy[i])) + fabs((double)(a->vz[i] - b->vz[i]));
-        if (!(d <= worst)) worst = d;
-    }
-    return worst;
-}
-
-static int same_bits(const nbody_system *a, const nbody_system *b) {
-    size_t bytes = a->n * sizeof(nbody_real);
-    return a->n == b->n && a->t == b->t && !memcmp(a->x, b->x, bytes) && !memcmp(a->y, b->y, bytes) && !memcmp(a->z, b->z, bytes) &&
-           !memcmp(a->vx, b->vx, bytes) && !memcmp(a->vy, b->vy, bytes) && !memcmp(a->vz, b->vz, bytes);
-}
-
 /* runs d on s0 to t_end into out (allocated here); returns the result */
 static nbody_result run_to(const nbody_desc *d, const nbody_system *s0, double t_end, nbody_system *out, nbody_stats *st) {
     nbody_sim *sim = NULL;
@@ -91,20 +74,6 @@ static void test_active_forces(nbody_engine engine, const char *name) {
     nbody_system_free(&s);
 }
 
-/* root mean square over the bodies of the distance in phase space */
-static double state_rms(const nbody_system *a, const nbody_system *b) {
-    double sum = 0;
-    size_t i;
-    for (i = 0; i < a->n; ++i) {
-        double d[6];
-        int k;
-        d[0] = (double)(a->x[i] - b->x[i]); d[1] = (double)(a->y[i] - b->y[i]); d[2] = (double)(a->z[i] - b->z[i]);
-        d[3] = (double)(a->vx[i] - b->vx[i]); d[4] = (double)(a->vy[i] - b->vy[i]); d[5] = (double)(a->vz[i] - b->vz[i]);
-        for (k = 0; k < 6; ++k) sum += d[k] * d[k];
-    }
-    return sqrt(sum / (double)a->n);
-}
-
 /* Block steps against the shared-step leapfrog: a reference with a shared step 2^-13 (far
    below every block step) on a softened Plummer sphere with nearly exact forces (theta 0.1)
    to t = 0.5; eta / 4 halves every body's step, so the difference falls by about 4 */
@@ -120,7 +89,7 @@ static void test_convergence(void) {
     d1.timestep_eta = (nbody_real)0.02; d2.timestep_eta = (nbody_real)0.005;
     CHECK(run_to(&shared, &s0, 0.5, &ref, NULL) == NBODY_OK && run_to(&d1, &s0, 0.5, &a, &st) == NBODY_OK &&
           run_to(&d2, &s0, 0.5, &b, NULL) == NBODY_OK, "block and shared runs to t = 0.5");
-    e1 = state_rms(&a, &ref); e2 = state_rms(&b, &ref);
+    e1 = check_state_rms(&a, &ref); e2 = check_state_rms(&b, &ref);
     printf("block against shared (rms): %.3g at eta 0.02, %.3g at eta 0.005\n", e1, e2);
     CHECK(e1 > 0 && e1 < 0.01 && e2 < e1 / 3 && e2 > e1 / 6, "block against shared (rms): %.3g at eta 0.02, %.3g at eta 0.005 "
           "(ratio %.2f, 4 for second order)", e1, e2, e1 / e2);
@@ -164,8 +133,8 @@ static void test_synchronised_state(void) {
     ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &d, &s0) == NBODY_OK;
     for (k = 0; k < 21 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
     ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_advance(sb, a.t) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
-    CHECK(ok && a.t == b.t && a.t > 0 && state_diff(&a, &b) < (DBL ? 1e-3 : 2e-3), "state after 21 block steps (t = %g) against "
-          "a run landing there: %.3g", (double)a.t, state_diff(&a, &b));
+    CHECK(ok && a.t == b.t && a.t > 0 && check_state_diff(&a, &b) < (DBL ? 1e-3 : 2e-3), "state after 21 block steps (t = %g) against "
+          "a run landing there: %.3g", (double)a.t, check_state_diff(&a, &b));
     nbody_destroy(sa); nbody_destroy(sb);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
@@ -189,7 +158,7 @@ static void test_restart(void) {
         ok = ok && nbody_checkpoint_load(&sb, &d, path) == NBODY_OK;
         ok = ok && nbody_advance(sa, (nbody_real)0.7) == NBODY_OK && nbody_advance(sb, (nbody_real)0.7) == NBODY_OK;
         ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
-        CHECK(ok && same_bits(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
+        CHECK(ok && check_same_state(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
               "restart from a checkpoint %s continues bitwise", mid ? "between block times" : "at t_end");
         nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
     }
@@ -225,10 +194,10 @@ static void test_opencl(void) {
         double et, eo;
         CHECK(run_to(&d, &s0, 0.25, &a, &sa) == NBODY_OK && run_to(&exact, &s0, 0.25, &x, NULL) == NBODY_OK && r == NBODY_OK,
               "tree and opencl_tree block runs: %s", nbody_result_string(r));
-        et = state_rms(&a, &x); eo = state_rms(&b, &x);
+        et = check_state_rms(&a, &x); eo = check_state_rms(&b, &x);
         printf("against theta 0.1 at t = 0.25 (rms): tree %.3g, opencl_tree %.3g; opencl_tree against tree %.3g\n", et, eo,
-               state_rms(&a, &b));
-        CHECK(eo < 1.5 * et && state_rms(&a, &b) < 2 * et, "opencl_tree against nearly exact forces: rms %.3g (tree: %.3g)", eo, et);
+               check_state_rms(&a, &b));
+        CHECK(eo < 1.5 * et && check_state_rms(&a, &b) < 2 * et, "opencl_tree against nearly exact forces: rms %.3g (tree: %.3g)", eo, et);
         CHECK(sa.steps > 0 && sb.steps > 0 && sb.body_steps < sb.steps * 1000 &&
               (double)sb.body_steps > 0.9 * (double)sa.body_steps && (double)sb.body_steps < 1.1 * (double)sa.body_steps,
               "body steps: tree %llu, opencl_tree %llu", sa.body_steps, sb.body_steps);
