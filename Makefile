@@ -220,6 +220,10 @@ $(BUILD)/nbody_float: examples/nbody.c examples/example.h $(HEADERS) | $(BUILD)
 $(BUILD)/bench_cpu_float: bench/bench_cpu.c $(HEADERS) | $(BUILD)
 	$(CC) $(FLOAT_FLAGS) $< -o $@ -lm
 
+# the CUDA tree's domains emulated on the CPU: sizes of their locally essential trees
+$(BUILD)/emulate_let: bench/emulate_let.c $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. $< -o $@ -lm
+
 # the CUDA tree emulated on the CPU: terms per body and errors (bench/emulate_gpu_tree.c)
 $(BUILD)/emulate_gpu_tree: bench/emulate_gpu_tree.c $(HEADERS) | $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(FPFLAGS) $(OPENMP) -I. $< -o $@ -lm
