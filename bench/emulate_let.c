@@ -9,7 +9,7 @@
    the receiver's tree, which prunes: a node beyond a receiver node's box is beyond all boxes
    below it), opened otherwise; leaves are kept. Prints the kept nodes as a share of the
    sender's tree and the LET bytes in float (monopoles: 24 bytes a node).
-   Usage: emulate_let [log2 N (20)] [D (2)] [theta (0.5)] */
+   Usage: emulate_let [log2 N (20)] [D (2)] [theta (0.5)] [level L ... (4 8 12); -1: its bodies (always last)] */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -98,10 +98,14 @@ static size_t kept(const tree *s, size_t i, const tree *r, int L) {
 int main(int argc, char **argv) {
     int lg = argc > 1 ? atoi(argv[1]) : 20, D = argc > 2 ? atoi(argv[2]) : 2, k, j, li;
     double theta = argc > 3 ? atof(argv[3]) : 0.5;
-    static const int levels[] = {4, 8, 12, -1};
+    int levels[16] = {4, 8, 12, -1}, nl = 4;
     size_t n = (size_t)1 << lg, i, *idx = (size_t *)malloc(n * sizeof *idx);
     nbody_system s = NBODY_ZERO;
     tree t[16];
+    if (argc > 4) {
+        for (nl = 0; nl + 4 < argc && nl < 15; ++nl) levels[nl] = atoi(argv[nl + 4]);
+        levels[nl++] = -1;
+    }
     if (D < 2 || D > 16 || nbody_ic_plummer(&s, n, 1) != NBODY_OK) return 1;
     for (i = 0; i < n; ++i) idx[i] = i;
     hilbert_sort(&s, idx, n);      /* the domains: equal counts along the global curve */
@@ -112,7 +116,7 @@ int main(int argc, char **argv) {
     }
     printf("| N | domains | theta | receiver seen as | LET nodes sent, share of the sender's tree (each pair) | MB (float, monopoles) |\n");
     printf("|---:|---:|---:|---|---|---:|\n");
-    for (li = 0; li < 4; ++li) {
+    for (li = 0; li < nl; ++li) {
         double bytes = 0;
         printf("| 2^%d | %d | %.2f | %s", lg, D, theta, levels[li] < 0 ? "its bodies" : "");
         if (levels[li] >= 0) printf("%d boxes", 1 << levels[li]);
