@@ -430,6 +430,10 @@ typedef struct nbody_desc {        /* all zero = defaults */
                                       the bodies, each computing the forces on its slice; NULL =
                                       this process alone. Without NBODY_WITH_MPI it must be NULL
                                       (else NBODY_ERR_UNAVAILABLE). docs/scaling.md */
+    int             decompose;     /* with mpi_comm and NBODY_ENGINE_TREE: 1 = domain decomposition
+                                      (each rank a range of the Hilbert curve balanced by measured
+                                      walk time, its own tree, locally essential trees exchanged);
+                                      0 = every rank builds the whole tree (docs/scaling.md) */
     nbody_whfast_coordinates whfast_coordinates; /* NBODY_WHFAST: 0 = Jacobi */
     int             whfast_corrector;  /* NBODY_WHFAST: symplectic corrector order 0 (none), 3, 5,
                                       7, 11 or 17 (Wisdom, Holman & Touma 1996); Jacobi only */
@@ -1139,6 +1143,11 @@ struct nbody__engine {
     nbody_desc desc;               /* defaults resolved: G, theta, allocator, ... all set */
     size_t     n;                  /* bodies */
     void      *impl;               /* backend-private */
+    unsigned long long epoch;      /* the step attempt the evaluations belong to (steps + rejected):
+                                      an engine that moves work between participants by measured
+                                      times does so when it changes, so that one step's
+                                      evaluations are one function of the state (implicit stages
+                                      converge) */
 };
 
 /* Backends allocate host memory with e->desc.allocator (always set once defaults are
@@ -1847,6 +1856,16 @@ static int nbody__steering_ok(const nbody_desc *d) {
            nbody__int_ok(d, "extra_force_velocity_free", d->extra_force_velocity_free, 0, 1, "");
 }
 
+/* desc.decompose: 0 or 1, and 1 only for the CPU tree (the one engine with a decomposed walk) */
+static int nbody__decompose_ok(const nbody_desc *d) {
+    if (!nbody__int_ok(d, "decompose", d->decompose, 0, 1, "")) return 0;
+    if (d->decompose && d->engine != NBODY_ENGINE_TREE) {
+        nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.decompose = 1 needs NBODY_ENGINE_TREE (engine %d)", (int)d->engine);
+        return 0;
+    }
+    return 1;
+}
+
 static int nbody__whfast_corrector_ok(const nbody_desc *d) {
     int c = d->whfast_corrector;
     if (c == 0 || c == 3 || c == 5 || c == 7 || c == 11 || c == 17) return 1;
@@ -1873,7 +1892,7 @@ static int nbody__desc_valid(const nbody_desc *d) {
            nbody__int_ok(d, "quadrupole", d->quadrupole, 0, 1, "") &&
            nbody__int_ok(d, "leaf_size", d->leaf_size, 0, INT_MAX, "") && nbody__whfast_corrector_ok(d) &&
            nbody__enum_ok(d, "stepping", (int)d->stepping, NBODY_STEPPING_COUNT_) &&
-           nbody__real_ok(d, "timestep_eta", d->timestep_eta) && nbody__steering_ok(d);
+           nbody__real_ok(d, "timestep_eta", d->timestep_eta) && nbody__steering_ok(d) && nbody__decompose_ok(d);
 }
 
 /* why the bodies are refused, written into why (len bytes): the system NULL, empty or
@@ -5241,6 +5260,7 @@ static nbody_result nbody__extra_force(nbody_sim *s, nbody__buf y, nbody__buf f)
 static nbody_result nbody__derivative(nbody_sim *s, nbody__buf y, nbody__buf f) {
     nbody_result r;
     s->stats.force_evals++;
+    s->eng.epoch = s->stats.steps + s->stats.rejected;
     r = s->eng.ops->derivative(&s->eng, y, f);
     if (r == NBODY_OK && s->desc.extra_force) r = nbody__extra_force(s, y, f);
     return r;
@@ -6971,6 +6991,9 @@ typedef struct nbody__kdtree {
     size_t *pos;                   /* body index -> item position */
     size_t walk_cap, leaf_size;
     int walk;                      /* NBODY__TREE_WALK_*: whose code walks (the engine's SIMD level) */
+    const size_t *kid;             /* NULL: the heap (children of i at 2i, 2i + 1); a locally
+                                      essential tree (>>mpi): children of i at kid[i], kid[i] + 1,
+                                      none where kid[i] = 0; walked with the stack only */
 } nbody__kdtree;
 
 #define NBODY__AXIS_WIDEST 1       /* split the widest extent of the node's bodies */
@@ -7592,8 +7615,9 @@ static NBODY__FORCEINLINE void nbody__tree_walk_stack_body(const nbody__kdtree *
     stack[sp] = 1; mask[sp++] = m;
     while (sp > 0) {
         size_t i = stack[--sp];
+        size_t c = t->kid ? t->kid[i] : 2 * i;
         m = nbody__tree_visit_level(t, i, p, mask[sp], walk);
-        if (m) { stack[sp] = 2 * i + 1; mask[sp++] = m; stack[sp] = 2 * i; mask[sp++] = m; }   /* left on top */
+        if (m && c) { stack[sp] = c + 1; mask[sp++] = m; stack[sp] = c; mask[sp++] = m; }   /* left on top */
     }
 }
 
@@ -7805,6 +7829,145 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__buf yb, c
     return NBODY_OK;
 }
 
+/* ---- locally essential trees (the domain-decomposed tree under MPI, >>mpi) ---------------
+   Salmon (1991), Warren & Salmon (1993); GADGET-4 and Bonsai exchange them between domains.
+   The part of a built tree that a walk from any point of a box needs, found by walking the
+   tree against the box: a node every point of the box is beyond the critical distance of
+   (its distance to the box > crit) is kept as a leaf every walk accepts (crit2 = -1); a bucket
+   some point of the box may open is kept with its bodies; any other node is kept and its
+   children visited. A walk of it from a point of the box therefore adds the very terms a
+   walk of the whole tree adds: a point that accepts a kept node accepts it in both, and only
+   kept nodes are opened. One block of bytes: a head, the node records (index 0 unused, the
+   root at 1, the children of i at kid[i] and kid[i] + 1, none where kid[i] = 0), kid, the
+   second moments (6 a node, when the tree has them) and the bucket bodies bx, by, bz, bm
+   (padded by 4, as a tree's: bucket sums read whole groups of 4). */
+typedef struct nbody__let_head { size_t nodes, bodies, quad, pad; } nbody__let_head;
+#define NBODY__LET_ALIGN 64        /* every part and every LET in an exchange starts aligned */
+#define NBODY__LET_SELF ((size_t)-2)   /* a walking lane's self in a LET: no body of it */
+static size_t nbody__let_round(size_t b) { return (b + NBODY__LET_ALIGN - 1) / NBODY__LET_ALIGN * NBODY__LET_ALIGN; }
+/* byte offsets of the node records, kid, second moments and bodies; returns the total */
+static size_t nbody__let_layout(size_t nodes, size_t bodies, int quad, size_t off[4]) {
+    off[0] = nbody__let_round(sizeof(nbody__let_head));
+    off[1] = off[0] + nbody__let_round(nodes * sizeof(nbody__tree_node));
+    off[2] = off[1] + nbody__let_round(nodes * sizeof(size_t));
+    off[3] = off[2] + (quad ? nbody__let_round(6 * nodes * sizeof(nbody_real)) : 0);
+    return off[3] + nbody__let_round(4 * (bodies + 4) * sizeof(nbody_real));
+}
+/* the squared distance from the box lo = box[0..3), hi = box[3..6) to the point c (0 inside) */
+static double nbody__box_dist2(const nbody_real *box, const nbody_real *c) {
+    double d2 = 0;
+    int k;
+    for (k = 0; k < 3; ++k) {
+        double below = (double)box[k] - (double)c[k], above = (double)c[k] - (double)box[3 + k];
+        double e = below > 0 ? below : above > 0 ? above : 0;
+        d2 += e * e;
+    }
+    return d2;
+}
+
+typedef struct nbody__let_out {    /* a LET being written; node NULL: only counted */
+    nbody__tree_node *node;
+    size_t *kid;
+    nbody_real *quad, *bx, *by, *bz, *bm;
+    size_t nodes, bodies;
+} nbody__let_out;
+
+/* node i of t, seen from the box, as LET node k (its children at o->nodes on, when opened) */
+static void nbody__let_emit(const nbody__kdtree *t, const nbody_real *box, size_t i, size_t k, nbody__let_out *o) {
+    const nbody__tree_node *nd = &t->node[i];
+    int whole = nbody__box_dist2(box, nd->c) > (double)nd->crit2;
+    size_t kids = 0;
+    if (!whole && nd->count > t->leaf_size) { kids = o->nodes; o->nodes += 2; }
+    if (o->node) {
+        nbody__tree_node *r = &o->node[k];
+        *r = *nd;
+        o->kid[k] = kids;
+        if (whole) r->crit2 = -1;
+        if (o->quad) {
+            int c;
+            for (c = 0; c < 6; ++c) o->quad[6 * k + c] = i < t->n ? t->quad[6 * i + c] : 0;
+        }
+        if (!whole && !kids) {
+            size_t b = nd->count * sizeof(nbody_real);
+            r->first = o->bodies;
+            memcpy(o->bx + o->bodies, t->bx + nd->first, b); memcpy(o->by + o->bodies, t->by + nd->first, b);
+            memcpy(o->bz + o->bodies, t->bz + nd->first, b); memcpy(o->bm + o->bodies, t->bm + nd->first, b);
+        }
+    }
+    if (!whole && !kids) o->bodies += nd->count;
+    if (kids) { nbody__let_emit(t, box, 2 * i, kids, o); nbody__let_emit(t, box, 2 * i + 1, kids + 1, o); }
+}
+/* the bytes of the LET of the prepared tree t for the box: counted (out NULL), or written to
+   out (the count's bytes, aligned to NBODY__LET_ALIGN) */
+static size_t nbody__let_write(const nbody__kdtree *t, const nbody_real *box, unsigned char *out) {
+    nbody__let_out o;
+    nbody__let_head h;
+    size_t off[4];
+    memset(&o, 0, sizeof o);
+    o.nodes = 2;
+    nbody__let_emit(t, box, 1, 1, &o);
+    h.nodes = o.nodes; h.bodies = o.bodies; h.quad = t->quad != NULL; h.pad = 0;
+    if (!out) return nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
+    nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
+    memset(out, 0, nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off));
+    memcpy(out, &h, sizeof h);
+    o.node = (nbody__tree_node *)(void *)(out + off[0]);
+    o.kid = (size_t *)(void *)(out + off[1]);
+    o.quad = h.quad ? (nbody_real *)(void *)(out + off[2]) : NULL;
+    o.bx = (nbody_real *)(void *)(out + off[3]); o.by = o.bx + h.bodies + 4; o.bz = o.by + h.bodies + 4; o.bm = o.bz + h.bodies + 4;
+    o.nodes = 2; o.bodies = 0;
+    nbody__let_emit(t, box, 1, 1, &o);
+    return nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
+}
+/* a walkable tree over a received LET's bytes (walked with the stack, at the SIMD level walk) */
+static void nbody__let_view(nbody__kdtree *v, unsigned char *bytes, size_t leaf_size, int walk) {
+    nbody__let_head h;
+    size_t off[4];
+    memcpy(&h, bytes, sizeof h);
+    nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
+    memset(v, 0, sizeof *v);
+    v->n = h.nodes;                /* every node may carry second moments (the heap's leaves none) */
+    v->node = (nbody__tree_node *)(void *)(bytes + off[0]);
+    v->kid = (const size_t *)(void *)(bytes + off[1]);
+    v->quad = h.quad ? (nbody_real *)(void *)(bytes + off[2]) : NULL;
+    v->bx = (nbody_real *)(void *)(bytes + off[3]); v->by = v->bx + h.bodies + 4; v->bz = v->by + h.bodies + 4;
+    v->bm = v->bz + h.bodies + 4;
+    v->leaf_size = leaf_size; v->walk = walk;
+}
+
+/* A domain's accelerations: the bodies [0, t->n) of its tree (NULL when it has none) walk it in
+   leaf order, the test particles [t->n, F->n) after them, and every body then walks each
+   received LET, the terms added in that order (ax[i] of domain body i, G applied) */
+static void nbody__tree_forces_domain(const nbody__kdtree *t, const nbody__kdtree *lets, int nl, const nbody_desc *d,
+                                      const nbody__forces *F) {
+    size_t na = t ? t->n : 0;
+    long long k, n = (long long)F->n, npk = (n + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
+    int stack = d->traversal == NBODY_TRAVERSAL_STACK;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 8) num_threads(nbody__threads(d)) if (n > 256))
+    for (k = 0; k < npk; ++k) {
+        nbody__tree_packet p;
+        size_t body[NBODY__TREE_LANES];
+        int l, q;
+        p.eps2 = F->eps2;
+        for (l = 0; l < NBODY__TREE_LANES; ++l) {
+            size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l;
+            body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;
+            if (j < (size_t)n) {
+                size_t i = body[l] = j < na ? t->items[j].idx : j;
+                p.self[l] = j < na ? t->pos[i] : na;
+                p.x[l] = F->x[i]; p.y[l] = F->y[i]; p.z[l] = F->z[i];
+            }
+            p.ax[l] = p.ay[l] = p.az[l] = 0;
+        }
+        memset(p.b, 0, sizeof p.b);
+        if (t) nbody__tree_walk_packet(t, &p, stack);
+        for (l = 0; l < NBODY__TREE_LANES; ++l)
+            if (p.self[l] != NBODY__TREE_NONE) p.self[l] = NBODY__LET_SELF;
+        for (q = 0; q < nl; ++q) nbody__tree_walk_packet(&lets[q], &p, 1);
+        nbody__tree_packet_store(&p, body, F, 0);
+    }
+}
+
 /* ======================================================================================
    >>mpi  SLICES AND THE DISTRIBUTED ENGINE (MPI)
    A distributed engine holds a local engine for its slice of the bodies and implements the
@@ -7958,6 +8121,56 @@ static NBODY__UNUSED void nbody__cpu_tree_leaf_take(nbody__engine *e, const nbod
 static unsigned long long nbody__fnv1a(unsigned long long h, const void *data, size_t len);
 static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv);
 
+/* ---- desc.decompose: the domain-decomposed tree (TREE) --------------------------------------
+   Each force evaluation: the bodies are keyed along the Hilbert curve in the global bounding
+   box and split into one contiguous range of keys a rank (its domain), balanced by the walk
+   times the domains measured (the splitters move at the first evaluation of each step, from
+   the walks of the step before, so that one step's evaluations are one function of the state:
+   implicit stages converge); each rank sends its bodies' positions
+   to their domains (an all-to-all), builds the tree of its domain's bodies, writes for every
+   other domain the locally essential tree (LET, >>tree) of its tree against that domain's
+   bounding box, exchanges them (an all-to-all), walks its domain's bodies through its own tree
+   and the LETs it received, and returns the accelerations to the bodies' ranks (an all-to-all).
+   A body's force is the sum of walks of P trees, each under the opening criterion, so its
+   error bound is the one of one tree (not its bits: the trees differ with P). The integrator's
+   state stays in slices by body index (the engine's buffers); the domains hold positions,
+   masses and trees only while forces are computed. */
+#define NBODY__DD_BINS 4096        /* histogram bins a level of the splitter search (12 key bits) */
+#define NBODY__DD_SHIFT1 51        /* the first level: the key's top 12 of 63 bits */
+#define NBODY__DD_SHIFT2 39        /* the second: the next 12 */
+
+typedef struct nbody__dd {
+    nbody_real *m;                 /* the masses of this rank's bodies [lo, lo + count) */
+    int *dest;                     /* each of them: its domain at the last evaluation */
+    unsigned long long *key;       /* each of them: its Hilbert key */
+    double *w;                     /* each of them: its estimated walk cost */
+    size_t *perm;                  /* the send order: item k sent is body lo + perm[k] */
+    unsigned long long *split;     /* domain k holds the keys [split[k], split[k + 1]) */
+    double *hist;                  /* the splitter search's histograms: NBODY__DD_BINS x size */
+    double *wtime;                 /* each domain's walks since the splitters last moved, processor
+                                      seconds summed over the evaluations */
+    size_t *dcount;                /* each domain's bodies, summed over the same evaluations */
+    unsigned long long epoch;      /* the step attempt the splitters were set for */
+    int placed;                    /* splitters set (the first evaluation sets them by count) */
+    int *cnt;                      /* 8 size: bodies sent, received, their displacements (items,
+                                      then bytes), and the same for LETs */
+    nbody_real *gather;            /* 8 size: each rank's box, finiteness and emptiness */
+    nbody_real *box;               /* 6 size: each domain's bounding box, lo then hi */
+    nbody__tree_item *send, *recv; /* the bodies sent to the domains, the domain's received */
+    nbody_real *dx, *dm, *dacc;    /* the domain: positions x, y, z (3 cap), masses, accelerations */
+    size_t *slot;                  /* domain body -> its place among those received */
+    nbody_real *back;              /* accelerations returned, in the order sent (3 count) */
+    unsigned char *let_out, *let_in;
+    nbody__kdtree tree, *views;    /* the domain's tree; the received LETs (size) */
+    size_t send_cap, recv_cap, dom_cap, out_cap, in_cap;
+    /* this rank's figures of the last evaluation (bench/mpi_scaling.c prints them) */
+    size_t domain, let_nodes, let_bodies;
+    unsigned long long bytes_bodies, bytes_let, bytes_acc;   /* sent to other ranks */
+    double walk_s, build_s, exchange_s;   /* processor seconds of the walk; wall seconds of the
+                                      tree's build and of the rest (keys, splitters, exchanges) */
+} nbody__dd;
+
+
 typedef struct nbody__dist {
     nbody__engine local;           /* this rank's engine: all n masses, buffers of its slice */
     MPI_Comm comm;                 /* the library's duplicate of the user's communicator */
@@ -7972,6 +8185,8 @@ typedef struct nbody__dist {
     nbody_real *tacc;              /* TREE in leaf-order slices: 3n scratch, 3n gathered */
     size_t *wfirst;                /* TREE: rank r walks leaf positions [wfirst[r], wfirst[r + 1]) */
     double *wtime;                 /* each rank's last walk, seconds */
+    nbody_real *norms;             /* one real a rank: the error norms gathered */
+    nbody__dd *dd;                 /* desc.decompose: the domains (then pos and packed are unused) */
 } nbody__dist;
 
 static nbody__dist *nbody__dist_of(nbody__engine *e) { return (nbody__dist *)e->impl; }
@@ -7987,6 +8202,374 @@ static nbody_result nbody__mpi_worst(MPI_Comm comm, nbody_result r) {
 static size_t nbody__dist_first(size_t n, int size, int r) {
     size_t q = n / (size_t)size, rem = n % (size_t)size, k = (size_t)r;
     return k * q + (k < rem ? k : rem);
+}
+
+/* p grown to at least bytes (its contents not kept); NULL when out of memory */
+static void *nbody__dd_grow(const nbody_desc *d, void *p, size_t *cap, size_t bytes) {
+    if (p && bytes <= *cap) return p;
+    nbody__free(d, p);
+    *cap = 0;
+    p = nbody__alloc(d, bytes ? bytes : 1);
+    if (p) *cap = bytes;
+    return p;
+}
+
+/* Splitting keys between the domains: domain k gets the keys from split[k] on, where the
+   cumulative estimated cost w of all bodies in key order reaches k / size of the total, to
+   24 bits of the key (8 levels of the octree): a histogram of the key's top 12 bits over
+   every rank's bodies (one all-reduce), then one of the next 12 bits inside the bin each
+   splitter falls in (a second). Collective. */
+static nbody_result nbody__dd_split(nbody__dist *d) {
+    nbody__dd *g = d->dd;
+    const size_t B = NBODY__DD_BINS;
+    size_t i, bin[NBODY__DIST_MAX_RANKS];
+    double *h1 = g->hist, *h2 = g->hist + B, total = 0, before[NBODY__DIST_MAX_RANKS], target[NBODY__DIST_MAX_RANKS];
+    int k, P = d->size;
+    memset(h1, 0, B * sizeof *h1);
+    for (i = 0; i < d->count; ++i) h1[g->key[i] >> NBODY__DD_SHIFT1] += g->w[i];
+    if (MPI_Allreduce(MPI_IN_PLACE, h1, (int)B, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    for (i = 0; i < B; ++i) total += h1[i];
+    for (k = 1; k < P; ++k) {
+        double cum = 0;
+        size_t b = 0;
+        target[k] = total * k / P;
+        while (b < B - 1 && cum + h1[b] < target[k]) cum += h1[b++];
+        bin[k] = b; before[k] = cum;
+    }
+    memset(h2, 0, (size_t)(P - 1) * B * sizeof *h2);
+    for (i = 0; i < d->count; ++i) {
+        size_t b = (size_t)(g->key[i] >> NBODY__DD_SHIFT1), s = (size_t)(g->key[i] >> NBODY__DD_SHIFT2) & (B - 1);
+        if (b < bin[1] || b > bin[P - 1]) continue;
+        for (k = 1; k < P; ++k) if (bin[k] == b) h2[(size_t)(k - 1) * B + s] += g->w[i];
+    }
+    if (MPI_Allreduce(MPI_IN_PLACE, h2, (int)((size_t)(P - 1) * B), MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS)
+        return NBODY_ERR_DEVICE;
+    g->split[0] = 0;
+    for (k = 1; k < P; ++k) {
+        const double *h = h2 + (size_t)(k - 1) * B;
+        double cum = before[k];
+        size_t s = 0;
+        while (s < B && cum + h[s] < target[k]) cum += h[s++];
+        if (s < B && cum + h[s] - target[k] < target[k] - cum) ++s;   /* the nearer edge of sub-bin s */
+        g->split[k] = (unsigned long long)bin[k] << NBODY__DD_SHIFT1 | (unsigned long long)s << NBODY__DD_SHIFT2;
+        if (g->split[k] < g->split[k - 1]) g->split[k] = g->split[k - 1];
+    }
+    g->split[P] = ~0ULL;           /* keys have 63 bits */
+    return NBODY_OK;
+}
+
+/* the domain of a key: the k with split[k] <= key < split[k + 1] */
+static int nbody__dd_domain(const unsigned long long *split, int size, unsigned long long key) {
+    int a = 0, b = size;
+    while (b - a > 1) { int c = (a + b) / 2; if (split[c] <= key) a = c; else b = c; }
+    return a;
+}
+
+/* each body's estimated walk cost: its domain's walk time over its bodies (the sums over the
+   last step's evaluations), relative to
+   the mean over all bodies, averaged with 1 (the count split) so that a noisy time moves the
+   boundaries half the way; 1 before the first measurement or when a time is not usable */
+static void nbody__dd_weights(nbody__dist *d) {
+    nbody__dd *g = d->dd;
+    double tt = 0, nn = 0, mean;
+    size_t i;
+    int k, ok = 1;
+    for (k = 0; k < d->size; ++k) {
+        if (!(g->wtime[k] >= 0 && g->wtime[k] < 1e30) || (g->dcount[k] > 0 && !(g->wtime[k] > 0))) ok = 0;
+        tt += g->wtime[k]; nn += (double)g->dcount[k];
+    }
+    mean = nn > 0 ? tt / nn : 0;
+    for (i = 0; i < d->count; ++i) {
+        int q = g->dest[i];
+        g->w[i] = ok && mean > 0 && g->dcount[q] > 0 ? 0.5 * (g->wtime[q] / (double)g->dcount[q] / mean + 1) : 1;
+    }
+}
+
+/* the global bounding box of the positions (x, y, z of m bodies) into box, and whether every
+   rank's are finite; collective */
+static nbody_result nbody__dd_bounds(nbody__dist *d, const nbody_real *y, size_t m, nbody_real *box, int *finite) {
+    nbody__dd *g = d->dd;
+    nbody_real mine[8];
+    size_t i;
+    int k, c, any = 0;
+    for (c = 0; c < 8; ++c) mine[c] = 0;
+    mine[6] = 1; mine[7] = m > 0;
+    for (i = 0; i < m; ++i)
+        for (c = 0; c < 3; ++c) {
+            nbody_real v = y[(size_t)c * m + i];
+            if (!nbody__isfinite(v)) { mine[6] = 0; continue; }
+            if (i == 0 || v < mine[c]) mine[c] = v;
+            if (i == 0 || v > mine[3 + c]) mine[3 + c] = v;
+        }
+    if (MPI_Allgather(mine, 8, d->real, g->gather, 8, d->real, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    *finite = 1;
+    for (k = 0; k < d->size; ++k) {
+        const nbody_real *o = g->gather + 8 * k;
+        if (o[6] == 0) *finite = 0;
+        if (o[7] == 0) continue;
+        for (c = 0; c < 3; ++c) {
+            if (!any || o[c] < box[c]) box[c] = o[c];
+            if (!any || o[3 + c] > box[3 + c]) box[3 + c] = o[3 + c];
+        }
+        any = 1;
+    }
+    return NBODY_OK;
+}
+
+/* byte counts and displacements of an all-to-all of items of `size` bytes; 0 when over int */
+static int nbody__dd_bytes(const int *items, int P, size_t size, int *bytes, int *displs) {
+    size_t total = 0;
+    int k;
+    for (k = 0; k < P; ++k) {
+        size_t b = (size_t)items[k] * size;
+        if (b > (size_t)INT_MAX || total > (size_t)INT_MAX - b) return 0;
+        bytes[k] = (int)b; displs[k] = (int)total; total += b;
+    }
+    return 1;
+}
+
+/* this rank's bodies to their domains: keys, the splitters, then an all-to-all of their
+   positions and masses (nbody__tree_item, the index global); the domain's bodies in g->recv,
+   their number in *nd. Collective. */
+static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box, size_t *nd) {
+    nbody__dd *g = d->dd;
+    int P = d->size, k, *sc = g->cnt, *rc = sc + P, *sb = rc + P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
+    size_t m = d->count, i, run[NBODY__DIST_MAX_RANKS], total = 0;
+    nbody_result r;
+    for (i = 0; i < m; ++i)
+        g->key[i] = nbody__tree_key(y[i], y[m + i], y[2 * m + i], box[0], box[1], box[2], box[3], box[4], box[5]);
+    if (!g->placed || e->epoch != g->epoch) {   /* once a step: its evaluations share the domains */
+        nbody__dd_weights(d);
+        if ((r = nbody__dd_split(d)) != NBODY_OK) return r;
+        memset(g->wtime, 0, (size_t)P * sizeof(double));
+        memset(g->dcount, 0, (size_t)P * sizeof(size_t));
+        g->placed = 1; g->epoch = e->epoch;
+    }
+    for (k = 0; k < P; ++k) sc[k] = 0;
+    for (i = 0; i < m; ++i) { g->dest[i] = nbody__dd_domain(g->split, P, g->key[i]); ++sc[g->dest[i]]; }
+    for (k = 0; k < P; ++k) { run[k] = total; total += (size_t)sc[k]; }
+    for (i = 0; i < m; ++i) {
+        size_t at = run[g->dest[i]]++;
+        nbody__tree_item *it = &g->send[at];
+        it->p[0] = y[i]; it->p[1] = y[m + i]; it->p[2] = y[2 * m + i]; it->m = g->m[i]; it->idx = d->lo + i;
+        g->perm[at] = i;
+    }
+    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    for (*nd = 0, k = 0; k < P; ++k) *nd += (size_t)rc[k];
+    r = nbody__dd_bytes(sc, P, sizeof(nbody__tree_item), sb, sd) && nbody__dd_bytes(rc, P, sizeof(nbody__tree_item), rb, rd)
+            ? NBODY_OK : NBODY_ERR_UNAVAILABLE;
+    if (r == NBODY_OK) {
+        g->recv = (nbody__tree_item *)nbody__dd_grow(&d->local.desc, g->recv, &g->recv_cap, *nd * sizeof(nbody__tree_item));
+        if (!g->recv) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    if ((r = nbody__mpi_worst(d->comm, r)) != NBODY_OK) return r;
+    if (MPI_Alltoallv(g->send, sb, sd, MPI_BYTE, g->recv, rb, rd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    g->bytes_bodies = (unsigned long long)(sd[P - 1] + sb[P - 1] - sb[d->rank]);
+    return NBODY_OK;
+}
+
+/* the domain's bodies in place: the attracting ones first (x, y, z, m at 0 .. na), then the
+   test particles; slot[q] = where domain body q was received; its tree built over the first
+   na. Local. */
+static nbody_result nbody__dd_domain_tree(nbody__dist *d, nbody__engine *e, size_t nd, size_t *na_out) {
+    nbody__dd *g = d->dd;
+    size_t q, j, na = 0, nsrc = nbody__n_src(e), reals = 8 * nd, rbytes = nbody__bytes(reals, sizeof(nbody_real));
+    nbody_real *x, *yy, *z;
+    nbody_result r = NBODY_OK;
+    g->dx = (nbody_real *)nbody__dd_grow(&e->desc, g->dx, &g->dom_cap, rbytes + nbody__bytes(nd, sizeof(size_t)));
+    if (!g->dx) return NBODY_ERR_OUT_OF_MEMORY;
+    x = g->dx; yy = x + nd; z = yy + nd; g->dm = z + nd; g->dacc = g->dm + nd;   /* dacc: 3 nd, then 1 nd spare */
+    g->slot = (size_t *)(void *)((char *)g->dx + rbytes);
+    for (j = 0; j < nd; ++j) if (g->recv[j].idx < nsrc) g->slot[na++] = j;
+    for (j = 0, q = na; j < nd; ++j) if (g->recv[j].idx >= nsrc) g->slot[q++] = j;
+    for (q = 0; q < nd; ++q) {
+        const nbody__tree_item *it = &g->recv[g->slot[q]];
+        x[q] = it->p[0]; yy[q] = it->p[1]; z[q] = it->p[2]; g->dm[q] = it->m;
+    }
+    if (na) {
+        r = nbody__kdtree_build(&g->tree, &e->desc, x, yy, z, g->dm, na);
+        if (r == NBODY_OK) r = nbody__tree_prepare(&g->tree, &e->desc, (size_t)e->desc.leaf_size);
+        g->tree.walk = nbody__tree_walk_of(((nbody__cpu *)d->local.impl)->simd);
+    }
+    *na_out = na;
+    return r;
+}
+
+/* every domain's bounding box to every rank, then the LETs of this rank's tree for the other
+   domains, exchanged (an all-to-all of bytes); g->views the received ones, *nl their number.
+   Collective. */
+static nbody_result nbody__dd_exchange_lets(nbody__dist *d, nbody__engine *e, size_t nd, size_t na, int *nl) {
+    nbody__dd *g = d->dd;
+    int P = d->size, k, c, *sb = g->cnt + 6 * P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
+    nbody_real mine[8];
+    size_t q, total = 0, got = 0;
+    nbody_result r = NBODY_OK;
+    for (c = 0; c < 8; ++c) mine[c] = 0;
+    for (q = 0; q < nd; ++q)
+        for (c = 0; c < 3; ++c) {
+            nbody_real v = g->dx[(size_t)c * nd + q];
+            if (q == 0 || v < mine[c]) mine[c] = v;
+            if (q == 0 || v > mine[3 + c]) mine[3 + c] = v;
+        }
+    mine[6] = nd > 0;
+    if (MPI_Allgather(mine, 8, d->real, g->gather, 8, d->real, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    g->let_nodes = g->let_bodies = 0;
+    for (k = 0; k < P; ++k) {
+        size_t b = 0;
+        for (c = 0; c < 6; ++c) g->box[6 * k + c] = g->gather[8 * k + c];
+        if (k != d->rank && na && g->gather[8 * k + 6] != 0) b = nbody__let_write(&g->tree, g->box + 6 * k, NULL);
+        if (b > (size_t)INT_MAX || total > (size_t)INT_MAX - b) r = NBODY_ERR_UNAVAILABLE;
+        sb[k] = r == NBODY_OK ? (int)b : 0; sd[k] = (int)total; total += b;
+    }
+    if (r == NBODY_OK) {
+        g->let_out = (unsigned char *)nbody__dd_grow(&e->desc, g->let_out, &g->out_cap, total);
+        if (!g->let_out) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    for (k = 0; k < P && r == NBODY_OK; ++k)
+        if (sb[k]) {
+            nbody__let_head h;
+            nbody__let_write(&g->tree, g->box + 6 * k, g->let_out + sd[k]);
+            memcpy(&h, g->let_out + sd[k], sizeof h);
+            g->let_nodes += h.nodes - 1; g->let_bodies += h.bodies;
+        }
+    if ((r = nbody__mpi_worst(d->comm, r)) != NBODY_OK) return r;
+    if (MPI_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    for (k = 0; k < P; ++k) {
+        if ((size_t)rb[k] > (size_t)INT_MAX - got) r = NBODY_ERR_UNAVAILABLE;
+        rd[k] = (int)got; got += (size_t)rb[k];
+    }
+    if (r == NBODY_OK) {
+        g->let_in = (unsigned char *)nbody__dd_grow(&e->desc, g->let_in, &g->in_cap, got);
+        if (!g->let_in) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    if ((r = nbody__mpi_worst(d->comm, r)) != NBODY_OK) return r;
+    if (MPI_Alltoallv(g->let_out, sb, sd, MPI_BYTE, g->let_in, rb, rd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    g->bytes_let = (unsigned long long)total;
+    *nl = 0;
+    for (k = 0; k < P; ++k)
+        if (rb[k]) nbody__let_view(&g->views[(*nl)++], g->let_in + rd[k], (size_t)e->desc.leaf_size,
+                                   nbody__tree_walk_of(((nbody__cpu *)d->local.impl)->simd));
+    return NBODY_OK;
+}
+
+/* the accelerations of the domain's bodies back to their ranks (the reverse all-to-all),
+   into f's acceleration half (m bodies); collective */
+static nbody_result nbody__dd_return(nbody__dist *d, size_t nd, nbody_real *f) {
+    nbody__dd *g = d->dd;
+    int P = d->size, *sc = g->cnt, *rc = sc + P, *sb = g->cnt + 2 * P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
+    nbody_real *out = g->dx;       /* the walk is done: x, y, z make room for 3 nd accelerations */
+    const nbody_real *ax = g->dacc, *ay = g->dacc + nd, *az = g->dacc + 2 * nd;
+    size_t m = d->count, q, i;
+    for (q = 0; q < nd; ++q) {     /* in the order received, 3 a body */
+        size_t j = g->slot[q];
+        out[3 * j] = ax[q]; out[3 * j + 1] = ay[q]; out[3 * j + 2] = az[q];
+    }
+    if (!nbody__dd_bytes(rc, P, 3 * sizeof(nbody_real), rb, rd) || !nbody__dd_bytes(sc, P, 3 * sizeof(nbody_real), sb, sd))
+        return NBODY_ERR_UNAVAILABLE;   /* cannot happen: the items were larger */
+    if (MPI_Alltoallv(out, rb, rd, MPI_BYTE, g->back, sb, sd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    g->bytes_acc = (unsigned long long)(rd[P - 1] + rb[P - 1] - rb[d->rank]);
+    for (i = 0; i < m; ++i) {
+        size_t b = g->perm[i];
+        f[3 * m + b] = g->back[3 * i]; f[4 * m + b] = g->back[3 * i + 1]; f[5 * m + b] = g->back[3 * i + 2];
+    }
+    return NBODY_OK;
+}
+
+static void nbody__dd_free(nbody__engine *e, nbody__dd *g) {
+    const nbody_desc *ds = &e->desc;
+    if (!g) return;
+    nbody__free(ds, g->m); nbody__free(ds, g->dest); nbody__free(ds, g->key); nbody__free(ds, g->w);
+    nbody__free(ds, g->perm); nbody__free(ds, g->back); nbody__free(ds, g->send); nbody__free(ds, g->recv);
+    nbody__free(ds, g->split); nbody__free(ds, g->hist); nbody__free(ds, g->wtime); nbody__free(ds, g->dcount);
+    nbody__free(ds, g->cnt); nbody__free(ds, g->gather); nbody__free(ds, g->box); nbody__free(ds, g->views);
+    nbody__free(ds, g->dx); nbody__free(ds, g->let_out); nbody__free(ds, g->let_in);
+    nbody__kdtree_release(&g->tree, ds);
+    nbody__free(ds, g);
+}
+
+/* the domains' state of this rank (m bodies, P ranks): what grows with the domain and the
+   LETs is allocated by the evaluations */
+static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
+    const nbody_desc *ds = &e->desc;
+    size_t m = d->count, P = (size_t)d->size;
+    nbody__dd *g;
+    if (d->size > NBODY__DIST_MAX_RANKS) {
+        nbody__log(ds, NBODY_LOG_ERROR, "nbody: desc.decompose on %d ranks: at most %d", d->size, NBODY__DIST_MAX_RANKS);
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    g = (nbody__dd *)nbody__alloc(ds, sizeof *g);
+    if (!g) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(g, 0, sizeof *g);
+    d->dd = g;
+    g->m = (nbody_real *)nbody__alloc(ds, nbody__bytes(m, sizeof(nbody_real)));
+    g->dest = (int *)nbody__alloc(ds, nbody__bytes(m, sizeof(int)));
+    g->key = (unsigned long long *)nbody__alloc(ds, nbody__bytes(m, sizeof(unsigned long long)));
+    g->w = (double *)nbody__alloc(ds, nbody__bytes(m, sizeof(double)));
+    g->perm = (size_t *)nbody__alloc(ds, nbody__bytes(m, sizeof(size_t)));
+    g->back = (nbody_real *)nbody__alloc(ds, nbody__bytes(3 * m, sizeof(nbody_real)));
+    g->send = (nbody__tree_item *)nbody__alloc(ds, nbody__bytes(m, sizeof(nbody__tree_item)));
+    g->split = (unsigned long long *)nbody__alloc(ds, (P + 1) * sizeof(unsigned long long));
+    g->hist = (double *)nbody__alloc(ds, NBODY__DD_BINS * P * sizeof(double));
+    g->wtime = (double *)nbody__alloc(ds, P * sizeof(double));
+    g->dcount = (size_t *)nbody__alloc(ds, P * sizeof(size_t));
+    g->cnt = (int *)nbody__alloc(ds, 10 * P * sizeof(int));
+    g->gather = (nbody_real *)nbody__alloc(ds, 8 * P * sizeof(nbody_real));
+    g->box = (nbody_real *)nbody__alloc(ds, 6 * P * sizeof(nbody_real));
+    g->views = (nbody__kdtree *)nbody__alloc(ds, P * sizeof(nbody__kdtree));
+    if (!g->m || !g->dest || !g->key || !g->w || !g->perm || !g->back || !g->send || !g->split || !g->hist || !g->wtime ||
+        !g->dcount || !g->cnt || !g->gather || !g->box || !g->views)
+        return NBODY_ERR_OUT_OF_MEMORY;
+    memset(g->dest, 0, m * sizeof(int));
+    memset(g->wtime, 0, P * sizeof(double));
+    memset(g->dcount, 0, P * sizeof(size_t));   /* no measurement yet: the first split by count */
+    return NBODY_OK;
+}
+
+/* f = [v, a] for this rank's bodies by the domain-decomposed tree; collective */
+static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__buf yb, nbody__buf fb) {
+    nbody__dd *g = d->dd;
+    const nbody_real *y = (const nbody_real *)yb;
+    nbody_real *f = (nbody_real *)fb, box[6];
+    size_t m = d->count, nd = 0, na = 0, i;
+    int finite = 1, nl = 0, k;
+    double t0 = MPI_Wtime(), w0, wall, build;
+    nbody_result r;
+    if (m) memcpy(f, y + 3 * m, 3 * m * sizeof(nbody_real));   /* dx/dt = v */
+    if ((r = nbody__dd_bounds(d, y, m, box, &finite)) != NBODY_OK) return r;
+    if (!finite) {                 /* NaN or Inf anywhere (every rank knows): NaN forces, as one process */
+        nbody_real inf = (nbody_real)HUGE_VAL, nan = inf - inf;
+        for (i = 0; i < 3 * m; ++i) f[3 * m + i] = nan;
+        return NBODY_OK;
+    }
+    if ((r = nbody__dd_migrate(d, e, y, box, &nd)) != NBODY_OK) return r;
+    build = MPI_Wtime();
+    r = nbody__dd_domain_tree(d, e, nd, &na);
+    g->build_s = MPI_Wtime() - build;
+    r = nbody__mpi_worst(d->comm, r);
+    if (r != NBODY_OK) return r;
+    if ((r = nbody__dd_exchange_lets(d, e, nd, na, &nl)) != NBODY_OK) return r;
+    {
+        nbody__forces F;
+        memset(&F, 0, sizeof F);
+        F.x = g->dx; F.y = g->dx + nd; F.z = g->dx + 2 * nd; F.m = g->dm;
+        F.ax = g->dacc; F.ay = g->dacc + nd; F.az = g->dacc + 2 * nd;
+        F.n = nd; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
+        w0 = (double)clock();      /* processor time: the work, not other jobs' turns */
+        wall = MPI_Wtime();
+        nbody__tree_forces_domain(na ? &g->tree : NULL, g->views, nl, &e->desc, &F);
+        g->walk_s = ((double)clock() - w0) / (double)CLOCKS_PER_SEC;
+        wall = MPI_Wtime() - wall;
+    }
+    if ((r = nbody__dd_return(d, nd, f)) != NBODY_OK) return r;
+    {   /* every domain's walk time and size: the next evaluation's weights */
+        double mine[2], *all = g->hist;
+        mine[0] = g->walk_s; mine[1] = (double)nd;
+        if (MPI_Allgather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+        for (k = 0; k < d->size; ++k) { g->wtime[k] += all[2 * k]; g->dcount[k] += (size_t)all[2 * k + 1]; }
+    }
+    g->domain = nd;
+    g->exchange_s = MPI_Wtime() - t0 - wall - g->build_s;
+    return NBODY_OK;
 }
 
 /* Calls f(piece) for each piece of the global range [off, off + len) this rank owns:
@@ -8051,6 +8634,10 @@ static nbody_result nbody__dist_download(nbody__engine *e, nbody_real *dst, nbod
 }
 static nbody_result nbody__dist_set_masses(nbody__engine *e, const nbody_real *m) {
     nbody__dist *d = nbody__dist_of(e);
+    if (d->dd) {                   /* the domains need this rank's masses only */
+        if (d->count) memcpy(d->dd->m, m + d->lo, d->count * sizeof(nbody_real));
+        return NBODY_OK;
+    }
     return d->local.ops->set_masses(&d->local, m);
 }
 
@@ -8109,6 +8696,7 @@ static nbody_result nbody__dist_derivative(nbody__engine *e, nbody__buf y, nbody
     nbody__dist *d = nbody__dist_of(e);
     nbody_result r = NBODY_OK;
     int k, c;
+    if (d->dd) return nbody__mpi_worst(d->comm, nbody__dd_forces(d, e, y, f));
     if (d->count) r = d->local.ops->download(&d->local, d->packed + 3 * d->lo, y, 0, 3 * d->count);
     if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d->packed, d->counts3, d->displs3, d->real, d->comm) != MPI_SUCCESS &&
         r == NBODY_OK)
@@ -8154,7 +8742,7 @@ static nbody_result nbody__dist_error_norm(nbody__engine *e, const nbody__lincom
                                            nbody_real *norm) {
     nbody__dist *d = nbody__dist_of(e);
     nbody__piece pc[NBODY__DIST_PIECES];
-    nbody_real worst = 0, *all = d->packed + 3 * e->n;   /* room for one real a rank */
+    nbody_real worst = 0, *all = d->norms;
     nbody_result r = NBODY_OK;
     int i, np = nbody__dist_pieces(d, e->n, op->out_off, op->len, pc, NBODY__DIST_PIECES);
     for (i = 0; i < np && r == NBODY_OK; ++i) {
@@ -8195,9 +8783,10 @@ static void nbody__dist_shutdown(nbody__engine *e) {
     if (d->real != MPI_DATATYPE_NULL) MPI_Type_free(&d->real);
     if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
     nbody__free(&e->desc, d->first); nbody__free(&e->desc, d->counts3);
-    nbody__free(&e->desc, d->packed);
+    nbody__free(&e->desc, d->packed); nbody__free(&e->desc, d->norms);
     nbody__free(&e->desc, d->tacc);
     nbody__free(&e->desc, d->wfirst); nbody__free(&e->desc, d->wtime);
+    nbody__dd_free(e, d->dd);
     nbody__free(&e->desc, d);
     e->impl = NULL;
 }
@@ -8222,8 +8811,10 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
     if (r == NBODY_OK) {
         d->first = (size_t *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size + 1, sizeof(size_t)));
         d->counts3 = (int *)nbody__alloc(&e->desc, nbody__bytes(4 * (size_t)d->size, sizeof(int)));
-        d->packed = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(3 * e->n + (size_t)d->size, sizeof(nbody_real)));
-        if (!d->first || !d->counts3 || !d->packed) r = NBODY_ERR_OUT_OF_MEMORY;
+        /* the gathered positions; none with desc.decompose (the domains exchange what they need) */
+        d->packed = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(e->desc.decompose ? 0 : 3 * e->n, sizeof(nbody_real)));
+        d->norms = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size, sizeof(nbody_real)));
+        if (!d->first || !d->counts3 || !d->packed || !d->norms) r = NBODY_ERR_OUT_OF_MEMORY;
     }
     if (r == NBODY_OK) {
         d->displs3 = d->counts3 + d->size; d->counts = d->displs3 + d->size; d->displs = d->counts + d->size;
@@ -8248,13 +8839,14 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
     }
     if (r == NBODY_OK) {
         d->local.ops = nbody__engine_ops_for(ld.engine);
-        d->local.desc = ld; d->local.n = e->n;
+        d->local.desc = ld; d->local.n = e->desc.decompose ? d->count : e->n;   /* decompose: masses in the domains' state */
         r = d->local.ops->init(&d->local);
         if (r != NBODY_OK) d->local.ops = NULL;
     }
-    if (r == NBODY_OK) r = d->local.ops->alloc(&d->local, 3 * e->n, &d->pos);
+    if (r == NBODY_OK && e->desc.decompose) r = nbody__dd_alloc(e, d);
+    else if (r == NBODY_OK) r = d->local.ops->alloc(&d->local, 3 * e->n, &d->pos);
     if (r == NBODY_OK && ld.engine == NBODY_ENGINE_TREE && ld.visit_order == NBODY_ORDER_LEAF && nbody__n_src(e) == e->n &&
-        d->size > 1) {                     /* slices of the tree's leaf order, see nbody__dist_tree_leaf_forces */
+        d->size > 1 && !e->desc.decompose) {                     /* slices of the tree's leaf order, see nbody__dist_tree_leaf_forces */
         d->tacc = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(6 * e->n, sizeof(nbody_real)));
         d->wfirst = (size_t *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size + 1, sizeof(size_t)));
         d->wtime = (double *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size, sizeof(double)));
@@ -8310,6 +8902,7 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
     h = nbody__fnv1a(h, &s->t, sizeof s->t);
     memset(iv, 0, sizeof iv); memset(rv, 0, sizeof rv);
     nbody__ckp_desc(desc, iv, rv);
+    iv[15] = desc->decompose;          /* not a checkpoint field (restarts may change it), but alike on every rank */
     h = nbody__fnv1a(h, iv, sizeof iv);
     h = nbody__fnv1a(h, rv, sizeof rv);
     if (MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS ||
