@@ -7899,7 +7899,7 @@ static void nbody__let_emit(const nbody__kdtree *t, const nbody_real *box, size_
 }
 /* the bytes of the LET of the prepared tree t for the box: counted (out NULL), or written to
    out (the count's bytes, aligned to NBODY__LET_ALIGN) */
-static size_t nbody__let_write(const nbody__kdtree *t, const nbody_real *box, unsigned char *out) {
+static NBODY__UNUSED size_t nbody__let_write(const nbody__kdtree *t, const nbody_real *box, unsigned char *out) {
     nbody__let_out o;
     nbody__let_head h;
     size_t off[4];
@@ -7920,7 +7920,7 @@ static size_t nbody__let_write(const nbody__kdtree *t, const nbody_real *box, un
     return nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
 }
 /* a walkable tree over a received LET's bytes (walked with the stack, at the SIMD level walk) */
-static void nbody__let_view(nbody__kdtree *v, unsigned char *bytes, size_t leaf_size, int walk) {
+static NBODY__UNUSED void nbody__let_view(nbody__kdtree *v, unsigned char *bytes, size_t leaf_size, int walk) {
     nbody__let_head h;
     size_t off[4];
     memcpy(&h, bytes, sizeof h);
@@ -7938,7 +7938,7 @@ static void nbody__let_view(nbody__kdtree *v, unsigned char *bytes, size_t leaf_
 /* A domain's accelerations: the bodies [0, t->n) of its tree (NULL when it has none) walk it in
    leaf order, the test particles [t->n, F->n) after them, and every body then walks each
    received LET, the terms added in that order (ax[i] of domain body i, G applied) */
-static void nbody__tree_forces_domain(const nbody__kdtree *t, const nbody__kdtree *lets, int nl, const nbody_desc *d,
+static NBODY__UNUSED void nbody__tree_forces_domain(const nbody__kdtree *t, const nbody__kdtree *lets, int nl, const nbody_desc *d,
                                       const nbody__forces *F) {
     size_t na = t ? t->n : 0;
     long long k, n = (long long)F->n, npk = (n + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;

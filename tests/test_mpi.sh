@@ -17,8 +17,11 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding
 export OMP_NUM_THREADS=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0; skip=0
+# build/mpi_domains (desc.decompose, the domain-decomposed tree) likewise, when built
+D="$BUILD/mpi_domains"; progs="$T"; [ -x "$D" ] && progs="$T $D"
+for prog in $progs; do
 for np in 1 2 3 4; do
-    out=$(timeout 600 mpirun $ROOT_FLAG --oversubscribe -np $np "$T" "$tmp" 2>&1); rc=$?
+    out=$(timeout 600 mpirun $ROOT_FLAG --oversubscribe -np $np "$prog" "$tmp" 2>&1); rc=$?
     printf '%s\n' "$out" | grep '^FAIL' | sort -u
     res=$(printf '%s\n' "$out" | grep '^RESULT ' | tail -n 1)
     if [ -z "$res" ]; then
@@ -27,7 +30,8 @@ for np in 1 2 3 4; do
     fi
     set -- $res; pass=$((pass + $2)); fail=$((fail + $3)); skip=$((skip + $4))
     if [ "$rc" -ne 0 ] && [ "$3" -eq 0 ]; then echo "FAIL mpirun -np $np exited with $rc"; fail=$((fail + 1)); fi
-    echo "mpirun -np $np: $res"
+    echo "mpirun -np $np $(basename "$prog"): $res"
+done
 done
 # the CLI under mpirun: 3 ranks end bitwise where one process ends; a checkpoint of 2 ranks
 # (at t = 0.02) resumed on 3 too
