@@ -7872,10 +7872,18 @@ typedef struct nbody__let_out {    /* a LET being written; node NULL: only count
     size_t nodes, bodies;
 } nbody__let_out;
 
-/* node i of t, seen from the box, as LET node k (its children at o->nodes on, when opened) */
-static void nbody__let_emit(const nbody__kdtree *t, const nbody_real *box, size_t i, size_t k, nbody__let_out *o) {
+/* 1 when every point of the boxes (nbox of them, lo then hi each) is beyond crit2 of c */
+static int nbody__boxes_beyond(const nbody_real *boxes, int nbox, const nbody_real *c, nbody_real crit2) {
+    int b;
+    for (b = 0; b < nbox; ++b)
+        if (!(nbody__box_dist2(boxes + 6 * b, c) > (double)crit2)) return 0;
+    return 1;
+}
+
+/* node i of t, seen from the boxes, as LET node k (its children at o->nodes on, when opened) */
+static void nbody__let_emit(const nbody__kdtree *t, const nbody_real *boxes, int nbox, size_t i, size_t k, nbody__let_out *o) {
     const nbody__tree_node *nd = &t->node[i];
-    int whole = nbody__box_dist2(box, nd->c) > (double)nd->crit2;
+    int whole = nbody__boxes_beyond(boxes, nbox, nd->c, nd->crit2);
     size_t kids = 0;
     if (!whole && nd->count > t->leaf_size) { kids = o->nodes; o->nodes += 2; }
     if (o->node) {
@@ -7895,17 +7903,17 @@ static void nbody__let_emit(const nbody__kdtree *t, const nbody_real *box, size_
         }
     }
     if (!whole && !kids) o->bodies += nd->count;
-    if (kids) { nbody__let_emit(t, box, 2 * i, kids, o); nbody__let_emit(t, box, 2 * i + 1, kids + 1, o); }
+    if (kids) { nbody__let_emit(t, boxes, nbox, 2 * i, kids, o); nbody__let_emit(t, boxes, nbox, 2 * i + 1, kids + 1, o); }
 }
-/* the bytes of the LET of the prepared tree t for the box: counted (out NULL), or written to
-   out (the count's bytes, aligned to NBODY__LET_ALIGN) */
-static NBODY__UNUSED size_t nbody__let_write(const nbody__kdtree *t, const nbody_real *box, unsigned char *out) {
+/* the bytes of the LET of the prepared tree t for the union of nbox boxes (a domain's pieces):
+   counted (out NULL), or written to out (the count's bytes, aligned to NBODY__LET_ALIGN) */
+static NBODY__UNUSED size_t nbody__let_write(const nbody__kdtree *t, const nbody_real *boxes, int nbox, unsigned char *out) {
     nbody__let_out o;
     nbody__let_head h;
     size_t off[4];
     memset(&o, 0, sizeof o);
     o.nodes = 2;
-    nbody__let_emit(t, box, 1, 1, &o);
+    nbody__let_emit(t, boxes, nbox, 1, 1, &o);
     h.nodes = o.nodes; h.bodies = o.bodies; h.quad = t->quad != NULL; h.pad = 0;
     if (!out) return nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
     nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
@@ -7916,7 +7924,7 @@ static NBODY__UNUSED size_t nbody__let_write(const nbody__kdtree *t, const nbody
     o.quad = h.quad ? (nbody_real *)(void *)(out + off[2]) : NULL;
     o.bx = (nbody_real *)(void *)(out + off[3]); o.by = o.bx + h.bodies + 4; o.bz = o.by + h.bodies + 4; o.bm = o.bz + h.bodies + 4;
     o.nodes = 2; o.bodies = 0;
-    nbody__let_emit(t, box, 1, 1, &o);
+    nbody__let_emit(t, boxes, nbox, 1, 1, &o);
     return nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
 }
 /* a walkable tree over a received LET's bytes (walked with the stack, at the SIMD level walk) */
@@ -8138,6 +8146,12 @@ static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv);
 #define NBODY__DD_BINS 4096        /* histogram bins a level of the splitter search (12 key bits) */
 #define NBODY__DD_SHIFT1 51        /* the first level: the key's top 12 of 63 bits */
 #define NBODY__DD_SHIFT2 39        /* the second: the next 12 */
+/* A domain is seen by the others as the bounding boxes of its tree's nodes at one level, at
+   most this many, and of its test particles: a Hilbert range of a centrally concentrated
+   system has outliers whose one bounding box would cover other domains' cores (and make their
+   LETs their whole trees) */
+#define NBODY__DD_BOXES 16
+#define NBODY__DD_GATHER (6 * (NBODY__DD_BOXES + 1) + 2)   /* reals a rank gathers: boxes, counts */
 
 typedef struct nbody__dd {
     nbody_real *m;                 /* the masses of this rank's bodies [lo, lo + count) */
@@ -8154,8 +8168,9 @@ typedef struct nbody__dd {
     int placed;                    /* splitters set (the first evaluation sets them by count) */
     int *cnt;                      /* 8 size: bodies sent, received, their displacements (items,
                                       then bytes), and the same for LETs */
-    nbody_real *gather;            /* 8 size: each rank's box, finiteness and emptiness */
-    nbody_real *box;               /* 6 size: each domain's bounding box, lo then hi */
+    nbody_real *gather;            /* NBODY__DD_GATHER size: each rank's boxes and flags */
+    nbody_real *box;               /* NBODY__DD_BOXES + 1 boxes a domain, lo then hi */
+    int *nbox;                     /* each domain's number of boxes */
     nbody__tree_item *send, *recv; /* the bodies sent to the domains, the domain's received */
     nbody_real *dx, *dm, *dacc;    /* the domain: positions x, y, z (3 cap), masses, accelerations */
     size_t *slot;                  /* domain body -> its place among those received */
@@ -8395,31 +8410,66 @@ static nbody_result nbody__dd_domain_tree(nbody__dist *d, nbody__engine *e, size
     return r;
 }
 
-/* every domain's bounding box to every rank, then the LETs of this rank's tree for the other
+/* the box of the positions x, y, z (n apart) of the bodies [i0, i1), lo then hi */
+static void nbody__dd_box_of(const nbody_real *x, size_t n, size_t i0, size_t i1, nbody_real *box) {
+    size_t q;
+    int c;
+    for (c = 0; c < 3; ++c) box[c] = box[3 + c] = x[(size_t)c * n + i0];
+    for (q = i0 + 1; q < i1; ++q)
+        for (c = 0; c < 3; ++c) {
+            nbody_real v = x[(size_t)c * n + q];
+            if (v < box[c]) box[c] = v;
+            if (v > box[3 + c]) box[3 + c] = v;
+        }
+}
+
+/* this domain as boxes into out (6 reals each); returns their number: the bounding boxes of its
+   tree's nodes at level L, 2^L <= min(na, NBODY__DD_BOXES), which partition its bodies (every
+   leaf lies at level L or below when 2^L <= na), then one of its test particles */
+static int nbody__dd_boxes(const nbody__dd *g, size_t nd, size_t na, nbody_real *out) {
+    const nbody__kdtree *t = &g->tree;
+    size_t first = 1, i, q;
+    int nb = 0, c;
+    while (na && 2 * first <= na && 2 * first <= NBODY__DD_BOXES) first *= 2;
+    for (i = first; na && i < 2 * first; ++i, ++nb) {
+        const nbody__tree_node *r = &t->node[i];
+        nbody_real *box = out + 6 * nb;
+        for (c = 0; c < 3; ++c) {
+            const nbody_real *p = c == 0 ? t->bx : c == 1 ? t->by : t->bz;
+            box[c] = box[3 + c] = p[r->first];
+            for (q = r->first + 1; q < r->first + r->count; ++q) {
+                if (p[q] < box[c]) box[c] = p[q];
+                if (p[q] > box[3 + c]) box[3 + c] = p[q];
+            }
+        }
+    }
+    if (nd > na) nbody__dd_box_of(g->dx, nd, na, nd, out + 6 * nb++);
+    return nb;
+}
+
+/* every domain's boxes (nbody__dd_boxes) to every rank, then the LETs of this rank's tree for the other
    domains, exchanged (an all-to-all of bytes); g->views the received ones, *nl their number.
    Collective. */
 static nbody_result nbody__dd_exchange_lets(nbody__dist *d, nbody__engine *e, size_t nd, size_t na, int *nl) {
     nbody__dd *g = d->dd;
-    int P = d->size, k, c, *sb = g->cnt + 6 * P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
-    nbody_real mine[8];
-    size_t q, total = 0, got = 0;
+    int P = d->size, k, b, *sb = g->cnt + 6 * P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
+    nbody_real mine[NBODY__DD_GATHER];
+    size_t total = 0, got = 0;
     nbody_result r = NBODY_OK;
-    for (c = 0; c < 8; ++c) mine[c] = 0;
-    for (q = 0; q < nd; ++q)
-        for (c = 0; c < 3; ++c) {
-            nbody_real v = g->dx[(size_t)c * nd + q];
-            if (q == 0 || v < mine[c]) mine[c] = v;
-            if (q == 0 || v > mine[3 + c]) mine[3 + c] = v;
-        }
-    mine[6] = nd > 0;
-    if (MPI_Allgather(mine, 8, d->real, g->gather, 8, d->real, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    int nb = nbody__dd_boxes(g, nd, na, mine);
+    mine[NBODY__DD_GATHER - 2] = (nbody_real)nb; mine[NBODY__DD_GATHER - 1] = 0;
+    if (MPI_Allgather(mine, NBODY__DD_GATHER, d->real, g->gather, NBODY__DD_GATHER, d->real, d->comm) != MPI_SUCCESS)
+        return NBODY_ERR_DEVICE;
     g->let_nodes = g->let_bodies = 0;
     for (k = 0; k < P; ++k) {
-        size_t b = 0;
-        for (c = 0; c < 6; ++c) g->box[6 * k + c] = g->gather[8 * k + c];
-        if (k != d->rank && na && g->gather[8 * k + 6] != 0) b = nbody__let_write(&g->tree, g->box + 6 * k, NULL);
-        if (b > (size_t)INT_MAX || total > (size_t)INT_MAX - b) r = NBODY_ERR_UNAVAILABLE;
-        sb[k] = r == NBODY_OK ? (int)b : 0; sd[k] = (int)total; total += b;
+        size_t bytes = 0;
+        const nbody_real *o = g->gather + (size_t)NBODY__DD_GATHER * k;
+        g->nbox[k] = (int)o[NBODY__DD_GATHER - 2];
+        for (b = 0; b < 6 * g->nbox[k]; ++b) g->box[(size_t)6 * (NBODY__DD_BOXES + 1) * k + b] = o[b];
+        if (k != d->rank && na && g->nbox[k])
+            bytes = nbody__let_write(&g->tree, g->box + (size_t)6 * (NBODY__DD_BOXES + 1) * k, g->nbox[k], NULL);
+        if (bytes > (size_t)INT_MAX || total > (size_t)INT_MAX - bytes) r = NBODY_ERR_UNAVAILABLE;
+        sb[k] = r == NBODY_OK ? (int)bytes : 0; sd[k] = (int)total; total += bytes;
     }
     if (r == NBODY_OK) {
         g->let_out = (unsigned char *)nbody__dd_grow(&e->desc, g->let_out, &g->out_cap, total);
@@ -8428,7 +8478,7 @@ static nbody_result nbody__dd_exchange_lets(nbody__dist *d, nbody__engine *e, si
     for (k = 0; k < P && r == NBODY_OK; ++k)
         if (sb[k]) {
             nbody__let_head h;
-            nbody__let_write(&g->tree, g->box + 6 * k, g->let_out + sd[k]);
+            nbody__let_write(&g->tree, g->box + (size_t)6 * (NBODY__DD_BOXES + 1) * k, g->nbox[k], g->let_out + sd[k]);
             memcpy(&h, g->let_out + sd[k], sizeof h);
             g->let_nodes += h.nodes - 1; g->let_bodies += h.bodies;
         }
@@ -8481,7 +8531,8 @@ static void nbody__dd_free(nbody__engine *e, nbody__dd *g) {
     nbody__free(ds, g->m); nbody__free(ds, g->dest); nbody__free(ds, g->key); nbody__free(ds, g->w);
     nbody__free(ds, g->perm); nbody__free(ds, g->back); nbody__free(ds, g->send); nbody__free(ds, g->recv);
     nbody__free(ds, g->split); nbody__free(ds, g->hist); nbody__free(ds, g->wtime); nbody__free(ds, g->dcount);
-    nbody__free(ds, g->cnt); nbody__free(ds, g->gather); nbody__free(ds, g->box); nbody__free(ds, g->views);
+    nbody__free(ds, g->cnt); nbody__free(ds, g->gather); nbody__free(ds, g->box); nbody__free(ds, g->nbox);
+    nbody__free(ds, g->views);
     nbody__free(ds, g->dx); nbody__free(ds, g->let_out); nbody__free(ds, g->let_in);
     nbody__kdtree_release(&g->tree, ds);
     nbody__free(ds, g);
@@ -8513,11 +8564,12 @@ static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     g->wtime = (double *)nbody__alloc(ds, P * sizeof(double));
     g->dcount = (size_t *)nbody__alloc(ds, P * sizeof(size_t));
     g->cnt = (int *)nbody__alloc(ds, 10 * P * sizeof(int));
-    g->gather = (nbody_real *)nbody__alloc(ds, 8 * P * sizeof(nbody_real));
-    g->box = (nbody_real *)nbody__alloc(ds, 6 * P * sizeof(nbody_real));
+    g->gather = (nbody_real *)nbody__alloc(ds, NBODY__DD_GATHER * P * sizeof(nbody_real));
+    g->box = (nbody_real *)nbody__alloc(ds, 6 * (NBODY__DD_BOXES + 1) * P * sizeof(nbody_real));
+    g->nbox = (int *)nbody__alloc(ds, P * sizeof(int));
     g->views = (nbody__kdtree *)nbody__alloc(ds, P * sizeof(nbody__kdtree));
     if (!g->m || !g->dest || !g->key || !g->w || !g->perm || !g->back || !g->send || !g->split || !g->hist || !g->wtime ||
-        !g->dcount || !g->cnt || !g->gather || !g->box || !g->views)
+        !g->dcount || !g->cnt || !g->gather || !g->box || !g->nbox || !g->views)
         return NBODY_ERR_OUT_OF_MEMORY;
     memset(g->dest, 0, m * sizeof(int));
     memset(g->wtime, 0, P * sizeof(double));

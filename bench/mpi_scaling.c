@@ -12,7 +12,12 @@
      BENCH_IC=lopsided   a Plummer sphere of n/2 bodies beside a disc galaxy of n/2 (default:
                          Plummer of n)
      BENCH_SPLIT=count   the walk split by body count before every step, as the bodies are
-                         owned (the default is the engine's: split by the measured walk times) */
+                         owned (the default is the engine's: split by the measured walk times)
+     BENCH_DECOMPOSE=1   TREE with desc.decompose (the domain-decomposed tree); prints a second
+                         line a rank: its domain's bodies, the bytes it sent in the last step
+                         (positions to the domains, LETs, accelerations back), the LET nodes and
+                         bodies it wrote, its walk (processor ms), build and other (wall ms)
+     BENCH_QUAD=1, BENCH_THETA=x   quadrupoles, the opening angle (default monopoles, 0.5) */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -42,6 +47,9 @@ int main(int argc, char **argv) {
     d.engine = !strcmp(engine, "tree") ? NBODY_ENGINE_TREE : !strcmp(engine, "simple") ? NBODY_ENGINE_SIMPLE : NBODY_ENGINE_BLOCK;
     d.threads = threads; d.softening = (nbody_real)0.01; d.dt = (nbody_real)1e-4;
     d.mpi_comm = plain ? NULL : &world;
+    d.decompose = !plain && d.engine == NBODY_ENGINE_TREE && getenv("BENCH_DECOMPOSE") && atoi(getenv("BENCH_DECOMPOSE")) == 1;
+    d.quadrupole = getenv("BENCH_QUAD") && atoi(getenv("BENCH_QUAD")) == 1;
+    if (getenv("BENCH_THETA")) d.theta = (nbody_real)atof(getenv("BENCH_THETA"));
     if (plain && size > 1) { if (rank == 0) fprintf(stderr, "--plain: one process\n"); MPI_Abort(world, 2); }
     if (getenv("BENCH_IC") && !strcmp(getenv("BENCH_IC"), "lopsided")) {
         nbody_system half = {0};
@@ -76,7 +84,7 @@ int main(int argc, char **argv) {
     if (r != NBODY_OK) { if (rank == 0) fprintf(stderr, "mpi_scaling: %s\n", nbody_result_string(r)); MPI_Abort(world, 1); }
     qsort(t, (size_t)reps, sizeof t[0], cmp_double);
     if (rank == 0)
-        printf("| %s | %d | %d | %s | %lu | %.1f |\n", plain ? "plain" : "mpi", size, threads, nbody_engine_name(d.engine),
+        printf("| %s | %d | %d | %s | %lu | %.1f |\n", plain ? "plain" : d.decompose ? "mpi-dd" : "mpi", size, threads, nbody_engine_name(d.engine),
                (unsigned long)n, 1e3 * t[reps / 2]);
     if (rank == 0 && !plain && nbody__dist_of(&sim->eng)->wfirst) {
         const nbody__dist *dd = nbody__dist_of(&sim->eng);
@@ -86,6 +94,21 @@ int main(int argc, char **argv) {
         for (k = 0; k < size; ++k) printf(" %.1f", 1e3 * dd->wtime[k]);
         printf("; slowest / mean %.3f; split %s\n", mean > 0 ? slow / mean : 0,
                getenv("BENCH_SPLIT") && !strcmp(getenv("BENCH_SPLIT"), "count") ? "by count" : "by measured time");
+    }
+    if (!plain && nbody__dist_of(&sim->eng)->dd) {   /* each rank's figures of the last step */
+        const nbody__dd *g = nbody__dist_of(&sim->eng)->dd;
+        double mine[9], *all = (double *)malloc(9 * (size_t)size * sizeof(double));
+        mine[0] = (double)g->domain; mine[1] = (double)g->bytes_bodies; mine[2] = (double)g->bytes_let;
+        mine[3] = (double)g->bytes_acc; mine[4] = (double)g->let_nodes; mine[5] = (double)g->let_bodies;
+        mine[6] = g->walk_s; mine[7] = g->build_s; mine[8] = g->exchange_s;
+        MPI_Gather(mine, 9, MPI_DOUBLE, all, 9, MPI_DOUBLE, 0, world);
+        for (k = 0; rank == 0 && k < size; ++k) {
+            const double *a = all + 9 * k;
+            printf("| dd rank %d of %d | N %lu | domain %.0f | sent: bodies %.0f B, LETs %.0f B, accelerations %.0f B | LET nodes "
+                   "%.0f, bodies %.0f | walk %.1f ms (processor), build %.1f ms, other %.1f ms |\n", k, size, (unsigned long)n, a[0], a[1],
+                   a[2], a[3], a[4], a[5], 1e3 * a[6], 1e3 * a[7], 1e3 * a[8]);
+        }
+        free(all);
     }
     nbody_destroy(sim);
     nbody_system_free(&s);
