@@ -18,7 +18,7 @@ out=${OUT:-bench/results/domains-$(date +%Y-%m-%d).md}
 {
     echo "# CPU ranks: the domain-decomposed tree, Plummer, theta 0.5 monopoles ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD))"
     echo
-    echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, shared with other jobs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(getconf _NPROCESSORS_ONLN) cores, shared with other jobs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "Command: NS=\"$NS\" RANKS=\"$RANKS\" sh bench/mpi_domains.sh (mpirun --oversubscribe, 1 thread a rank)."
     echo "mpi: every rank builds the whole tree and walks a range of its leaves; mpi-dd: desc.decompose."
     echo "Times are wall clock on a machine with more ranks than cores and other jobs: only the"
