@@ -8240,6 +8240,9 @@ static nbody_result nbody__dd_split(nbody__dist *d) {
     size_t i, bin[NBODY__DIST_MAX_RANKS];
     double *h1 = g->hist, *h2 = g->hist + B, total = 0, before[NBODY__DIST_MAX_RANKS], target[NBODY__DIST_MAX_RANKS];
     int k, P = d->size;
+    g->split[0] = 0;
+    g->split[P] = ~0ULL;           /* keys have 63 bits */
+    if (P == 1) return NBODY_OK;
     memset(h1, 0, B * sizeof *h1);
     for (i = 0; i < d->count; ++i) h1[g->key[i] >> NBODY__DD_SHIFT1] += g->w[i];
     if (MPI_Allreduce(MPI_IN_PLACE, h1, (int)B, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
@@ -8259,7 +8262,6 @@ static nbody_result nbody__dd_split(nbody__dist *d) {
     }
     if (MPI_Allreduce(MPI_IN_PLACE, h2, (int)((size_t)(P - 1) * B), MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS)
         return NBODY_ERR_DEVICE;
-    g->split[0] = 0;
     for (k = 1; k < P; ++k) {
         const double *h = h2 + (size_t)(k - 1) * B;
         double cum = before[k];
@@ -8269,7 +8271,6 @@ static nbody_result nbody__dd_split(nbody__dist *d) {
         g->split[k] = (unsigned long long)bin[k] << NBODY__DD_SHIFT1 | (unsigned long long)s << NBODY__DD_SHIFT2;
         if (g->split[k] < g->split[k - 1]) g->split[k] = g->split[k - 1];
     }
-    g->split[P] = ~0ULL;           /* keys have 63 bits */
     return NBODY_OK;
 }
 
