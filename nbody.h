@@ -8354,7 +8354,8 @@ static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e, const nb
     nbody_result r;
     for (i = 0; i < m; ++i)
         g->key[i] = nbody__tree_key(y[i], y[m + i], y[2 * m + i], box[0], box[1], box[2], box[3], box[4], box[5]);
-    if (!g->placed || e->epoch != g->epoch) {   /* once a step: its evaluations share the domains */
+    int moved = !g->placed || e->epoch != g->epoch;
+    if (moved) {                   /* once a step: its evaluations share the domains */
         nbody__dd_weights(d);
         if ((r = nbody__dd_split(d)) != NBODY_OK) return r;
         memset(g->wtime, 0, (size_t)P * sizeof(double));
@@ -8362,7 +8363,11 @@ static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e, const nb
         g->placed = 1; g->epoch = e->epoch;
     }
     for (k = 0; k < P; ++k) sc[k] = 0;
-    for (i = 0; i < m; ++i) { g->dest[i] = nbody__dd_domain(g->split, P, g->key[i]); ++sc[g->dest[i]]; }
+    for (i = 0; i < m; ++i) {     /* a step's later evaluations keep each body in its domain: no body
+                                     jumps between trees while an implicit method iterates */
+        if (moved) g->dest[i] = nbody__dd_domain(g->split, P, g->key[i]);
+        ++sc[g->dest[i]];
+    }
     for (k = 0; k < P; ++k) { run[k] = total; total += (size_t)sc[k]; }
     for (i = 0; i < m; ++i) {
         size_t at = run[g->dest[i]]++;
