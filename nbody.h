@@ -7448,7 +7448,7 @@ static NBODY__TARGET_AVX2 void nbody__tree_bucket_avx2(const nbody__kdtree *t, c
 static NBODY__TARGET_AVX2 nbody__tree_mask nbody__tree_visit_avx2(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, nbody__tree_mask act) {
     enum { W = NBODY__V256_W };
     const nbody__tree_node *nd = &t->node[i];
-    const nbody_real *q = t->quad && i < t->n ? t->quad + 6 * i : NULL;
+    const nbody_real *q = t->quad && nd->count > 1 ? t->quad + 6 * i : NULL;
     const nbody__v256 cx = nbody__v256_set1(nd->c[0]), cy = nbody__v256_set1(nd->c[1]), cz = nbody__v256_set1(nd->c[2]);
     const nbody__v256 crit2 = nbody__v256_set1(nd->crit2), m = nbody__v256_set1(nd->mass), e2 = nbody__v256_set1(p->eps2);
     const nbody__v256 one = nbody__v256_set1(1);
@@ -7523,7 +7523,7 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
     nbody__tree_mask far, acc, open;
     far = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2); acc = act & far; open = act & ~far;
-    if (acc && t->quad && i < t->n) {
+    if (acc && t->quad && nd->count > 1) {   /* a node of one body (a heap leaf) has no second moments */
         const nbody_real *q = t->quad + 6 * i;
         nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
         int l;
@@ -7836,8 +7836,11 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__buf yb, c
    (its distance to the box > crit) is kept as a leaf every walk accepts (crit2 = -1); a bucket
    some point of the box may open is kept with its bodies; any other node is kept and its
    children visited. A walk of it from a point of the box therefore adds the very terms a
-   walk of the whole tree adds: a point that accepts a kept node accepts it in both, and only
-   kept nodes are opened. One block of bytes: a head, the node records (index 0 unused, the
+   walk of the whole tree adds, in the same order (bitwise the stack walk of the whole tree:
+   tests/test_tree.c): a point that accepts a kept node accepts it in both, and only kept
+   nodes are opened. Whether the box is beyond is decided by its point nearest to the node's
+   centre of mass against the node's own criterion (its extent and second moments are in
+   crit2), with room for the walk's rounding. One block of bytes: a head, the node records (index 0 unused, the
    root at 1, the children of i at kid[i] and kid[i] + 1, none where kid[i] = 0), kid, the
    second moments (6 a node, when the tree has them) and the bucket bodies bx, by, bz, bm
    (padded by 4, as a tree's: bucket sums read whole groups of 4). */
@@ -7872,11 +7875,16 @@ typedef struct nbody__let_out {    /* a LET being written; node NULL: only count
     size_t nodes, bodies;
 } nbody__let_out;
 
-/* 1 when every point of the boxes (nbox of them, lo then hi each) is beyond crit2 of c */
+/* 1 when a walk from every point of the boxes (nbox of them, lo then hi each) accepts the node
+   of centre c: the box's nearest point is beyond crit2 by more than the walk's rounding of
+   |x - c|^2 (one rounding of each difference, three products, two sums: under 5 units of the
+   last place of nbody_real, relative), so that no lane of a walk in float opens a node kept
+   whole */
 static int nbody__boxes_beyond(const nbody_real *boxes, int nbox, const nbody_real *c, nbody_real crit2) {
+    double need = (double)crit2 * (1 + 8 * (double)nbody__eps());
     int b;
     for (b = 0; b < nbox; ++b)
-        if (!(nbody__box_dist2(boxes + 6 * b, c) > (double)crit2)) return 0;
+        if (!(nbody__box_dist2(boxes + 6 * b, c) > need)) return 0;
     return 1;
 }
 
@@ -7893,7 +7901,7 @@ static void nbody__let_emit(const nbody__kdtree *t, const nbody_real *boxes, int
         if (whole) r->crit2 = -1;
         if (o->quad) {
             int c;
-            for (c = 0; c < 6; ++c) o->quad[6 * k + c] = i < t->n ? t->quad[6 * i + c] : 0;
+            for (c = 0; c < 6; ++c) o->quad[6 * k + c] = t->quad[6 * i + c];
         }
         if (!whole && !kids) {
             size_t b = nd->count * sizeof(nbody_real);
@@ -7927,6 +7935,29 @@ static NBODY__UNUSED size_t nbody__let_write(const nbody__kdtree *t, const nbody
     nbody__let_emit(t, boxes, nbox, 1, 1, &o);
     return nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
 }
+/* the bounding boxes of the nodes of the prepared tree t at its deepest level L with
+   2^L <= min(t->n, max) into out (6 reals a box, lo then hi); returns their number (t->n >= 1).
+   They hold every body of t (every leaf of the heap lies at level L or below when 2^L <= n),
+   each a compact piece, where one box of a centrally concentrated set with a few outliers
+   would cover most of space: the receiver's side of nbody__let_write */
+static NBODY__UNUSED int nbody__tree_level_boxes(const nbody__kdtree *t, int max, nbody_real *out) {
+    size_t first = 1, i, q;
+    int nb = 0, c;
+    while (2 * first <= t->n && 2 * first <= (size_t)max) first *= 2;
+    for (i = first; i < 2 * first; ++i, ++nb) {
+        const nbody__tree_node *r = &t->node[i];
+        nbody_real *box = out + 6 * nb;
+        for (c = 0; c < 3; ++c) {
+            const nbody_real *p = c == 0 ? t->bx : c == 1 ? t->by : t->bz;
+            box[c] = box[3 + c] = p[r->first];
+            for (q = r->first + 1; q < r->first + r->count; ++q) {
+                if (p[q] < box[c]) box[c] = p[q];
+                if (p[q] > box[3 + c]) box[3 + c] = p[q];
+            }
+        }
+    }
+    return nb;
+}
 /* a walkable tree over a received LET's bytes (walked with the stack, at the SIMD level walk) */
 static NBODY__UNUSED void nbody__let_view(nbody__kdtree *v, unsigned char *bytes, size_t leaf_size, int walk) {
     nbody__let_head h;
@@ -7934,7 +7965,7 @@ static NBODY__UNUSED void nbody__let_view(nbody__kdtree *v, unsigned char *bytes
     memcpy(&h, bytes, sizeof h);
     nbody__let_layout(h.nodes, h.bodies, (int)h.quad, off);
     memset(v, 0, sizeof *v);
-    v->n = h.nodes;                /* every node may carry second moments (the heap's leaves none) */
+    v->n = h.nodes;                /* nodes (a LET is walked with the stack: kid, not n, shapes it) */
     v->node = (nbody__tree_node *)(void *)(bytes + off[0]);
     v->kid = (const size_t *)(void *)(bytes + off[1]);
     v->quad = h.quad ? (nbody_real *)(void *)(bytes + off[2]) : NULL;
@@ -8429,26 +8460,10 @@ static void nbody__dd_box_of(const nbody_real *x, size_t n, size_t i0, size_t i1
         }
 }
 
-/* this domain as boxes into out (6 reals each); returns their number: the bounding boxes of its
-   tree's nodes at level L, 2^L <= min(na, NBODY__DD_BOXES), which partition its bodies (every
-   leaf lies at level L or below when 2^L <= na), then one of its test particles */
+/* this domain as boxes into out (6 reals each); returns their number: those of its tree's nodes
+   at one level (nbody__tree_level_boxes), then one of its test particles */
 static int nbody__dd_boxes(const nbody__dd *g, size_t nd, size_t na, nbody_real *out) {
-    const nbody__kdtree *t = &g->tree;
-    size_t first = 1, i, q;
-    int nb = 0, c;
-    while (na && 2 * first <= na && 2 * first <= NBODY__DD_BOXES) first *= 2;
-    for (i = first; na && i < 2 * first; ++i, ++nb) {
-        const nbody__tree_node *r = &t->node[i];
-        nbody_real *box = out + 6 * nb;
-        for (c = 0; c < 3; ++c) {
-            const nbody_real *p = c == 0 ? t->bx : c == 1 ? t->by : t->bz;
-            box[c] = box[3 + c] = p[r->first];
-            for (q = r->first + 1; q < r->first + r->count; ++q) {
-                if (p[q] < box[c]) box[c] = p[q];
-                if (p[q] > box[3 + c]) box[3 + c] = p[q];
-            }
-        }
-    }
+    int nb = na ? nbody__tree_level_boxes(&g->tree, NBODY__DD_BOXES, out) : 0;
     if (nd > na) nbody__dd_box_of(g->dx, nd, na, nd, out + 6 * nb++);
     return nb;
 }

@@ -8,7 +8,7 @@
      particles; with an opening angle so small that no node is accepted, the direct sum to
      rounding (every body of every other domain reached its LET and every force went home);
    - whatever the rank count, the same bounds (the bounds do not depend on P);
-   - energy conservation of a galaxy collision (leapfrog) as one process's tree;
+   - energy conservation of galaxy collisions (leapfrog) as one process's tree;
    - every method runs and ends where one process's tree ends, to the force error; the state
      is the same on every rank; checkpoints of P ranks restart on 1 and on about P/2 ranks;
      collisions merge bodies as one process does; NaN positions give NaN forces on every rank;
@@ -157,30 +157,57 @@ static void check_methods(const nbody_system *s0) {
     nbody_system_free(&a); nbody_system_free(&b);
 }
 
-/* the relative energy error of a galaxy collision after t = 0.5 (leapfrog, dt 2^-8, quadrupoles at
-   theta 0.5) on the world and in one process: the decomposed tree's at most 1.5 times one
-   tree's. The tree's force errors make nearly all of it (a direct sum's is 3e-6, the trees'
-   1e-4 to 3e-4); with monopoles alone the decomposed tree's was up to 2 times one tree's at
-   theta 0.5 and 6 times at 0.3 in this run (docs/scaling.md) */
+/* the energy error of a leapfrog galaxy collision run (dt 2^-8, quadrupoles at theta 0.5): the
+   root mean square of dE/E over 16 times to t = 0.5. Collective when comm is set. */
+static double energy_rms(nbody_desc d, void *comm, const nbody_system *s0) {
+    nbody_system a = {0};
+    nbody_sim *sim = NULL;
+    nbody_invariants i0, ia;
+    nbody_result r;
+    double sum = 0;
+    int k;
+    d.mpi_comm = comm; d.decompose = comm != NULL;
+    nbody_system_alloc(&a, s0->n);
+    nbody_measure(s0, 1, d.softening, &i0);
+    r = nbody_create(&sim, &d, s0);
+    for (k = 1; k <= 16 && r == NBODY_OK; ++k) {
+        double e;
+        r = nbody_advance(sim, (nbody_real)k / 32);
+        if (r == NBODY_OK) r = nbody_get_state(sim, &a);
+        nbody_measure(&a, 1, d.softening, &ia);
+        e = (double)(ia.energy - i0.energy) / (double)i0.energy;
+        sum += e * e;
+    }
+    nbody_destroy(sim);
+    nbody_system_free(&a);
+    return r == NBODY_OK ? sqrt(sum / 16) : HUGE_VAL;
+}
+
+/* energy conservation of galaxy collisions (1000 bodies, three initial conditions) on the world
+   and in one process: the decomposed tree's energy error, summed over the three runs, at most
+   1.5 times one tree's. The tree's force errors make nearly all of it (a direct sum's is 3e-6,
+   the trees' 1e-4 to 3e-4), and one run's figure depends on the tree realisation: P domain
+   trees are P other trees, the splitters follow measured times, so one run on 4 ranks gave
+   0.4 to 1.6 times one tree's at t = 0.5. Summed over three collisions, the root mean square
+   over the run: 0.4 (2 ranks) and 0.6 (4 ranks) times one tree's (docs/scaling.md). */
 static void check_energy(void) {
-    nbody_system s0 = {0}, a = {0}, b = {0};
-    nbody_desc d = NBODY__ZERO_INIT;
-    nbody_invariants i0, ia, ib;
-    nbody_result ra, rb;
-    double ea, eb;
-    nbody_ic_collision(&s0, 1000, (nbody_real)0.3, 3, 11);
-    nbody_system_alloc(&a, s0.n); nbody_system_alloc(&b, s0.n);
-    d.engine = NBODY_ENGINE_TREE; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.02; d.dt = (nbody_real)1 / 256;
-    d.theta = (nbody_real)0.5; d.quadrupole = 1; d.threads = 1;
-    rb = run(d, NULL, &s0, (nbody_real)0.5, &b, NULL);
-    ra = run(d, &world_, &s0, (nbody_real)0.5, &a, NULL);
-    nbody_measure(&s0, 1, d.softening, &i0); nbody_measure(&a, 1, d.softening, &ia); nbody_measure(&b, 1, d.softening, &ib);
-    ea = fabs((double)(ia.energy - i0.energy) / (double)i0.energy);
-    eb = fabs((double)(ib.energy - i0.energy) / (double)i0.energy);
-    CHECK(ra == NBODY_OK && rb == NBODY_OK && ea <= 1.5 * eb && eb > 0,
-          "%d ranks, galaxy collision of 1000 bodies to t = 0.5: |dE/E| %.3g, one process's tree %.3g", size_, ea, eb);
-    if (rank_ == 0) printf("%d ranks: galaxy collision |dE/E| %.3g, one process %.3g\n", size_, ea, eb);
-    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+    static const unsigned long long seeds[3] = {11, 12, 13};
+    double ea = 0, eb = 0;
+    unsigned k;
+    for (k = 0; k < 3; ++k) {
+        nbody_system s0 = {0};
+        nbody_desc d = NBODY__ZERO_INIT;
+        nbody_ic_collision(&s0, 1000, (nbody_real)0.3, 3, seeds[k]);
+        d.engine = NBODY_ENGINE_TREE; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.02; d.dt = (nbody_real)1 / 256;
+        d.theta = (nbody_real)0.5; d.quadrupole = 1; d.threads = 1;
+        eb += energy_rms(d, NULL, &s0);
+        ea += energy_rms(d, &world_, &s0);
+        nbody_system_free(&s0);
+    }
+    CHECK(ea <= 1.5 * eb && eb > 0,
+          "%d ranks, galaxy collisions of 1000 bodies to t = 0.5: |dE/E| (rms over the run, summed over 3) %.3g, one "
+          "process's tree %.3g", size_, ea, eb);
+    if (rank_ == 0) printf("%d ranks: galaxy collisions |dE/E| (rms, sum of 3) %.3g, one process %.3g\n", size_, ea, eb);
 }
 
 static nbody_result steps(nbody_sim *sim, int k) {

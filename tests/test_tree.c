@@ -539,9 +539,114 @@ static void test_accuracy_per_body(void) {
     }
 }
 
+/* ---- locally essential trees (the domain-decomposed tree's exchange) ----
+   A LET of a tree A written for the boxes of a set B of bodies, walked by B's bodies, adds
+   bitwise the terms the walk of the whole of A adds (nbody__let_write's claim), at every
+   walk level, with and without quadrupoles, for several bucket sizes and opening angles:
+   B a neighbouring range of the Hilbert curve (the LET a fraction of A's tree) and B spread
+   through A (most of it). The boxes are B's tree's nodes at one level (16, or 1 box). */
+static void let_case(const nbody_system *s, const size_t *order, size_t a0, size_t a1, size_t b0, size_t b1, double theta,
+                     int quad, int leaf, int nbox_max, int walk, const char *what) {
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody__kdtree ta, tb, view;
+    size_t na = a1 - a0, nb = b1 - b0, i, bytes;
+    nbody_real *pa = (nbody_real *)malloc(4 * na * sizeof(nbody_real)), *pb = (nbody_real *)malloc(4 * nb * sizeof(nbody_real));
+    nbody_real *acc = (nbody_real *)calloc(6 * nb, sizeof(nbody_real)), boxes[6 * 16];
+    unsigned char *buf = NULL;
+    nbody__let_head h;
+    nbody__forces F;
+    int nbox, same;
+    memset(&ta, 0, sizeof ta); memset(&tb, 0, sizeof tb); memset(&h, 0, sizeof h);
+    d.engine = NBODY_ENGINE_TREE; d.theta = (nbody_real)theta; d.quadrupole = quad; d.leaf_size = leaf;
+    d.softening = (nbody_real)0.01; d.threads = 1;
+    d = nbody__desc_defaults(&d);
+    for (i = 0; i < na; ++i) {
+        size_t j = order[a0 + i];
+        pa[i] = s->x[j]; pa[na + i] = s->y[j]; pa[2 * na + i] = s->z[j]; pa[3 * na + i] = s->m[j];
+    }
+    for (i = 0; i < nb; ++i) {
+        size_t j = order[b0 + i];
+        pb[i] = s->x[j]; pb[nb + i] = s->y[j]; pb[2 * nb + i] = s->z[j]; pb[3 * nb + i] = s->m[j];
+    }
+    if (nbody__kdtree_build(&ta, &d, pa, pa + na, pa + 2 * na, pa + 3 * na, na) != NBODY_OK ||
+        nbody__tree_prepare(&ta, &d, (size_t)d.leaf_size) != NBODY_OK ||
+        nbody__kdtree_build(&tb, &d, pb, pb + nb, pb + 2 * nb, pb + 3 * nb, nb) != NBODY_OK ||
+        nbody__tree_prepare(&tb, &d, (size_t)d.leaf_size) != NBODY_OK) {
+        CHECK(0, "%s: no memory", what);
+        goto done;
+    }
+    ta.walk = walk;
+    nbox = nbody__tree_level_boxes(&tb, nbox_max, boxes);
+    bytes = nbody__let_write(&ta, boxes, nbox, NULL);
+    buf = (unsigned char *)malloc(bytes);
+    nbody__let_write(&ta, boxes, nbox, buf);
+    memcpy(&h, buf, sizeof h);
+    nbody__let_view(&view, buf, (size_t)d.leaf_size, walk);
+    memset(&F, 0, sizeof F);
+    F.x = pb; F.y = pb + nb; F.z = pb + 2 * nb; F.m = pb + 3 * nb; F.n = nb; F.G = 1; F.eps2 = d.softening * d.softening;
+    F.ax = acc; F.ay = acc + nb; F.az = acc + 2 * nb;
+    nbody__tree_forces_domain(NULL, &ta, 1, &d, &F);           /* the whole of A */
+    F.ax = acc + 3 * nb; F.ay = acc + 4 * nb; F.az = acc + 5 * nb;
+    nbody__tree_forces_domain(NULL, &view, 1, &d, &F);         /* its LET for B's boxes */
+    same = !memcmp(acc, acc + 3 * nb, 3 * nb * sizeof(nbody_real));
+    CHECK(same && h.nodes > 2 && h.nodes <= 2 * na && acc[0] != 0,
+          "%s, theta %g%s, leaf_size %d, %d boxes, walk %d: LET of %lu nodes and %lu bodies (the tree %lu nodes); "
+          "forces %s the whole tree's", what, theta, quad ? " quadrupole" : "", leaf, nbox, walk, (unsigned long)h.nodes,
+          (unsigned long)h.bodies, (unsigned long)(2 * na - 1), same ? "bitwise" : "NOT bitwise");
+done:
+    nbody__kdtree_release(&ta, &d); nbody__kdtree_release(&tb, &d);
+    free(pa); free(pb); free(acc); free(buf);
+}
+
+static const unsigned long long *let_keys;
+static int let_cmp(const void *a, const void *b) {
+    unsigned long long x = let_keys[*(const size_t *)a], y = let_keys[*(const size_t *)b];
+    return (x > y) - (x < y);
+}
+
+static void test_let_exact(void) {
+    static const struct { double theta; int quad, leaf; } cases[] = {{0.3, 0, 4}, {0.5, 1, 1}, {0.8, 1, 16}, {1.0, 0, 4}};
+    nbody_system s = NBODY__ZERO_INIT;
+    nbody_real lo[3], hi[3];
+    size_t n, i, *hil, *idx;
+    unsigned long long *key;
+    int c, walks[2], nw = 1, w;
+    unsigned k;
+    nbody_ic_collision(&s, 6000, (nbody_real)0.3, 3, 5);
+    n = s.n;
+    key = (unsigned long long *)malloc(n * sizeof *key); hil = (size_t *)malloc(n * sizeof *hil); idx = (size_t *)malloc(n * sizeof *idx);
+    for (c = 0; c < 3; ++c) {
+        const nbody_real *p = c == 0 ? s.x : c == 1 ? s.y : s.z;
+        lo[c] = hi[c] = p[0];
+        for (i = 1; i < n; ++i) { lo[c] = p[i] < lo[c] ? p[i] : lo[c]; hi[c] = p[i] > hi[c] ? p[i] : hi[c]; }
+    }
+    for (i = 0; i < n; ++i) {
+        key[i] = nbody__tree_key(s.x[i], s.y[i], s.z[i], lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
+        hil[i] = idx[i] = i;
+    }
+    let_keys = key;
+    qsort(hil, n, sizeof *hil, let_cmp);
+    walks[0] = NBODY__TREE_WALK_GENERIC;
+    if (nbody__tree_walk_of(nbody__simd_best()) != NBODY__TREE_WALK_GENERIC) walks[nw++] = nbody__tree_walk_of(nbody__simd_best());
+    for (k = 0; k < sizeof cases / sizeof *cases; ++k)
+        for (w = 0; w < nw; ++w) {
+            /* A the first quarter of the curve, B the second: neighbours */
+            let_case(&s, hil, 0, n / 4, n / 4, n / 2, cases[k].theta, cases[k].quad, cases[k].leaf, 16, walks[w],
+                     "Hilbert quarters");
+            let_case(&s, hil, 0, n / 4, n / 4, n / 2, cases[k].theta, cases[k].quad, cases[k].leaf, 1, walks[w],
+                     "Hilbert quarters");
+            /* A the first third of the bodies by index, B the rest: B spread through A's galaxy */
+            let_case(&s, idx, 0, n / 3, n / 3, n, cases[k].theta, cases[k].quad, cases[k].leaf, 16, walks[w],
+                     "interleaved");
+        }
+    free(key); free(hil); free(idx);
+    nbody_system_free(&s);
+}
+
 int main(void) {
     (void)check_skip;
     test_accuracy_per_body();
+    test_let_exact();
     test_index_functions();
     test_sort_keys();
     test_build_invariants();
