@@ -1062,6 +1062,20 @@ typedef struct nbody__hermite_store {
     int commit;
 } nbody__hermite_store;
 
+/* NBODY_HERMITE's whole step on the engine (ops.hermite_step, optional: without it the host
+   corrects from nbody__hermite_op's rows): nbody__hermite_op's prediction and forces (its out
+   unused), then each active body corrected there (nbody__hermite_correct over its elapsed
+   time nbody__hermite_dt) and its next level chosen (nbody__hermite_criterion,
+   nbody__block_level_of at the step's end, now): the corrected x, v into pred, all 18 values
+   kept by the engine for nbody__hermite_store's commit (which then reads its copy, not next),
+   and the next level of active body q into level_new[q] (NBODY__BLOCK_LEVELS + 2 where a
+   corrected value is not finite). Only the list, the levels and the new levels move. */
+typedef struct nbody__hermite_levels {
+    const unsigned long long *level;   /* each body's level (host, n) */
+    unsigned long long *level_new;     /* out (host, count) */
+    nbody_real eta, dt_max, dt_min;
+} nbody__hermite_levels;
+
 /* The GPU engines' shape of the Hermite forces (nbody_cuda.cu, kernels.cl): work-groups of
    2^log2_threads items, each taking 2^ti_log2 active bodies and one slice of the sources, whose
    2^(log2_threads - ti_log2) lanes of a body share the slice. Many active bodies: a work-item a
@@ -1136,6 +1150,8 @@ typedef struct nbody__engine_ops {
     nbody_result (*kick)(nbody__engine *e, const nbody__kick_op *op);
     /* with hermite (both or neither): nbody__hermite_store */
     nbody_result (*hermite_store)(nbody__engine *e, const nbody__hermite_store *op);
+    /* optional, with hermite: nbody__hermite_levels */
+    nbody_result (*hermite_step)(nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -1246,6 +1262,8 @@ static inline NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *
 #define NBODY__U64C(c) c##UL
 #define NBODY__FMIN(a, b) fmin(a, b)
 #define NBODY__FMAX(a, b) fmax(a, b)
+#define NBODY__CBRT(x) cbrt(x)
+#define NBODY__HUGE ((NBODY__REAL)INFINITY)
 #elif defined(__CUDACC__)
 #define NBODY__SHARED static __device__ __forceinline__
 #define NBODY__REAL nbody_real
@@ -1255,6 +1273,8 @@ static inline NBODY__UNUSED void nbody__dist_rebalance(size_t *w, const double *
 #define NBODY__CTZ(v) (__ffs((int)(v)) - 1)
 #define NBODY__FMIN(a, b) fmin(a, b)
 #define NBODY__FMAX(a, b) fmax(a, b)
+#define NBODY__CBRT(x) cbrt(x)
+#define NBODY__HUGE ((NBODY__REAL)HUGE_VAL)
 #else
 #include <math.h>
 #if defined(__GNUC__) || defined(__clang__)
@@ -1295,6 +1315,15 @@ NBODY__SHARED int nbody__ctz64_msvc(unsigned long long v) { unsigned long i; _Bi
 #define NBODY__CTZ(v) NBODY__CTZ64((unsigned long long)(v))
 #define NBODY__FMIN(a, b) ((b) < (a) ? (b) : (a))
 #define NBODY__FMAX(a, b) ((b) > (a) ? (b) : (a))
+/* the C library's cube root, several times cheaper than pow(x, 1/3) (nbody__cbrt in >>ic is the
+   one with the same bits on every platform, for the initial conditions) */
+NBODY__SHARED nbody_real nbody__cube_root(nbody_real x) {
+    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)cbrtf((float)x);
+    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)cbrt((double)x);
+    return (nbody_real)cbrtl((long double)x);
+}
+#define NBODY__CBRT(x) nbody__cube_root(x)
+#define NBODY__HUGE ((nbody_real)HUGE_VAL)
 #endif
 #if !defined(__OPENCL_VERSION__)
 #define NBODY__U64 unsigned long long
@@ -1374,6 +1403,69 @@ NBODY__SHARED void nbody__hermite_predict1(NBODY__REAL x, NBODY__REAL v, NBODY__
     *px = x + dt * (v + h2 * (a + h3 * (j + h4 * (s + h5 * c))));
     *pv = v + dt * (a + h2 * (j + h3 * (s + h4 * c)));
     *pa = a + dt * (j + h2 * (s + h3 * c));
+}
+
+/* ---- Hermite's corrector, one body (>>hermite): b its forces at the step's end and its state
+   at its own time, 3 components each in the order of the engines' rows, a1 j1 s1 x0 v0 a0 j0 s0
+   (s1 unused at order 4), dt the step; nx gets x1 v1 a1 j1 and the snap and crackle at the end
+   (18 values), d the norms |a| .. |a5| there that the criterion reads. Order 4: Makino &
+   Aarseth (1992) eq. 5-6, the higher derivatives from the cubic interpolant; order 6:
+   Nitadori & Makino (2008) eq. 14 and the quintic's derivatives. */
+NBODY__SHARED NBODY__REAL nbody__norm3(NBODY__REAL x, NBODY__REAL y, NBODY__REAL z) { return NBODY__SQRT(x * x + y * y + z * z); }
+NBODY__SHARED void nbody__hermite_correct(int order, const NBODY__REAL *b, NBODY__REAL dt, NBODY__REAL *nx, NBODY__REAL *d) {
+    NBODY__REAL h2 = dt * dt, h3 = h2 * dt, c[3], dd[3], e[3];
+    int k;
+    for (k = 0; k < 3; ++k) {
+        NBODY__REAL a1 = b[k], j1 = b[3 + k], x0 = b[9 + k], v0 = b[12 + k], a0 = b[15 + k], j0 = b[18 + k], s0 = b[21 + k];
+        NBODY__REAL D = a1 - a0, v1, x1, s1;
+        if (order == 6) {
+            s1 = b[6 + k];
+            v1 = v0 + dt / 2 * (a0 + a1) - h2 / 10 * (j1 - j0) + h3 / 120 * (s0 + s1);
+            x1 = x0 + dt / 2 * (v0 + v1) - h2 / 10 * D + h3 / 120 * (j0 + j1);
+            c[k] = (60 * D - dt * (24 * j0 + 36 * j1) + h2 * (9 * s1 - 3 * s0)) / h3;
+            dd[k] = (360 * D - dt * (168 * j0 + 192 * j1) + h2 * (36 * s1 - 24 * s0)) / (h3 * dt);
+            e[k] = (720 * D - 360 * dt * (j0 + j1) + 60 * h2 * (s1 - s0)) / (h3 * h2);
+        } else {
+            v1 = v0 + dt / 2 * (a0 + a1) + h2 / 12 * (j0 - j1);
+            x1 = x0 + dt / 2 * (v0 + v1) - h2 / 12 * D;
+            c[k] = (-12 * D + 6 * dt * (j0 + j1)) / h3;
+            s1 = (6 * D - dt * (4 * j0 + 2 * j1)) / h2 + dt * c[k];
+            dd[k] = e[k] = 0;
+        }
+        nx[k] = x1; nx[3 + k] = v1; nx[6 + k] = a1; nx[9 + k] = j1; nx[12 + k] = s1; nx[15 + k] = c[k];
+    }
+    d[0] = nbody__norm3(b[0], b[1], b[2]); d[1] = nbody__norm3(b[3], b[4], b[5]);
+    d[2] = nbody__norm3(nx[12], nx[13], nx[14]); d[3] = nbody__norm3(c[0], c[1], c[2]);
+    d[4] = nbody__norm3(dd[0], dd[1], dd[2]); d[5] = nbody__norm3(e[0], e[1], e[2]);
+}
+
+/* the accuracy criterion of order p (4 or 6), Nitadori & Makino (2008) eq. 8, with Aarseth's
+   eta inside the root: dt = sqrt(eta) (A(1) / A(p-2))^(1/(p-3)),
+   A(k) = sqrt(|a(k-1)| |a(k+1)| + |a(k)|^2), a(k) the k-th time derivative of the acceleration
+   (p = 4 is Aarseth's dt = sqrt(eta (|a||a2| + |a1|^2) / (|a1||a3| + |a2|^2))). d: the norms
+   |a|, |a1| .. |a5|. Infinity where the higher derivatives vanish (a lone body). */
+NBODY__SHARED NBODY__REAL nbody__hermite_criterion(int order, NBODY__REAL eta, const NBODY__REAL *d) {
+    NBODY__REAL a1 = NBODY__SQRT(d[0] * d[2] + d[1] * d[1]);
+    NBODY__REAL ap = order == 6 ? NBODY__SQRT(d[3] * d[5] + d[4] * d[4]) : NBODY__SQRT(d[1] * d[3] + d[2] * d[2]);
+    NBODY__REAL q = a1 / ap;
+    if (!(ap > 0)) return NBODY__HUGE;
+    return NBODY__SQRT(eta) * (order == 6 ? NBODY__CBRT(q) : q);
+}
+
+/* ---- the block scheduler's levels (>>scheduler): a body's step is dt_max 2^-k at level
+   k = 0 .. NBODY__BLOCK_LEVELS. The level a body takes after a step that ended at tick t1 (ticks
+   since the origin), from its level k and the step its criterion asks for (crit): the finest
+   level whose step is at most crit (halving freely), or k - 1 when twice the step fits crit
+   and t1 is on the grid of the doubled step. NBODY__BLOCK_LEVELS + 1: crit is below the
+   smallest step or dt_min (dt_min <= 0: none). */
+#define NBODY__BLOCK_LEVELS 40     /* steps dt_max 2^-k, k = 0 .. 40; one tick is dt_max 2^-40 */
+NBODY__SHARED NBODY__U64 nbody__block_level_of(NBODY__U64 k, NBODY__REAL crit, NBODY__U64 t1, NBODY__REAL dt_max, NBODY__REAL dt_min) {
+    NBODY__REAL step = dt_max / (NBODY__REAL)(NBODY__U64C(1) << k);
+    if (!(crit == crit)) return NBODY__BLOCK_LEVELS + 1;           /* NaN: no step fits */
+    while (step > crit && k <= NBODY__BLOCK_LEVELS) { step /= 2; ++k; }
+    if (k > NBODY__BLOCK_LEVELS || (dt_min > 0 && step < dt_min)) return NBODY__BLOCK_LEVELS + 1;
+    if (k > 0 && 2 * step <= crit && t1 % (NBODY__U64C(1) << (NBODY__BLOCK_LEVELS - (k - 1))) == 0) --k;
+    return k;
 }
 
 /* ---- the quadrupole term of a tree node of mass M, second moments S = (xx xy xz yy yz zz)
@@ -1601,17 +1693,9 @@ static nbody_real nbody__pow(nbody_real x, nbody_real y) {
     if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)pow((double)x, (double)y);
     return (nbody_real)powl((long double)x, (long double)y);
 }
-/* the C library's cube root, several times cheaper than pow(x, 1/3) (nbody__cbrt below is the
-   one with the same bits on every platform, for the initial conditions) */
-static nbody_real nbody__cube_root(nbody_real x) {
-    if (sizeof(nbody_real) == sizeof(float)) return (nbody_real)cbrtf((float)x);
-    if (sizeof(nbody_real) == sizeof(double)) return (nbody_real)cbrt((double)x);
-    return (nbody_real)cbrtl((long double)x);
-}
 static nbody_real nbody__fabs(nbody_real x) { return x < 0 ? -x : x; }
 #define NBODY__FABS(x) nbody__fabs(x)
 #define NBODY__POW(x, y) nbody__pow(x, y)
-#define NBODY__CBRT(x) nbody__cube_root(x)
 
 static int nbody__isfinite(nbody_real v) { return v == v && v - v == 0; }
 
@@ -2046,7 +2130,6 @@ typedef struct nbody__radau_state {
 
 /* The block scheduler (>>scheduler) that NBODY_HERMITE and the tree leapfrog's block steps
    (>>kdk) share: each body's time and step as integer ticks, the active list of a step. */
-#define NBODY__BLOCK_LEVELS 40     /* steps dt_max 2^-k, k = 0 .. 40; one tick is dt_max 2^-40 */
 /* the block scheduler's census of the levels (>>scheduler; scratch, rebuilt from the ticks) */
 typedef struct nbody__block_census {
     size_t start[NBODY__BLOCK_LEVELS + 2];   /* level k's bodies: order[start[k] .. start[k + 1]) */
@@ -4689,17 +4772,9 @@ static nbody_real nbody__block_tick(const nbody_desc *d) {
     return nbody__block_dt_max(d) * (nbody_real)(1.0 / (double)(1ULL << NBODY__BLOCK_LEVELS));
 }
 
-/* The level a body takes after a step that ended at tick t1 (ticks since the origin), from
-   its level k and the step its criterion asks for (crit): the finest level whose step is at
-   most crit (halving freely), or k - 1 when twice the step fits crit and t1 is on the grid of
-   the doubled step. NBODY__BLOCK_LEVELS + 1: crit is below the smallest step. */
+/* the level after a step that ended at tick t1 (nbody__block_level_of with the desc's steps) */
 static unsigned long long nbody__block_level(const nbody_desc *d, unsigned long long k, nbody_real crit, unsigned long long t1) {
-    nbody_real dt_max = nbody__block_dt_max(d), step = dt_max / (nbody_real)(1ULL << k);
-    if (!(crit == crit)) return NBODY__BLOCK_LEVELS + 1;           /* NaN: no step fits */
-    while (step > crit && k <= NBODY__BLOCK_LEVELS) { step /= 2; ++k; }
-    if (k > NBODY__BLOCK_LEVELS || (d->dt_min > 0 && step < d->dt_min)) return NBODY__BLOCK_LEVELS + 1;
-    if (k > 0 && 2 * step <= crit && t1 % nbody__block_span(k - 1) == 0) --k;
-    return k;
+    return nbody__block_level_of(k, crit, t1, nbody__block_dt_max(d), d->dt_min);
 }
 
 /* the first level: the finest whose step is at most crit (no doubling to check) */
@@ -4929,21 +5004,6 @@ static void nbody__block_destroy(nbody_sim *s) {
    memory on the GPU engines) and only the active bodies' data move.
    ====================================================================================== */
 
-/* the accuracy criterion of order p (4 or 6), Nitadori & Makino (2008) eq. 8, with Aarseth's
-   eta inside the root: dt = sqrt(eta) (A(1) / A(p-2))^(1/(p-3)),
-   A(k) = sqrt(|a(k-1)| |a(k+1)| + |a(k)|^2), a(k) the k-th time derivative of the acceleration
-   (p = 4 is Aarseth's dt = sqrt(eta (|a||a2| + |a1|^2) / (|a1||a3| + |a2|^2))). d: the norms
-   |a|, |a1| .. |a5|. Infinity where the higher derivatives vanish (a lone body). */
-static nbody_real nbody__hermite_criterion(int order, nbody_real eta, const nbody_real *d) {
-    nbody_real a1 = NBODY__SQRT(d[0] * d[2] + d[1] * d[1]);
-    nbody_real ap = order == 6 ? NBODY__SQRT(d[3] * d[5] + d[4] * d[4]) : NBODY__SQRT(d[1] * d[3] + d[2] * d[2]);
-    nbody_real q = a1 / ap;
-    if (!(ap > 0)) return (nbody_real)HUGE_VAL;
-    return NBODY__SQRT(eta) * (order == 6 ? NBODY__CBRT(q) : q);
-}
-
-static nbody_real nbody__norm3(nbody_real x, nbody_real y, nbody_real z) { return NBODY__SQRT(x * x + y * y + z * z); }
-
 /* the start step (Aarseth 2003, eq. 2.14): eta_s |a| / |jerk|, with eta_s = 0.01 sqrt(eta / 0.02)
    (Aarseth's 0.01 at order 4's default eta; the first step is the one no higher derivative
    checks, so it is short at either order) */
@@ -4953,16 +5013,20 @@ static nbody_real nbody__hermite_start_step(nbody_real eta, nbody_real a, nbody_
 }
 
 /* the engine's operation for the bodies `list` at the step to `now` (span < 0) or to the
-   origin + span (a synchronising step) */
+   origin + span (a synchronising step), counted in the stats */
+static void nbody__hermite_op_for(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span,
+                                  nbody__hermite_op *op) {
+    op->base = s->hermite.base; op->force = s->hermite.force; op->high = s->hermite.high;
+    op->ticks = s->sched.ticks[0]; op->ticks_all = !s->sched.ticks_sent; op->now = now; op->tick = nbody__block_tick(&s->desc);
+    op->span = span; op->order = s->desc.order; op->pred = s->y_new; op->pred_acc = s->ytmp;
+    op->list = list; op->count = count; op->n_src = nbody__n_src(&s->eng); op->out = s->hermite.out;
+    s->stats.force_evals++;
+    s->stats.interactions += (unsigned long long)count * (unsigned long long)op->n_src;
+}
 static nbody_result nbody__hermite_forces(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span) {
     nbody__hermite_op op;
     nbody_result r;
-    op.base = s->hermite.base; op.force = s->hermite.force; op.high = s->hermite.high;
-    op.ticks = s->sched.ticks[0]; op.ticks_all = !s->sched.ticks_sent; op.now = now; op.tick = nbody__block_tick(&s->desc);
-    op.span = span; op.order = s->desc.order; op.pred = s->y_new; op.pred_acc = s->ytmp;
-    op.list = list; op.count = count; op.n_src = nbody__n_src(&s->eng); op.out = s->hermite.out;
-    s->stats.force_evals++;
-    s->stats.interactions += (unsigned long long)count * (unsigned long long)op.n_src;
+    nbody__hermite_op_for(s, list, count, now, span, &op);
     if ((r = s->eng.ops->hermite(&s->eng, &op)) == NBODY_OK) s->sched.ticks_sent = 1;
     return r;
 }
@@ -5016,84 +5080,72 @@ static nbody_result nbody__schedule_hermite(nbody_sim *s, nbody_real t_limit, nb
     return nbody__block_schedule(s, t_limit, h, t_new, nbody__hermite_begin);
 }
 
-/* one body's correction (order 4 or 6) over dt from its state at its own time (x0, v0, a0,
-   j0, s0: 3 components each, stride n) and the forces f1 (a1, j1, s1) at the end; writes x1,
-   v1, a1, j1, then the snap and crackle at the end (nx: 12 components, nx[12..18) too), and
-   returns the norms |a| .. |a5| at the end into d */
-typedef struct nbody__hermite_body {
-    nbody_real x0[3], v0[3], a0[3], j0[3], s0[3];
-    nbody_real a1[3], j1[3], s1[3];
-} nbody__hermite_body;
-
-static void nbody__hermite_correct(int order, const nbody__hermite_body *b, nbody_real dt, nbody_real *nx, nbody_real *d) {
-    nbody_real h2 = dt * dt, h3 = h2 * dt, c[3], dd[3], e[3];
-    int k;
-    for (k = 0; k < 3; ++k) {
-        nbody_real D = b->a1[k] - b->a0[k], v1, x1, s1;
-        if (order == 6) {          /* Nitadori & Makino (2008) eq. 14, and the quintic interpolant's derivatives */
-            v1 = b->v0[k] + dt / 2 * (b->a0[k] + b->a1[k]) - h2 / 10 * (b->j1[k] - b->j0[k]) + h3 / 120 * (b->s0[k] + b->s1[k]);
-            x1 = b->x0[k] + dt / 2 * (b->v0[k] + v1) - h2 / 10 * D + h3 / 120 * (b->j0[k] + b->j1[k]);
-            s1 = b->s1[k];
-            c[k] = (60 * D - dt * (24 * b->j0[k] + 36 * b->j1[k]) + h2 * (9 * b->s1[k] - 3 * b->s0[k])) / h3;
-            dd[k] = (360 * D - dt * (168 * b->j0[k] + 192 * b->j1[k]) + h2 * (36 * b->s1[k] - 24 * b->s0[k])) / (h3 * dt);
-            e[k] = (720 * D - 360 * dt * (b->j0[k] + b->j1[k]) + 60 * h2 * (b->s1[k] - b->s0[k])) / (h3 * h2);
-        } else {                   /* Makino & Aarseth (1992) eq. 5-6, the cubic interpolant's derivatives */
-            v1 = b->v0[k] + dt / 2 * (b->a0[k] + b->a1[k]) + h2 / 12 * (b->j0[k] - b->j1[k]);
-            x1 = b->x0[k] + dt / 2 * (b->v0[k] + v1) - h2 / 12 * D;
-            c[k] = (-12 * D + 6 * dt * (b->j0[k] + b->j1[k])) / h3;
-            s1 = (6 * D - dt * (4 * b->j0[k] + 2 * b->j1[k])) / h2 + dt * c[k];
-            dd[k] = e[k] = 0;
-        }
-        nx[k] = x1; nx[3 + k] = v1; nx[6 + k] = b->a1[k]; nx[9 + k] = b->j1[k]; nx[12 + k] = s1; nx[15 + k] = c[k];
-    }
-    d[0] = nbody__norm3(b->a1[0], b->a1[1], b->a1[2]); d[1] = nbody__norm3(b->j1[0], b->j1[1], b->j1[2]);
-    d[2] = nbody__norm3(nx[12], nx[13], nx[14]); d[3] = nbody__norm3(c[0], c[1], c[2]);
-    d[4] = nbody__norm3(dd[0], dd[1], dd[2]); d[5] = nbody__norm3(e[0], e[1], e[2]);
-}
-
-/* gathers active body q's state at its own time and its new forces (row q of the engine's out) */
-static void nbody__hermite_gather(const nbody_sim *s, size_t q, nbody__hermite_body *b) {
-    const nbody_real *o = s->hermite.out;
+/* active body q's forces and state at its own time (the engine's rows, nbody__hermite_correct's b) */
+static void nbody__hermite_gather(const nbody_sim *s, size_t q, nbody_real *b) {
     size_t m = s->sched.count;
     int k;
-    for (k = 0; k < 3; ++k) {
-        b->a1[k] = o[k * m + q]; b->j1[k] = o[(3 + k) * m + q]; b->s1[k] = o[(6 + k) * m + q];
-        b->x0[k] = o[(9 + k) * m + q]; b->v0[k] = o[(12 + k) * m + q]; b->a0[k] = o[(15 + k) * m + q];
-        b->j0[k] = o[(18 + k) * m + q]; b->s0[k] = o[(21 + k) * m + q];
-    }
+    for (k = 0; k < 24; ++k) b[k] = s->hermite.out[(size_t)k * m + q];
 }
 
-/* The step: forces on the active bodies at the predicted state (into y_new, every body
-   there), each corrected into next (and into y_new), its next level into level_new; the
-   state in base, force, high and the ticks changes only in the commit. */
-static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_real *err) {
-    nbody__hermite_state *H = &s->hermite;
+static nbody_result nbody__hermite_not_finite(const nbody_sim *s, size_t i) {
+    nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: body %lu became NaN/Inf in the step from t = %g", (unsigned long)i,
+               (double)s->t);
+    return NBODY_ERR_NOT_FINITE;
+}
+
+/* the host's correction of the active bodies from the engine's rows: into next (and y_new) */
+static nbody_result nbody__hermite_correct_host(nbody_sim *s, unsigned long long next, nbody_real span) {
     nbody__block_sched *B = &s->sched;
-    nbody_real span = B->sync ? B->t_new - B->origin : -1;
-    unsigned long long next = B->sync ? 0 : B->due;
     size_t q;
     nbody_result r;
-    (void)h;
-    *err = 0;
     if ((r = nbody__hermite_forces(s, B->active, B->count, next, span)) != NBODY_OK) return r;
     for (q = 0; q < B->count; ++q) {
         size_t i = B->active[q];
-        nbody__hermite_body b;
-        nbody_real d[6], *nx = H->next + 18 * q;
+        nbody_real b[24], d[6], *nx = s->hermite.next + 18 * q;
         int k;
-        nbody__hermite_gather(s, q, &b);
-        nbody__hermite_correct(s->desc.order, &b, nbody__block_elapsed(s, i), nx, d);
+        nbody__hermite_gather(s, q, b);
+        nbody__hermite_correct(s->desc.order, b, nbody__block_elapsed(s, i), nx, d);
         for (k = 0; k < 18; ++k)
-            if (!nbody__isfinite(nx[k])) {
-                nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite: body %lu became NaN/Inf in the step from t = %g",
-                           (unsigned long)i, (double)s->t);
-                return NBODY_ERR_NOT_FINITE;
-            }
+            if (!nbody__isfinite(nx[k])) return nbody__hermite_not_finite(s, i);
         B->level_new[q] = nbody__block_level(&s->desc, B->ticks[1][i],
                                              nbody__hermite_criterion(s->desc.order, s->desc.timestep_eta, d), next);
     }
+    return NBODY_OK;
+}
+
+/* the engine's correction (ops.hermite_step): only the new levels come back */
+static nbody_result nbody__hermite_correct_engine(nbody_sim *s, unsigned long long next, nbody_real span) {
+    nbody__block_sched *B = &s->sched;
+    nbody__hermite_op op;
+    nbody__hermite_levels lv;
+    size_t q;
+    nbody_result r;
+    nbody__hermite_op_for(s, B->active, B->count, next, span, &op);
+    lv.level = B->ticks[1]; lv.level_new = B->level_new;
+    lv.eta = s->desc.timestep_eta; lv.dt_max = nbody__block_dt_max(&s->desc); lv.dt_min = s->desc.dt_min;
+    if ((r = s->eng.ops->hermite_step(&s->eng, &op, &lv)) != NBODY_OK) return r;
+    s->sched.ticks_sent = 1;
+    for (q = 0; q < B->count; ++q)
+        if (B->level_new[q] == NBODY__BLOCK_LEVELS + 2) return nbody__hermite_not_finite(s, B->active[q]);
+    return NBODY_OK;
+}
+
+/* The step: forces on the active bodies at the predicted state (into y_new, every body
+   there), each corrected (into y_new) and its next level into level_new, on the engine where
+   it can (ops.hermite_step), else here; the state in base, force, high and the ticks changes
+   only in the commit. */
+static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_real *err) {
+    nbody__block_sched *B = &s->sched;
+    nbody_real span = B->sync ? B->t_new - B->origin : -1;
+    unsigned long long next = B->sync ? 0 : B->due;
+    int on_engine = s->eng.ops->hermite_step != NULL;
+    nbody_result r;
+    (void)h;
+    *err = 0;
+    r = on_engine ? nbody__hermite_correct_engine(s, next, span) : nbody__hermite_correct_host(s, next, span);
+    if (r != NBODY_OK) return r;
     if ((r = nbody__block_levels_done(s, "hermite")) != NBODY_OK) return r;
-    return nbody__hermite_store_next(s, 0, next);
+    return on_engine ? NBODY_OK : nbody__hermite_store_next(s, 0, next);
 }
 
 static void nbody__commit_hermite(nbody_sim *s, nbody_real h) {
@@ -8935,7 +8987,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL, NULL, NULL, NULL, NULL };
+    nbody__dist_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -9003,7 +9055,7 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
 #define NBODY__CPU_ENGINE(label, deriv, hermite, store, active, kick) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
     nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
     nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick, \
-    store }
+    store, NULL }
 static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite,
                                                          nbody__host_hermite_store, NULL, NULL);
 static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite,

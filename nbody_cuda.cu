@@ -2100,12 +2100,13 @@ struct nbody__cu_hermite {
     nbody__r *hrows, *hnext;       /* and the store's rows (18n) */
     unsigned int *dhlist;          /* their device addresses */
     nbody__r *dhrows, *dhnext;
+    unsigned char *hlev, *dhlev;   /* mapped: the active bodies' levels, in and out (hermite_step) */
 };
 
 static void nbody__cu_h_free(nbody__cu_hermite *h, const nbody_desc *d) {
     if (!h) return;
     cudaFree(h->ticks); cudaFree(h->list); cudaFree(h->src); cudaFree(h->part); cudaFree(h->next);
-    cudaFreeHost(h->hlist); cudaFreeHost(h->hrows); cudaFreeHost(h->hnext);
+    cudaFreeHost(h->hlist); cudaFreeHost(h->hrows); cudaFreeHost(h->hnext); cudaFreeHost(h->hlev);
     (void)cudaGetLastError();
     d->allocator.free(h, d->allocator.user_data);
 }
@@ -2130,6 +2131,8 @@ static nbody_result nbody__cu_h_work(nbody__engine *e, nbody__cu_hermite **out) 
     if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhlist, h->hlist, 0), "cudaHostGetDevicePointer");
     if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhrows, h->hrows, 0), "cudaHostGetDevicePointer");
     if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhnext, h->hnext, 0), "cudaHostGetDevicePointer");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hlev, n ? n : 1, cudaHostAllocMapped), "cudaHostAlloc");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhlev, h->hlev, 0), "cudaHostGetDevicePointer");
     if (r != NBODY_OK) { nbody__cu_h_free(h, &e->desc); c->herm = NULL; return r; }
     *out = h;
     return NBODY_OK;
@@ -2224,10 +2227,19 @@ nbody__cu_h_forces(const nbody__v4<T> *__restrict__ src, size_t n, const unsigne
         for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * gridDim.y + blockIdx.y] = red[c][threadIdx.x];
 }
 
-/* a warp an active body: rows 0-8 G times its slices' sums (each lane's slices in order, then a
-   fixed shuffle tree: the same bits every run, and the slices read in parallel, where one
-   thread's loop over hundreds of them would wait on each load); rows 9-23 x v a jerk snap at
-   its own time */
+/* G times active body q's sum of row k over its slices, in lane 0 of its warp (each lane's
+   slices in order, then a fixed shuffle tree: the same bits every run, and the slices read in
+   parallel, where one thread's loop over hundreds of them would wait on each load) */
+template <class T>
+__device__ T nbody__cu_h_slice_sum(const double *part, unsigned int slices, size_t q, int k, unsigned int lane, T G) {
+    double sum = 0;
+    for (unsigned int sl = lane; sl < slices; sl += 32) sum += part[(q * 9 + (size_t)k) * slices + sl];
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
+    return G * (T)sum;
+}
+
+/* a warp an active body: rows 0-8 its forces (nbody__cu_h_slice_sum), rows 9-23 x v a jerk
+   snap at its own time */
 template <class T>
 __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk, unsigned int count, const unsigned int *list,
                                  const T *base, const T *force, const T *high, size_t n, T G, T *rows) {
@@ -2236,10 +2248,8 @@ __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk
     for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
         size_t i = list[q];
         for (int k = 0; k < 9; ++k) {
-            double sum = 0;
-            for (unsigned int sl = lane; k < nk && sl < slices; sl += 32) sum += part[(q * 9 + (size_t)k) * slices + sl];
-            for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
-            if (lane == 0) rows[(size_t)k * count + q] = G * (T)sum;
+            T sum = nbody__cu_h_slice_sum<T>(part, k < nk ? slices : 0, q, k, lane, G);
+            if (lane == 0) rows[(size_t)k * count + q] = sum;
         }
         if (lane < 6) {
             rows[(size_t)(9 + lane) * count + q] = base[(size_t)lane * n + i];
@@ -2247,6 +2257,41 @@ __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk
         } else if (lane < 9) {
             rows[(size_t)(15 + lane) * count + q] = high[(size_t)(lane - 6) * n + i];
         }
+    }
+}
+
+/* hermite_step's correction, a warp an active body: its forces (nbody__cu_h_slice_sum), then in
+   lane 0 its correction (nbody__hermite_correct) over its elapsed time and its next level from
+   its level lev[q] (mapped host memory, overwritten by the new one, NBODY__BLOCK_LEVELS + 2
+   where a corrected value is not finite); x, v into pred, the 18 values into keep for the commit */
+template <class T>
+__global__ void nbody__cu_h_correct(const double *part, unsigned int slices, unsigned int count, const unsigned int *list,
+                                    const T *base, const T *force, const T *high, const unsigned long long *ticks, size_t n,
+                                    T G, unsigned long long now, T tick, T span, int order, T eta, T dt_max, T dt_min,
+                                    T *pred, T *keep, unsigned char *lev) {
+    const unsigned int lane = threadIdx.x & 31;
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
+        size_t i = list[q];
+        T b[24], nx[18], d[6];
+        int finite = 1;
+#pragma unroll
+        for (int k = 0; k < 9; ++k) b[k] = nbody__cu_h_slice_sum<T>(part, k < (order == 6 ? 9 : 6) ? slices : 0, q, k, lane, G);
+        if (lane != 0) continue;
+#pragma unroll
+        for (int k = 0; k < 6; ++k) { b[9 + k] = base[(size_t)k * n + i]; b[15 + k] = force[(size_t)k * n + i]; }
+#pragma unroll
+        for (int k = 0; k < 3; ++k) b[21 + k] = high[(size_t)k * n + i];
+        nbody__hermite_correct(order, b, nbody__hermite_dt(ticks[i], now, tick, span), nx, d);
+#pragma unroll
+        for (int k = 0; k < 18; ++k) {
+            finite &= isfinite(nx[k]) ? 1 : 0;
+            keep[18 * q + k] = nx[k];
+        }
+#pragma unroll
+        for (int k = 0; k < 6; ++k) pred[(size_t)k * n + i] = nx[k];
+        lev[q] = (unsigned char)(finite ? nbody__block_level_of(lev[q], nbody__hermite_criterion(order, eta, d), now, dt_max, dt_min)
+                                        : NBODY__BLOCK_LEVELS + 2);
     }
 }
 
@@ -2271,7 +2316,10 @@ __global__ void nbody__cu_h_store(const T *next, T *keep, const unsigned int *li
 }
 
 /* ---- the operations ---- */
-static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_op *op) {
+/* the list (and with lev the active bodies' levels) into mapped memory, the prediction and
+   the forces' slices: *slices of them in h->part */
+static nbody_result nbody__cu_h_launch(nbody__engine *e, const nbody__hermite_op *op, const unsigned long long *lev,
+                                       nbody__cu_hermite **out, unsigned int *slices_out) {
     nbody__cuda *c = nbody__cu(e);
     nbody__cu_hermite *h;
     size_t n = e->n, m = op->count, q;
@@ -2282,14 +2330,17 @@ static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_
     if (r == NBODY_OK) r = nbody__cu_h_work(e, &h);
     if (r != NBODY_OK) return r;
     if (m > n || op->n_src > n || n > 0xFFFFFFFFu) return NBODY_ERR_INVALID_ARGUMENT;
+    *out = h; *slices_out = 0;
     for (q = 0; q < m; ++q) h->hlist[q] = (unsigned int)op->list[q];   /* the last kernel that read it ended at the last sync */
+    if (lev)
+        for (q = 0; q < m; ++q) h->hlev[q] = (unsigned char)lev[op->list[q]];
     if (op->ticks_all) NBODY__CU(cudaMemcpy(h->ticks, op->ticks, n * sizeof(unsigned long long), cudaMemcpyHostToDevice));
     nbody__cu_h_predict<<<nbody__cu_blocks(n, 256), 256>>>((const nbody__r *)op->base, (const nbody__r *)op->force,
                                                           (const nbody__r *)op->high, h->ticks, c->m, op->now, op->tick, op->span,
                                                           op->order, n, (nbody__r *)op->pred, (nbody__r *)op->pred_acc, h->src,
                                                           h->dhlist, m, h->list);
     NBODY__CU(cudaGetLastError());
-    if (m == 0) return NBODY_OK;
+    if (m == 0 || op->n_src == 0) return NBODY_OK;
     nbody__hermite_shape(m, op->n_src, NBODY__CU_H_LOG2, (size_t)c->sms * NBODY__CU_H_WAVES, &ti_log2, &slices, &slice_len);
     if ((size_t)slices * 9 * m > h->part_cap) {
         cudaFree(h->part);
@@ -2297,7 +2348,7 @@ static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_
         if ((r = nbody__cu_malloc(e, &h->part, (size_t)slices * 9 * m)) != NBODY_OK) return r;
         h->part_cap = (size_t)slices * 9 * m;
     }
-    if (op->n_src > 0) {
+    {
         dim3 grid((unsigned int)((m + ((size_t)1 << ti_log2) - 1) >> ti_log2), slices);
         if (op->order == 6)
             nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(h->src, n, h->list, (unsigned int)m, (unsigned int)op->n_src,
@@ -2307,12 +2358,41 @@ static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_
                                                                               slice_len, ti_log2, eps2, h->part);
         NBODY__CU(cudaGetLastError());
     }
-    nbody__cu_h_rows<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, op->n_src > 0 ? slices : 0, op->order == 6 ? 9 : 6, (unsigned int)m,
+    *slices_out = slices;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_op *op) {
+    nbody__cu_hermite *h;
+    size_t m = op->count;
+    unsigned int slices;
+    nbody_result r = nbody__cu_h_launch(e, op, NULL, &h, &slices);
+    if (r != NBODY_OK || m == 0) return r;
+    nbody__cu_h_rows<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, slices, op->order == 6 ? 9 : 6, (unsigned int)m,
                                                       h->list, (const nbody__r *)op->base, (const nbody__r *)op->force,
-                                                      (const nbody__r *)op->high, n, (nbody__r)e->desc.G, h->dhrows);
+                                                      (const nbody__r *)op->high, e->n, (nbody__r)e->desc.G, h->dhrows);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaStreamSynchronize(0));       /* the rows are in host memory once the kernel ends */
     memcpy(op->out, h->hrows, 24 * m * sizeof(nbody__r));
+    return NBODY_OK;
+}
+
+/* hermite_step: the step's prediction, forces and correction in three launches and one
+   synchronisation; the levels move through mapped memory (a byte an active body each way) */
+static nbody_result nbody__cu_hermite_step(nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv) {
+    nbody__cu_hermite *h;
+    size_t m = op->count, q;
+    unsigned int slices;
+    nbody_result r = nbody__cu_h_launch(e, op, lv->level, &h, &slices);
+    if (r != NBODY_OK || m == 0) return r;
+    nbody__cu_h_correct<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, slices, (unsigned int)m, h->list, (const nbody__r *)op->base,
+                                                              (const nbody__r *)op->force, (const nbody__r *)op->high, h->ticks,
+                                                              e->n, (nbody__r)e->desc.G, op->now, op->tick, op->span, op->order,
+                                                              lv->eta, lv->dt_max, lv->dt_min, (nbody__r *)op->pred, h->next,
+                                                              h->dhlev);
+    NBODY__CU(cudaGetLastError());
+    NBODY__CU(cudaStreamSynchronize(0));
+    for (q = 0; q < m; ++q) lv->level_new[q] = h->hlev[q];
     return NBODY_OK;
 }
 
@@ -2478,11 +2558,12 @@ static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
     nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, nbody__cu_hermite_op, NULL, NULL,
-    nbody__cu_hermite_store};
+    nbody__cu_hermite_store, nbody__cu_hermite_step};
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
-    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, nbody__cu_active_forces, nbody__cu_kick, NULL};
+    nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, nbody__cu_active_forces, nbody__cu_kick, NULL,
+    NULL};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;
