@@ -1025,7 +1025,7 @@ typedef struct nbody__engine nbody__engine;
 typedef struct nbody__contact { size_t i, j; nbody_real d, reach; } nbody__contact;
 
 /* NBODY_HERMITE's engine operation (>>hermite): every body predicted from its own time to
-   the step's time into pred (x v, 6n; order 6 also a into pred_acc, the first 3n) by the Taylor
+   the step's time into pred (x v, 6n; pred_acc: 3n of scratch for the predicted a) by the Taylor
    series of the derivatives kept at its time; then the acceleration, jerk (and snap, order 6)
    of the active bodies list[0 .. count) from the sources [0, n_src) at their predicted state,
    G applied, into out (host, 24 count, each row count long): rows 0-8 ax ay az jx jy jz sx sy
@@ -1052,7 +1052,9 @@ typedef struct nbody__hermite_op {
    its list and count): next is host, 18 a body (body q at next + 18 q: x v a jerk snap crackle,
    3 each). commit = 0: their x, v into pred (the step's state); commit = 1: all 18 into base,
    force, high and their time becomes now (ticks), from the same next as the commit = 0 call
-   before it (an engine may keep its copy of that call's rows). */
+   before it (an engine may keep its copy of that call's rows). After ops.hermite_step (which
+   puts the step in place itself) only commit = -1 is asked: the step undone, every active
+   body's state and time back to what they were before it. */
 typedef struct nbody__hermite_store {
     nbody__buf pred, base, force, high;
     const size_t *list;
@@ -1066,10 +1068,11 @@ typedef struct nbody__hermite_store {
    corrects from nbody__hermite_op's rows): nbody__hermite_op's prediction and forces (its out
    unused), then each active body corrected there (nbody__hermite_correct over its elapsed
    time nbody__hermite_dt) and its next level chosen (nbody__hermite_criterion,
-   nbody__block_level_of at the step's end, now): the corrected x, v into pred, all 18 values
-   kept by the engine for nbody__hermite_store's commit (which then reads its copy, not next),
-   and the next level of active body q into level_new[q] (NBODY__BLOCK_LEVELS + 2 where a
-   corrected value is not finite). Only the list, the levels and the new levels move. */
+   nbody__block_level_of at the step's end, now): the corrected bodies into base, force, high
+   at the time now (their x, v into pred), what they replace kept for an undo
+   (nbody__hermite_store with commit = -1), and the next level of active body q into
+   level_new[q] (NBODY__BLOCK_LEVELS + 2 where a corrected value is not finite). Only the
+   list, the levels and the new levels move. */
 typedef struct nbody__hermite_levels {
     const unsigned long long *level;   /* each body's level (host, n) */
     unsigned long long *level_new;     /* out (host, count) */
@@ -5113,7 +5116,10 @@ static nbody_result nbody__hermite_correct_host(nbody_sim *s, unsigned long long
     return NBODY_OK;
 }
 
-/* the engine's correction (ops.hermite_step): only the new levels come back */
+/* the engine's correction (ops.hermite_step): only the new levels come back. The step is in
+   the engine's state at once; a step refused here (a value not finite, a level below the
+   smallest step) is undone there. An engine fault leaves the state unknown: the next step
+   restarts from y. */
 static nbody_result nbody__hermite_correct_engine(nbody_sim *s, unsigned long long next, nbody_real span) {
     nbody__block_sched *B = &s->sched;
     nbody__hermite_op op;
@@ -5123,36 +5129,42 @@ static nbody_result nbody__hermite_correct_engine(nbody_sim *s, unsigned long lo
     nbody__hermite_op_for(s, B->active, B->count, next, span, &op);
     lv.level = B->ticks[1]; lv.level_new = B->level_new;
     lv.eta = s->desc.timestep_eta; lv.dt_max = nbody__block_dt_max(&s->desc); lv.dt_min = s->desc.dt_min;
-    if ((r = s->eng.ops->hermite_step(&s->eng, &op, &lv)) != NBODY_OK) return r;
-    s->sched.ticks_sent = 1;
-    for (q = 0; q < B->count; ++q)
-        if (B->level_new[q] == NBODY__BLOCK_LEVELS + 2) return nbody__hermite_not_finite(s, B->active[q]);
-    return NBODY_OK;
+    if ((r = s->eng.ops->hermite_step(&s->eng, &op, &lv)) != NBODY_OK) {
+        B->live = 0;
+        return r;
+    }
+    B->ticks_sent = 1;
+    for (q = 0; q < B->count && r == NBODY_OK; ++q)
+        if (B->level_new[q] == NBODY__BLOCK_LEVELS + 2) r = nbody__hermite_not_finite(s, B->active[q]);
+    if (r == NBODY_OK) r = nbody__block_levels_done(s, "hermite");
+    if (r != NBODY_OK && nbody__hermite_store_next(s, -1, next) != NBODY_OK) B->live = 0;
+    return r;
 }
 
 /* The step: forces on the active bodies at the predicted state (into y_new, every body
    there), each corrected (into y_new) and its next level into level_new, on the engine where
-   it can (ops.hermite_step), else here; the state in base, force, high and the ticks changes
-   only in the commit. */
+   it can (ops.hermite_step: in the engine's state at once), else here, where the state in
+   base, force, high changes only in the commit; the ticks change in the commit. */
 static nbody_result nbody__attempt_hermite(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody__block_sched *B = &s->sched;
     nbody_real span = B->sync ? B->t_new - B->origin : -1;
     unsigned long long next = B->sync ? 0 : B->due;
-    int on_engine = s->eng.ops->hermite_step != NULL;
     nbody_result r;
     (void)h;
     *err = 0;
-    r = on_engine ? nbody__hermite_correct_engine(s, next, span) : nbody__hermite_correct_host(s, next, span);
-    if (r != NBODY_OK) return r;
+    if (s->eng.ops->hermite_step) return nbody__hermite_correct_engine(s, next, span);
+    if ((r = nbody__hermite_correct_host(s, next, span)) != NBODY_OK) return r;
     if ((r = nbody__block_levels_done(s, "hermite")) != NBODY_OK) return r;
-    return on_engine ? NBODY_OK : nbody__hermite_store_next(s, 0, next);
+    return nbody__hermite_store_next(s, 0, next);
 }
 
 static void nbody__commit_hermite(nbody_sim *s, nbody_real h) {
     (void)h;
     /* the engine keeps the rows of the attempt's store (host engines: a copy), so this cannot
-       fail but on a device fault: then the integration restarts from y */
-    if (nbody__hermite_store_next(s, 1, s->sched.sync ? 0 : s->sched.due) != NBODY_OK) s->sched.live = 0;
+       fail but on a device fault: then the integration restarts from y. An engine that steps
+       itself (ops.hermite_step) has the step in place already. */
+    if (!s->eng.ops->hermite_step && nbody__hermite_store_next(s, 1, s->sched.sync ? 0 : s->sched.due) != NBODY_OK)
+        s->sched.live = 0;
     nbody__block_commit(s);
 }
 

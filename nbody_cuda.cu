@@ -2058,27 +2058,32 @@ static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t 
 }
 
 /* ======================================================================================
-   NBODY_HERMITE: nbody__hermite_op and nbody__hermite_store on the device
+   NBODY_HERMITE on the device: nbody__hermite_op, nbody__hermite_levels (hermite_step) and
+   nbody__hermite_store (the undo of a step)
    The state (base, force, high: each body at its own time), its copy of the ticks and the
-   predicted state stay in device buffers. A block step moves the active list up (4 bytes a
-   body), 24 rows of each active body down (its new forces, and its state at its own time for
-   the host's corrector) and its 18 corrected rows up: nothing of the inactive bodies. They
-   move through mapped pinned host memory that the kernels read and write in place, so the
-   operation is three launches and one synchronisation on the default stream, the stores one
-   launch each and no synchronisation, and no copy call (each costs microseconds of host time,
-   and a step with few active bodies takes tens of them):
-     predict  every body to the step's time (nbody__hermite_predict1), into pred (the state
-              layout: y_new) and packed records (x y z m | vx vy vz 0 | ax ay az 0); the
-              list copied to the device;
-     forces   a, jerk (snap) of the active bodies. A block of NBODY__CU_H_THREADS threads takes
-              TI active bodies and one slice of the sources; the TJ = threads / TI lanes of
-              a body share each tile of the slice and their sums are added by a fixed tree at
+   predicted state stay in device buffers. A block step (hermite_step) is two launches and one
+   synchronisation, and moves the active list and the active bodies' levels (5 bytes a body)
+   up and their new levels (a byte) down, through mapped pinned host memory that the kernels
+   read and write in place (no copy call: each costs microseconds of host time, and most
+   steps have a handful of active bodies):
+     forces   a, jerk (snap) of the active bodies from every source predicted to the step's
+              time on the way (nbody__hermite_predict1 as the tile is loaded; the blocks of the
+              first group of active bodies write the prediction into pred, y_new's layout,
+              test particles included). A block of NBODY__CU_H_THREADS threads takes TI
+              active bodies and one slice of the sources; the TJ = threads / TI lanes of a
+              body share each tile of the slice and their sums are added by a fixed tree at
               the end. Many active bodies: TI = the block, one thread a body (phi-GPU's
               i-parallel kernel); few: TI is the next power of two of their count and the
               sources split over as many slices as fill the GPU (the j-parallelism of phi-GPU
               and HiGPUs), whose partial sums are added by
-     rows     a warp a body: its slices' sums (a fixed order), G applied, and its state at its
-              own time gathered.
+     correct  a warp a body: its slices' sums (a fixed order), G applied, then the corrector
+              and the next level (nbody__hermite_correct, nbody__hermite_criterion,
+              nbody__block_level_of: the host's code), written in place (base, force, high,
+              ticks; x, v into pred), the state it replaces kept for an undo: a step the host
+              refuses after all (a level below the smallest step, a value not finite) is
+              undone by hermite_store (commit -1), one launch.
+   nbody__hermite_op (the start's forces of every body) runs the same forces kernel and, in
+   place of the corrector, gathers rows for the host.
    Pair terms in NBODY_REAL (the weight from the hardware's reciprocal square root, corrected
    to full precision in double), sums in double (phi-GPU: single-precision pair terms, double
    sums). A configuration gives the same bits on every run; the sums' order differs from the
@@ -2089,26 +2094,32 @@ static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t 
 #define NBODY__CU_H_WAVES 16               /* blocks an SM the slices aim at (with few active bodies) */
 
 struct nbody__cu_hermite {
-    unsigned long long *ticks;     /* n: each body's time, updated by the stores' commits */
-    unsigned int *list;            /* n: the active list of the last operation */
-    nbody__rec *src;               /* 3n: the predicted (x y z m), (vx vy vz 0), (ax ay az 0) */
+    unsigned long long *ticks;     /* n: each body's time, updated by the steps */
     double *part;                  /* slices x 9 x count: the slices' sums */
     size_t part_cap;
-    nbody__r *next;                /* 18n: the last store's corrected rows */
+    nbody__r *keep;                /* 18n: the last step's active bodies before it (the undo) */
+    unsigned long long *tkeep;     /* n: their times */
     unsigned int *hlist;           /* mapped pinned host memory, which the kernels read and write
-                                      in place (no copy call a step): the list (n), rows (24n), */
-    nbody__r *hrows, *hnext;       /* and the store's rows (18n) */
+                                      in place (no copy call a step): the list (n), */
+    nbody__r *hrows;               /* the rows of nbody__hermite_op (24n), */
+    unsigned char *hlev;           /* the active bodies' levels, in and out (n) */
     unsigned int *dhlist;          /* their device addresses */
-    nbody__r *dhrows, *dhnext;
-    unsigned char *hlev, *dhlev;   /* mapped: the active bodies' levels, in and out (hermite_step) */
+    nbody__r *dhrows;
+    unsigned char *dhlev;
 };
 
 static void nbody__cu_h_free(nbody__cu_hermite *h, const nbody_desc *d) {
     if (!h) return;
-    cudaFree(h->ticks); cudaFree(h->list); cudaFree(h->src); cudaFree(h->part); cudaFree(h->next);
-    cudaFreeHost(h->hlist); cudaFreeHost(h->hrows); cudaFreeHost(h->hnext); cudaFreeHost(h->hlev);
+    cudaFree(h->ticks); cudaFree(h->part); cudaFree(h->keep); cudaFree(h->tkeep);
+    cudaFreeHost(h->hlist); cudaFreeHost(h->hrows); cudaFreeHost(h->hlev);
     (void)cudaGetLastError();
     d->allocator.free(h, d->allocator.user_data);
+}
+
+template <class P> static nbody_result nbody__cu_host_mapped(nbody__engine *e, P **host, P **dev, size_t count) {
+    nbody_result r = nbody__cu_check(e, cudaHostAlloc((void **)host, (count ? count : 1) * sizeof(P), cudaHostAllocMapped), "cudaHostAlloc");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)dev, *host, 0), "cudaHostGetDevicePointer");
+    return r;
 }
 
 static nbody_result nbody__cu_h_work(nbody__engine *e, nbody__cu_hermite **out) {
@@ -2122,17 +2133,11 @@ static nbody_result nbody__cu_h_work(nbody__engine *e, nbody__cu_hermite **out) 
     memset(h, 0, sizeof *h);
     c->herm = h;
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->ticks, n);
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->list, n);
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->src, 3 * n);
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->next, 18 * n);
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hlist, (n ? n : 1) * sizeof(unsigned int), cudaHostAllocMapped), "cudaHostAlloc");
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hrows, (n ? n : 1) * 24 * sizeof(nbody__r), cudaHostAllocMapped), "cudaHostAlloc");
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hnext, (n ? n : 1) * 18 * sizeof(nbody__r), cudaHostAllocMapped), "cudaHostAlloc");
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhlist, h->hlist, 0), "cudaHostGetDevicePointer");
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhrows, h->hrows, 0), "cudaHostGetDevicePointer");
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhnext, h->hnext, 0), "cudaHostGetDevicePointer");
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostAlloc((void **)&h->hlev, n ? n : 1, cudaHostAllocMapped), "cudaHostAlloc");
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)&h->dhlev, h->hlev, 0), "cudaHostGetDevicePointer");
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->keep, 18 * n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->tkeep, n);
+    if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hlist, &h->dhlist, n);
+    if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hrows, &h->dhrows, 24 * n);
+    if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hlev, &h->dhlev, n);
     if (r != NBODY_OK) { nbody__cu_h_free(h, &e->desc); c->herm = NULL; return r; }
     *out = h;
     return NBODY_OK;
@@ -2150,48 +2155,69 @@ __device__ __forceinline__ double nbody__cu_h_rsqrt(double r2) {
     return fma(y * e, fma(0.375, e, 0.5), y);
 }
 
+/* what the kernels read of a step: the state at each body's time and the step's time */
+template <class T> struct nbody__cu_h_state {
+    const T *base, *force, *high, *m;
+    const unsigned long long *ticks;
+    unsigned long long now;
+    T tick, span;
+    int order;
+    size_t n;
+};
+
+/* body j predicted to the step's time (nbody__hermite_predict1): x (with its mass), v, a */
 template <class T>
-__global__ void nbody__cu_h_predict(const T *base, const T *force, const T *high, const unsigned long long *ticks, const T *m,
-                                    unsigned long long now, T tick, T span, int order, size_t n, T *pred, T *pred_acc,
-                                    nbody__v4<T> *src, const unsigned int *hlist, size_t count, unsigned int *list) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        if (i < count) list[i] = hlist[i];   /* the step's list, from mapped host memory */
-        T dt = nbody__hermite_dt(ticks[i], now, tick, span), p[9];
+__device__ __forceinline__ void nbody__cu_h_predict(const nbody__cu_h_state<T> &S, size_t j, nbody__v4<T> *x, nbody__v4<T> *v,
+                                                    nbody__v4<T> *a) {
+    T dt = nbody__hermite_dt(S.ticks[j], S.now, S.tick, S.span), p[9];
 #pragma unroll
-        for (int k = 0; k < 3; ++k) {
-            size_t x = (size_t)k * n + i, v = x + 3 * n;
-            nbody__hermite_predict1(base[x], base[v], force[x], force[v], order == 6 ? high[x] : (T)0, order == 6 ? high[v] : (T)0,
-                                    dt, &p[k], &p[3 + k], &p[6 + k]);
-            pred[x] = p[k]; pred[v] = p[3 + k];
-            if (order == 6) pred_acc[x] = p[6 + k];
-        }
-        nbody__v4<T> a = {p[0], p[1], p[2], m[i]}, b = {p[3], p[4], p[5], 0}, d = {p[6], p[7], p[8], 0};
-        src[i] = a; src[n + i] = b; src[2 * n + i] = d;
+    for (int k = 0; k < 3; ++k) {
+        size_t xi = (size_t)k * S.n + j, vi = xi + 3 * S.n;
+        nbody__hermite_predict1(S.base[xi], S.base[vi], S.force[xi], S.force[vi], S.order == 6 ? S.high[xi] : (T)0,
+                                S.order == 6 ? S.high[vi] : (T)0, dt, &p[k], &p[3 + k], &p[6 + k]);
     }
+    x->x = p[0]; x->y = p[1]; x->z = p[2]; x->w = S.m[j];
+    v->x = p[3]; v->y = p[4]; v->z = p[5]; v->w = 0;
+    a->x = p[6]; a->y = p[7]; a->z = p[8]; a->w = 0;
+}
+template <class T> __device__ __forceinline__ void nbody__cu_h_put(T *pred, size_t n, size_t j, const nbody__v4<T> &x, const nbody__v4<T> &v) {
+    pred[j] = x.x; pred[n + j] = x.y; pred[2 * n + j] = x.z; pred[3 * n + j] = v.x; pred[4 * n + j] = v.y; pred[5 * n + j] = v.z;
 }
 
-/* the slice blockIdx.y (slice_len sources) for the active bodies blockIdx.x TI .. (see above) */
+/* the slice blockIdx.y (slice_len sources) for the active bodies blockIdx.x TI .. (see above);
+   the first group (blockIdx.x 0) writes the prediction of its slice, and of its share of the
+   test particles [nsrc, n), into pred */
 template <class T, bool SNAP>
 __global__ void __launch_bounds__(NBODY__CU_H_THREADS)
-nbody__cu_h_forces(const nbody__v4<T> *__restrict__ src, size_t n, const unsigned int *__restrict__ list, unsigned int count,
-                   unsigned int nsrc, unsigned int slice_len, int ti_log2, T eps2, double *__restrict__ part) {
+nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ list, unsigned int count, unsigned int nsrc,
+                   unsigned int slice_len, int ti_log2, T eps2, T *__restrict__ pred, double *__restrict__ part) {
     const int B = NBODY__CU_H_THREADS, NK = SNAP ? 9 : 6;
     __shared__ nbody__v4<T> sx[B], sv[B], sa[SNAP ? B : 1];
     __shared__ double red[9][B];
     const int TI = 1 << ti_log2, TJ = B >> ti_log2, li = threadIdx.x & (TI - 1), lj = threadIdx.x >> ti_log2;
     const unsigned int q = blockIdx.x * TI + li, i = list[q < count ? q : count - 1];
-    const nbody__v4<T> xi = src[i], vi = src[n + i], ai = SNAP ? src[2 * n + i] : xi;
     const unsigned int j0 = blockIdx.y * slice_len, j1 = min(nsrc, j0 + slice_len);
+    const bool first = blockIdx.x == 0;
+    nbody__v4<T> xi, vi, ai, tx, tv, ta;
     double s[9];
+    if (first && nsrc < S.n) {         /* the test particles: predicted for pred only */
+        size_t per = (S.n - nsrc + gridDim.y - 1) / gridDim.y, t1 = min(S.n, nsrc + (blockIdx.y + 1) * per);
+        for (size_t j = nsrc + blockIdx.y * per + threadIdx.x; j < t1; j += B) {
+            nbody__cu_h_predict(S, j, &tx, &tv, &ta);
+            nbody__cu_h_put(pred, S.n, j, tx, tv);
+        }
+    }
+    nbody__cu_h_predict(S, i, &xi, &vi, &ai);
 #pragma unroll
     for (int k = 0; k < 9; ++k) s[k] = 0;
     for (unsigned int t0 = j0; t0 < j1; t0 += B) {
         const int tl = (int)min((unsigned int)B, j1 - t0);
         __syncthreads();
         if ((int)threadIdx.x < tl) {
-            sx[threadIdx.x] = src[t0 + threadIdx.x];
-            sv[threadIdx.x] = src[n + t0 + threadIdx.x];
-            if (SNAP) sa[threadIdx.x] = src[2 * n + t0 + threadIdx.x];
+            nbody__cu_h_predict(S, t0 + threadIdx.x, &tx, &tv, &ta);
+            sx[threadIdx.x] = tx; sv[threadIdx.x] = tv;
+            if (SNAP) sa[threadIdx.x] = ta;
+            if (first) nbody__cu_h_put(pred, S.n, t0 + threadIdx.x, tx, tv);
         }
         __syncthreads();
 #pragma unroll 4
@@ -2227,19 +2253,28 @@ nbody__cu_h_forces(const nbody__v4<T> *__restrict__ src, size_t n, const unsigne
         for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * gridDim.y + blockIdx.y] = red[c][threadIdx.x];
 }
 
-/* G times active body q's sum of row k over its slices, in lane 0 of its warp (each lane's
-   slices in order, then a fixed shuffle tree: the same bits every run, and the slices read in
-   parallel, where one thread's loop over hundreds of them would wait on each load) */
+/* G times active body q's sums of rows 0 .. nk over its slices, into f[0 .. 9) of lane 0 of its
+   warp (each lane's slices in order, then a fixed shuffle tree: the same bits every run; the
+   rows' loads and trees interleaved, where one thread's loop over hundreds of slices would
+   wait on each load) */
 template <class T>
-__device__ T nbody__cu_h_slice_sum(const double *part, unsigned int slices, size_t q, int k, unsigned int lane, T G) {
-    double sum = 0;
-    for (unsigned int sl = lane; sl < slices; sl += 32) sum += part[(q * 9 + (size_t)k) * slices + sl];
-    for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
-    return G * (T)sum;
+__device__ __forceinline__ void nbody__cu_h_slice_sums(const double *part, unsigned int slices, size_t q, int nk, unsigned int lane,
+                                                       T G, T *f) {
+    double sum[9];
+#pragma unroll
+    for (int k = 0; k < 9; ++k) sum[k] = 0;
+    for (unsigned int sl = lane; sl < slices; sl += 32)
+#pragma unroll
+        for (int k = 0; k < 9; ++k)
+            if (k < nk) sum[k] += part[(q * 9 + (size_t)k) * slices + sl];
+    for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+        for (int k = 0; k < 9; ++k) sum[k] += __shfl_down_sync(0xffffffffu, sum[k], off);
+#pragma unroll
+    for (int k = 0; k < 9; ++k) f[k] = G * (T)sum[k];
 }
 
-/* a warp an active body: rows 0-8 its forces (nbody__cu_h_slice_sum), rows 9-23 x v a jerk
-   snap at its own time */
+/* a warp an active body: rows 0-8 its forces, rows 9-23 x v a jerk snap at its own time */
 template <class T>
 __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk, unsigned int count, const unsigned int *list,
                                  const T *base, const T *force, const T *high, size_t n, T G, T *rows) {
@@ -2247,10 +2282,10 @@ __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk
     const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
     for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
         size_t i = list[q];
-        for (int k = 0; k < 9; ++k) {
-            T sum = nbody__cu_h_slice_sum<T>(part, k < nk ? slices : 0, q, k, lane, G);
-            if (lane == 0) rows[(size_t)k * count + q] = sum;
-        }
+        T f[9];
+        nbody__cu_h_slice_sums<T>(part, slices, q, nk, lane, G, f);
+        if (lane == 0)
+            for (int k = 0; k < 9; ++k) rows[(size_t)k * count + q] = f[k];
         if (lane < 6) {
             rows[(size_t)(9 + lane) * count + q] = base[(size_t)lane * n + i];
             rows[(size_t)(15 + lane) * count + q] = force[(size_t)lane * n + i];
@@ -2260,66 +2295,65 @@ __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk
     }
 }
 
-/* hermite_step's correction, a warp an active body: its forces (nbody__cu_h_slice_sum), then in
-   lane 0 its correction (nbody__hermite_correct) over its elapsed time and its next level from
-   its level lev[q] (mapped host memory, overwritten by the new one, NBODY__BLOCK_LEVELS + 2
-   where a corrected value is not finite); x, v into pred, the 18 values into keep for the commit */
+/* hermite_step's correction, a warp an active body: its forces, then in lane 0 its correction
+   (nbody__hermite_correct) over its elapsed time and its next level from its level lev[q]
+   (mapped host memory, overwritten by the new one; NBODY__BLOCK_LEVELS + 2 where a corrected
+   value is not finite), written in place: base, force, high, its time; x, v into pred; the
+   18 values and the time it replaces into keep and tkeep */
 template <class T>
-__global__ void nbody__cu_h_correct(const double *part, unsigned int slices, unsigned int count, const unsigned int *list,
-                                    const T *base, const T *force, const T *high, const unsigned long long *ticks, size_t n,
-                                    T G, unsigned long long now, T tick, T span, int order, T eta, T dt_max, T dt_min,
-                                    T *pred, T *keep, unsigned char *lev) {
+__global__ void nbody__cu_h_correct(nbody__cu_h_state<T> S, const double *part, unsigned int slices, unsigned int count,
+                                    const unsigned int *list, T G, T eta, T dt_max, T dt_min, T *base, T *force, T *high,
+                                    unsigned long long *ticks, T *pred, T *keep, unsigned long long *tkeep, unsigned char *lev) {
     const unsigned int lane = threadIdx.x & 31;
-    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5, n = S.n;
     for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
-        size_t i = list[q];
-        T b[24], nx[18], d[6];
+        const size_t i = list[q];
+        const unsigned long long level = lane == 0 ? lev[q] : 0, t0 = ticks[i];   /* loads in flight during the sums */
+        T b[24], nx[18], d[6], old[18];
         int finite = 1;
-#pragma unroll
-        for (int k = 0; k < 9; ++k) b[k] = nbody__cu_h_slice_sum<T>(part, k < (order == 6 ? 9 : 6) ? slices : 0, q, k, lane, G);
+        nbody__cu_h_slice_sums<T>(part, slices, q, S.order == 6 ? 9 : 6, lane, G, b);
         if (lane != 0) continue;
 #pragma unroll
-        for (int k = 0; k < 6; ++k) { b[9 + k] = base[(size_t)k * n + i]; b[15 + k] = force[(size_t)k * n + i]; }
-#pragma unroll
-        for (int k = 0; k < 3; ++k) b[21 + k] = high[(size_t)k * n + i];
-        nbody__hermite_correct(order, b, nbody__hermite_dt(ticks[i], now, tick, span), nx, d);
-#pragma unroll
-        for (int k = 0; k < 18; ++k) {
-            finite &= isfinite(nx[k]) ? 1 : 0;
-            keep[18 * q + k] = nx[k];
+        for (int k = 0; k < 6; ++k) {
+            old[k] = base[(size_t)k * n + i]; old[6 + k] = force[(size_t)k * n + i]; old[12 + k] = high[(size_t)k * n + i];
         }
 #pragma unroll
-        for (int k = 0; k < 6; ++k) pred[(size_t)k * n + i] = nx[k];
-        lev[q] = (unsigned char)(finite ? nbody__block_level_of(lev[q], nbody__hermite_criterion(order, eta, d), now, dt_max, dt_min)
+        for (int k = 0; k < 15; ++k) b[9 + k] = old[k];
+        nbody__hermite_correct(S.order, b, nbody__hermite_dt(t0, S.now, S.tick, S.span), nx, d);
+#pragma unroll
+        for (int k = 0; k < 18; ++k) finite &= isfinite(nx[k]) ? 1 : 0;
+#pragma unroll
+        for (int k = 0; k < 6; ++k) {
+            keep[18 * q + k] = old[k]; keep[18 * q + 6 + k] = old[6 + k]; keep[18 * q + 12 + k] = old[12 + k];
+            base[(size_t)k * n + i] = nx[k]; force[(size_t)k * n + i] = nx[6 + k]; high[(size_t)k * n + i] = nx[12 + k];
+            pred[(size_t)k * n + i] = nx[k];
+        }
+        tkeep[q] = t0;
+        ticks[i] = S.now;
+        lev[q] = (unsigned char)(finite ? nbody__block_level_of(level, nbody__hermite_criterion(S.order, eta, d), S.now, dt_max, dt_min)
                                         : NBODY__BLOCK_LEVELS + 2);
     }
 }
 
-/* commit 0: next is the host's rows (mapped memory), kept in keep for the commit; commit 1:
-   next is that copy */
+/* the undo of the last step: its active bodies' state and times back from keep, tkeep */
 template <class T>
-__global__ void nbody__cu_h_store(const T *next, T *keep, const unsigned int *list, unsigned int count, size_t n, int commit,
-                                  unsigned long long now, T *pred, T *base, T *force, T *high, unsigned long long *ticks) {
+__global__ void nbody__cu_h_undo(const T *keep, const unsigned long long *tkeep, const unsigned int *list, unsigned int count, size_t n,
+                                 T *base, T *force, T *high, unsigned long long *ticks) {
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
         size_t i = list[q];
-        const T *nx = next + 18 * q;
-        if (!commit) {
-            for (int k = 0; k < 18; ++k) keep[18 * q + k] = nx[k];
-            for (int k = 0; k < 6; ++k) pred[(size_t)k * n + i] = nx[k];
-            continue;
-        }
         for (int k = 0; k < 6; ++k) {
-            base[(size_t)k * n + i] = nx[k]; force[(size_t)k * n + i] = nx[6 + k]; high[(size_t)k * n + i] = nx[12 + k];
+            base[(size_t)k * n + i] = keep[18 * q + k]; force[(size_t)k * n + i] = keep[18 * q + 6 + k];
+            high[(size_t)k * n + i] = keep[18 * q + 12 + k];
         }
-        ticks[i] = now;
+        ticks[i] = tkeep[q];
     }
 }
 
 /* ---- the operations ---- */
-/* the list (and with lev the active bodies' levels) into mapped memory, the prediction and
-   the forces' slices: *slices of them in h->part */
+/* the list (and with lev the active bodies' levels) into mapped memory, then the forces'
+   launch: *slices of them in h->part (0: no sources) */
 static nbody_result nbody__cu_h_launch(nbody__engine *e, const nbody__hermite_op *op, const unsigned long long *lev,
-                                       nbody__cu_hermite **out, unsigned int *slices_out) {
+                                       nbody__cu_hermite **out, nbody__cu_h_state<nbody__r> *S, unsigned int *slices_out) {
     nbody__cuda *c = nbody__cu(e);
     nbody__cu_hermite *h;
     size_t n = e->n, m = op->count, q;
@@ -2329,18 +2363,14 @@ static nbody_result nbody__cu_h_launch(nbody__engine *e, const nbody__hermite_op
     nbody_result r = nbody__cu_enter(e);
     if (r == NBODY_OK) r = nbody__cu_h_work(e, &h);
     if (r != NBODY_OK) return r;
-    if (m > n || op->n_src > n || n > 0xFFFFFFFFu) return NBODY_ERR_INVALID_ARGUMENT;
-    *out = h; *slices_out = 0;
+    if (m == 0 || m > n || op->n_src == 0 || op->n_src > n || n > 0xFFFFFFFFu) return NBODY_ERR_INVALID_ARGUMENT;   /* callers: m > 0 */
+    *out = h;
     for (q = 0; q < m; ++q) h->hlist[q] = (unsigned int)op->list[q];   /* the last kernel that read it ended at the last sync */
     if (lev)
         for (q = 0; q < m; ++q) h->hlev[q] = (unsigned char)lev[op->list[q]];
     if (op->ticks_all) NBODY__CU(cudaMemcpy(h->ticks, op->ticks, n * sizeof(unsigned long long), cudaMemcpyHostToDevice));
-    nbody__cu_h_predict<<<nbody__cu_blocks(n, 256), 256>>>((const nbody__r *)op->base, (const nbody__r *)op->force,
-                                                          (const nbody__r *)op->high, h->ticks, c->m, op->now, op->tick, op->span,
-                                                          op->order, n, (nbody__r *)op->pred, (nbody__r *)op->pred_acc, h->src,
-                                                          h->dhlist, m, h->list);
-    NBODY__CU(cudaGetLastError());
-    if (m == 0 || op->n_src == 0) return NBODY_OK;
+    S->base = (const nbody__r *)op->base; S->force = (const nbody__r *)op->force; S->high = (const nbody__r *)op->high;
+    S->m = c->m; S->ticks = h->ticks; S->now = op->now; S->tick = op->tick; S->span = op->span; S->order = op->order; S->n = n;
     nbody__hermite_shape(m, op->n_src, NBODY__CU_H_LOG2, (size_t)c->sms * NBODY__CU_H_WAVES, &ti_log2, &slices, &slice_len);
     if ((size_t)slices * 9 * m > h->part_cap) {
         cudaFree(h->part);
@@ -2351,11 +2381,11 @@ static nbody_result nbody__cu_h_launch(nbody__engine *e, const nbody__hermite_op
     {
         dim3 grid((unsigned int)((m + ((size_t)1 << ti_log2) - 1) >> ti_log2), slices);
         if (op->order == 6)
-            nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(h->src, n, h->list, (unsigned int)m, (unsigned int)op->n_src,
-                                                                             slice_len, ti_log2, eps2, h->part);
+            nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, (unsigned int)m, (unsigned int)op->n_src,
+                                                                             slice_len, ti_log2, eps2, (nbody__r *)op->pred, h->part);
         else
-            nbody__cu_h_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(h->src, n, h->list, (unsigned int)m, (unsigned int)op->n_src,
-                                                                              slice_len, ti_log2, eps2, h->part);
+            nbody__cu_h_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, (unsigned int)m, (unsigned int)op->n_src,
+                                                                              slice_len, ti_log2, eps2, (nbody__r *)op->pred, h->part);
         NBODY__CU(cudaGetLastError());
     }
     *slices_out = slices;
@@ -2364,50 +2394,49 @@ static nbody_result nbody__cu_h_launch(nbody__engine *e, const nbody__hermite_op
 
 static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_op *op) {
     nbody__cu_hermite *h;
+    nbody__cu_h_state<nbody__r> S;
     size_t m = op->count;
     unsigned int slices;
-    nbody_result r = nbody__cu_h_launch(e, op, NULL, &h, &slices);
+    nbody_result r = m ? nbody__cu_h_launch(e, op, NULL, &h, &S, &slices) : NBODY_OK;
     if (r != NBODY_OK || m == 0) return r;
-    nbody__cu_h_rows<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, slices, op->order == 6 ? 9 : 6, (unsigned int)m,
-                                                      h->list, (const nbody__r *)op->base, (const nbody__r *)op->force,
-                                                      (const nbody__r *)op->high, e->n, (nbody__r)e->desc.G, h->dhrows);
+    nbody__cu_h_rows<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, slices, op->order == 6 ? 9 : 6, (unsigned int)m, h->dhlist,
+                                                           S.base, S.force, S.high, e->n, (nbody__r)e->desc.G, h->dhrows);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaStreamSynchronize(0));       /* the rows are in host memory once the kernel ends */
     memcpy(op->out, h->hrows, 24 * m * sizeof(nbody__r));
     return NBODY_OK;
 }
 
-/* hermite_step: the step's prediction, forces and correction in three launches and one
-   synchronisation; the levels move through mapped memory (a byte an active body each way) */
+/* hermite_step: two launches and one synchronisation; the levels move through mapped memory */
 static nbody_result nbody__cu_hermite_step(nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv) {
     nbody__cu_hermite *h;
+    nbody__cu_h_state<nbody__r> S;
     size_t m = op->count, q;
     unsigned int slices;
-    nbody_result r = nbody__cu_h_launch(e, op, lv->level, &h, &slices);
+    nbody_result r = m ? nbody__cu_h_launch(e, op, lv->level, &h, &S, &slices) : NBODY_OK;
     if (r != NBODY_OK || m == 0) return r;
-    nbody__cu_h_correct<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, slices, (unsigned int)m, h->list, (const nbody__r *)op->base,
-                                                              (const nbody__r *)op->force, (const nbody__r *)op->high, h->ticks,
-                                                              e->n, (nbody__r)e->desc.G, op->now, op->tick, op->span, op->order,
-                                                              lv->eta, lv->dt_max, lv->dt_min, (nbody__r *)op->pred, h->next,
-                                                              h->dhlev);
+    nbody__cu_h_correct<<<nbody__cu_blocks(32 * m, 128), 128>>>(S, h->part, slices, (unsigned int)m, h->dhlist, (nbody__r)e->desc.G,
+                                                              lv->eta, lv->dt_max, lv->dt_min, (nbody__r *)op->base,
+                                                              (nbody__r *)op->force, (nbody__r *)op->high, h->ticks,
+                                                              (nbody__r *)op->pred, h->keep, h->tkeep, h->dhlev);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaStreamSynchronize(0));
     for (q = 0; q < m; ++q) lv->level_new[q] = h->hlev[q];
     return NBODY_OK;
 }
 
+/* after hermite_step the step is in place: commit 1 has nothing to do, commit -1 undoes it
+   (the list in mapped memory is still the step's) */
 static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
     nbody__cuda *c = nbody__cu(e);
     size_t m = op->count;
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK) return r;
-    if (!c->herm || m > e->n) return NBODY_ERR_INVALID_ARGUMENT;   /* after an operation, its list */
-    if (m == 0) return NBODY_OK;
-    if (!op->commit) memcpy(c->herm->hnext, op->next, 18 * m * sizeof(nbody__r));   /* read since the last sync: no longer */
-    nbody__cu_h_store<<<nbody__cu_blocks(m, 128), 128>>>(op->commit ? c->herm->next : c->herm->dhnext, c->herm->next,
-                                                       c->herm->list, (unsigned int)m, e->n, op->commit, op->now,
-                                                       (nbody__r *)op->pred, (nbody__r *)op->base, (nbody__r *)op->force,
-                                                       (nbody__r *)op->high, c->herm->ticks);
+    if (!c->herm || m > e->n || op->commit == 0) return NBODY_ERR_INVALID_ARGUMENT;   /* after a step, its list */
+    if (op->commit > 0 || m == 0) return NBODY_OK;
+    nbody__cu_h_undo<<<nbody__cu_blocks(m, 128), 128>>>(c->herm->keep, c->herm->tkeep, c->herm->dhlist, (unsigned int)m, e->n,
+                                                      (nbody__r *)op->base, (nbody__r *)op->force, (nbody__r *)op->high,
+                                                      c->herm->ticks);
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
