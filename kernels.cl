@@ -700,11 +700,13 @@ __kernel void nbody_contacts(__global const real *y, __global const real *rad, u
     }
 }
 
-/* ---- NBODY_HERMITE (nbody__hermite_op, nbody__hermite_store): the CUDA engine's design
-   (nbody_cuda.cu, "NBODY_HERMITE"): predict every body, the active bodies' forces by
-   work-groups of NBODY_CL_HT items over (active bodies x source slices) as
-   nbody__hermite_shape decides, a work-group an active body adding its slices' sums with its state gathered,
-   and the stores. Pair terms in real, sums in double where the device has it. */
+/* ---- NBODY_HERMITE (nbody__hermite_op, nbody__hermite_levels, nbody__hermite_store): the CUDA
+   engine's design (nbody_cuda.cu, "NBODY_HERMITE"): the active bodies' forces by work-groups of
+   NBODY_CL_HT items over (active bodies x source slices) as nbody__hermite_shape decides, each
+   source predicted as its tile is loaded (the first group writes the prediction into pred), then
+   a work-group an active body adding its slices' sums: corrected in place (the step) or
+   gathered into rows (the start), and the undo of a step. Pair terms in real, sums in double
+   where the device has it. */
 #define NBODY_CL_HT 64
 #define NBODY_CL_HT_LOG2 6
 #if NBODY_CL_FP64 || NBODY_CL_HAS_FP64
@@ -713,46 +715,59 @@ typedef double nbody_cl_hsum;
 typedef real nbody_cl_hsum;
 #endif
 
-/* every body at the step's time: pred (state layout), pred_acc (order 6), src = 3n records
-   (x y z m | vx vy vz 0 | ax ay az 0) */
-__kernel void nbody_hermite_predict(__global const real *restrict base, __global const real *restrict force,
-                                    __global const real *restrict high, __global const ulong *restrict ticks,
-                                    __global const real *restrict m, ulong now, real tick, real span, int order, uint n,
-                                    __global real *restrict pred, __global real *restrict pred_acc, __global real4 *restrict src) {
-    uint i = get_global_id(0), k;
-    real dt, p[9];
-    if (i >= n) return;
-    dt = nbody__hermite_dt(ticks[i], now, tick, span);
+/* body j at the step's time (nbody__hermite_predict1): x y z m, vx vy vz 0, ax ay az 0 */
+void nbody_hermite_predict(__global const real *restrict base, __global const real *restrict force,
+                           __global const real *restrict high, __global const ulong *restrict ticks, __global const real *restrict m,
+                           ulong now, real tick, real span, int order, uint n, uint j, real4 *x, real4 *v, real4 *a) {
+    real dt = nbody__hermite_dt(ticks[j], now, tick, span), p[9];
+    uint k;
     for (k = 0; k < 3; ++k) {
-        uint x = k * n + i, v = x + 3 * n;
-        nbody__hermite_predict1(base[x], base[v], force[x], force[v], order == 6 ? high[x] : 0, order == 6 ? high[v] : 0, dt,
+        uint xi = k * n + j, vi = xi + 3 * n;
+        nbody__hermite_predict1(base[xi], base[vi], force[xi], force[vi], order == 6 ? high[xi] : 0, order == 6 ? high[vi] : 0, dt,
                                 &p[k], &p[3 + k], &p[6 + k]);
-        pred[x] = p[k]; pred[v] = p[3 + k];
-        if (order == 6) pred_acc[x] = p[6 + k];
     }
-    src[i] = (real4)(p[0], p[1], p[2], m[i]);
-    src[n + i] = (real4)(p[3], p[4], p[5], 0);
-    src[2 * n + i] = (real4)(p[6], p[7], p[8], 0);
+    *x = (real4)(p[0], p[1], p[2], m[j]);
+    *v = (real4)(p[3], p[4], p[5], 0);
+    *a = (real4)(p[6], p[7], p[8], 0);
+}
+void nbody_hermite_put(__global real *restrict pred, uint n, uint j, real4 x, real4 v) {
+    pred[j] = x.x; pred[n + j] = x.y; pred[2 * n + j] = x.z; pred[3 * n + j] = v.x; pred[4 * n + j] = v.y; pred[5 * n + j] = v.z;
 }
 
+#define NBODY_CL_HSTATE __global const real *restrict base, __global const real *restrict force, \
+    __global const real *restrict high, __global const ulong *restrict ticks, __global const real *restrict m, ulong now, \
+    real tick, real span, int order, uint n
+#define NBODY_CL_HPREDICT(j, x, v, a) nbody_hermite_predict(base, force, high, ticks, m, now, tick, span, order, n, j, x, v, a)
+
 /* the work-group's 2^ti_log2 active bodies (group 0 of the range) against source slice
-   get_group_id(1); its lanes' sums added by a fixed tree into part[(slice 9 + c) count + q] */
+   get_group_id(1); its lanes' sums added by a fixed tree into part[(slice 9 + c) count + q];
+   the first group writes the prediction of its slice, and of its share of the test particles
+   [nsrc, n), into pred */
 __kernel __attribute__((reqd_work_group_size(NBODY_CL_HT, 1, 1)))
-void nbody_hermite_forces(__global const real4 *restrict src, uint n, __global const uint *restrict list, uint count, uint nsrc,
-                          uint slice_len, int ti_log2, real eps2, int snap, __global nbody_cl_hsum *restrict part) {
+void nbody_hermite_forces(NBODY_CL_HSTATE, __global const uint *restrict list, uint count, uint nsrc, uint slice_len, int ti_log2,
+                          real eps2, __global real *restrict pred, __global nbody_cl_hsum *restrict part) {
     __local real4 sx[NBODY_CL_HT], sv[NBODY_CL_HT], sa[NBODY_CL_HT];
     __local nbody_cl_hsum red[9 * NBODY_CL_HT];
     uint lid = get_local_id(0), TI = 1u << ti_log2, TJ = NBODY_CL_HT >> ti_log2, li = lid & (TI - 1), lj = lid >> ti_log2;
-    uint q = get_group_id(0) * TI + li, i = list[q < count ? q : count - 1], nk = snap ? 9 : 6, c, k, stride;
-    uint j0 = get_group_id(1) * slice_len, j1 = min(nsrc, j0 + slice_len), t0;
-    real4 xi = src[i], vi = src[n + i], ai = snap ? src[2 * n + i] : xi;
+    uint q = get_group_id(0) * TI + li, i = list[q < count ? q : count - 1], snap = order == 6, nk = snap ? 9 : 6, c, k, stride;
+    uint j0 = get_group_id(1) * slice_len, j1 = min(nsrc, j0 + slice_len), t0, first = get_group_id(0) == 0;
+    real4 xi, vi, ai, tx, tv, ta;
     nbody_cl_hsum s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (first && nsrc < n) {              /* the test particles: predicted for pred only */
+        uint per = (n - nsrc + (uint)get_num_groups(1) - 1) / (uint)get_num_groups(1), t1 = min(n, nsrc + ((uint)get_group_id(1) + 1) * per), j;
+        for (j = nsrc + (uint)get_group_id(1) * per + lid; j < t1; j += NBODY_CL_HT) {
+            NBODY_CL_HPREDICT(j, &tx, &tv, &ta);
+            nbody_hermite_put(pred, n, j, tx, tv);
+        }
+    }
+    NBODY_CL_HPREDICT(i, &xi, &vi, &ai);
     for (t0 = j0; t0 < j1; t0 += NBODY_CL_HT) {
         uint tl = min((uint)NBODY_CL_HT, j1 - t0);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < tl) {
-            sx[lid] = src[t0 + lid]; sv[lid] = src[n + t0 + lid];
-            if (snap) sa[lid] = src[2 * n + t0 + lid];
+            NBODY_CL_HPREDICT(t0 + lid, &tx, &tv, &ta);
+            sx[lid] = tx; sv[lid] = tv; sa[lid] = ta;
+            if (first) nbody_hermite_put(pred, n, t0 + lid, tx, tv);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (k = lj; k < tl; k += TJ) {
@@ -776,15 +791,11 @@ void nbody_hermite_forces(__global const real4 *restrict src, uint n, __global c
         for (c = 0; c < nk; ++c) part[(q * 9 + c) * get_num_groups(1) + get_group_id(1)] = red[c * NBODY_CL_HT + lid];
 }
 
-/* a work-group of NBODY_CL_HT items an active body: rows 0-8 G times its slices' sums (each
-   item's slices in order, then a fixed tree), rows 9-23 x v a jerk snap at its own time */
-__kernel __attribute__((reqd_work_group_size(NBODY_CL_HT, 1, 1)))
-void nbody_hermite_rows(__global const nbody_cl_hsum *restrict part, uint slices, uint nk, uint count,
-                        __global const uint *restrict list, __global const real *restrict base,
-                        __global const real *restrict force, __global const real *restrict high, uint n, real G,
-                        __global real *restrict rows) {
-    __local nbody_cl_hsum red[NBODY_CL_HT];
-    uint q = get_group_id(0), lid = get_local_id(0), i = list[q], k, sl, stride;
+/* G times active body q = get_group_id(0)'s sums of rows 0 .. nk over its slices into f of
+   item 0 (each item's slices in order, then a fixed tree); the whole work-group calls it */
+void nbody_hermite_sums(__global const nbody_cl_hsum *restrict part, uint slices, uint nk, uint q, real G,
+                        __local nbody_cl_hsum *red, real *f) {
+    uint lid = get_local_id(0), k, sl, stride;
     for (k = 0; k < 9; ++k) {
         nbody_cl_hsum sum = 0;
         for (sl = lid; k < nk && sl < slices; sl += NBODY_CL_HT) sum += part[(q * 9 + k) * slices + sl];
@@ -794,26 +805,71 @@ void nbody_hermite_rows(__global const nbody_cl_hsum *restrict part, uint slices
             if (lid < stride) red[lid] += red[lid + stride];
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (lid == 0) rows[k * count + q] = G * (real)red[0];
+        f[k] = G * (real)red[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+}
+
+/* a work-group of NBODY_CL_HT items an active body: rows 0-8 its forces, rows 9-23 x v a jerk
+   snap at its own time */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_HT, 1, 1)))
+void nbody_hermite_rows(__global const nbody_cl_hsum *restrict part, uint slices, uint nk, uint count,
+                        __global const uint *restrict list, __global const real *restrict base,
+                        __global const real *restrict force, __global const real *restrict high, uint n, real G,
+                        __global real *restrict rows) {
+    __local nbody_cl_hsum red[NBODY_CL_HT];
+    uint q = get_group_id(0), lid = get_local_id(0), i = list[q], k;
+    real f[9];
+    nbody_hermite_sums(part, slices, nk, q, G, red, f);
+    if (lid == 0)
+        for (k = 0; k < 9; ++k) rows[k * count + q] = f[k];
     if (lid < 6) { rows[(9 + lid) * count + q] = base[lid * n + i]; rows[(15 + lid) * count + q] = force[lid * n + i]; }
     else if (lid < 9) rows[(15 + lid) * count + q] = high[(lid - 6) * n + i];
 }
 
-/* the corrected rows (18 a body) into pred (commit 0: x v) or base, force, high and the time (commit 1) */
-__kernel void nbody_hermite_store(__global const real *restrict next, __global const uint *restrict list, uint count, uint n,
-                                  int commit, ulong now, __global real *restrict pred, __global real *restrict base,
-                                  __global real *restrict force, __global real *restrict high, __global ulong *restrict ticks) {
+/* the step's correction, a work-group an active body: its forces, then in item 0 its
+   correction (nbody__hermite_correct) and next level from its level lev[q] (overwritten by
+   the new one; NBODY__BLOCK_LEVELS + 2 where a corrected value is not finite), in place:
+   base, force, high, its time; x, v into pred; the 18 values and the time it replaces into
+   keep and tkeep */
+__kernel __attribute__((reqd_work_group_size(NBODY_CL_HT, 1, 1)))
+void nbody_hermite_correct(__global const nbody_cl_hsum *restrict part, uint slices, uint count, __global const uint *restrict list,
+                           __global real *restrict base, __global real *restrict force, __global real *restrict high,
+                           __global ulong *restrict ticks, uint n, real G, ulong now, real tick, real span, int order, real eta,
+                           real dt_max, real dt_min, __global real *restrict pred, __global real *restrict keep,
+                           __global ulong *restrict tkeep, __global uchar *restrict lev) {
+    __local nbody_cl_hsum red[NBODY_CL_HT];
+    uint q = get_group_id(0), i = list[q], k;
+    int finite = 1;
+    real b[24], nx[18], d[6];
+    ulong t0;
+    nbody_hermite_sums(part, slices, order == 6 ? 9 : 6, q, G, red, b);
+    if (get_local_id(0) != 0) return;
+    t0 = ticks[i];
+    for (k = 0; k < 6; ++k) {
+        keep[18 * q + k] = base[k * n + i]; keep[18 * q + 6 + k] = force[k * n + i]; keep[18 * q + 12 + k] = high[k * n + i];
+    }
+    for (k = 0; k < 15; ++k) b[9 + k] = keep[18 * q + k];
+    nbody__hermite_correct(order, b, nbody__hermite_dt(t0, now, tick, span), nx, d);
+    for (k = 0; k < 18; ++k) finite = finite && isfinite(nx[k]);
+    for (k = 0; k < 6; ++k) {
+        base[k * n + i] = nx[k]; force[k * n + i] = nx[6 + k]; high[k * n + i] = nx[12 + k]; pred[k * n + i] = nx[k];
+    }
+    tkeep[q] = t0;
+    ticks[i] = now;
+    lev[q] = (uchar)(finite ? nbody__block_level_of(lev[q], nbody__hermite_criterion(order, eta, d), now, dt_max, dt_min)
+                            : NBODY__BLOCK_LEVELS + 2);
+}
+
+/* the undo of the last step: its active bodies' state and times back from keep, tkeep */
+__kernel void nbody_hermite_undo(__global const real *restrict keep, __global const ulong *restrict tkeep,
+                                 __global const uint *restrict list, uint count, uint n, __global real *restrict base,
+                                 __global real *restrict force, __global real *restrict high, __global ulong *restrict ticks) {
     uint q = get_global_id(0), i, k;
     if (q >= count) return;
     i = list[q];
-    if (!commit) {
-        for (k = 0; k < 6; ++k) pred[k * n + i] = next[18 * q + k];
-        return;
-    }
     for (k = 0; k < 6; ++k) {
-        base[k * n + i] = next[18 * q + k]; force[k * n + i] = next[18 * q + 6 + k]; high[k * n + i] = next[18 * q + 12 + k];
+        base[k * n + i] = keep[18 * q + k]; force[k * n + i] = keep[18 * q + 6 + k]; high[k * n + i] = keep[18 * q + 12 + k];
     }
-    ticks[i] = now;
+    ticks[i] = tkeep[q];
 }
