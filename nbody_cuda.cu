@@ -2065,7 +2065,8 @@ static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t 
    synchronisation, and moves the active list and the active bodies' levels (5 bytes a body)
    up and their new levels (a byte) down, through mapped pinned host memory that the kernels
    read and write in place (no copy call: each costs microseconds of host time, and most
-   steps have a handful of active bodies):
+   steps have a handful of active bodies; the force kernel reads the list there once and
+   copies it for the correction, so that one round trip to the host a step is on its path):
      forces   a, jerk (snap) of the active bodies from every source predicted to the step's
               time on the way (nbody__hermite_predict1 as the tile is loaded; the blocks of the
               first group of active bodies write the prediction into pred, y_new's layout,
@@ -2099,6 +2100,8 @@ struct nbody__cu_hermite {
     size_t part_cap;
     nbody__r *keep;                /* 18n: the last step's active bodies before it (the undo) */
     unsigned long long *tkeep;     /* n: their times */
+    unsigned int *list;            /* n: the step's list and levels, copied by the force kernel */
+    unsigned char *lev;
     unsigned int *hlist;           /* mapped pinned host memory, which the kernels read and write
                                       in place (no copy call a step): the list (n), */
     nbody__r *hrows;               /* the rows of nbody__hermite_op (24n), */
@@ -2110,7 +2113,7 @@ struct nbody__cu_hermite {
 
 static void nbody__cu_h_free(nbody__cu_hermite *h, const nbody_desc *d) {
     if (!h) return;
-    cudaFree(h->ticks); cudaFree(h->part); cudaFree(h->keep); cudaFree(h->tkeep);
+    cudaFree(h->ticks); cudaFree(h->part); cudaFree(h->keep); cudaFree(h->tkeep); cudaFree(h->list); cudaFree(h->lev);
     cudaFreeHost(h->hlist); cudaFreeHost(h->hrows); cudaFreeHost(h->hlev);
     (void)cudaGetLastError();
     d->allocator.free(h, d->allocator.user_data);
@@ -2135,6 +2138,8 @@ static nbody_result nbody__cu_h_work(nbody__engine *e, nbody__cu_hermite **out) 
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->ticks, n);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->keep, 18 * n);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->tkeep, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->list, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->lev, n);
     if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hlist, &h->dhlist, n);
     if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hrows, &h->dhrows, 24 * n);
     if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hlev, &h->dhlev, n);
@@ -2186,16 +2191,21 @@ template <class T> __device__ __forceinline__ void nbody__cu_h_put(T *pred, size
 
 /* the slice blockIdx.y (slice_len sources) for the active bodies blockIdx.x TI .. (see above);
    the first group (blockIdx.x 0) writes the prediction of its slice, and of its share of the
-   test particles [nsrc, n), into pred */
+   test particles [nsrc, n), into pred; the first slice (blockIdx.y 0) copies the list and the
+   levels (hlev: NULL for none) from mapped memory for the kernels after it (one round trip to
+   the host a step, which the prediction of the first tile hides: the target is predicted after it) */
 template <class T, bool SNAP>
 __global__ void __launch_bounds__(NBODY__CU_H_THREADS)
-nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ list, unsigned int count, unsigned int nsrc,
-                   unsigned int slice_len, int ti_log2, T eps2, T *__restrict__ pred, double *__restrict__ part) {
+nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ hlist, const unsigned char *__restrict__ hlev,
+                   unsigned int count, unsigned int nsrc, unsigned int slice_len, int ti_log2, T eps2, T *__restrict__ pred,
+                   double *__restrict__ part, unsigned int *__restrict__ list, unsigned char *__restrict__ lev) {
     const int B = NBODY__CU_H_THREADS, NK = SNAP ? 9 : 6;
     __shared__ nbody__v4<T> sx[B], sv[B], sa[SNAP ? B : 1];
     __shared__ double red[9][B];
     const int TI = 1 << ti_log2, TJ = B >> ti_log2, li = threadIdx.x & (TI - 1), lj = threadIdx.x >> ti_log2;
-    const unsigned int q = blockIdx.x * TI + li, i = list[q < count ? q : count - 1];
+    const unsigned int q = blockIdx.x * TI + li, i = hlist[q < count ? q : count - 1];
+    const bool copy = blockIdx.y == 0 && lj == 0 && q < count;
+    const unsigned char level = copy && hlev ? hlev[q] : 0;
     const unsigned int j0 = blockIdx.y * slice_len, j1 = min(nsrc, j0 + slice_len);
     const bool first = blockIdx.x == 0;
     nbody__v4<T> xi, vi, ai, tx, tv, ta;
@@ -2207,7 +2217,6 @@ nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ list
             nbody__cu_h_put(pred, S.n, j, tx, tv);
         }
     }
-    nbody__cu_h_predict(S, i, &xi, &vi, &ai);
 #pragma unroll
     for (int k = 0; k < 9; ++k) s[k] = 0;
     for (unsigned int t0 = j0; t0 < j1; t0 += B) {
@@ -2219,6 +2228,7 @@ nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ list
             if (SNAP) sa[threadIdx.x] = ta;
             if (first) nbody__cu_h_put(pred, S.n, t0 + threadIdx.x, tx, tv);
         }
+        if (t0 == j0) nbody__cu_h_predict(S, i, &xi, &vi, &ai);
         __syncthreads();
 #pragma unroll 4
         for (int k = lj; k < tl; k += TJ) {
@@ -2251,6 +2261,7 @@ nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ list
     if (lj == 0 && q < count)
 #pragma unroll
         for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * gridDim.y + blockIdx.y] = red[c][threadIdx.x];
+    if (copy) { list[q] = i; lev[q] = level; }
 }
 
 /* G times active body q's sums of rows 0 .. nk over its slices, into f[0 .. 9) of lane 0 of its
@@ -2297,22 +2308,25 @@ __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk
 
 /* hermite_step's correction, a warp an active body: its forces, then in lane 0 its correction
    (nbody__hermite_correct) over its elapsed time and its next level from its level lev[q]
-   (mapped host memory, overwritten by the new one; NBODY__BLOCK_LEVELS + 2 where a corrected
-   value is not finite), written in place: base, force, high, its time; x, v into pred; the
-   18 values and the time it replaces into keep and tkeep */
+   into hlev[q] (mapped host memory; NBODY__BLOCK_LEVELS + 2 where a corrected value is not
+   finite), written in place: base, force, high, its time; x, v into pred; the 18 values and
+   the time it replaces into keep and tkeep */
 template <class T>
 __global__ void nbody__cu_h_correct(nbody__cu_h_state<T> S, const double *part, unsigned int slices, unsigned int count,
                                     const unsigned int *list, T G, T eta, T dt_max, T dt_min, T *base, T *force, T *high,
-                                    unsigned long long *ticks, T *pred, T *keep, unsigned long long *tkeep, unsigned char *lev) {
+                                    unsigned long long *ticks, T *pred, T *keep, unsigned long long *tkeep, const unsigned char *lev,
+                                    unsigned char *hlev) {
     const unsigned int lane = threadIdx.x & 31;
     const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5, n = S.n;
     for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
         const size_t i = list[q];
-        const unsigned long long level = lane == 0 ? lev[q] : 0, t0 = ticks[i];   /* loads in flight during the sums */
+        const unsigned long long level = lane == 0 ? lev[q] : 0;
+        unsigned long long t0;
         T b[24], nx[18], d[6], old[18];
         int finite = 1;
         nbody__cu_h_slice_sums<T>(part, slices, q, S.order == 6 ? 9 : 6, lane, G, b);
         if (lane != 0) continue;
+        t0 = ticks[i];
 #pragma unroll
         for (int k = 0; k < 6; ++k) {
             old[k] = base[(size_t)k * n + i]; old[6 + k] = force[(size_t)k * n + i]; old[12 + k] = high[(size_t)k * n + i];
@@ -2330,8 +2344,8 @@ __global__ void nbody__cu_h_correct(nbody__cu_h_state<T> S, const double *part, 
         }
         tkeep[q] = t0;
         ticks[i] = S.now;
-        lev[q] = (unsigned char)(finite ? nbody__block_level_of(level, nbody__hermite_criterion(S.order, eta, d), S.now, dt_max, dt_min)
-                                        : NBODY__BLOCK_LEVELS + 2);
+        hlev[q] = (unsigned char)(finite ? nbody__block_level_of(level, nbody__hermite_criterion(S.order, eta, d), S.now, dt_max, dt_min)
+                                         : NBODY__BLOCK_LEVELS + 2);
     }
 }
 
@@ -2381,11 +2395,13 @@ static nbody_result nbody__cu_h_launch(nbody__engine *e, const nbody__hermite_op
     {
         dim3 grid((unsigned int)((m + ((size_t)1 << ti_log2) - 1) >> ti_log2), slices);
         if (op->order == 6)
-            nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, (unsigned int)m, (unsigned int)op->n_src,
-                                                                             slice_len, ti_log2, eps2, (nbody__r *)op->pred, h->part);
+            nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, lev ? h->dhlev : NULL, (unsigned int)m,
+                                                                             (unsigned int)op->n_src, slice_len, ti_log2, eps2,
+                                                                             (nbody__r *)op->pred, h->part, h->list, h->lev);
         else
-            nbody__cu_h_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, (unsigned int)m, (unsigned int)op->n_src,
-                                                                              slice_len, ti_log2, eps2, (nbody__r *)op->pred, h->part);
+            nbody__cu_h_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, lev ? h->dhlev : NULL, (unsigned int)m,
+                                                                              (unsigned int)op->n_src, slice_len, ti_log2, eps2,
+                                                                              (nbody__r *)op->pred, h->part, h->list, h->lev);
         NBODY__CU(cudaGetLastError());
     }
     *slices_out = slices;
@@ -2399,7 +2415,7 @@ static nbody_result nbody__cu_hermite_op(nbody__engine *e, const nbody__hermite_
     unsigned int slices;
     nbody_result r = m ? nbody__cu_h_launch(e, op, NULL, &h, &S, &slices) : NBODY_OK;
     if (r != NBODY_OK || m == 0) return r;
-    nbody__cu_h_rows<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, slices, op->order == 6 ? 9 : 6, (unsigned int)m, h->dhlist,
+    nbody__cu_h_rows<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part, slices, op->order == 6 ? 9 : 6, (unsigned int)m, h->list,
                                                            S.base, S.force, S.high, e->n, (nbody__r)e->desc.G, h->dhrows);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaStreamSynchronize(0));       /* the rows are in host memory once the kernel ends */
@@ -2415,10 +2431,10 @@ static nbody_result nbody__cu_hermite_step(nbody__engine *e, const nbody__hermit
     unsigned int slices;
     nbody_result r = m ? nbody__cu_h_launch(e, op, lv->level, &h, &S, &slices) : NBODY_OK;
     if (r != NBODY_OK || m == 0) return r;
-    nbody__cu_h_correct<<<nbody__cu_blocks(32 * m, 128), 128>>>(S, h->part, slices, (unsigned int)m, h->dhlist, (nbody__r)e->desc.G,
+    nbody__cu_h_correct<<<nbody__cu_blocks(32 * m, 128), 128>>>(S, h->part, slices, (unsigned int)m, h->list, (nbody__r)e->desc.G,
                                                               lv->eta, lv->dt_max, lv->dt_min, (nbody__r *)op->base,
                                                               (nbody__r *)op->force, (nbody__r *)op->high, h->ticks,
-                                                              (nbody__r *)op->pred, h->keep, h->tkeep, h->dhlev);
+                                                              (nbody__r *)op->pred, h->keep, h->tkeep, h->lev, h->dhlev);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaStreamSynchronize(0));
     for (q = 0; q < m; ++q) lv->level_new[q] = h->hlev[q];
@@ -2426,7 +2442,7 @@ static nbody_result nbody__cu_hermite_step(nbody__engine *e, const nbody__hermit
 }
 
 /* after hermite_step the step is in place: commit 1 has nothing to do, commit -1 undoes it
-   (the list in mapped memory is still the step's) */
+   (the device's list is still the step's) */
 static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
     nbody__cuda *c = nbody__cu(e);
     size_t m = op->count;
@@ -2434,7 +2450,7 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
     if (r != NBODY_OK) return r;
     if (!c->herm || m > e->n || op->commit == 0) return NBODY_ERR_INVALID_ARGUMENT;   /* after a step, its list */
     if (op->commit > 0 || m == 0) return NBODY_OK;
-    nbody__cu_h_undo<<<nbody__cu_blocks(m, 128), 128>>>(c->herm->keep, c->herm->tkeep, c->herm->dhlist, (unsigned int)m, e->n,
+    nbody__cu_h_undo<<<nbody__cu_blocks(m, 128), 128>>>(c->herm->keep, c->herm->tkeep, c->herm->list, (unsigned int)m, e->n,
                                                       (nbody__r *)op->base, (nbody__r *)op->force, (nbody__r *)op->high,
                                                       c->herm->ticks);
     NBODY__CU(cudaGetLastError());
