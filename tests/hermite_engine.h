@@ -183,6 +183,42 @@ static void check_hermite_engine_test_particles(nbody_engine engine) {
     nbody_system_free(&s0); nbody_system_free(&act); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* the engine's state of the two bodies (x v | a jerk | snap crackle at their own times) */
+static int hermite_engine_state(nbody_sim *sim, nbody_real *out) {
+    return sim->eng.ops->download(&sim->eng, out, sim->hermite.base, 0, 12) == NBODY_OK &&
+           sim->eng.ops->download(&sim->eng, out + 12, sim->hermite.force, 0, 12) == NBODY_OK &&
+           sim->eng.ops->download(&sim->eng, out + 24, sim->hermite.high, 0, 12) == NBODY_OK;
+}
+
+/* a step refused after the engine computed it (a level below dt_min near the pericentre of an
+   orbit of e = 0.99) leaves the engine's state as it was: the GPU engines step in place and
+   undo it */
+static void check_hermite_engine_refused_step(nbody_engine engine) {
+    nbody_system s = NBODY_ZERO;
+    nbody_desc d = hermite_desc(engine, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sim = NULL;
+    nbody_real before[36], after[36];
+    nbody_result r;
+    int k = 0, ok;
+    nbody_system_alloc(&s, 2);
+    s.m[0] = s.m[1] = (nbody_real)0.5;
+    s.x[0] = (nbody_real)-0.995; s.x[1] = (nbody_real)0.995;
+    s.vy[0] = (nbody_real)-0.035444; s.vy[1] = (nbody_real)0.035444;   /* apocentre of a = 1, e = 0.99 */
+    d.dt_min = (nbody_real)1e-3;
+    r = nbody_create(&sim, &d, &s);
+    ok = r == NBODY_OK;
+    while (ok && r == NBODY_OK && k++ < 100000) {
+        ok = hermite_engine_state(sim, before);
+        r = nbody_step(sim);
+    }
+    ok = ok && hermite_engine_state(sim, after);
+    CHECK(ok && r == NBODY_ERR_STEP_TOO_SMALL && k > 10 && !memcmp(before, after, sizeof before),
+          "%s: the step refused after %d steps (%s) leaves the engine's state as it was", nbody_engine_name(engine), k,
+          nbody_result_string(r));
+    nbody_destroy(sim);
+    nbody_system_free(&s);
+}
+
 /* all of the above; big: also a few active bodies among big_n sources (0: not run) */
 static void check_hermite_engine(nbody_engine engine, size_t big_n) {
     check_hermite_engine_vs_block(engine, 300, 0.25);
@@ -191,5 +227,6 @@ static void check_hermite_engine(nbody_engine engine, size_t big_n) {
     if (DBL) check_hermite_engine_orders(engine);
     check_hermite_engine_restart(engine);
     check_hermite_engine_test_particles(engine);
+    check_hermite_engine_refused_step(engine);
 }
 #endif

@@ -303,6 +303,7 @@ int main(void) {
     test_restart();
     test_synchronised_state();
     check_hermite_engine_test_particles(NBODY_ENGINE_BLOCK);
+    check_hermite_engine_refused_step(NBODY_ENGINE_BLOCK);
     test_collisions();
     test_hooks_and_exits();
     test_refusals();
