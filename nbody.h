@@ -5001,10 +5001,12 @@ static void nbody__block_destroy(nbody_sim *s) {
         higher derivatives at the new time come from that interpolation, and its next level
         from the criterion.
    y holds every body predicted to t (corrected ones exactly): nbody_get_state, hooks,
-   collisions and exit conditions see that synchronised state. The correction is computed
-   here on the host from the active bodies' rows that the engine gathers (nbody__hermite_op)
-   and goes back through nbody__hermite_store: the state stays in the engine's buffers (device
-   memory on the GPU engines) and only the active bodies' data move.
+   collisions and exit conditions see that synchronised state. The state stays in the
+   engine's buffers (device memory on the GPU engines). The GPU engines run steps 1-3 themselves
+   (ops.hermite_step: only the list and the levels move); on the CPU engines the correction is
+   computed here from the active bodies' rows that the engine gathers (nbody__hermite_op) and
+   goes back through nbody__hermite_store. Both run the shared formulas nbody__hermite_correct,
+   nbody__hermite_criterion and nbody__block_level_of.
    ====================================================================================== */
 
 /* the start step (Aarseth 2003, eq. 2.14): eta_s |a| / |jerk|, with eta_s = 0.01 sqrt(eta / 0.02)
