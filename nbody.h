@@ -2416,6 +2416,9 @@ static nbody_result nbody__first_stage(nbody_sim *s);
 static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbody_real *c, nbody__buf const *k);
 
 /* defined below in >>engines */
+#if NBODY__OPENMP
+static int nbody__threads(const nbody_desc *d);
+#endif
 static const char *nbody__simd_level_name(nbody_simd level);
 static size_t nbody__n_src(const nbody__engine *e);
 static nbody_result nbody__cpu_init(nbody__engine *e);
@@ -5098,23 +5101,34 @@ static nbody_result nbody__hermite_not_finite(const nbody_sim *s, size_t i) {
     return NBODY_ERR_NOT_FINITE;
 }
 
-/* the host's correction of the active bodies from the engine's rows: into next (and y_new) */
+/* the host's correction of the active bodies from the engine's rows: into next (and y_new).
+   The threads share the bodies of a large step (each body's own arithmetic: the same bits); a
+   body that is not finite gets the level NBODY__BLOCK_LEVELS + 2, logged after the loop. */
 static nbody_result nbody__hermite_correct_host(nbody_sim *s, unsigned long long next, nbody_real span) {
     nbody__block_sched *B = &s->sched;
-    size_t q;
+    long long q, m = (long long)B->count;
+#if NBODY__OPENMP
+    int threads = nbody__threads(&s->desc);
+#else
+    int threads = 1;
+#endif
     nbody_result r;
+    (void)threads;
     if ((r = nbody__hermite_forces(s, B->active, B->count, next, span)) != NBODY_OK) return r;
-    for (q = 0; q < B->count; ++q) {
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(threads) if (threads > 1 && m >= 256))
+    for (q = 0; q < m; ++q) {
         size_t i = B->active[q];
-        nbody_real b[24], d[6], *nx = s->hermite.next + 18 * q;
-        int k;
-        nbody__hermite_gather(s, q, b);
+        nbody_real b[24], d[6], *nx = s->hermite.next + 18 * (size_t)q;
+        int k, finite = 1;
+        nbody__hermite_gather(s, (size_t)q, b);
         nbody__hermite_correct(s->desc.order, b, nbody__block_elapsed(s, i), nx, d);
-        for (k = 0; k < 18; ++k)
-            if (!nbody__isfinite(nx[k])) return nbody__hermite_not_finite(s, i);
-        B->level_new[q] = nbody__block_level(&s->desc, B->ticks[1][i],
-                                             nbody__hermite_criterion(s->desc.order, s->desc.timestep_eta, d), next);
+        for (k = 0; k < 18; ++k) finite = finite && nbody__isfinite(nx[k]);
+        B->level_new[q] = finite ? nbody__block_level(&s->desc, B->ticks[1][i],
+                                                      nbody__hermite_criterion(s->desc.order, s->desc.timestep_eta, d), next)
+                                 : NBODY__BLOCK_LEVELS + 2;
     }
+    for (q = 0; q < m; ++q)
+        if (B->level_new[q] == NBODY__BLOCK_LEVELS + 2) return nbody__hermite_not_finite(s, B->active[q]);
     return NBODY_OK;
 }
 
@@ -5866,19 +5880,22 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads) {
 /* ---- NBODY_HERMITE on the CPU engines (nbody__hermite_op) ------------------------------- */
 /* the bodies [i0, i1) predicted to the step's time: x, v (and a, order 6) by their Taylor
    series from the body's own time, to the jerk term (order 4) or the crackle term (order 6).
-   Sixteen bodies at a time: their dt in scalar code (64-bit ticks), then the series over
-   contiguous components in a loop the compiler vectorises (omp simd) for the instruction set
-   of the function it is inlined into (nbody__hermite_predict_for) */
+   Sixteen bodies at a time: their dt in scalar code (64-bit ticks) and its fractions dt/2 ..
+   dt/5 once (the divisions cost more than the series), then the series over contiguous
+   components in a loop the compiler vectorises (omp simd) for the instruction set of the
+   function it is inlined into (nbody__hermite_predict_for) */
 static NBODY__FORCEINLINE void nbody__hermite_predict_span(size_t n, const nbody__hermite_op *op, size_t i0, size_t i1) {
     const nbody_real *b = (const nbody_real *)op->base, *f = (const nbody_real *)op->force, *hi = (const nbody_real *)op->high;
     nbody_real *p = (nbody_real *)op->pred, *pa = (nbody_real *)op->pred_acc;
     size_t c, k;
     for (c = i0; c < i1; c += 16) {
-        nbody_real dt[16];
+        nbody_real dt[16], h2[16], h3[16], h4[16], h5[16];
         long long l, m = (long long)(i1 - c < 16 ? i1 - c : 16);
         for (l = 0; l < m; ++l)
             dt[l] = op->span >= 0 ? op->span - (nbody_real)op->ticks[c + (size_t)l] * op->tick
                                   : (nbody_real)(op->now - op->ticks[c + (size_t)l]) * op->tick;
+        NBODY__PRAGMA_OMP4(omp simd)
+        for (l = 0; l < m; ++l) { h2[l] = dt[l] / 2; h3[l] = dt[l] / 3; h4[l] = dt[l] / 4; h5[l] = dt[l] / 5; }
         for (k = 0; k < 3; ++k) {
             const nbody_real *x0 = b + k * n + c, *v0 = b + (3 + k) * n + c, *a0 = f + k * n + c, *j0 = f + (3 + k) * n + c;
             nbody_real *px = p + k * n + c, *pv = p + (3 + k) * n + c;
@@ -5887,17 +5904,15 @@ static NBODY__FORCEINLINE void nbody__hermite_predict_span(size_t n, const nbody
                 nbody_real *pac = pa + k * n + c;
                 NBODY__PRAGMA_OMP4(omp simd)
                 for (l = 0; l < m; ++l) {   /* Horner: x + dt (v + dt/2 (a + dt/3 (j + dt/4 (s + dt/5 c)))) */
-                    nbody_real h = dt[l], h2 = h / 2, h3 = h / 3, h4 = h / 4, h5 = h / 5;
-                    px[l] = x0[l] + h * (v0[l] + h2 * (a0[l] + h3 * (j0[l] + h4 * (s0[l] + h5 * c0[l]))));
-                    pv[l] = v0[l] + h * (a0[l] + h2 * (j0[l] + h3 * (s0[l] + h4 * c0[l])));
-                    pac[l] = a0[l] + h * (j0[l] + h2 * (s0[l] + h3 * c0[l]));
+                    px[l] = x0[l] + dt[l] * (v0[l] + h2[l] * (a0[l] + h3[l] * (j0[l] + h4[l] * (s0[l] + h5[l] * c0[l]))));
+                    pv[l] = v0[l] + dt[l] * (a0[l] + h2[l] * (j0[l] + h3[l] * (s0[l] + h4[l] * c0[l])));
+                    pac[l] = a0[l] + dt[l] * (j0[l] + h2[l] * (s0[l] + h3[l] * c0[l]));
                 }
             } else {
                 NBODY__PRAGMA_OMP4(omp simd)
                 for (l = 0; l < m; ++l) {
-                    nbody_real h = dt[l], h2 = h / 2, h3 = h / 3;
-                    px[l] = x0[l] + h * (v0[l] + h2 * (a0[l] + h3 * j0[l]));
-                    pv[l] = v0[l] + h * (a0[l] + h2 * j0[l]);
+                    px[l] = x0[l] + dt[l] * (v0[l] + h2[l] * (a0[l] + h3[l] * j0[l]));
+                    pv[l] = v0[l] + dt[l] * (a0[l] + h2[l] * j0[l]);
                 }
             }
         }
@@ -5924,30 +5939,40 @@ static void nbody__hermite_predict(const nbody__engine *e, const nbody__hermite_
     }
 }
 
-/* the active bodies' state at their own time into rows 9-23 of out (nbody__hermite_op) */
-static void nbody__hermite_gather_rows(const nbody__engine *e, const nbody__hermite_op *op) {
+/* active body q's state at its own time into rows 9-23 of out (nbody__hermite_op) */
+static void nbody__hermite_gather_row(const nbody__engine *e, const nbody__hermite_op *op, size_t q) {
     const nbody_real *b = (const nbody_real *)op->base, *f = (const nbody_real *)op->force, *hi = (const nbody_real *)op->high;
-    size_t q, m = op->count, n = e->n;
+    size_t i = op->list[q], m = op->count, n = e->n;
     int k;
-    for (q = 0; q < m; ++q) {
-        size_t i = op->list[q];
-        for (k = 0; k < 6; ++k) {
-            op->out[(9 + (size_t)k) * m + q] = b[(size_t)k * n + i];
-            op->out[(15 + (size_t)k) * m + q] = f[(size_t)k * n + i];
-        }
-        for (k = 0; k < 3; ++k) op->out[(21 + (size_t)k) * m + q] = hi[(size_t)k * n + i];
+    for (k = 0; k < 6; ++k) {
+        op->out[(9 + (size_t)k) * m + q] = b[(size_t)k * n + i];
+        op->out[(15 + (size_t)k) * m + q] = f[(size_t)k * n + i];
     }
+    for (k = 0; k < 3; ++k) op->out[(21 + (size_t)k) * m + q] = hi[(size_t)k * n + i];
+}
+static void nbody__hermite_gather_rows(const nbody__engine *e, const nbody__hermite_op *op) {
+    size_t q;
+    for (q = 0; q < op->count; ++q) nbody__hermite_gather_row(e, op, q);
 }
 
-/* nbody__hermite_store on host buffers */
+/* nbody__hermite_store on host buffers; the threads share the bodies of a large step (a
+   copy: the same bits on any thread count) */
 static nbody_result nbody__host_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
     nbody_real *to[3];
-    size_t q, n = e->n;
-    int k;
+    size_t n = e->n;
+    long long q, m = (long long)op->count;
+#if NBODY__OPENMP
+    int threads = nbody__threads(&e->desc);
+#else
+    int threads = 1;
+#endif
+    (void)threads;
     to[0] = (nbody_real *)op->base; to[1] = (nbody_real *)op->force; to[2] = (nbody_real *)op->high;
-    for (q = 0; q < op->count; ++q) {
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(threads) if (threads > 1 && m >= 512))
+    for (q = 0; q < m; ++q) {
         size_t i = op->list[q];
-        const nbody_real *nx = op->next + 18 * q;
+        const nbody_real *nx = op->next + 18 * (size_t)q;
+        int k;
         if (!op->commit) for (k = 0; k < 6; ++k) ((nbody_real *)op->pred)[(size_t)k * n + i] = nx[k];
         else for (k = 0; k < 18; ++k) to[k / 6][(size_t)(k % 6) * n + i] = nx[k];
     }
@@ -6750,9 +6775,11 @@ static const nbody__simd_kernels *nbody__simd_kernels_for(nbody_simd level) {
    the lanes) against chunks of NBODY__HERMITE_CHUNK sources (broadcast one by one, in index
    order), the tasks (tile, chunk) shared among threads, each chunk's sums kept apart and
    added in chunk order: a function of the bodies only, the same bits on any thread count.
-   A few active bodies still fill the threads (a chunk each), many fill them by tiles.
-   Sums in double (the float build's pair terms too: phi-GPU's mixed precision); the SIMD
-   levels have the double build's tiles (the float build runs the portable tile). A body's
+   A few active bodies still fill the threads (a chunk each), many fill them by tiles; with
+   fewer active sources than a tile's lanes, a task is one target against a chunk whose
+   sources sit in the lanes (NBODY__HERMITE_LANES), so that no lane idles. Sums in double
+   (the float build's pair terms too: phi-GPU's mixed precision); the SIMD levels have the
+   double build's tiles (the float build runs the portable tile). A body's
    own term is left out by index: its lane gets r^2 + 1 and mass 0 where j is itself. */
 #define NBODY__HERMITE_TW 8
 #define NBODY__HERMITE_CHUNK 4096
@@ -6782,6 +6809,15 @@ static void nbody__hermite_tile_portable(const nbody__hermite_src *S, size_t j0,
             for (k = 0; k < (S->snap ? 9 : 6); ++k) sums[k * NBODY__HERMITE_TW + l] += (double)t[k];
         }
     }
+}
+
+/* one target i against the sources [j0, j1) into sums[0..9) (NBODY__HERMITE_LANES below) */
+typedef void (*nbody__hermite_lanes_fn)(const nbody__hermite_src *S, size_t j0, size_t j1, size_t i, double *sums);
+/* the portable one: nbody__hermite_row, in index order (the portable tile's order) */
+static void nbody__hermite_lanes_portable(const nbody__hermite_src *S, size_t j0, size_t j1, size_t i, double *sums) {
+    int k;
+    for (k = 0; k < 9; ++k) sums[k] = 0;
+    nbody__hermite_row(S, i, j0, j1, sums);
 }
 
 /* The pair terms of nbody__hermite_pair, lane-wise, written once over a vector layer V (the
@@ -6817,6 +6853,62 @@ IN void V##_hermite(const V *p, V m, V e2, const V *t, int snap, V *s) {        
     }                                                                                                                    \
 }
 
+/* One target, body i, against the sources [j0, j1) in the lanes, W at a time: for the steps
+   with few active bodies, whose tiles would leave most lanes empty. The pair terms are the
+   tile's (V_hermite with the sources loaded and the target broadcast); each lane sums its own
+   sources, and the lanes are added in order into sums[0..9) (double). The vector that holds i
+   itself and the one that passes j1 go through a copy where those lanes carry mass 0 at
+   distance 1 (V_hermite_pad); the others are loaded as they lie (V_hermite_run). */
+#define NBODY__HERMITE_LANES(V, IN, W)                                                                                   \
+IN void V##_hermite_run(const nbody__hermite_src *S, size_t j0, size_t j1, V e2, const V *t, int snap, V *s) {          \
+    V p[9];                                                                                                              \
+    size_t j;                                                                                                            \
+    p[6] = p[7] = p[8] = V##_set1(0);                                                                                    \
+    for (j = j0; j < j1; j += W) {                                                                                       \
+        p[0] = V##_load(S->x + j); p[1] = V##_load(S->y + j); p[2] = V##_load(S->z + j);                                 \
+        p[3] = V##_load(S->vx + j); p[4] = V##_load(S->vy + j); p[5] = V##_load(S->vz + j);                              \
+        if (snap) { p[6] = V##_load(S->ax + j); p[7] = V##_load(S->ay + j); p[8] = V##_load(S->az + j); }                \
+        V##_hermite(p, V##_load(S->m + j), e2, t, snap, s);                                                              \
+    }                                                                                                                    \
+}                                                                                                                        \
+IN void V##_hermite_pad(const nbody__hermite_src *S, size_t j, size_t j1, size_t i, const nbody_real *ti, V e2,          \
+                        const V *t, int snap, V *s) {                                                                    \
+    const nbody_real *c[9];                                                                                              \
+    nbody_real pad[10][W];                                                                                               \
+    V p[9];                                                                                                              \
+    size_t l;                                                                                                            \
+    int k;                                                                                                               \
+    c[0] = S->x; c[1] = S->y; c[2] = S->z; c[3] = S->vx; c[4] = S->vy; c[5] = S->vz; c[6] = S->ax; c[7] = S->ay;        \
+    c[8] = S->az;                                                                                                        \
+    for (l = 0; l < W; ++l) {                                                                                            \
+        int off = j + l >= j1 || j + l == i;                                                                             \
+        for (k = 0; k < 9; ++k) pad[k][l] = off ? ti[k] + (k == 0) : k < 6 || snap ? c[k][j + l] : 0;                    \
+        pad[9][l] = off ? 0 : S->m[j + l];                                                                               \
+    }                                                                                                                    \
+    for (k = 0; k < 9; ++k) p[k] = V##_load(pad[k]);                                                                     \
+    V##_hermite(p, V##_load(pad[9]), e2, t, snap, s);                                                                    \
+}                                                                                                                        \
+IN void V##_hermite_lanes(const nbody__hermite_src *S, size_t j0, size_t j1, size_t i, int snap, double *sums) {         \
+    nbody_real ti[9], lane[W];                                                                                           \
+    V t[9], s[9], e2 = V##_set1(S->eps2);                                                                                \
+    size_t end = j0 + (j1 - j0) / W * W, self = i >= j0 && i < end ? j0 + (i - j0) / W * W : end, l;                     \
+    int k;                                                                                                               \
+    ti[0] = S->x[i]; ti[1] = S->y[i]; ti[2] = S->z[i]; ti[3] = S->vx[i]; ti[4] = S->vy[i]; ti[5] = S->vz[i];             \
+    ti[6] = snap ? S->ax[i] : 0; ti[7] = snap ? S->ay[i] : 0; ti[8] = snap ? S->az[i] : 0;                               \
+    for (k = 0; k < 9; ++k) { t[k] = V##_set1(ti[k]); s[k] = V##_set1(0); }                                              \
+    V##_hermite_run(S, j0, self, e2, t, snap, s);                                                                        \
+    if (self < end) {                                                                                                    \
+        V##_hermite_pad(S, self, j1, i, ti, e2, t, snap, s);                                                             \
+        V##_hermite_run(S, self + W, end, e2, t, snap, s);                                                               \
+    }                                                                                                                    \
+    if (end < j1) V##_hermite_pad(S, end, j1, i, ti, e2, t, snap, s);                                                    \
+    for (k = 0; k < 9; ++k) {                                                                                            \
+        V##_store(lane, s[k]);                                                                                           \
+        sums[k] = 0;                                                                                                     \
+        for (l = 0; l < W; ++l) sums[k] += (double)lane[l];                                                              \
+    }                                                                                                                    \
+}
+
 #if NBODY__HAVE_AVX512 && NBODY__KIND == 2
 /* 1 / sqrt(x) to the double's precision: the estimate y (2^-14) and the series of
    (1 - e)^(-1/2) = 1 + e/2 + 3/8 e^2 + 5/16 e^3, e = 1 - x y^2 (the next term, 35/128 e^4, is
@@ -6827,6 +6919,12 @@ NBODY__I512 nbody__v512 nbody__v512_rsqrt(nbody__v512 x) {
     return nbody__v512_fma(nbody__v512_mul(y, e), p, y);
 }
 NBODY__HERMITE_PAIR(nbody__v512, NBODY__I512)
+NBODY__HERMITE_LANES(nbody__v512, NBODY__I512, NBODY__V512_W)
+static NBODY__TARGET_AVX512 void nbody__avx512_hermite_lanes(const nbody__hermite_src *S, size_t j0, size_t j1, size_t i,
+                                                             double *sums) {
+    if (S->snap) nbody__v512_hermite_lanes(S, j0, j1, i, 1, sums);
+    else nbody__v512_hermite_lanes(S, j0, j1, i, 0, sums);
+}
 /* sources [j0, j1) broadcast against the tile's lanes; lane `self` (or -1) is source j itself */
 NBODY__I512 void nbody__avx512_hermite_span(const nbody__hermite_src *S, size_t j0, size_t j1, int self, const nbody__v512 *t,
                                             int snap, nbody__v512 *s) {
@@ -6867,6 +6965,12 @@ static NBODY__TARGET_AVX512 void nbody__avx512_hermite_tile(const nbody__hermite
 /* 1 / sqrt(x): one correctly rounded sqrt and divide (as the level's r^-3) */
 NBODY__I256 nbody__v256 nbody__v256_rsqrt(nbody__v256 x) { return nbody__v256_div(nbody__v256_set1(1), nbody__v256_sqrt(x)); }
 NBODY__HERMITE_PAIR(nbody__v256, NBODY__I256)
+NBODY__HERMITE_LANES(nbody__v256, NBODY__I256, NBODY__V256_W)
+static NBODY__TARGET_AVX2 void nbody__avx2_hermite_lanes(const nbody__hermite_src *S, size_t j0, size_t j1, size_t i,
+                                                         double *sums) {
+    if (S->snap) nbody__v256_hermite_lanes(S, j0, j1, i, 1, sums);
+    else nbody__v256_hermite_lanes(S, j0, j1, i, 0, sums);
+}
 /* sources [j0, j1) against the tile's two vectors of lanes; lane `self` (or -1) is source j */
 NBODY__I256 void nbody__avx2_hermite_span(const nbody__hermite_src *S, size_t j0, size_t j1, int self, const nbody__v256 *t,
                                           int snap, nbody__v256 *s) {
@@ -6933,16 +7037,17 @@ static nbody__hermite_predict_fn nbody__hermite_predict_for(nbody_simd level) {
     return nbody__hermite_predict_default;
 }
 
-/* the tile of a SIMD level (the portable one where the level has none for this NBODY_REAL) */
-static nbody__hermite_tile_fn nbody__hermite_tile_for(nbody_simd level) {
+/* the tile and the one-target function of a SIMD level (the portable ones where the level has
+   none for this NBODY_REAL) */
+static void nbody__hermite_kernels_for(nbody_simd level, nbody__hermite_tile_fn *tile, nbody__hermite_lanes_fn *lanes) {
+    *tile = nbody__hermite_tile_portable; *lanes = nbody__hermite_lanes_portable;
 #if NBODY__HAVE_AVX512 && NBODY__KIND == 2
-    if (level == NBODY_SIMD_AVX512) return nbody__avx512_hermite_tile;
+    if (level == NBODY_SIMD_AVX512) { *tile = nbody__avx512_hermite_tile; *lanes = nbody__avx512_hermite_lanes; }
 #endif
 #if NBODY__HAVE_AVX2 && NBODY__KIND == 2
-    if (level == NBODY_SIMD_AVX2) return nbody__avx2_hermite_tile;
+    if (level == NBODY_SIMD_AVX2) { *tile = nbody__avx2_hermite_tile; *lanes = nbody__avx2_hermite_lanes; }
 #endif
     (void)level;
-    return nbody__hermite_tile_portable;
 }
 
 /* the tile q's targets: active bodies q TW .. (padded with the first one's state) */
@@ -6958,22 +7063,41 @@ static void nbody__hermite_tile_gather(const nbody__hermite_src *S, const nbody_
     }
 }
 
-/* the sources' chunk for a step with `tiles` tiles of active bodies: at least 16 tasks (tile,
-   chunk) where few bodies are active, so that they still fill the threads, and at most
-   NBODY__HERMITE_CHUNK sources (they stay in cache) and at least 256 (a task pays for its
-   scheduling). A function of the counts alone: the sums are the same bits on any thread count */
-static size_t nbody__hermite_chunk(size_t tiles, size_t n) {
-    size_t want = (16 + tiles - 1) / tiles, chunk = ((n + want - 1) / want + 255) / 256 * 256;
+/* the sources' chunk for a step with `groups` groups of active sources (tiles, or single
+   bodies): at least 16 tasks (group, chunk) where few are active, so that they still fill the
+   threads, and at most NBODY__HERMITE_CHUNK sources (they stay in cache) and at least 256 (a
+   task pays for its scheduling). A function of the counts alone: the sums are the same bits on
+   any thread count */
+static size_t nbody__hermite_chunk(size_t groups, size_t n) {
+    size_t want = (16 + groups - 1) / groups, chunk = ((n + want - 1) / want + 255) / 256 * 256;
     return chunk < 256 ? 256 : chunk > NBODY__HERMITE_CHUNK ? NBODY__HERMITE_CHUNK : chunk;
+}
+
+/* the active sources (list entries below n_src: the list rises) */
+static size_t nbody__hermite_active_sources(const nbody__hermite_op *op) {
+    size_t lo = 0, hi = op->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (op->list[mid] < op->n_src) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_op *op) {
     nbody__cpu *c = (nbody__cpu *)e->impl;
     nbody__hermite_src S = nbody__hermite_src_of(e, op);
-    nbody__hermite_tile_fn tile = nbody__hermite_tile_for(c->simd);
-    size_t ntiles = (op->count + NBODY__HERMITE_TW - 1) / NBODY__HERMITE_TW, chunk = nbody__hermite_chunk(ntiles, S.n);
-    size_t nchunks = (S.n + chunk - 1) / chunk, need = ntiles * nchunks * 9 * NBODY__HERMITE_TW, q;
-    long long t, tasks = (long long)(ntiles * nchunks);
+    nbody__hermite_tile_fn tile;
+    nbody__hermite_lanes_fn lanes;
+    /* Fewer active sources than a tile's lanes: a target a task, the sources in the lanes (no
+       empty lanes). The path and the chunks follow the active sources, not all active bodies,
+       so that test particles change nothing of the sources' sums. */
+    size_t src = nbody__hermite_active_sources(op);
+    int by_target = src < NBODY__HERMITE_TW;
+    size_t width = by_target ? 1 : NBODY__HERMITE_TW, groups = (op->count + width - 1) / width;
+    size_t chunk = nbody__hermite_chunk(src ? (src + width - 1) / width : 1, S.n), nchunks = (S.n + chunk - 1) / chunk;
+    size_t need = groups * nchunks * 9 * width;
+    long long t, tasks = (long long)(groups * nchunks);
 #if NBODY__OPENMP
     int threads = nbody__threads(&e->desc);
 #else
@@ -6981,6 +7105,7 @@ static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_
 #endif
     nbody__hermite_predict_fn predict = nbody__hermite_predict_for(c->simd);
     (void)threads;
+    nbody__hermite_kernels_for(c->simd, &tile, &lanes);
     if (need > c->hermite_cap) {
         nbody__free(&e->desc, c->hermite_part);
         c->hermite_part = (double *)nbody__alloc(&e->desc, nbody__bytes(need, sizeof(double)));
@@ -6995,22 +7120,27 @@ static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_
         nbody__hermite_predict(e, op, predict);
         NBODY__PRAGMA(omp for schedule(dynamic, 1))
         for (t = 0; t < tasks; ++t) {
-            size_t tl = (size_t)t / nchunks, ch = (size_t)t % nchunks, j1 = (ch + 1) * chunk;
-            nbody__hermite_tile_in T;
-            nbody__hermite_tile_gather(&S, op, tl, &T);
-            tile(&S, ch * chunk, j1 < S.n ? j1 : S.n, &T, c->hermite_part + (size_t)t * 9 * NBODY__HERMITE_TW);
+            size_t g = (size_t)t / nchunks, ch = (size_t)t % nchunks, j0 = ch * chunk, j1 = j0 + chunk < S.n ? j0 + chunk : S.n;
+            double *part = c->hermite_part + (size_t)t * 9 * width;
+            if (by_target) lanes(&S, j0, j1, op->list[g], part);
+            else {
+                nbody__hermite_tile_in T;
+                nbody__hermite_tile_gather(&S, op, g, &T);
+                tile(&S, j0, j1, &T, part);
+            }
+        }
+        NBODY__PRAGMA(omp for schedule(static) nowait)
+        for (t = 0; t < (long long)op->count; ++t) {   /* each chunk's sums, in chunk order; the state rows */
+            size_t q = (size_t)t, g = q / width, l = q % width, ch;
+            int k;
+            for (k = 0; k < 9; ++k) {
+                double sum = 0;
+                for (ch = 0; ch < nchunks; ++ch) sum += c->hermite_part[((g * nchunks + ch) * 9 + (size_t)k) * width + l];
+                op->out[(size_t)k * op->count + q] = e->desc.G * (nbody_real)sum;
+            }
+            nbody__hermite_gather_row(e, op, q);
         }
     }
-    for (q = 0; q < op->count; ++q) {   /* each chunk's sums, in chunk order */
-        size_t tl = q / NBODY__HERMITE_TW, l = q % NBODY__HERMITE_TW, ch;
-        int k;
-        for (k = 0; k < 9; ++k) {
-            double sum = 0;
-            for (ch = 0; ch < nchunks; ++ch) sum += c->hermite_part[((tl * nchunks + ch) * 9 + (size_t)k) * NBODY__HERMITE_TW + l];
-            op->out[(size_t)k * op->count + q] = e->desc.G * (nbody_real)sum;
-        }
-    }
-    nbody__hermite_gather_rows(e, op);
     return NBODY_OK;
 }
 

@@ -122,6 +122,52 @@ static void test_chunks(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* BLOCK's forces on an active list against SIMPLE's (index-order sums), at every SIMD level:
+   few active sources (one target a task, the sources in the lanes) and many (tiles), 1000
+   sources (a partial vector at the end), the targets at every lane position and at the ends,
+   both orders; a, jerk and snap to 1e-13 of each body's */
+static void test_block_forces(void) {
+    static const nbody_simd levels[3] = {NBODY_SIMD_PORTABLE, NBODY_SIMD_AVX2, NBODY_SIMD_AVX512};
+    static const size_t counts[4] = {1, 3, 7, 40};
+    size_t list[40], n = 1000;
+    int o, l, c, k;
+    nbody_system s0 = NBODY_ZERO;
+    nbody_ic_plummer(&s0, n, 3);
+    for (o = 4; o <= (DBL ? 6 : 4); o += 2) {
+        nbody_desc ref = hermite_desc(NBODY_ENGINE_SIMPLE, o, NBODY_STEPPING_DEFAULT, 0);
+        nbody_sim *sr = NULL;
+        CHECK(nbody_create(&sr, &ref, &s0) == NBODY_OK && nbody_step(sr) == NBODY_OK, "simple order %d", o);
+        for (l = 0; l < 3 && sr; ++l) {
+            nbody_desc d = ref;
+            nbody_sim *sb = NULL;
+            if (!nbody_simd_available(levels[l])) continue;
+            d.engine = NBODY_ENGINE_BLOCK; d.simd = levels[l]; d.threads = 2;
+            if (nbody_create(&sb, &d, &s0) != NBODY_OK || nbody_step(sb) != NBODY_OK) { CHECK(0, "block level %d", l); continue; }
+            for (c = 0; c < 4; ++c) {
+                size_t m = counts[c], q;
+                double worst = 0;
+                for (q = 0; q < m; ++q) list[q] = q == 0 ? 0 : q == m - 1 ? n - 1 : q * 997 % (n - 2) + 1;
+                for (q = 1; q < m; ++q) {   /* rising */
+                    size_t v = list[q], j = q;
+                    while (j > 0 && list[j - 1] > v) { list[j] = list[j - 1]; --j; }
+                    list[j] = v;
+                }
+                CHECK(nbody__hermite_forces(sr, list, m, 1ULL << 30, -1) == NBODY_OK &&
+                      nbody__hermite_forces(sb, list, m, 1ULL << 30, -1) == NBODY_OK, "forces");
+                for (k = 0; k < (o == 6 ? 3 : 2); ++k) {
+                    double e = check_body_rel_diff(sb->hermite.out + 3 * k * m, sr->hermite.out + 3 * k * m, m);
+                    if (!(e <= worst)) worst = e;
+                }
+                CHECK(worst < (DBL ? 1e-13 : 1e-5), "order %d %s, %lu active of %lu: block against simple %.3g", o,
+                      nbody__simd_level_name(levels[l]), (unsigned long)m, (unsigned long)n, worst);
+            }
+            nbody_destroy(sb);
+        }
+        nbody_destroy(sr);
+    }
+    nbody_system_free(&s0);
+}
+
 /* restart: bitwise from a checkpoint between block times and at t_end
    (check_hermite_engine_restart); a desc with another eta or stepping is refused by name */
 static void test_restart(void) {
@@ -300,6 +346,7 @@ int main(void) {
     test_block_vs_shared();
     test_engines();
     test_chunks();
+    test_block_forces();
     test_restart();
     test_synchronised_state();
     check_hermite_engine_test_particles(NBODY_ENGINE_BLOCK);
