@@ -6824,10 +6824,10 @@ static void nbody__hermite_lanes_portable(const nbody__hermite_src *S, size_t j0
    BLOCK kernels' layers, see NBODY__BLOCK_KERNELS, with V_rsqrt = 1 / sqrt to the double's
    precision), with the attribute IN: V_hermite adds them to s[0..6) (s[6..9) with the snap),
    source j broadcast (p: x y z vx vy vz ax ay az, and m), targets t. The terms of
-   nbody__hermite_pair with mr3 taken out: A = mr3 d, J = mr3 (v - 3 alpha d),
-   S = mr3 (a - 6 alpha v + (15 alpha^2 - 3 q / r^2) d) with q = v.v + d.a (S's 3 beta A and
-   6 alpha J expanded): 33 vector instructions per pair at order 4, 56 at order 6, against 34
-   and 65 for the sums of A, J and S as written there. Written out component by component (no
+   nbody__hermite_pair with mr3 taken out: A = mr3 d, J = mr3 (v - a3 d),
+   S = mr3 (a - 2 a3 v + (5/3 a3^2 - q i3) d) with i3 = 3 / r^2, a3 = i3 d.v (3 alpha) and
+   q = v.v + d.a (S's 3 beta A and 6 alpha J expanded): 33 vector instructions per pair at
+   order 4, 55 at order 6, against 34 and 65 for the sums of A, J and S as written there. Written out component by component (no
    loops over arrays): the compiler keeps it all in registers. */
 #define NBODY__HERMITE_PAIR(V, IN)                                                                                       \
 IN void V##_hermite(const V *p, V m, V e2, const V *t, int snap, V *s) {                                                  \
@@ -6835,9 +6835,8 @@ IN void V##_hermite(const V *p, V m, V e2, const V *t, int snap, V *s) {        
     V vx = V##_sub(p[3], t[3]), vy = V##_sub(p[4], t[4]), vz = V##_sub(p[5], t[5]);                                      \
     V r2 = V##_fma(dx, dx, V##_fma(dy, dy, V##_fma(dz, dz, e2)));                                                        \
     V inv = V##_rsqrt(r2), inv2 = V##_mul(inv, inv);                                                                     \
-    V mr3 = V##_mul(V##_mul(m, inv), inv2);                                                                              \
-    V alpha = V##_mul(V##_fma(dx, vx, V##_fma(dy, vy, V##_mul(dz, vz))), inv2);                                          \
-    V a3 = V##_mul(V##_set1(3), alpha);                                                                                  \
+    V mr3 = V##_mul(V##_mul(m, inv), inv2), i3 = V##_mul(V##_set1(3), inv2);                                             \
+    V a3 = V##_mul(V##_fma(dx, vx, V##_fma(dy, vy, V##_mul(dz, vz))), i3);                                               \
     s[0] = V##_fma(mr3, dx, s[0]); s[1] = V##_fma(mr3, dy, s[1]); s[2] = V##_fma(mr3, dz, s[2]);                         \
     s[3] = V##_fma(mr3, V##_fnma(a3, dx, vx), s[3]);                                                                     \
     s[4] = V##_fma(mr3, V##_fnma(a3, dy, vy), s[4]);                                                                     \
@@ -6845,8 +6844,8 @@ IN void V##_hermite(const V *p, V m, V e2, const V *t, int snap, V *s) {        
     if (snap) {                                                                                                          \
         V ax = V##_sub(p[6], t[6]), ay = V##_sub(p[7], t[7]), az = V##_sub(p[8], t[8]);                                  \
         V q = V##_fma(vx, vx, V##_fma(vy, vy, V##_fma(vz, vz, V##_fma(dx, ax, V##_fma(dy, ay, V##_mul(dz, az))))));      \
-        V gamma = V##_fnma(q, V##_mul(V##_set1(3), inv2), V##_mul(alpha, V##_mul(V##_set1(15), alpha)));                 \
-        V a6 = V##_mul(V##_set1(6), alpha);                                                                              \
+        V gamma = V##_fnma(q, i3, V##_mul(a3, V##_mul(V##_set1((nbody_real)(5.0 / 3)), a3)));                                          \
+        V a6 = V##_add(a3, a3);                                                                                          \
         s[6] = V##_fma(mr3, V##_fma(gamma, dx, V##_fnma(a6, vx, ax)), s[6]);                                             \
         s[7] = V##_fma(mr3, V##_fma(gamma, dy, V##_fnma(a6, vy, ay)), s[7]);                                             \
         s[8] = V##_fma(mr3, V##_fma(gamma, dz, V##_fnma(a6, vz, az)), s[8]);                                             \

@@ -8,6 +8,10 @@
             Markdown row on stdout.
           bench_hermite scan N order t_end eta...: one row per eta (the block/shared pairs
             at equal energy error come from two scans).
+          bench_hermite versus N order t_end block_eta shared_eta...: block steps at block_eta,
+            shared steps at each shared_eta, then the shared steps' pair interactions at the
+            block steps' abs(dE/E), interpolated (log-log) between the two shared rows around
+            it, and the ratio to the block steps' (no figure where no two rows bracket it).
           bench_hermite ic N [seed]: the bodies, lines "m x y z vx vy vz" (%.17g), for ph4. */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
 #define NBODY_IMPLEMENTATION
@@ -38,7 +42,8 @@ static void header(void) {
     printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 }
 
-static int run(const bench_case *c) {
+/* one row; the energy error and the pair interactions into *de, *pairs (may be NULL) */
+static int run_out(const bench_case *c, double *de, double *pairs) {
     nbody_system s = NBODY_ZERO;
     nbody_sim *sim = NULL;
     nbody_desc d = NBODY_ZERO;
@@ -62,9 +67,40 @@ static int run(const bench_case *c) {
            fabs((double)((e1.energy - e0.energy) / e0.energy)), wall, st.steps, st.body_steps, (double)st.interactions,
            (double)st.interactions / wall, r == NBODY_OK ? "" : nbody_result_string(r));
     fflush(stdout);
+    if (de) *de = fabs((double)((e1.energy - e0.energy) / e0.energy));
+    if (pairs) *pairs = (double)st.interactions;
     nbody_destroy(sim);
     nbody_system_free(&s);
     return r != NBODY_OK;
+}
+
+static int run(const bench_case *c) { return run_out(c, NULL, NULL); }
+
+/* shared steps' pair interactions at the block steps' error: log(pairs) linear in log(error)
+   between the two shared runs whose errors bracket it */
+static int versus(bench_case c, int argc, char **argv) {
+    double be, bp, e[16], p[16];
+    int k, m = 0, bad;
+    c.eta = atof(argv[5]);
+    header();
+    bad = run_out(&c, &be, &bp);
+    c.stepping = NBODY_STEPPING_SHARED;
+    for (k = 6; k < argc && m < 16; ++k, ++m) { c.eta = atof(argv[k]); bad |= run_out(&c, &e[m], &p[m]); }
+    for (k = 0; k < m; ++k) {
+        int j;
+        for (j = 0; j < m; ++j) {
+            if (!(e[k] <= be && be <= e[j] && e[k] < e[j])) continue;
+            {
+                double w = log(be / e[k]) / log(e[j] / e[k]), ps = exp(log(p[k]) + w * log(p[j] / p[k]));
+                printf("\nblock steps: abs(dE/E) %.3g with %.4g pair interactions; shared steps at that error (between eta %g "
+                       "and %g): %.4g pair interactions, %.1f times the block steps'\n", be, bp, atof(argv[6 + k]), atof(argv[6 + j]),
+                       ps, ps / bp);
+                return bad;
+            }
+        }
+    }
+    printf("\nno two shared runs bracket the block steps' abs(dE/E) %.3g\n", be);
+    return 1;
 }
 
 static nbody_engine engine_of(const char *name) {
@@ -86,6 +122,10 @@ int main(int argc, char **argv) {
                    (double)s.vx[i], (double)s.vy[i], (double)s.vz[i]);
         nbody_system_free(&s);
         return 0;
+    }
+    if (argc > 6 && !strcmp(argv[1], "versus")) {
+        c.n = (size_t)atol(argv[2]); c.order = atoi(argv[3]); c.t_end = atof(argv[4]);
+        return versus(c, argc, argv);
     }
     if (argc > 1 && !strcmp(argv[1], "scan")) {
         int k, bad = 0;
