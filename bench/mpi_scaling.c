@@ -17,12 +17,28 @@
                          line a rank: its domain's bodies, the bytes it sent in the last step
                          (positions to the domains, LETs, accelerations back), the LET nodes and
                          bodies it wrote, its walk (processor ms), build and other (wall ms)
-     BENCH_QUAD=1, BENCH_THETA=x   quadrupoles, the opening angle (default monopoles, 0.5) */
+     BENCH_QUAD=1, BENCH_THETA=x   quadrupoles, the opening angle (default monopoles, 0.5)
+     BENCH_STEPS=k       at most k timed steps (default 9; at least 3 unless k is smaller), for
+                         the exchange volumes of large N where the times are not the point
+   With BENCH_DECOMPOSE=1 each rank's line also gives its peak resident memory (VmHWM of
+   /proc/self/status, Linux; - elsewhere). */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* this process's peak resident memory in MB (Linux), or -1 */
+static double peak_mb(void) {
+    char line[256];
+    double kb = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);
+    fclose(f);
+    return kb < 0 ? -1 : kb / 1024;
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -67,7 +83,9 @@ int main(int argc, char **argv) {
         r = nbody_ic_plummer(&s, n, 1);
     if (r == NBODY_OK) r = nbody_create(&sim, &d, &s);
     if (r == NBODY_OK) r = nbody_step(sim);                 /* warm-up: first force evaluation */
-    for (k = 0; k < 9 && r == NBODY_OK && (k < 3 || total < 20); ++k, ++reps) {
+    int steps = getenv("BENCH_STEPS") ? atoi(getenv("BENCH_STEPS")) : 9, least = steps < 3 ? steps : 3;
+    if (steps < 1 || steps > 9) steps = 9;
+    for (k = 0; k < steps && r == NBODY_OK && (k < least || total < 20); ++k, ++reps) {
         double t0;
         nbody__dist *dd = plain ? NULL : nbody__dist_of(&sim->eng);
         if (dd && dd->wfirst && getenv("BENCH_SPLIT") && !strcmp(getenv("BENCH_SPLIT"), "count")) {
@@ -97,16 +115,16 @@ int main(int argc, char **argv) {
     }
     if (!plain && nbody__dist_of(&sim->eng)->dd) {   /* each rank's figures of the last step */
         const nbody__dd *g = nbody__dist_of(&sim->eng)->dd;
-        double mine[9], *all = (double *)malloc(9 * (size_t)size * sizeof(double));
+        double mine[10], *all = (double *)malloc(10 * (size_t)size * sizeof(double));
         mine[0] = (double)g->domain; mine[1] = (double)g->bytes_bodies; mine[2] = (double)g->bytes_let;
         mine[3] = (double)g->bytes_acc; mine[4] = (double)g->let_nodes; mine[5] = (double)g->let_bodies;
-        mine[6] = g->walk_s; mine[7] = g->build_s; mine[8] = g->exchange_s;
-        MPI_Gather(mine, 9, MPI_DOUBLE, all, 9, MPI_DOUBLE, 0, world);
+        mine[6] = g->walk_s; mine[7] = g->build_s; mine[8] = g->exchange_s; mine[9] = peak_mb();
+        MPI_Gather(mine, 10, MPI_DOUBLE, all, 10, MPI_DOUBLE, 0, world);
         for (k = 0; rank == 0 && k < size; ++k) {
-            const double *a = all + 9 * k;
+            const double *a = all + 10 * k;
             printf("| dd rank %d of %d | N %lu | domain %.0f | sent: bodies %.0f B, LETs %.0f B, accelerations %.0f B | LET nodes "
-                   "%.0f, bodies %.0f | walk %.1f ms (processor), build %.1f ms, other %.1f ms |\n", k, size, (unsigned long)n, a[0], a[1],
-                   a[2], a[3], a[4], a[5], 1e3 * a[6], 1e3 * a[7], 1e3 * a[8]);
+                   "%.0f, bodies %.0f | walk %.1f ms (processor), build %.1f ms, other %.1f ms | peak memory %.0f MB |\n", k, size,
+                   (unsigned long)n, a[0], a[1], a[2], a[3], a[4], a[5], 1e3 * a[6], 1e3 * a[7], 1e3 * a[8], a[9]);
         }
         free(all);
     }
