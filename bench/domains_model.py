@@ -66,12 +66,12 @@ def main():
     for (n, p), rows in sorted(runs.items()):
         if p < 2:
             continue
-        v = sum(r[1] for r in rows) / p
-        l = sum(r[2] for r in rows) / p
+        v = sum(r[1] for r in rows) / len(rows)     # per rank, over every run of (N, P) in the file
+        l = sum(r[2] for r in rows) / len(rows)
         vpts.append((n / p, p - 1, v)); lpts.append((n / p, p - 1, l))
         if (n, 1) in runs:
             w1 = runs[(n, 1)][0][3]
-            wp = sum(r[3] for r in rows)
+            wp = sum(r[3] for r in rows) * p / len(rows)
             if w1 > 0 and l > 0:
                 kap.append((wp / w1 - 1) * n / (l * p))
     a, d, g = fit(vpts)
