@@ -153,7 +153,19 @@ ARCHER       ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
 # a*b+c, clang does by default), which the bitwise comparisons with scalar references need;
 # -Wno-pass-failed: instrumented loops may not vectorise; that is not an error
 SAN_COMMON   := -O1 -g -fno-omit-frame-pointer -Wno-pass-failed -ffp-contract=off
+# make test-asan builds with gcc: its instrumented -O1 build of a test program takes about 40 %
+# of clang's CPU time (15 s against 33-38 s on the 2-core CI machine, where that build was most
+# of the suite's time; docs/platforms.md), with the same checks (gcc's undefined group lacks
+# float-cast-overflow, so it is named). TSan and the fuzzers stay on clang (Archer, libFuzzer).
+ASAN_CC      ?= gcc
+ASAN_FLAGS   := -O1 -g -fno-omit-frame-pointer -ffp-contract=off -fsanitize=address,undefined,float-cast-overflow \
+                -fno-sanitize-recover=all -DNBODY_TEST_QUICK
 ASAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/asan/%,$(TEST_SRCS))
+# suites that run two programs at a time start the longest ones first, so that both end
+# together: $(call slow_first,PROGRAMS,SUFFIX)
+SLOW_TESTS   := test_tree test_sweep test_opencl_devices test_opencl_devices_float test_opencl_float test_opencl \
+                test_block test_block_float test_reasons test_tree_block test_methods test_steer
+slow_first    = $(foreach t,$(SLOW_TESTS),$(filter %/$(t)$(2),$(1))) $(filter-out $(foreach t,$(SLOW_TESTS),%/$(t)$(2)),$(1))
 TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
@@ -265,21 +277,24 @@ check-embedded:
 # ==== other platforms: the suite cross-built, run under an emulator (docs/determinism.md) =====
 # make test-arm64   every test program built for aarch64 (gcc, OpenMP), run under qemu-aarch64
 # make test-wasm    every test program built for wasm32 (emscripten, no threads), run under node
-# (tests/run.sh's NBODY_TEST_RUNNER runs them). The OpenCL tests are left out: no OpenCL there.
-CROSS_SRCS    := $(filter-out tests/test_opencl%,$(TEST_SRCS))
+# (tests/run.sh's NBODY_TEST_RUNNER runs them). The OpenCL tests are left out: no OpenCL there;
+# and test_determinism, which make test runs on all four platforms (tests/test_platforms.sh:
+# natively, under qemu-aarch64, node and Wine, its hashes compared), is not run again here
+CROSS_SRCS    := $(filter-out tests/test_opencl% tests/test_determinism.c,$(TEST_SRCS))
 # NBODY_TEST_QUICK: tests/test_block.c leaves out its largest systems there (every kernel path
-# still runs; the native build runs them all); TEST_JOBS programs at a time (node and qemu run
-# a program on one core)
+# still runs; the native build runs them all), test_tree its million bodies; TEST_JOBS programs
+# at a time (node and qemu run a program on one core), the longest first
 CROSS_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -I. -DNBODY_TEST_QUICK
 TEST_JOBS     ?= 2
 CROSS_DEPS    := tests/check.h tests/every_method.h nbody.h
 ARM64_CC      ?= aarch64-linux-gnu-gcc
 ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
 ARM64_RUN     ?= qemu-aarch64 -L $(ARM64_SYSROOT)
-# test_tree is left out under qemu: 70 s of CPU natively (a 10^6-body tree against 64 direct
-# sums, 12347-body direct references), 10-20 times that emulated; it runs natively, under
-# Wine and under node. test_sweep (14280 cases, 35 s of CPU natively) runs natively only:
-# it needs fork(), which Windows and emscripten lack, and is too slow emulated
+# test_tree is left out under qemu: 50 s of CPU natively even without the million bodies that
+# NBODY_TEST_QUICK leaves out (12347- and 20000-body direct references), 10-20 times that
+# emulated; it runs natively, under Wine and under node. test_sweep (14280 cases, 35 s of CPU
+# natively) runs natively only: it needs fork(), which Windows and emscripten lack, and is too
+# slow emulated
 ARM64_SKIP    := tests/test_tree.c tests/test_sweep.c
 ARM64_TESTS   := $(patsubst tests/%.c,$(BUILD)/arm64/%,$(filter-out $(ARM64_SKIP),$(CROSS_SRCS))) $(BUILD)/arm64/test_block_float
 # emscripten (Debian's needs its node modules on NODE_PATH); NODERAWFS: the tests' files on
@@ -308,10 +323,10 @@ $(BUILD)/wasm/test_block_float.js: tests/test_block.c $(CROSS_DEPS)
 # no OpenCL, MPI or GL there: those requirements of CI's native run do not apply
 CROSS_ENV     := NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER=
 test-arm64: $(ARM64_TESTS)
-	@$(CROSS_ENV) NBODY_TEST_JOBS=$(TEST_JOBS) NBODY_TEST_RUNNER="$(ARM64_RUN)" sh tests/run.sh $(ARM64_TESTS)
+	@$(CROSS_ENV) NBODY_TEST_JOBS=$(TEST_JOBS) NBODY_TEST_RUNNER="$(ARM64_RUN)" sh tests/run.sh $(call slow_first,$(ARM64_TESTS))
 	@echo "not run under qemu-aarch64 (its time): $(notdir $(ARM64_SKIP))"
 test-wasm: $(WASM_TESTS)
-	@$(CROSS_ENV) NBODY_TEST_JOBS=$(TEST_JOBS) NBODY_TEST_RUNNER="$(NODE_RUN)" sh tests/run.sh $(WASM_TESTS)
+	@$(CROSS_ENV) NBODY_TEST_JOBS=$(TEST_JOBS) NBODY_TEST_RUNNER="$(NODE_RUN)" sh tests/run.sh $(call slow_first,$(WASM_TESTS),.js)
 	@echo "not run under node (needs fork): $(notdir $(WASM_SKIP))"
 
 # ==== bench =====================================================================================
@@ -354,14 +369,15 @@ test-web: web
 
 # ==== sanitizers and fuzzing (docs/reliability.md) ==============================================
 # make test-asan   every test under AddressSanitizer + UBSan (+ LeakSanitizer), aborting on the first report
-#                  (NBODY_TEST_QUICK: test_block without its largest systems, as under emulation)
+#                  (NBODY_TEST_QUICK: test_block and test_tree without their largest systems, as
+#                  under emulation)
 # make test-tsan   every test under ThreadSanitizer, clang + libomp with the Archer OMPT tool
 # make fuzz        fuzz nbody_load / nbody_checkpoint_load and the archive reader, FUZZ_SECONDS (default 60) in all
+# (two programs at a time, TEST_JOBS: many of them run on one core most of the time)
 test-asan:
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CC=$(SAN_CC) \
-	    CFLAGS="$(SAN_COMMON) -fsanitize=address,undefined -fno-sanitize-recover=all -DNBODY_TEST_QUICK" $(ASAN_TESTS)
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CC=$(ASAN_CC) CFLAGS="$(ASAN_FLAGS)" $(ASAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    sh tests/run.sh $(ASAN_TESTS)
+	    NBODY_TEST_JOBS=$(TEST_JOBS) sh tests/run.sh $(call slow_first,$(ASAN_TESTS))
 
 test-tsan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CC=$(SAN_CC) CFLAGS="$(SAN_COMMON) -fsanitize=thread" $(TSAN_TESTS)
@@ -371,8 +387,9 @@ test-tsan:
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c nbody.h | $(BUILD)
 	$(SAN_CC) $(SAN_COMMON) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. $< -o $@ -lm
 
-# make fuzz splits FUZZ_SECONDS between the two harnesses; fuzz-load and fuzz-archive give one
-# harness the whole time (make fuzz-archive FUZZ_SECONDS=1200: the long run)
+# make fuzz splits FUZZ_SECONDS between the two harnesses (make -j2 fuzz: side by side, each on
+# a core, so the run takes half of FUZZ_SECONDS); fuzz-load and fuzz-archive give one harness
+# the whole time (make fuzz-archive FUZZ_SECONDS=1200: the long run)
 FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 fuzz: fuzz-load-half fuzz-archive-half
 
@@ -478,13 +495,20 @@ bench-python: python
 WIN_CC      ?= x86_64-w64-mingw32-gcc
 WINE        ?= wine
 WIN_BUILD   := $(BUILD)/windows
-WIN_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -fopenmp -static -I.
+# NBODY_TEST_QUICK as under emulation: Wine runs the same x86 code as Linux, so test_block's
+# largest systems and test_tree's million bodies (the native build runs them) test nothing new
+WIN_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -fopenmp -static -I. -DNBODY_TEST_QUICK
 # not built for Windows: the OpenCL tests (no OpenCL under MinGW-w64 here) and test_cli_eta
-# (the command-line tool's examples/example.h is POSIX: fsync, isatty) and test_sweep (fork)
+# (the command-line tool's examples/example.h is POSIX: fsync, isatty) and test_sweep (fork).
+# test_determinism is not run again: make test runs it under Wine (tests/test_platforms.sh).
+# The tree runs once, in double at the best level: test_tree_float (40 s of CPU under Wine,
+# the float build of the same code; natively in make test) is left out, and so is the portable
+# level's test_tree in tests/simd_levels.sh. What is Windows' own in the tree (the widths of
+# its integer types: long has 32 bits there) is the same code in both precisions.
 WIN_SKIP    := tests/test_opencl.c tests/test_opencl_float.c tests/test_opencl_devices.c \
                tests/test_opencl_devices_float.c tests/test_cli_eta.c tests/test_sweep.c
-WIN_TESTS   := $(patsubst tests/%.c,$(WIN_BUILD)/%.exe,$(filter-out $(WIN_SKIP),$(TEST_SRCS))) \
-               $(patsubst $(BUILD)/%,$(WIN_BUILD)/%.exe,$(BUILD)/test_block_float $(filter-out %/test_sweep_float,$(PRECISION_TESTS)))
+WIN_TESTS   := $(patsubst tests/%.c,$(WIN_BUILD)/%.exe,$(filter-out $(WIN_SKIP) tests/test_determinism.c,$(TEST_SRCS))) \
+               $(patsubst $(BUILD)/%,$(WIN_BUILD)/%.exe,$(BUILD)/test_block_float $(filter-out %/test_sweep_float %/test_tree_float,$(PRECISION_TESTS)))
 WIN_REAL_test_core_float       := -DNBODY_REAL=float
 WIN_REAL_test_core_longdouble  := "-DNBODY_REAL=long double"
 WIN_REAL_test_tree_float       := -DNBODY_REAL=float

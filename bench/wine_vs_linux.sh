@@ -6,7 +6,11 @@
 # change in the machine's load falls on both; the best run of each and the median of the runs
 # kept (on a shared machine the best is the run that got the longest undisturbed window, the
 # median says how much the load moved the rest).
-# Prints a markdown table, Linux and Wine side by side; with an argument, also writes it there.
+# Then bench/omp_forkjoin.c both ways: what a two-thread parallel region costs apart from its
+# work (fork and join; BLOCK's task graph at N = 4096, empty and with work), the part of a short
+# evaluation that is the OpenMP runtime's (MinGW's libgomp waits on semaphores, which under
+# Wine are wineserver calls: docs/platforms.md).
+# Prints markdown tables, Linux and Wine side by side; with an argument, also writes them there.
 #     sh bench/wine_vs_linux.sh [bench/results/wine-vs-linux-DATE.md]
 # Environment: REPS (bench_block's repetitions, default 7), THREADS (default 2), ROUNDS
 # (alternations, default 3).
@@ -20,6 +24,8 @@ for real in double float; do
     gcc $FLAGS -DNBODY_REAL=$real bench/bench_block.c -o "$B/linux_$real" -lm || exit 1
     x86_64-w64-mingw32-gcc $FLAGS -static -DNBODY_REAL=$real bench/bench_block.c -o "$B/windows_$real.exe" -lm || exit 1
 done
+gcc $FLAGS bench/omp_forkjoin.c -o "$B/linux_forkjoin" -lm || exit 1
+x86_64-w64-mingw32-gcc $FLAGS -static bench/omp_forkjoin.c -o "$B/windows_forkjoin.exe" -lm || exit 1
 export WINEPREFIX="$(pwd)/$B/wineprefix" WINEDEBUG=-all
 wine wineboot -i >/dev/null 2>&1
 # lines "BLOCK double avx512 N=4096 threads=2: 1.23e+09 interactions/s" -> "double 4096 avx512 1.23e+09"
@@ -34,6 +40,15 @@ while [ "$round" -lt "$ROUNDS" ]; do
         wine "./$B/windows_$real.exe" "$REPS" "$THREADS" | parse | sed 's/^/wine /' >> "$B/runs"
     done
 done
+# lines "REGION empty threads=2: best 1.0 us median 1.2 us" -> "linux empty 1.0 1.2"
+"./$B/linux_forkjoin" | tr -d '\r' | awk '/^REGION/ { print "linux", $2, $5, $8 }' > "$B/regions"
+wine "./$B/windows_forkjoin.exe" | tr -d '\r' | awk '/^REGION/ { print "wine", $2, $5, $8 }' >> "$B/regions"
+regions=$(awk '{ key = $2; if (!(key in seen)) { seen[key] = 1; order[++k] = key } best[$1, key] = $3; med[$1, key] = $4 }
+    END {
+        print "| two-thread region (bench/omp_forkjoin.c) | Linux best, us | Wine best, us | Linux median, us | Wine median, us |"
+        print "|---|---|---|---|---|"
+        for (i = 1; i <= k; ++i) printf "| %s | %s | %s | %s | %s |\n", order[i], best["linux", order[i]], best["wine", order[i]], med["linux", order[i]], med["wine", order[i]]
+    }' "$B/regions")
 table=$(awk '
     { key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++k] = key }
       lvl[$1, key] = $4; if ($5 + 0 > best[$1, key] + 0) best[$1, key] = $5
@@ -58,5 +73,5 @@ head="Machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc)
 Commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- nbody.h bench/bench_block.c 2>/dev/null || echo ' (modified)')
 Compilers: $(gcc --version | head -n 1); $(x86_64-w64-mingw32-gcc --version | head -n 1); $(wine --version)
 Command: REPS=$REPS THREADS=$THREADS ROUNDS=$ROUNDS sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, $ROUNDS alternating runs each way, best and median; load average before: $load, after: $(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null))"
-printf '%s\n\n%s\n' "$head" "$table"
-if [ -n "$out" ]; then printf '# BLOCK: the Windows build under Wine against the Linux build\n\n%s\n\n%s\n' "$head" "$table" > "$out"; fi
+printf '%s\n\n%s\n\n%s\n' "$head" "$table" "$regions"
+if [ -n "$out" ]; then printf '# BLOCK: the Windows build under Wine against the Linux build\n\n%s\n\n%s\n\n%s\n' "$head" "$table" "$regions" > "$out"; fi

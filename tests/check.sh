@@ -16,6 +16,23 @@ finish() { echo "RESULT $pass $fail $skip"; [ "$fail" -eq 0 ]; exit $?; }
 check_at_exit() { :; }
 tmp=$(mktemp -d) || exit 1
 trap 'check_at_exit; rm -rf "$tmp"' EXIT
+# job NAME COMMAND...: COMMAND with "-o FILE" appended (a compiler), run in the background, two
+# at a time (the machine's two cores; the jobs must be independent); with JOB_RUN=1 FILE is run
+# too. report waits for the jobs under way and counts each, in the order they were started:
+# ok, or bad NAME and the first lines of what it printed. A script calls report before finish.
+njob=0; nshown=0
+job() {
+    njob=$((njob + 1)); d="$tmp/job$njob"; mkdir "$d"; printf '%s\n' "$1" >"$d/name"; shift
+    { "$@" -o "$d/out" >"$d/log" 2>&1 && { [ "${JOB_RUN:-0}" = 0 ] || "$d/out" >>"$d/log" 2>&1; }; echo $? >"$d/rc"; } &
+    [ $((njob % 2)) -eq 1 ] || report
+}
+report() {
+    wait
+    while [ "$nshown" -lt "$njob" ]; do
+        nshown=$((nshown + 1)); d="$tmp/job$nshown"
+        if [ "$(cat "$d/rc")" = 0 ]; then ok; else bad "$(cat "$d/name")"; head -n 8 "$d/log"; fi
+    done
+}
 # $tmp/png_stats PNG: width, height, lit pixels, distinct colours (libpng); absent without libpng
 build_png_stats() {
     PNG=$(pkg-config --cflags --libs libpng 2>/dev/null) || { absent "libpng missing"; finish; }

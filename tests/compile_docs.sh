@@ -18,9 +18,9 @@
 #     with -Wno-unused-variable (and -Wno-unused-but-set-variable).
 # Examples: clang as C99, g++ and clang++ as C++11, at -O0 (the Makefile's own build of
 # examples/ is gcc as C99 with the same warnings at -O2).
+# The compilations run two at a time (tests/check.sh's job).
 cd "$(dirname "$0")/.." || exit 1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0; skip=0
+. tests/check.sh
 W="-Wall -Wextra -pedantic -Werror -I."
 have() { command -v "$1" >/dev/null 2>&1; }
 OMP=""
@@ -35,8 +35,7 @@ compile() { # what, file, extra flags...: every compiler there is, C99 and C++11
             if ! have mpicc; then skip=$((skip + 1)); echo "SKIP $what: no mpicc"; continue; fi
         fi
         have "${c%% *}" || continue
-        if $c $W "$@" -c "$file" -o "$tmp/o.o" >"$tmp/log" 2>&1; then pass=$((pass + 1))
-        else fail=$((fail + 1)); echo "FAIL $what: ${c%% -x*}"; head -n 8 "$tmp/log"; fi
+        job "$what: ${c%% -x*}" $c $W "$@" -c "$file"
     done
 }
 
@@ -109,8 +108,8 @@ for src in examples/*.c; do
     fi
     for c in "clang -std=c99" "g++ -std=c++11 -x c++" "clang++ -std=c++11 -x c++"; do
         have "${c%% *}" || continue
-        if $c $W -O0 $flags -c "$src" -o "$tmp/o.o" >"$tmp/log" 2>&1; then pass=$((pass + 1))
-        else fail=$((fail + 1)); echo "FAIL example $name: ${c%% -x*}"; head -n 8 "$tmp/log"; fi
+        job "example $name: ${c%% -x*}" $c $W -O0 $flags -c "$src"
     done
 done
-echo "RESULT $pass $fail $skip"
+report
+finish

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Builds the header in every configuration the style guide names, warnings as errors.
-# Prints one PASS/FAIL line per configuration and a RESULT line for tests/run.sh.
+# Builds the header in every configuration the style guide names, warnings as errors, and runs
+# each build; two at a time (tests/check.sh's job). Prints a FAIL line per configuration that
+# fails and a RESULT line for tests/run.sh.
 cd "$(dirname "$0")/.." || exit 1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. tests/check.sh
+JOB_RUN=1
 cat > "$tmp/impl.c" <<'SRC'
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -22,26 +24,21 @@ int main(void) { static nbody_system s; nbody_ic_figure_eight(&s); nbody_system_
 SRC
 cp "$tmp/impl.c" "$tmp/impl.cc"
 cp "$tmp/hooks.c" "$tmp/hooks.cc"
-pass=0; fail=0
 W="-Wall -Wextra -pedantic -Werror -I."
-try() { # name, command...
-    name=$1; shift
-    if "$@" >"$tmp/log" 2>&1 && "$tmp/a.out"; then pass=$((pass + 1)); echo "PASS build: $name"
-    else fail=$((fail + 1)); echo "FAIL build: $name"; head -n 5 "$tmp/log"; fi
-}
+try() { name=$1; shift; job "build: $name" "$@"; }   # name, command...: built as job's FILE, and run
 for cc in gcc clang; do
   command -v $cc >/dev/null 2>&1 || continue
   case $cc in gcc) cxx=g++;; clang) cxx=clang++;; esac
   for omp in "" "-fopenmp"; do
     [ "$cc" = clang ] && [ -n "$omp" ] && ! echo 'int main(void){return 0;}' | $cc -fopenmp -x c - -o "$tmp/o" 2>/dev/null && continue
     for real in double float; do
-      try "$cc c99 $omp $real" $cc -std=c99 $W $omp -DNBODY_REAL=$real "$tmp/impl.c" -o "$tmp/a.out" -lm
-      try "$cxx c++11 $omp $real" $cxx -std=c++11 $W $omp -DNBODY_REAL=$real "$tmp/impl.cc" -o "$tmp/a.out" -lm
+      try "$cc c99 $omp $real" $cc -std=c99 $W $omp -DNBODY_REAL=$real "$tmp/impl.c" -lm
+      try "$cxx c++11 $omp $real" $cxx -std=c++11 $W $omp -DNBODY_REAL=$real "$tmp/impl.cc" -lm
     done
-    try "$cc c99 $omp static" $cc -std=c99 $W $omp -DNBODY_STATIC "$tmp/impl.c" -o "$tmp/a.out" -lm
-    try "$cc c99 $omp long double" $cc -std=c99 $W $omp "-DNBODY_REAL=long double" "$tmp/impl.c" -o "$tmp/a.out" -lm
-    try "$cc c99 $omp allocator hooks" $cc -std=c99 $W $omp "$tmp/hooks.c" -o "$tmp/a.out" -lm
-    try "$cxx c++11 $omp allocator hooks" $cxx -std=c++11 $W $omp "$tmp/hooks.cc" -o "$tmp/a.out" -lm
+    try "$cc c99 $omp static" $cc -std=c99 $W $omp -DNBODY_STATIC "$tmp/impl.c" -lm
+    try "$cc c99 $omp long double" $cc -std=c99 $W $omp "-DNBODY_REAL=long double" "$tmp/impl.c" -lm
+    try "$cc c99 $omp allocator hooks" $cc -std=c99 $W $omp "$tmp/hooks.c" -lm
+    try "$cxx c++11 $omp allocator hooks" $cxx -std=c++11 $W $omp "$tmp/hooks.cc" -lm
   done
 done
 # ---- OpenCL engines (nbody_cl.h) wherever CL/cl.h and -lOpenCL work
@@ -51,10 +48,11 @@ if printf '#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\nint main(vo
     command -v $cc >/dev/null 2>&1 || continue
     case $cc in gcc) cxx=g++;; clang) cxx=clang++;; esac
     for real in double float; do
-      try "$cc c99 opencl $real" $cc -std=c99 $W -DNBODY_WITH_OPENCL -DNBODY_REAL=$real "$tmp/impl.c" -o "$tmp/a.out" -lOpenCL -lm
-      try "$cxx c++11 opencl $real" $cxx -std=c++11 $W -DNBODY_WITH_OPENCL -DNBODY_REAL=$real "$tmp/impl.cc" -o "$tmp/a.out" -lOpenCL -lm
+      try "$cc c99 opencl $real" $cc -std=c99 $W -DNBODY_WITH_OPENCL -DNBODY_REAL=$real "$tmp/impl.c" -lOpenCL -lm
+      try "$cxx c++11 opencl $real" $cxx -std=c++11 $W -DNBODY_WITH_OPENCL -DNBODY_REAL=$real "$tmp/impl.cc" -lOpenCL -lm
     done
-    try "$cc c99 opencl static" $cc -std=c99 $W -DNBODY_WITH_OPENCL -DNBODY_STATIC "$tmp/impl.c" -o "$tmp/a.out" -lOpenCL -lm
+    try "$cc c99 opencl static" $cc -std=c99 $W -DNBODY_WITH_OPENCL -DNBODY_STATIC "$tmp/impl.c" -lOpenCL -lm
   done
 fi
-echo "RESULT $pass $fail 0"
+report
+finish
