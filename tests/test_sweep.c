@@ -6,10 +6,10 @@
    cancels after 2000 steps), and must give a defined result: OK with a finite state, or an
    error; a refusal (INVALID_ARGUMENT, UNAVAILABLE) must log an ERROR line. Never a crash,
    a hang, NBODY_ERR_BUSY, or a result outside nbody_result.
-   The cases run in forked children (POSIX), one child per (field, value) with an alarm; a
-   child that crashes or hangs is run again case by case to name the case. Pointer fields
-   (allocator, log, hooks, extra_force, mpi_comm) are not swept: any non-NULL value there is a
-   caller's promise. Prints the counts.
+   The cases run in forked children (POSIX), one child per (field, value) with an alarm, two
+   children at a time; a child that crashes or hangs is run again case by case to name the
+   case. Pointer fields (allocator, log, hooks, extra_force, mpi_comm) are not swept: any
+   non-NULL value there is a caller's promise. Prints the counts.
    make test runs it twice: as built (double, the OpenCL engines included) and with
    NBODY_REAL=float and SWEEP_CPU_ONLY (the CPU engines: the limits that depend on the
    precision, in seconds; starting OpenCL in each forked group takes minutes, and the OpenCL
@@ -182,29 +182,41 @@ static void run_group(tally *t, int f, int v, int only) {
 static int group_size(void) { return ncpu_engines * (NBODY_METHOD_COUNT_ - 1) + (nengines - ncpu_engines) * 3; }
 
 #if HAVE_FORK
-/* runs the group (or one case of it) in a child under an alarm: 0 done (t filled), 1 crashed,
-   2 hung */
-static int in_child(tally *t, int f, int v, int only, unsigned seconds) {
-    int fd[2], status = 0;
-    pid_t pid;
-    memset(t, 0, sizeof *t);
-    if (pipe(fd) != 0) return 1;
+/* the group (or one case of it) in a child under an alarm, its tally back through a pipe:
+   child_start forks it, child_end waits for it: 0 done (t filled), 1 crashed, 2 hung. Two
+   children run at a time (the groups are independent; most of a group is one core's work) */
+typedef struct child { pid_t pid; int fd; } child;
+static child child_start(int f, int v, int only, unsigned seconds) {
+    child c = {-1, -1};
+    int fd[2];
+    if (pipe(fd) != 0) return c;
     fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
+    c.pid = fork();
+    if (c.pid == 0) {
+        tally t;
+        memset(&t, 0, sizeof t);
         close(fd[0]);
         alarm(seconds);
-        run_group(t, f, v, only);
-        if (write(fd[1], t, sizeof *t) != (ssize_t)sizeof *t) _exit(3);
+        run_group(&t, f, v, only);
+        if (write(fd[1], &t, sizeof t) != (ssize_t)sizeof t) _exit(3);
         _exit(0);
     }
     close(fd[1]);
-    if (read(fd[0], t, sizeof *t) != (ssize_t)sizeof *t) memset(t, 0, sizeof *t);
-    close(fd[0]);
-    waitpid(pid, &status, 0);
+    c.fd = fd[0];
+    return c;
+}
+static int child_end(child c, tally *t) {
+    int status = 0;
+    memset(t, 0, sizeof *t);
+    if (c.fd < 0) return 1;
+    if (c.pid < 0 || read(c.fd, t, sizeof *t) != (ssize_t)sizeof *t) memset(t, 0, sizeof *t);
+    close(c.fd);
+    if (c.pid < 0) return 1;
+    waitpid(c.pid, &status, 0);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? 2 : 1;
 }
+static int in_child(tally *t, int f, int v, int only, unsigned seconds) { return child_end(child_start(f, v, only, seconds), t); }
 
 #ifndef SWEEP_CPU_ONLY
 /* does the engine run here? asked in a child, so the parent never starts OpenCL before fork */
@@ -238,7 +250,7 @@ int main(void) {
 #if HAVE_FORK
     tally all, t;
     long crashes = 0, hangs = 0, groups = 0;
-    int f, v, e;
+    int f, v, e, g, k;
     double t0 = nbody__wall_seconds();
     memset(&all, 0, sizeof all);
     engines[0] = NBODY_ENGINE_SIMPLE; engines[1] = NBODY_ENGINE_OPENMP; engines[2] = NBODY_ENGINE_BLOCK;
@@ -253,9 +265,12 @@ int main(void) {
 #else
     (void)e;
 #endif
-    for (f = 0; f < NFIELDS; ++f)
-        for (v = 0; v < NVALUES; ++v) {
-            int how = in_child(&t, f, v, -1, 60), c;
+    for (g = 0; g < NFIELDS * NVALUES; g += 2) {
+        child next = {-1, -1}, now = child_start(g / NVALUES, g % NVALUES, -1, 60);
+        if (g + 1 < NFIELDS * NVALUES) next = child_start((g + 1) / NVALUES, (g + 1) % NVALUES, -1, 60);
+        for (k = g; k < g + 2 && k < NFIELDS * NVALUES; ++k) {
+            int how = child_end(k == g ? now : next, &t), c;
+            f = k / NVALUES; v = k % NVALUES;
             groups++;
             if (how != 0) {                       /* name the cases: each alone */
                 for (c = 0; c < group_size(); ++c) {
@@ -271,6 +286,7 @@ int main(void) {
             all.unlogged += t.unlogged; all.undefined += t.undefined; all.not_finite_ok += t.not_finite_ok;
             if (t.first_bad[0]) printf("BAD %s\n", t.first_bad);
         }
+    }
     printf("sweep (NBODY_REAL of %d bytes): %d fields x %d values x (%d CPU engines x %d methods + %d OpenCL engines x 3 methods) = %ld cases "
            "(integer fields have no NaN/Inf: %ld combinations skipped), %.1f s\n",
            (int)sizeof(nbody_real), NFIELDS, NVALUES, ncpu_engines, NBODY_METHOD_COUNT_ - 1, nengines - ncpu_engines, all.cases,
