@@ -657,8 +657,8 @@ int main(void) {
 #ifdef NBODY_TEST_QUICK
     /* the Makefile's emulated and instrumented builds (Wine, node, AddressSanitizer): a
        million bodies is a test of scale, not of the platform (the same tree code as the
-       cases above, with more levels), and most of the program's time there; the native
-       build runs it */
+       cases above, with more levels), and about a quarter of the program's time (18 of 67 s
+       of CPU natively); the native build runs it */
     (void)test_large;
     check_skip(NULL, "N = 1000003 (NBODY_TEST_QUICK: run by the native build)");
 #else
