@@ -184,7 +184,7 @@ all: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/test_%: tests/test_%.c tests/check.h tests/every_method.h tests/hermite_engine.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c tests/check.h tests/every_method.h tests/hermite_engine.h tests/tree_active.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
 $(BUILD)/%: examples/%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
@@ -416,10 +416,10 @@ $(BUILD)/nbody_cuda.o: nbody_cuda.cu nbody.h | $(BUILD)
 $(BUILD)/nbody_cuda_float.o: nbody_cuda.cu nbody.h | $(BUILD)
 	$(NVCC) $(NVFLAGS) -DNBODY_REAL=float -c $< -o $@
 
-$(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h tests/every_method.h tests/hermite_engine.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+$(BUILD)/cuda_engines: tests/cuda_engines.c tests/check.h tests/every_method.h tests/hermite_engine.h tests/tree_active.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
-$(BUILD)/cuda_engines_float: tests/cuda_engines.c tests/check.h tests/every_method.h tests/hermite_engine.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+$(BUILD)/cuda_engines_float: tests/cuda_engines.c tests/check.h tests/every_method.h tests/hermite_engine.h tests/tree_active.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
 	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 
 $(BUILD)/bench_gpu_float: bench/bench_gpu.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)

@@ -1101,11 +1101,35 @@ static inline NBODY__UNUSED void nbody__hermite_shape(size_t count, size_t nsrc,
     *slices = (unsigned)(tiles ? (tiles + per - 1) / per : 1);
 }
 
+/* The tree leapfrog's block steps (>>kdk): the accelerations, G applied, of the active bodies
+   list[0 .. count) (host, ascending) from the sources at the positions of the state y, into out
+   (host, 3 count: ax, ay, az each count long); NaN forces when a position of y is not finite.
+   The tree they walk: build = 1 builds it afresh from y and writes its leaf order, a
+   permutation of the bodies (the sources [0, n_src) in leaf order, then the test particles in
+   index order), into order (host, n); build = 0 refits the tree of order to y: the same
+   structure (which body sits in which leaf), each node's centre of mass, extent, second moment
+   and critical distance recomputed bottom-up from the bodies' positions, so that the opening
+   test keeps the build's error bound while the nodes grow with the bodies' motion. An engine
+   that holds that tree refits its own copy; one that does not (after a load) lays the tree
+   out from order first. *wrote = 1: order is the tree walked. An engine that cannot refit
+   builds on every call and leaves order alone (wrote = 0: the method asks for a build next). */
+typedef struct nbody__active_op {
+    nbody__buf y;
+    const size_t *list;
+    size_t count;
+    nbody_real *out;
+    int build;
+    unsigned long long *order;
+    int wrote;
+} nbody__active_op;
+
 /* The tree leapfrog's block steps (>>kdk): the kicks of the active bodies list[0 .. count).
    With a the new acceleration of body i = list[q] (acc[q], acc[count + q], acc[2 count + q]),
    a0 and v the acceleration and velocity in kick = [v (3n) | a0 (3n)], and c = coef[q],
    coef[count + q], coef[2 count + q]:
-       v1 = v + c0 a0 + c1 a  (closing kick);   y.v = v1;   kick.v = v1 + c2 a;   kick.a0 = a   */
+       v1 = v + c0 a0 + c1 a  (closing kick);   y.v = v1;   kick.v = v1 + c2 a;   kick.a0 = a
+   It follows the active_forces call of the same list, and acc is that call's out: an engine
+   whose buffers live on a device may kick with its own copy of both. */
 typedef struct nbody__kick_op {
     nbody__buf y, kick;
     const size_t *list;            /* host */
@@ -1145,11 +1169,9 @@ typedef struct nbody__engine_ops {
                                   const nbody__contact **pairs, size_t *count);
     /* NULL (and hermite_store NULL): the engine does not run NBODY_HERMITE (nbody__hermite_op) */
     nbody_result (*hermite)(nbody__engine *e, const nbody__hermite_op *op);
-    /* Both or neither (NULL: no block steps for NBODY_LEAPFROG, >>kdk). active_forces: the
-       accelerations, G applied, of the bodies list[0 .. count) (host, ascending) from the
-       sources at the positions of the state y, into out (host, 3 count: ax, ay, az each count
-       long). kick: nbody__kick_op. */
-    nbody_result (*active_forces)(nbody__engine *e, nbody__buf y, const size_t *list, size_t count, nbody_real *out);
+    /* Both or neither (NULL: no block steps for NBODY_LEAPFROG, >>kdk): nbody__active_op,
+       nbody__kick_op */
+    nbody_result (*active_forces)(nbody__engine *e, nbody__active_op *op);
     nbody_result (*kick)(nbody__engine *e, const nbody__kick_op *op);
     /* with hermite (both or neither): nbody__hermite_store */
     nbody_result (*hermite_store)(nbody__engine *e, const nbody__hermite_store *op);
@@ -2178,9 +2200,14 @@ typedef struct nbody__hermite_state {
    half kick) and the acceleration of that kick: y' = y + h kick is the drift of every body. */
 typedef struct nbody__kdk_state {
     nbody__buf kick;               /* [v after the last kick (3n) | a at that kick (3n)] */
+    unsigned long long *tree[1];   /* the leaf order of the tree the forces walk (nbody__active_op) */
+    int tree_live;                 /* tree holds it (0: the next step builds a tree afresh) */
+    unsigned long long tree_age;   /* active bodies whose forces came from that tree since its build */
     /* scratch, written before read in a step (not saved) */
     nbody_real *acc;               /* the active bodies' new accelerations (3n) */
     nbody_real *coef;              /* their kick coefficients (3n) */
+    int tree_built;                /* this step's forces came from a tree built afresh */
+    int tree_wrote;                /* and its order is in tree */
 } nbody__kdk_state;
 
 /* One entry of a method's field list. Checkpoints write each field under its name, and a
@@ -2188,7 +2215,8 @@ typedef struct nbody__kdk_state {
 typedef enum nbody__field_kind {
     NBODY__FIELD_INT, NBODY__FIELD_REAL, NBODY__FIELD_BUF,
     NBODY__FIELD_U64,              /* count unsigned 64-bit integers */
-    NBODY__FIELD_TICKS             /* count host arrays of n unsigned 64-bit integers */
+    NBODY__FIELD_TICKS             /* count host arrays of n unsigned 64-bit integers (hi < 0: one
+                                      array, a permutation of 0 .. n-1, the identity at the start) */
 } nbody__field_kind;
 typedef struct nbody__field {
     const char *name;              /* as written in checkpoints: at most 15 characters */
@@ -2318,7 +2346,10 @@ static const nbody__field nbody__kdk_fields[] = {
     NBODY__FIELD(sched, nbody__block_sched, origin, NBODY__FIELD_REAL, 1, 0, 0, 0),
     NBODY__FIELD(sched, nbody__block_sched, now, NBODY__FIELD_U64, 1, 0, 0, 0),
     NBODY__FIELD(kdk, nbody__kdk_state, kick, NBODY__FIELD_BUF, 1, 0, 0, 0),
-    NBODY__FIELD(sched, nbody__block_sched, ticks, NBODY__FIELD_TICKS, 2, 0, NBODY__BLOCK_LEVELS, 0)};
+    NBODY__FIELD(sched, nbody__block_sched, ticks, NBODY__FIELD_TICKS, 2, 0, NBODY__BLOCK_LEVELS, 0),
+    NBODY__FIELD(kdk, nbody__kdk_state, tree_live, NBODY__FIELD_INT, 1, 0, 1, 1),
+    NBODY__FIELD(kdk, nbody__kdk_state, tree_age, NBODY__FIELD_U64, 1, 0, 0, 0),
+    NBODY__FIELD(kdk, nbody__kdk_state, tree, NBODY__FIELD_TICKS, 1, 0, -1, 0)};
 
 static void *nbody__field_at(nbody_sim *s, const nbody__field *f) { return (char *)s + f->offset; }
 
@@ -2635,9 +2666,10 @@ static nbody_result nbody__state_buffers(nbody_sim *s, int alloc) {
             unsigned long long **t = (unsigned long long **)nbody__field_at(s, f);
             for (j = 0; j < f->count && r == NBODY_OK; ++j) {
                 if (!alloc) { nbody__free(&s->desc, t[j]); t[j] = NULL; continue; }
+                size_t i;
                 t[j] = (unsigned long long *)nbody__alloc(&s->desc, nbody__bytes(s->n, sizeof(unsigned long long)));
                 if (!t[j]) r = NBODY_ERR_OUT_OF_MEMORY;
-                else memset(t[j], 0, s->n * sizeof(unsigned long long));
+                else for (i = 0; i < s->n; ++i) t[j][i] = f->hi < 0 ? i : 0;
             }
             continue;
         }
@@ -5225,13 +5257,26 @@ static nbody_real nbody__kdk_criterion(const nbody_desc *d, nbody_real ax, nbody
     return a > 0 ? NBODY__SQRT(2 * d->timestep_eta * d->softening / a) : (nbody_real)HUGE_VAL;
 }
 
-/* the accelerations of the bodies list[0 .. count) at the positions of y into kdk.acc */
-static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *list, size_t count) {
+/* The tree the forces walk is built afresh when the walks since its last build add up to
+   nbody__kdk_rebuild n bodies, and at every step where all bodies are active (the largest
+   steps, a start, a synchronising step), where a build costs a tenth of the walks; at the
+   other steps it is refitted to the drifted positions (nbody__active_op): the opening test
+   stays the build's bound, but nodes grown with their bodies' motion are opened more often,
+   so an old tree walks slower. The fraction balances the two: bench/bench_treeblock.c. */
+static double nbody__kdk_rebuild = 1.0;
+
+/* the accelerations of the bodies list[0 .. count) at the positions of y into kdk.acc, from
+   a tree built afresh (build = 1) or the refitted tree of kdk.tree */
+static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *list, size_t count, int build) {
     const nbody_real *a = s->kdk.acc;
+    nbody__active_op op;
     nbody_result r;
     size_t q;
     s->stats.force_evals++;
-    if ((r = s->eng.ops->active_forces(&s->eng, y, list, count, s->kdk.acc)) != NBODY_OK) return r;
+    op.y = y; op.list = list; op.count = count; op.out = s->kdk.acc;
+    op.build = build || !s->kdk.tree_live; op.order = s->kdk.tree[0]; op.wrote = 0;
+    if ((r = s->eng.ops->active_forces(&s->eng, &op)) != NBODY_OK) return r;
+    s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote;
     for (q = 0; q < 3 * count; ++q)
         if (!nbody__isfinite(a[q])) {
             nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: leapfrog: the force on body %lu is NaN/Inf at t = %g (coincident "
@@ -5239,6 +5284,12 @@ static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *
             return NBODY_ERR_NOT_FINITE;
         }
     return NBODY_OK;
+}
+
+/* after a step's forces: the tree's age in walks, and whether its order is known */
+static void nbody__kdk_tree_used(nbody_sim *s, size_t count) {
+    s->kdk.tree_live = s->kdk.tree_wrote;
+    s->kdk.tree_age = (s->kdk.tree_built ? 0 : s->kdk.tree_age) + count;
 }
 
 /* the kicks of the active bodies (nbody__kick_op) with the coefficients in kdk.coef */
@@ -5260,7 +5311,8 @@ static nbody_result nbody__kdk_begin(nbody_sim *s) {
     nbody_result r;
     nbody__block_reset(s);
     B->count = n; B->t_new = s->t;
-    if ((r = nbody__kdk_forces(s, s->y, B->active, n)) != NBODY_OK) return r;
+    if ((r = nbody__kdk_forces(s, s->y, B->active, n, 1)) != NBODY_OK) return r;
+    nbody__kdk_tree_used(s, n);
     for (i = 0; i < n; ++i) B->ticks[1][i] = nbody__block_first_level(&s->desc, nbody__kdk_criterion(&s->desc, a[i], a[n + i], a[2 * n + i]));
     if ((r = nbody__block_started(s, "leapfrog")) != NBODY_OK) return r;
     for (i = 0; i < n; ++i) {
@@ -5282,24 +5334,19 @@ static nbody_result nbody__schedule_kdk(nbody_sim *s, nbody_real t_limit, nbody_
 
 /* The step: every body drifts into y_new, the active ones' forces there, their next levels,
    then their kicks. The kicks change the state kick, so they come last, once the step is known
-   to succeed (forces and drifted state finite, levels in range). */
+   to succeed (forces finite, which needs every drifted position finite; levels in range). */
 static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody__block_sched *B = &s->sched;
     nbody__lincomb drift = nbody__op(s->y_new, s->y, h, s->len);
     nbody_real *a = s->kdk.acc, *c = s->kdk.coef, dt_max = nbody__block_dt_max(&s->desc);
     unsigned long long next = B->sync ? 0 : B->due;
     size_t q, m = B->count;
-    int finite = 0;
+    int build = m == s->n || (double)(s->kdk.tree_age + m) > nbody__kdk_rebuild * (double)s->n;
     nbody_result r;
     *err = 0;
     drift.nk = 1; drift.c[0] = 1; drift.k[0] = s->kdk.kick;
     if ((r = s->eng.ops->lincomb(&s->eng, &drift)) != NBODY_OK) return r;
-    if ((r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite)) != NBODY_OK) return r;
-    if (!finite) {
-        nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: leapfrog: the state became NaN/Inf in the drift from t = %g", (double)s->t);
-        return NBODY_ERR_NOT_FINITE;
-    }
-    if ((r = nbody__kdk_forces(s, s->y_new, B->active, m)) != NBODY_OK) return r;
+    if ((r = nbody__kdk_forces(s, s->y_new, B->active, m, build)) != NBODY_OK) return r;
     for (q = 0; q < m; ++q) {
         size_t i = B->active[q];
         nbody_real e = nbody__block_elapsed(s, i), dt = dt_max / (nbody_real)(1ULL << B->ticks[1][i]);
@@ -5313,6 +5360,7 @@ static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *e
 
 static void nbody__commit_kdk(nbody_sim *s, nbody_real h) {
     (void)h;
+    nbody__kdk_tree_used(s, s->sched.count);
     nbody__block_commit(s);
 }
 
@@ -7189,6 +7237,11 @@ typedef struct nbody__kdtree {
     const size_t *kid;             /* NULL: the heap (children of i at 2i, 2i + 1); a locally
                                       essential tree (>>mpi): children of i at kid[i], kid[i] + 1,
                                       none where kid[i] = 0; walked with the stack only */
+    /* refits (nbody__tree_refit): each node's box lo, hi (3 each), radius and second moment B2
+       (8 reals a node, 2n nodes), allocated on the first refit */
+    nbody_real *fit;
+    size_t fit_cap;
+    int fit_valid;                 /* the walk data hold a tree that a refit may keep (its leaf order) */
 } nbody__kdtree;
 
 #define NBODY__AXIS_WIDEST 1       /* split the widest extent of the node's bodies */
@@ -7323,6 +7376,7 @@ static NBODY__UNUSED void nbody__kdtree_release(nbody__kdtree *t, const nbody_de
     nbody__free(d, t->cx);         /* one block holds every node array */
     nbody__free(d, t->items);
     nbody__free(d, t->node);       /* one block holds the walk data */
+    nbody__free(d, t->fit);
     memset(t, 0, sizeof *t);
 }
 
@@ -7408,11 +7462,22 @@ typedef struct nbody__tree_packet {
     nbody_real b[3][NBODY__TREE_LANES][4];
 } nbody__tree_packet;
 
-/* (re)allocate and fill the CPU walk data of a built tree for buckets of leaf_size */
-static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, size_t leaf_size) {
-    size_t n = t->n, nodes = 2 * n, i, nb = nbody__bytes(nodes, sizeof(nbody__tree_node));
+/* each node's bodies as a range of items: counts bottom-up, then first items top-down (the
+   right child's bodies follow the left child's in items, the build's recursion) */
+static void nbody__tree_ranges(nbody__kdtree *t) {
+    size_t n = t->n, i;
+    for (i = 2 * n - 1; i >= 1; --i) t->node[i].count = i >= n ? 1 : t->node[2 * i].count + t->node[2 * i + 1].count;
+    t->node[1].first = 0;
+    for (i = 1; i < n; ++i) {
+        t->node[2 * i].first = t->node[i].first;
+        t->node[2 * i + 1].first = t->node[i].first + t->node[2 * i].count;
+    }
+}
+
+/* (re)allocate the CPU walk data for t->n bodies */
+static nbody_result nbody__tree_walk_reserve(nbody__kdtree *t, const nbody_desc *d) {
+    size_t n = t->n, nodes = 2 * n, nb = nbody__bytes(nodes, sizeof(nbody__tree_node));
     size_t rb = nbody__bytes(4 * (n + 4), sizeof(nbody_real)), pb = nbody__bytes(n, sizeof(size_t));
-    long long k, nn = (long long)n;
     if (t->walk_cap != n || !t->node) {
         char *block;
         nbody__free(d, t->node);
@@ -7428,25 +7493,107 @@ static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, s
         t->pos = (size_t *)(block + nb + rb);
         t->walk_cap = n;
     }
+    return NBODY_OK;
+}
+
+/* (re)allocate and fill the CPU walk data of a built tree for buckets of leaf_size */
+static nbody_result nbody__tree_prepare(nbody__kdtree *t, const nbody_desc *d, size_t leaf_size) {
+    size_t n = t->n, nodes = 2 * n, i;
+    long long k, nn = (long long)n;
+    nbody_result r = nbody__tree_walk_reserve(t, d);
+    if (r != NBODY_OK) return r;
     t->leaf_size = leaf_size;
+    t->fit_valid = 0;
     NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 65536))
     for (k = 0; k < nn; ++k) {
         const nbody__tree_item *it = &t->items[k];
         t->bx[k] = it->p[0]; t->by[k] = it->p[1]; t->bz[k] = it->p[2]; t->bm[k] = it->m;
         t->pos[it->idx] = (size_t)k;
     }
-    /* counts bottom-up, then first items top-down: the right child's bodies follow the
-       left child's in items (the build's recursion) */
     memset(&t->node[0], 0, sizeof t->node[0]);
     for (i = nodes - 1; i >= 1; --i) {
         nbody__tree_node *r = &t->node[i];
         r->c[0] = t->cx[i]; r->c[1] = t->cy[i]; r->c[2] = t->cz[i]; r->crit2 = t->crit2[i]; r->mass = t->mass[i];
-        r->count = i >= n ? 1 : t->node[2 * i].count + t->node[2 * i + 1].count;
     }
-    t->node[1].first = 0;
-    for (i = 1; i < n; ++i) {
-        t->node[2 * i].first = t->node[i].first;
-        t->node[2 * i + 1].first = t->node[i].first + t->node[2 * i].count;
+    nbody__tree_ranges(t);
+    return NBODY_OK;
+}
+
+/* The tree of leaf order `order` (the first n entries; n bodies) laid out for refits: the
+   items and the walk data's ranges, without any node's contents (nbody__tree_refit fills them) */
+static nbody_result nbody__tree_layout(nbody__kdtree *t, const nbody_desc *d, const unsigned long long *order, size_t n, size_t leaf_size) {
+    nbody_result r = nbody__kdtree_reserve(t, d, n, d->quadrupole);
+    size_t k;
+    if (r != NBODY_OK) return r;
+    t->n = n;
+    if (t->axis_rule == 0) t->axis_rule = NBODY__AXIS_WIDEST;
+    if ((r = nbody__tree_walk_reserve(t, d)) != NBODY_OK) return r;
+    for (k = 0; k < n; ++k) { t->items[k].idx = (size_t)order[k]; t->pos[order[k]] = k; }
+    nbody__tree_ranges(t);
+    for (k = n; k < 2 * n; ++k) t->body[k] = t->items[t->node[k].first].idx;
+    if (t->quad) memset(t->quad + 6 * n, 0, 6 * n * sizeof(nbody_real));   /* leaves: no second moments */
+    t->leaf_size = leaf_size;
+    t->inv_theta = 1 / d->theta;
+    t->fit_valid = 1;
+    return NBODY_OK;
+}
+
+/* Refit (nbody__active_op): the walk data of the tree laid out in items recomputed for the
+   positions x, y, z and masses m: the leaves, then the internal nodes level by level from the
+   deepest, each from its children by nbody__tree_inner, the GPU builds' formula (the radius
+   the smaller of the sphere around the children's spheres and the box's farthest corner, the
+   second moment by the parallel-axis theorem): O(n) and no selection, where a build selects
+   along every level. The shared-layout arrays (cx .. crit2) are left as the last build's: the
+   walks read the walk data only. */
+static nbody_result nbody__tree_refit(nbody__kdtree *t, const nbody_desc *d, const nbody_real *x, const nbody_real *y, const nbody_real *z,
+                                      const nbody_real *m) {
+    size_t n = t->n, nodes = 2 * n;
+    long long k, nn = (long long)n;
+    int L = 0;
+    nbody_real *f;
+    if (t->fit_cap != n) {
+        nbody__free(d, t->fit);
+        t->fit_cap = 0;
+        if (nbody__bytes(nodes, 8 * sizeof(nbody_real)) == 0 || !(t->fit = (nbody_real *)nbody__alloc(d, nodes * 8 * sizeof(nbody_real))))
+            return NBODY_ERR_OUT_OF_MEMORY;
+        t->fit_cap = n;
+    }
+    f = t->fit;
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 16384))
+    for (k = 0; k < nn; ++k) {          /* the leaves n .. 2n-1: their bodies, exactly */
+        size_t j = (size_t)k + n, it = t->node[j].first, b = t->items[it].idx;
+        nbody__tree_node *r = &t->node[j];
+        nbody_real *fj = f + 8 * j;
+        r->c[0] = fj[0] = fj[3] = t->bx[it] = x[b];
+        r->c[1] = fj[1] = fj[4] = t->by[it] = y[b];
+        r->c[2] = fj[2] = fj[5] = t->bz[it] = z[b];
+        r->mass = t->bm[it] = m[b];
+        r->crit2 = fj[6] = fj[7] = 0;
+    }
+    while (((size_t)2 << L) < n) ++L;    /* the deepest level holding internal nodes */
+    for (; L >= 0; --L) {
+        long long lo = (long long)1 << L, hi = (long long)2 << L < nn ? (long long)2 << L : nn;
+        NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (hi - lo > 8192))
+        for (k = lo; k < hi; ++k) {
+            size_t i = (size_t)k, a = 2 * i, b = a + 1;
+            const nbody__tree_node *ra = &t->node[a], *rb = &t->node[b];
+            const nbody_real *fa = f + 8 * a, *fb = f + 8 * b;
+            nbody_real *fi = f + 8 * i, crit;
+            nbody__tree_node *r = &t->node[i];
+            int c;
+            for (c = 0; c < 3; ++c) { fi[c] = NBODY__FMIN(fa[c], fb[c]); fi[3 + c] = NBODY__FMAX(fa[3 + c], fb[3 + c]); }
+            crit = nbody__tree_inner(ra->c[0], ra->c[1], ra->c[2], ra->mass, fa[6], fa[7], rb->c[0], rb->c[1], rb->c[2], rb->mass, fb[6],
+                                     fb[7], fi[0], fi[1], fi[2], fi[3], fi[4], fi[5], t->inv_theta, a >= n, &r->c[0], &r->c[1], &r->c[2],
+                                     &fi[6], &fi[7]);
+            r->crit2 = crit * crit;
+            r->mass = ra->mass + rb->mass;
+            if (t->quad) {   /* parallel-axis theorem, as the build */
+                nbody_real *q = t->quad + 6 * i;
+                for (c = 0; c < 6; ++c) q[c] = 0;
+                nbody__quad_shift(q, t->quad + 6 * a, ra->mass, ra->c[0] - r->c[0], ra->c[1] - r->c[1], ra->c[2] - r->c[2]);
+                nbody__quad_shift(q, t->quad + 6 * b, rb->mass, rb->c[0] - r->c[0], rb->c[1] - r->c[1], rb->c[2] - r->c[2]);
+            }
+        }
     }
     return NBODY_OK;
 }
@@ -7979,20 +8126,20 @@ static void nbody__tree_forces_list(const nbody__kdtree *t, const nbody_desc *d,
     }
 }
 
-/* TREE's operation for the tree leapfrog's block steps: the tree built afresh over the
-   sources at y (a build costs about a tenth of a full walk, bench/results/tree-cpu.md, and
-   keeps the forces a function of the positions alone, so restarts are bitwise), then only
-   the active bodies walk it, in leaf order */
-static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__buf yb, const size_t *list, size_t count, nbody_real *out) {
+/* TREE's operation for the tree leapfrog's block steps (nbody__active_op): the tree built
+   afresh over the sources at y or refitted to them (nbody__tree_refit), then only the active
+   bodies walk it, in leaf order */
+static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__active_op *op) {
     nbody__cpu *c = (nbody__cpu *)e->impl;
-    const nbody_real *y = (const nbody_real *)yb;
+    const nbody_real *y = (const nbody_real *)op->y;
+    const size_t *list = op->list;
     nbody__kdtree *t;
     nbody__forces F;
-    size_t n = e->n, na = nbody__n_src(e), q, k, m = 0, *order;
+    size_t n = e->n, na = nbody__n_src(e), q, k, m = 0, count = op->count, *order;
     nbody_result r;
     for (q = 0; q < 3 * n; ++q)        /* NaN/Inf positions: NaN forces, which the step reports */
         if (!nbody__isfinite(y[q])) {
-            for (k = 0; k < 3 * count; ++k) out[k] = y[q] - y[q];
+            for (k = 0; k < 3 * count; ++k) op->out[k] = y[q] - y[q];
             return NBODY_OK;
         }
     if (!c->tree) {
@@ -8007,11 +8154,20 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__buf yb, c
     }
     t = (nbody__kdtree *)c->tree;
     F.x = y; F.y = y + n; F.z = y + 2 * n; F.m = c->m;
-    F.ax = out; F.ay = out + count; F.az = out + 2 * count;
+    F.ax = op->out; F.ay = op->out + count; F.az = op->out + 2 * count;
     F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
-    r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, na);
-    if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
-    if (r != NBODY_OK) return r;
+    if (op->build) {
+        r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, na);
+        if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
+        if (r != NBODY_OK) return r;
+        for (k = 0; k < n; ++k) op->order[k] = k < na ? t->items[k].idx : k;
+        t->fit_valid = 1;
+    } else {                           /* the tree of order, laid out anew unless this engine holds it */
+        if (!t->fit_valid || t->n != na || t->leaf_size != (size_t)e->desc.leaf_size)
+            if ((r = nbody__tree_layout(t, &e->desc, op->order, na, (size_t)e->desc.leaf_size)) != NBODY_OK) return r;
+        if ((r = nbody__tree_refit(t, &e->desc, F.x, F.y, F.z, F.m)) != NBODY_OK) return r;
+    }
+    op->wrote = 1;
     t->walk = nbody__tree_walk_of(c->simd);
     order = c->slot + n;
     for (q = 0; q < count; ++q) c->slot[list[q]] = q;
@@ -10823,6 +10979,19 @@ static nbody_result nbody__ckp_read_head(FILE *f, unsigned long long size, const
     return nbody__system_valid(sys) ? NBODY_OK : NBODY_ERR_FORMAT;
 }
 
+/* v[0 .. n) holds each of 0 .. n-1 once; scratch: at least n / 8 + 1 bytes */
+static int nbody__is_permutation(const unsigned long long *v, size_t n, void *scratch, size_t bytes) {
+    unsigned char *seen = (unsigned char *)scratch;
+    size_t i;
+    if (bytes < n / 8 + 1) return 0;
+    memset(seen, 0, n / 8 + 1);
+    for (i = 0; i < n; ++i) {
+        if (v[i] >= n || (seen[v[i] / 8] >> (v[i] % 8) & 1)) return 0;
+        seen[v[i] / 8] |= (unsigned char)(1u << (v[i] % 8));
+    }
+    return 1;
+}
+
 /* one record of the method's state, into the field its name gives (seen: the fields read so
    far); host: 6n reals of scratch */
 static nbody_result nbody__ckp_get_field(FILE *f, nbody_sim *s, unsigned char *seen, nbody_real *host) {
@@ -10852,6 +11021,7 @@ static nbody_result nbody__ckp_get_field(FILE *f, nbody_sim *s, unsigned char *s
             if (!nbody__ckp_get(f, t[j], s->n * sizeof(unsigned long long))) return NBODY_ERR_FORMAT;
         for (i = 0; fd->hi > 0 && i < s->n; ++i)       /* the last array's bound (levels) */
             if (t[fd->count - 1][i] > (unsigned long long)fd->hi) return NBODY_ERR_FORMAT;
+        if (fd->hi < 0 && !nbody__is_permutation(t[0], s->n, host, s->len * sizeof(nbody_real))) return NBODY_ERR_FORMAT;
     } else if (fd->kind == NBODY__FIELD_REAL) {
         nbody_real *v = (nbody_real *)nbody__field_at(s, fd);
         if (!nbody__ckp_get(f, v, (size_t)fd->count * sizeof(nbody_real))) return NBODY_ERR_FORMAT;

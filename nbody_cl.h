@@ -3682,16 +3682,26 @@ static nbody_result nbody__cl_kdk_list(nbody__engine *e, nbody__cl *c, const siz
     return NBODY_OK;
 }
 
-static nbody_result nbody__cl_active_forces(nbody__engine *e, nbody__buf yb, const size_t *list, size_t count, nbody_real *out) {
+/* nbody__active_op: a tree built afresh at every call (no refits here: order is left alone) */
+static nbody_result nbody__cl_active_forces(nbody__engine *e, nbody__active_op *op) {
     nbody__cl *c = (nbody__cl *)e->impl;
-    cl_mem y = (cl_mem)yb;
+    cl_mem y = (cl_mem)op->y;
+    size_t count = op->count, q;
     cl_uint un = (cl_uint)e->n, una = (cl_uint)nbody__n_src(e), ucount = (cl_uint)count;
-    nbody_real G = e->desc.G, eps2 = e->desc.softening * e->desc.softening;
+    nbody_real G = e->desc.G, eps2 = e->desc.softening * e->desc.softening, *out = op->out;
     cl_kernel k = c->tree_list;
+    int finite = 0;
     nbody_result r;
+    op->wrote = 0;
     if (!count) return NBODY_OK;
+    if ((r = nbody__cl_all_finite(e, op->y, 0, 3 * e->n, &finite)) != NBODY_OK) return r;
+    if (!finite) {                     /* NaN/Inf positions: NaN forces, which the step reports */
+        nbody_real inf = (nbody_real)HUGE_VAL;
+        for (q = 0; q < 3 * count; ++q) out[q] = inf - inf;
+        return NBODY_OK;
+    }
     if ((r = nbody__cl_kdk_buffers(e, c)) != NBODY_OK || (r = nbody__cl_tree_build(e, c, y)) != NBODY_OK ||
-        (r = nbody__cl_kdk_list(e, c, list, count)) != NBODY_OK)
+        (r = nbody__cl_kdk_list(e, c, op->list, count)) != NBODY_OK)
         return r;
     NBODY__CL_ARG(e, k, 0, y); NBODY__CL_ARG(e, k, 1, c->kdk_out); NBODY__CL_ARG(e, k, 2, un);
     NBODY__CL_ARG(e, k, 3, G); NBODY__CL_ARG(e, k, 4, eps2); NBODY__CL_ARG(e, k, 5, c->node);

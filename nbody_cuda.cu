@@ -132,6 +132,7 @@ typedef struct nbody__cuda {
     struct nbody__cu_contacts *contacts;  /* contact search: radii, pair buffers, its tree; on first use */
     struct nbody__cu_hermite *herm;       /* NBODY_HERMITE's buffers, on first use */
     struct nbody__cu_kdk *kdk;     /* the tree leapfrog's block steps: scratch, on first use */
+    int kdk_tree;                  /* the tree arrays hold the block steps' tree (0 after any other build) */
 } nbody__cuda;
 struct nbody__cu_slice_work;
 static void nbody__cu_slice_free(struct nbody__cu_slice_work *w, const nbody_desc *d);
@@ -790,19 +791,32 @@ template <class T> __global__ void nbody__cu_leaves(const T *x, const T *m, size
    done (grid-stride). lo[i].w holds the node's second moment B2 = sum m |x - c|^2 about its
    centre of mass (parallel-axis theorem from the children's); node[i].w the squared critical
    distance of NBODY__TREE_CRIT, the CPU tree's formula (nbody__tree_inner, nbody.h). */
+/* node i from its children's centres (cl, cr), boxes (bl..hl, br..hr; lo.w: B2), masses and radii */
+template <class T>
+__device__ __forceinline__ nbody__v4<T> nbody__cu_node_from(size_t i, size_t n, nbody__v4<T> cl, nbody__v4<T> cr, nbody__v4<T> bl,
+                                                           nbody__v4<T> br, nbody__v4<T> hl, nbody__v4<T> hr, T ml, T mr, T rl, T rr,
+                                                           T inv_theta, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
+                                                           T *rad) {
+    nbody__v4<T> c, blo, bhi;
+    T radius, b2, crit;
+    blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
+    bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
+    crit = nbody__tree_inner(cl.x, cl.y, cl.z, ml, rl, bl.w, cr.x, cr.y, cr.z, mr, rr, br.w, blo.x, blo.y, blo.z, bhi.x, bhi.y, bhi.z,
+                            inv_theta, 2 * i >= n, &c.x, &c.y, &c.z, &radius, &b2);
+    blo.w = b2;
+    c.w = crit * crit;
+    node[i] = c; nmass[i] = ml + mr; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
+    return c;
+}
+
 template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
                                                       nbody__v4<T> *hi, T *rad, T inv_theta, uint2 *nrange, nbody__v4<T> *quad) {
     for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
         size_t l = 2 * i, r = l + 1;
-        nbody__v4<T> cl = node[l], cr = node[r], bl = lo[l], br = lo[r], hl = hi[l], hr = hi[r], c, blo, bhi;
-        T ml = nmass[l], mr = nmass[r], m = ml + mr, radius, b2, crit;
-        blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
-        bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
-        crit = nbody__tree_inner(cl.x, cl.y, cl.z, ml, rad[l], bl.w, cr.x, cr.y, cr.z, mr, rad[r], br.w, blo.x, blo.y, blo.z, bhi.x, bhi.y,
-                                bhi.z, inv_theta, 2 * i >= n, &c.x, &c.y, &c.z, &radius, &b2);
-        blo.w = b2;
-        c.w = crit * crit;
-        node[i] = c; nmass[i] = m; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
+        nbody__v4<T> cl = node[l], cr = node[r];
+        T ml = nmass[l], mr = nmass[r];
+        nbody__v4<T> c = nbody__cu_node_from<T>(i, n, cl, cr, lo[l], lo[r], hi[l], hi[r], ml, mr, rad[l], rad[r], inv_theta, node, nmass, lo,
+                                                hi, rad);
         {   /* a subtree's bodies are contiguous in depth-first order, the left child's first */
             uint2 gl = nrange[l], gr = nrange[r];
             nrange[i] = make_uint2(gl.x, gl.y + gr.y);
@@ -1207,6 +1221,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     size_t n = nbody__cu_nsrc(e), P = 1;     /* the tree holds the active bodies */
     nbody__box<nbody__r> *box;
     c->ycur = y;
+    c->kdk_tree = 0;
     if (n < e->n) {                          /* pack their positions: the build reads [x(n) y(n) z(n)] */
         nbody_result rr = c->yact ? NBODY_OK : nbody__cu_malloc(e, &c->yact, 3 * n);
         if (rr != NBODY_OK) return rr;
@@ -2458,41 +2473,84 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
 }
 
 /* ======================================================================================
-   the tree leapfrog's block steps (>>kdk in nbody.h): active_forces builds the tree afresh
-   from y, selects the active bodies' leaves in leaf order (neighbours on the Hilbert curve
-   walk together, as in a full walk), walks them (each body's own walk, warps walking the
-   union: nbody__cu_walk) into a by-body scratch, and gathers 3 count values for the host;
-   active test particles walk with every test particle (nbody__cu_walk_test over [nt, n)).
-   kick applies the active bodies' kicks on the device.
+   the tree leapfrog's block steps (>>kdk in nbody.h, nbody__active_op). A step that builds
+   runs the tree build of the derivative and sends the leaf order to the host (the method keeps
+   it for checkpoints); the others refit that tree in one launch (nbody__cu_refit: a thread a
+   leaf, then up the heap, the second child to arrive computing its parent), with no sort. The
+   host sorts the active bodies' leaves (from its copy of the order, a bitmap over the leaves)
+   and sends them with the list in one copy; the warps walk them (each body's own walk, the
+   union of 32 neighbours on the Hilbert curve: nbody__cu_walk) into a by-leaf scratch, active
+   test particles walk with every test particle (nbody__cu_walk_test over [nt, n)), and one
+   gather puts the 3 count forces in list order for the one copy back. The kick reuses the
+   device's list and forces, and only the kick coefficients go up. A step moves 4 (2 count +
+   active sources) bytes up, 3 count reals down and 3 count reals up: nothing of the other
+   bodies.
    ====================================================================================== */
-__global__ void nbody__cu_iota(unsigned int *v, size_t n);   /* below, with the slices */
 struct nbody__cu_kdk {
-    unsigned int *list;            /* n: the active bodies (from the host) */
-    unsigned char *mark, *flag;    /* n: body is active; leaf is an active body's */
-    unsigned int *ids, *leaves;    /* n: 0 .. n-1; the selected leaves */
-    int *count;
-    void *tmp;
-    size_t tmpbytes;
-    nbody__r *acc, *io;            /* 3n: forces by body; 6n: forces and coefficients of the list */
-    unsigned int *host;            /* n: the list as 32-bit indices (pinned) */
+    unsigned int *list;            /* device, 3n: the active sources' leaves (sorted), each active
+                                      body's slot in acc (list order), the active bodies */
+    unsigned int *host;            /* pinned, 3n: the same on the host */
+    unsigned int *up;              /* device, n: the refit's arrival counters (zero between refits) */
+    int *bad;                      /* device: a position was not finite (build or refit) */
+    nbody__r *acc, *io;            /* device: 3n forces by leaf (test particles by body); 6n: the list's forces and kick coefficients */
+    unsigned int *pos;             /* host, n: each source's leaf */
+    unsigned long long *bits;      /* host, n / 64 + 1: the active leaves (zero between uses) */
 };
 static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     if (!w) return;
-    cudaFree(w->list); cudaFree(w->mark); cudaFree(w->flag); cudaFree(w->ids); cudaFree(w->leaves); cudaFree(w->count);
-    cudaFree(w->tmp); cudaFree(w->acc); cudaFree(w->io);
+    cudaFree(w->list); cudaFree(w->up); cudaFree(w->bad); cudaFree(w->acc); cudaFree(w->io);
     if (w->host) cudaFreeHost(w->host);
+    d->allocator.free(w->pos, d->allocator.user_data);
+    d->allocator.free(w->bits, d->allocator.user_data);
     d->allocator.free(w, d->allocator.user_data);
 }
 
-__global__ void nbody__cu_kdk_mark(const unsigned int *list, size_t count, unsigned char *mark, unsigned char v) {
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) mark[list[q]] = v;
+/* a v4 record through L2 only: the refit reads nodes that other blocks wrote in this launch */
+template <class T> __device__ __forceinline__ nbody__v4<T> nbody__cu_ldcg4(const nbody__v4<T> *p);
+template <> __device__ __forceinline__ nbody__v4<float> nbody__cu_ldcg4(const nbody__v4<float> *p) {
+    float4 a = __ldcg((const float4 *)p);
+    nbody__v4<float> v = {a.x, a.y, a.z, a.w};
+    return v;
 }
-__global__ void nbody__cu_kdk_flags(const unsigned int *leafbody, size_t nt, const unsigned char *mark, unsigned char *flag) {
-    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < nt; k += (size_t)gridDim.x * blockDim.x) flag[k] = mark[leafbody[k]];
+template <> __device__ __forceinline__ nbody__v4<double> nbody__cu_ldcg4(const nbody__v4<double> *p) {
+    double2 a = __ldcg((const double2 *)p), b = __ldcg((const double2 *)p + 1);
+    nbody__v4<double> v = {a.x, a.y, b.x, b.y};
+    return v;
 }
-template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, const unsigned int *list, size_t count, T *out) {
+
+/* Refit: leaf n + k takes the body sorted[p(k)] at the positions x (stride: one coordinate's
+   length) as nbody__cu_leaves does, then its thread climbs: at each parent the first child's
+   thread stops (its writes fenced before the counter), the second computes the parent from
+   both children as nbody__cu_internal does, reads through L2, and clears the counter for the
+   next refit. A position that is not finite sets *bad. */
+template <class T>
+__global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n, size_t P, const unsigned int *sorted, nbody__v4<T> *node,
+                                T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi, T *rad, unsigned int *up, int *bad, T inv_theta) {
+    size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x, j = n + k, i;
+    if (k >= n) return;
+    {
+        size_t p = j >= P ? j - P : (2 * n - P) + (j - n);
+        unsigned int b = sorted[p];
+        nbody__v4<T> v = {x[b], x[stride + b], x[2 * stride + b], (T)0};
+        if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) atomicOr(bad, 1);
+        node[j] = v; lo[j] = v; hi[j] = v; nmass[j] = m[b]; rad[j] = 0;
+    }
+    for (i = j / 2; i >= 1; i /= 2) {
+        size_t l = 2 * i, r = l + 1;
+        __threadfence();
+        if (atomicAdd(up + i, 1u) == 0) return;
+        up[i] = 0;
+        nbody__cu_node_from<T>(i, n, nbody__cu_ldcg4(node + l), nbody__cu_ldcg4(node + r), nbody__cu_ldcg4(lo + l), nbody__cu_ldcg4(lo + r),
+                               nbody__cu_ldcg4(hi + l), nbody__cu_ldcg4(hi + r), __ldcg(nmass + l), __ldcg(nmass + r), __ldcg(rad + l),
+                               __ldcg(rad + r), inv_theta, node, nmass, lo, hi, rad);
+    }
+}
+
+/* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite */
+template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, const unsigned int *slot, size_t count, const int *bad, T *out) {
+    bool nan = bad[0] != 0;
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
-        for (int d = 0; d < 3; ++d) out[d * count + q] = acc[d * n + list[q]];
+        for (int d = 0; d < 3; ++d) out[d * count + q] = nan ? (T)NAN : acc[d * n + slot[q]];
 }
 /* nbody__kick_op: v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to kick = [v | a0] */
 template <class T>
@@ -2518,40 +2576,68 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
     if (!w) return NBODY_ERR_OUT_OF_MEMORY;
     memset(w, 0, sizeof *w);
     c->kdk = w;
-    r = nbody__cu_malloc(e, &w->list, n);
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->mark, n);
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMemset(w->mark, 0, n), "memset");
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->flag, n);
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->ids, n);
-    if (r == NBODY_OK) {
-        nbody__cu_iota<<<nbody__cu_blocks(n, 256), 256>>>(w->ids, n);
-        r = nbody__cu_check(e, cudaGetLastError(), "iota");
-    }
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->leaves, n);
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->count, 1);
-    if (r == NBODY_OK) r = nbody__cu_check(e, cub::DeviceSelect::Flagged(NULL, w->tmpbytes, w->ids, w->flag, w->leaves, w->count, (int)n), "select size");
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&w->tmp, w->tmpbytes);
+    w->pos = (unsigned int *)e->desc.allocator.alloc(n * sizeof(unsigned int), e->desc.allocator.user_data);
+    w->bits = (unsigned long long *)e->desc.allocator.alloc((n / 64 + 1) * sizeof(unsigned long long), e->desc.allocator.user_data);
+    r = w->pos && w->bits ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY;
+    if (r == NBODY_OK) memset(w->bits, 0, (n / 64 + 1) * sizeof(unsigned long long));
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->list, 3 * n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->up, n);
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMemset(w->up, 0, n * sizeof(unsigned int)), "memset");
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->bad, 1);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->acc, 3 * n);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->io, 6 * n);
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMallocHost((void **)&w->host, n * sizeof(unsigned int)), "cudaMallocHost");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMallocHost((void **)&w->host, 3 * n * sizeof(unsigned int)), "cudaMallocHost");
     if (r != NBODY_OK) { nbody__cu_kdk_free(w, &e->desc); c->kdk = NULL; return r; }
     *out = w;
     return NBODY_OK;
 }
 
-/* the list to the device as 32-bit indices */
-static nbody_result nbody__cu_kdk_list(nbody__engine *e, nbody__cu_kdk *w, const size_t *list, size_t count) {
-    for (size_t q = 0; q < count; ++q) w->host[q] = (unsigned int)list[q];
-    NBODY__CU(cudaMemcpy(w->list, w->host, count * sizeof(unsigned int), cudaMemcpyHostToDevice));
+/* the heap's P (the largest power of two at most 2 nt - 1) and the leaf of depth-first position p */
+static size_t nbody__cu_heap_p(size_t nt) { size_t P = 1; while (P * 2 <= 2 * nt - 1) P *= 2; return P; }
+static size_t nbody__cu_leaf_of(size_t p, size_t nt, size_t P) { return p < 2 * nt - P ? P + p - nt : p - (2 * nt - P); }
+
+/* the tree of the block steps on the device: built (its order to the host) or laid out from
+   the host's order, then refitted to y; w->pos from the order */
+static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody__active_op *op) {
+    nbody__cuda *c = nbody__cu(e);
+    const nbody__r *y = (const nbody__r *)op->y;
+    size_t n = e->n, nt = nbody__cu_nsrc(e), P = nbody__cu_heap_p(nt), p;
+    unsigned int *h = w->host;
+    nbody_result r;
+    NBODY__CU(cudaMemsetAsync(w->bad, 0, sizeof(int)));
+    if (op->build) {
+        if ((r = nbody__cu_tree_build(e, y)) != NBODY_OK) return r;
+        NBODY__CU(cudaMemcpy(h, c->val[1], nt * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+        for (p = 0; p < n; ++p) op->order[p] = p < nt ? h[p] : p;
+    } else {
+        if (!c->kdk_tree) {            /* lay the host's order out: the sort's output of a build */
+            int depth = 0;
+            for (p = 0; p < nt; ++p) h[p] = (unsigned int)op->order[p];
+            NBODY__CU(cudaMemcpy(c->val[1], h, nt * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            for (size_t q = 1; q * 2 <= 2 * nt - 1; q *= 2) depth++;
+            c->depth = depth;
+        }
+        c->ycur = y;
+        nbody__cu_refit<nbody__r><<<(unsigned int)((nt + 255) / 256), 256>>>(y, n, c->m, nt, P, c->val[1], c->node, c->nmass, c->lo, c->hi,
+                                                                              c->rad, w->up, w->bad, 1 / e->desc.theta);
+        NBODY__CU(cudaGetLastError());
+    }
+    if (op->build || !c->kdk_tree) {
+        for (p = 0; p < nt; ++p) w->pos[op->order[p]] = (unsigned int)nbody__cu_leaf_of(p, nt, P);
+        c->kdk_tree = 1;
+    }
+    op->wrote = 1;
     return NBODY_OK;
 }
 
-static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__buf yb, const size_t *list, size_t count, nbody_real *out) {
+static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *op) {
     nbody__cuda *c = nbody__cu(e);
-    const nbody__r *y = (const nbody__r *)yb;
-    size_t n = e->n, nt = nbody__cu_nsrc(e), src = count;
+    const nbody__r *y = (const nbody__r *)op->y;
+    const size_t *list = op->list;
+    size_t n = e->n, nt = nbody__cu_nsrc(e), count = op->count, src = count, m = 0, q, wd;
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     const int B = 256;
+    unsigned int *h;
     nbody__cu_kdk *w;
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK || !count) return r;
@@ -2560,41 +2646,43 @@ static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__buf yb, con
         return NBODY_ERR_UNAVAILABLE;
     }
     while (src > 0 && list[src - 1] >= nt) --src;   /* list ascending: the sources' part */
-    if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK || (r = nbody__cu_kdk_list(e, w, list, count)) != NBODY_OK ||
-        (r = nbody__cu_tree_build(e, y)) != NBODY_OK)
-        return r;
-    if (src) {
-        size_t bytes = w->tmpbytes;
-        nbody__cu_kdk_mark<<<nbody__cu_blocks(src, B), B>>>(w->list, src, w->mark, 1);
-        nbody__cu_kdk_flags<<<nbody__cu_blocks(nt, B), B>>>(c->leafbody, nt, w->mark, w->flag);
-        nbody__cu_kdk_mark<<<nbody__cu_blocks(src, B), B>>>(w->list, src, w->mark, 0);
-        NBODY__CU(cudaGetLastError());
-        NBODY__CU(cub::DeviceSelect::Flagged(w->tmp, bytes, w->ids, w->flag, w->leaves, w->count, (int)nt));
-        if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->leaves, 0, src, c->leafbody, 0,
-                                       w->acc, n, 1)) != NBODY_OK)
-            return r;
+    if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK || (r = nbody__cu_kdk_tree(e, w, op)) != NBODY_OK) return r;
+    h = w->host;
+    for (q = 0; q < src; ++q) { size_t k = w->pos[list[q]]; w->bits[k >> 6] |= 1ULL << (k & 63); }
+    for (wd = 0; wd < (nt + 63) / 64; ++wd)       /* the active leaves in leaf order */
+        for (unsigned long long x = w->bits[wd]; x; x &= x - 1) h[m++] = (unsigned int)(wd * 64 + (size_t)__builtin_ctzll(x));
+    for (wd = 0; wd < (nt + 63) / 64; ++wd) w->bits[wd] = 0;
+    for (q = 0; q < count; ++q) {
+        h[src + q] = (unsigned int)(q < src ? w->pos[list[q]] : list[q]);   /* test particles: acc by body */
+        h[src + count + q] = (unsigned int)list[q];
     }
+    NBODY__CU(cudaMemcpyAsync(w->list, h, (src + 2 * count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+    if (src && (r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
+                                          n, 1)) != NBODY_OK)
+        return r;
     if (src < count) {
         nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(n - nt, B), B>>>(c->node, c->nmass, y, n, nt, n, w->acc, n, 0, nt, eps2,
                                                                            e->desc.G, (const nbody__rec *)NULL);
         NBODY__CU(cudaGetLastError());
     }
-    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, B), B>>>(w->acc, n, w->list, count, w->io);
+    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, B), B>>>(w->acc, n, w->list + src, count, w->bad, w->io);
     NBODY__CU(cudaGetLastError());
-    NBODY__CU(cudaMemcpy(out, w->io, 3 * count * sizeof(nbody__r), cudaMemcpyDeviceToHost));
+    NBODY__CU(cudaMemcpy(op->out, w->io, 3 * count * sizeof(nbody__r), cudaMemcpyDeviceToHost));
     return NBODY_OK;
 }
 
+/* after active_forces of the same list: its forces are still in io, its list on the device */
 static nbody_result nbody__cu_kick(nbody__engine *e, const nbody__kick_op *op) {
-    nbody__cu_kdk *w;
-    size_t m = op->count;
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_kdk *w = c->kdk;
+    size_t m = op->count, src = m, nt = nbody__cu_nsrc(e);
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK || !m) return r;
-    if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK || (r = nbody__cu_kdk_list(e, w, op->list, m)) != NBODY_OK) return r;
-    NBODY__CU(cudaMemcpy(w->io, op->acc, 3 * m * sizeof(nbody__r), cudaMemcpyHostToDevice));
-    NBODY__CU(cudaMemcpy(w->io + 3 * m, op->coef, 3 * m * sizeof(nbody__r), cudaMemcpyHostToDevice));
-    nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(m, 256), 256>>>((nbody__r *)op->y, (nbody__r *)op->kick, w->list, m, e->n, w->io,
-                                                                     w->io + 3 * m);
+    if (!w) return NBODY_ERR_UNAVAILABLE;   /* no active_forces before: not how the method calls */
+    while (src > 0 && op->list[src - 1] >= nt) --src;
+    NBODY__CU(cudaMemcpyAsync(w->io + 3 * m, op->coef, 3 * m * sizeof(nbody__r), cudaMemcpyHostToDevice));
+    nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(m, 256), 256>>>((nbody__r *)op->y, (nbody__r *)op->kick, w->list + src + m, m, e->n,
+                                                                     w->io, w->io + 3 * m);
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }

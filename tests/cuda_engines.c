@@ -11,6 +11,7 @@
 #include "every_method.h"
 #include "tree_accuracy.h"
 #include "hermite_engine.h"
+#include "tree_active.h"
 
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 void nbody__cuda_test_grid_cap(unsigned int blocks);
@@ -553,38 +554,14 @@ static nbody_result block_run(nbody_engine engine, double theta, const nbody_sys
     nbody_destroy(sim);
     return r;
 }
+/* the derivative's walk: each body's own (the warps' union), as the block steps walk */
+static void warp_walk(nbody__engine *e) { nbody__cuda_bench_config(e, 0, 256, 2); }
 static void test_tree_block_steps(void) {
     nbody_system ic = {0}, a = {0}, b = {0}, x = {0};
-    nbody_desc d = {0};
-    nbody__engine e;
-    nbody__buf y = NULL, f = NULL;
-    size_t n = scaled(3000) < 3000 ? 300 : 3000, list[1000], count = 0, i, q;
-    nbody_real *full, *out;
+    size_t n = scaled(3000) < 3000 ? 300 : 3000;
     nbody_stats sa, sb, sx;
     nbody_result ra, rb, rx;
-    int same = 1;
-    nbody_ic_collision(&ic, n, (nbody_real)0.3, 3, 4);
-    d.engine = NBODY_ENGINE_CUDA_TREE; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.01;
-    d.n_active = n - n / 8;
-    d = nbody__desc_defaults(&d);
-    full = (nbody_real *)malloc(6 * n * sizeof(nbody_real));
-    out = (nbody_real *)malloc(3 * 1000 * sizeof(nbody_real));
-    for (i = 5; i < n && count < 1000; i += 2 + i % 5) list[count++] = i;
-    CHECK(nbody__engine_start(&e, &d, n, ic.m) == NBODY_OK, "cuda_tree engine");
-    nbody__cuda_bench_config(&e, 0, 256, 2);     /* the derivative's walk: each body's own (warps' union) */
-    CHECK(e.ops->alloc(&e, 6 * n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * n, &f) == NBODY_OK &&
-          nbody__upload_system(&e, y, &ic) == NBODY_OK && e.ops->derivative(&e, y, f) == NBODY_OK &&
-          e.ops->download(&e, full, f, 0, 6 * n) == NBODY_OK, "cuda_tree: a full evaluation");
-    CHECK(e.ops->active_forces && e.ops->active_forces(&e, y, list, count, out) == NBODY_OK, "cuda_tree: active forces");
-    for (q = 0; q < count; ++q)
-        for (i = 0; i < 3; ++i)
-            if (memcmp(&out[i * count + q], &full[(3 + i) * n + list[q]], sizeof(nbody_real))) same = 0;
-    CHECK(same, "cuda_tree: %lu active bodies' forces are the full walk's bits (%lu test particles in %lu bodies)",
-          (unsigned long)count, (unsigned long)(n / 8), (unsigned long)n);
-    e.ops->release(&e, y); e.ops->release(&e, f);
-    nbody__engine_stop(&e);
-    free(full); free(out);
-    nbody_system_free(&ic);
+    check_tree_active(NBODY_ENGINE_CUDA_TREE, "cuda_tree", warp_walk);
     nbody_ic_plummer(&ic, n / 3, 6);
     nbody_system_alloc(&a, ic.n); nbody_system_alloc(&b, ic.n); nbody_system_alloc(&x, ic.n);
     rb = block_run(NBODY_ENGINE_CUDA_TREE, 0.3, &ic, 0.25, &b, &sb);

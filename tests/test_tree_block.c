@@ -1,12 +1,14 @@
 /* test_tree_block.c - NBODY_LEAPFROG with NBODY_STEPPING_BLOCK on the tree engines (kick-drift-
-   kick with power-of-two steps per body): the engine's forces on an active list are the bits
-   of a full evaluation's; block steps converge to the shared-step leapfrog's trajectory as
+   kick with power-of-two steps per body): the engine's forces on an active list from a build are
+   the bits of a full evaluation's, from a refit within the opening criterion's bound
+   (tree_active.h); block steps converge to the shared-step leapfrog's trajectory as
    eta shrinks (second order); energy on a small galaxy collision, with fewer body steps than
    shared steps; landing on t_end; the synchronised state between block times; bitwise
    restarts from checkpoints; OPENCL_TREE against TREE; the refusals, each with its log line. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "check.h"
+#include "tree_active.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,39 +41,6 @@ static nbody_result run_to(const nbody_desc *d, const nbody_system *s0, double t
     if (st && sim) *st = nbody_get_stats(sim);
     nbody_destroy(sim);
     return r;
-}
-
-/* the engine's active-list forces against a full evaluation, bit for bit, with test
-   particles among the active bodies */
-static void test_active_forces(nbody_engine engine, const char *name) {
-    nbody_system s = NBODY_ZERO;
-    nbody_desc d = block_desc(engine, 0, 0.5);
-    nbody__engine e;
-    nbody__buf y = NULL, f = NULL;
-    size_t n = 3000, list[700], count = 0, i, q;
-    nbody_real *full, *out;
-    int same = 1;
-    nbody_ic_collision(&s, n, (nbody_real)0.3, 3, 4);
-    d.n_active = 2600;
-    d = nbody__desc_defaults(&d);
-    full = (nbody_real *)malloc(6 * n * sizeof(nbody_real));
-    out = (nbody_real *)malloc(3 * 700 * sizeof(nbody_real));
-    for (i = 5; i < n && count < 700; i += 3 + i % 5) list[count++] = i;   /* sources and test particles, ascending */
-    if (nbody__engine_start(&e, &d, n, s.m) != NBODY_OK) { check_skip(NULL, "engine not started"); free(full); free(out); return; }
-    CHECK(e.ops->alloc(&e, 6 * n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * n, &f) == NBODY_OK &&
-          nbody__upload_system(&e, y, &s) == NBODY_OK && e.ops->derivative(&e, y, f) == NBODY_OK &&
-          e.ops->download(&e, full, f, 0, 6 * n) == NBODY_OK, "%s: a full evaluation", name);
-    CHECK(e.ops->active_forces && e.ops->active_forces(&e, y, list, count, out) == NBODY_OK, "%s: %lu active bodies' forces", name,
-          (unsigned long)count);
-    for (q = 0; q < count; ++q)
-        for (i = 0; i < 3; ++i)
-            if (memcmp(&out[i * count + q], &full[(3 + i) * n + list[q]], sizeof(nbody_real))) same = 0;
-    CHECK(same, "%s: the active bodies' forces are the full evaluation's bits (%lu of %lu bodies, the last %lu test particles)", name,
-          (unsigned long)count, (unsigned long)n, (unsigned long)(n - 2600));
-    e.ops->release(&e, y); e.ops->release(&e, f);
-    nbody__engine_stop(&e);
-    free(full); free(out);
-    nbody_system_free(&s);
 }
 
 /* Block steps against the shared-step leapfrog: a reference with a shared step 2^-13 (far
@@ -202,7 +171,7 @@ static void test_opencl(void) {
               (double)sb.body_steps > 0.9 * (double)sa.body_steps && (double)sb.body_steps < 1.1 * (double)sa.body_steps,
               "body steps: tree %llu, opencl_tree %llu", sa.body_steps, sb.body_steps);
     }
-    test_active_forces(NBODY_ENGINE_OPENCL_TREE, "opencl_tree");
+    check_tree_active(NBODY_ENGINE_OPENCL_TREE, "opencl_tree", NULL);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&x);
 }
 
@@ -225,7 +194,7 @@ static void test_refusals(void) {
 }
 
 int main(void) {
-    test_active_forces(NBODY_ENGINE_TREE, "tree");
+    check_tree_active(NBODY_ENGINE_TREE, "tree", NULL);
     test_convergence();
     test_energy();
     test_synchronised_state();
