@@ -7546,10 +7546,10 @@ static nbody_result nbody__tree_layout(nbody__kdtree *t, const nbody_desc *d, co
    along every level. The shared-layout arrays (cx .. crit2) are left as the last build's: the
    walks read the walk data only. */
 static nbody_result nbody__tree_refit(nbody__kdtree *t, const nbody_desc *d, const nbody_real *x, const nbody_real *y, const nbody_real *z,
-                                      const nbody_real *m) {
+                                      const nbody_real *m, int *finite) {
     size_t n = t->n, nodes = 2 * n;
     long long k, nn = (long long)n;
-    int L = 0;
+    int L = 0, bad = 0;
     nbody_real *f;
     if (t->fit_cap != n) {
         nbody__free(d, t->fit);
@@ -7559,7 +7559,7 @@ static nbody_result nbody__tree_refit(nbody__kdtree *t, const nbody_desc *d, con
         t->fit_cap = n;
     }
     f = t->fit;
-    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 16384))
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 16384) reduction(|:bad))
     for (k = 0; k < nn; ++k) {          /* the leaves n .. 2n-1: their bodies, exactly */
         size_t j = (size_t)k + n, it = t->node[j].first, b = t->items[it].idx;
         nbody__tree_node *r = &t->node[j];
@@ -7569,7 +7569,10 @@ static nbody_result nbody__tree_refit(nbody__kdtree *t, const nbody_desc *d, con
         r->c[2] = fj[2] = fj[5] = t->bz[it] = z[b];
         r->mass = t->bm[it] = m[b];
         r->crit2 = fj[6] = fj[7] = 0;
+        bad |= !nbody__isfinite(x[b]) || !nbody__isfinite(y[b]) || !nbody__isfinite(z[b]);
     }
+    *finite = !bad;
+    if (bad) return NBODY_OK;          /* the nodes would be NaN: the caller reports it */
     while (((size_t)2 << L) < n) ++L;    /* the deepest level holding internal nodes */
     for (; L >= 0; --L) {
         long long lo = (long long)1 << L, hi = (long long)2 << L < nn ? (long long)2 << L : nn;
@@ -8136,43 +8139,57 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__active_op
     nbody__kdtree *t;
     nbody__forces F;
     size_t n = e->n, na = nbody__n_src(e), q, k, m = 0, count = op->count, *order;
+    unsigned long long *bits;
     nbody_result r;
-    for (q = 0; q < 3 * n; ++q)        /* NaN/Inf positions: NaN forces, which the step reports */
-        if (!nbody__isfinite(y[q])) {
-            for (k = 0; k < 3 * count; ++k) op->out[k] = y[q] - y[q];
-            return NBODY_OK;
-        }
+    int finite = 1;
+    for (q = 0; op->build && q < 3 * n; ++q) finite = finite && nbody__isfinite(y[q]);   /* a refit checks its leaves */
     if (!c->tree) {
         c->tree = nbody__alloc(&e->desc, sizeof(nbody__kdtree));
         if (!c->tree) return NBODY_ERR_OUT_OF_MEMORY;
         memset(c->tree, 0, sizeof(nbody__kdtree));
     }
     if (!c->slot) {
-        if (nbody__bytes(n, 2 * sizeof(size_t)) == 0 || !(c->slot = (size_t *)nbody__alloc(&e->desc, n * 2 * sizeof(size_t))))
+        size_t words = n / 64 + 1;
+        if (nbody__bytes(n, 2 * sizeof(size_t)) == 0 || !(c->slot = (size_t *)nbody__alloc(&e->desc, n * 2 * sizeof(size_t) + words * 8)))
             return NBODY_ERR_OUT_OF_MEMORY;
         for (q = 0; q < n; ++q) c->slot[q] = NBODY__TREE_NONE;
+        memset(c->slot + 2 * n, 0, words * 8);
     }
     t = (nbody__kdtree *)c->tree;
     F.x = y; F.y = y + n; F.z = y + 2 * n; F.m = c->m;
     F.ax = op->out; F.ay = op->out + count; F.az = op->out + 2 * count;
     F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
-    if (op->build) {
+    for (q = na; !op->build && q < n; ++q)   /* test particles: not in the tree */
+        finite = finite && nbody__isfinite(y[q]) && nbody__isfinite(y[n + q]) && nbody__isfinite(y[2 * n + q]);
+    if (op->build && finite) {
         r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, na);
         if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
         if (r != NBODY_OK) return r;
         for (k = 0; k < n; ++k) op->order[k] = k < na ? t->items[k].idx : k;
         t->fit_valid = 1;
-    } else {                           /* the tree of order, laid out anew unless this engine holds it */
+    } else if (finite) {               /* the tree of order, laid out anew unless this engine holds it */
         if (!t->fit_valid || t->n != na || t->leaf_size != (size_t)e->desc.leaf_size)
             if ((r = nbody__tree_layout(t, &e->desc, op->order, na, (size_t)e->desc.leaf_size)) != NBODY_OK) return r;
-        if ((r = nbody__tree_refit(t, &e->desc, F.x, F.y, F.z, F.m)) != NBODY_OK) return r;
+        if ((r = nbody__tree_refit(t, &e->desc, F.x, F.y, F.z, F.m, &finite)) != NBODY_OK) return r;
+    }
+    if (!finite) {                     /* NaN/Inf positions: NaN forces, which the step reports */
+        nbody_real inf = (nbody_real)HUGE_VAL;
+        for (k = 0; k < 3 * count; ++k) op->out[k] = inf - inf;
+        return NBODY_OK;
     }
     op->wrote = 1;
     t->walk = nbody__tree_walk_of(c->simd);
     order = c->slot + n;
-    for (q = 0; q < count; ++q) c->slot[list[q]] = q;
-    for (k = 0; k < na; ++k)
-        if (c->slot[t->items[k].idx] != NBODY__TREE_NONE) order[m++] = t->items[k].idx;
+    bits = (unsigned long long *)(c->slot + 2 * n);
+    for (q = 0; q < count; ++q) {      /* the active sources in leaf order: a bit an item, read back in order */
+        c->slot[list[q]] = q;
+        if (list[q] < na) bits[t->pos[list[q]] >> 6] |= 1ULL << (t->pos[list[q]] & 63);
+    }
+    for (k = 0; k < (na + 63) / 64; ++k) {
+        unsigned long long x = bits[k];
+        bits[k] = 0;
+        for (; x; x &= x - 1) order[m++] = t->items[k * 64 + (size_t)NBODY__CTZ64(x)].idx;
+    }
     for (q = 0; q < count; ++q)
         if (list[q] >= na) order[m++] = list[q];
     nbody__tree_forces_list(t, &e->desc, &F, order, c->slot, count);

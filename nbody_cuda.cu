@@ -2478,8 +2478,8 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
    it for checkpoints); the others refit that tree in one launch (nbody__cu_refit: a thread a
    leaf, then up the heap, the second child to arrive computing its parent), with no sort. The
    host sorts the active bodies' leaves (from its copy of the order, a bitmap over the leaves)
-   and sends them with the list in one copy; the warps walk them (each body's own walk, the
-   union of 32 neighbours on the Hilbert curve: nbody__cu_walk) into a by-leaf scratch, active
+   and sends them with the list in one copy; a warp walks each (its lanes splitting the tree by
+   subtree: nbody__cu_walk_split) into a by-leaf scratch, active
    test particles walk with every test particle (nbody__cu_walk_test over [nt, n)), and one
    gather puts the 3 count forces in list order for the one copy back. The kick reuses the
    device's list and forces, and only the kick coefficients go up. A step moves 4 (2 count +
@@ -2544,6 +2544,53 @@ __global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n,
                                nbody__cu_ldcg4(hi + l), nbody__cu_ldcg4(hi + r), __ldcg(nmass + l), __ldcg(nmass + r), __ldcg(rad + l),
                                __ldcg(rad + r), inv_theta, node, nmass, lo, hi, rad);
     }
+}
+
+/* The active bodies' walk: a warp a body, its 32 lanes splitting the walk by subtree, so that
+   a step with few active bodies is not one long chain of dependent loads (a lone walk of a
+   2^16 tree visits thousands of nodes one after the other). The heap's nodes at depth D
+   (2^D <= nt, at most 2^7) root 2^D subtrees, lane l taking those of 2^D + l + 32 j. For each
+   root the lane tests its ancestors from the tree's root down, as the whole walk would: the
+   first it accepts, the walk of the whole tree accepts too, and the lane adds it when the root
+   is that ancestor's leftmost at depth D (each accepted ancestor once); when it accepts none,
+   it walks the subtree (nbody__cu_walk_body's rule: accept d^2 > crit2, open internal nodes,
+   skip leaves otherwise, the body's own among them). The accepted nodes are those of the whole
+   walk; the sum is its terms grouped by lane, then a butterfly (every lane ends with the same
+   bits). Leaf k = list[w] of warp w; G times the sum to acc[k], acc[as + k], acc[2 as + k]. */
+#define NBODY__CU_SPLIT_DEPTH 7
+template <class T>
+__global__ void nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
+                                     unsigned int count, T *acc, size_t as, unsigned int n, int D, T eps2, T G) {
+    unsigned int lane = threadIdx.x & 31u, w = (unsigned int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5);
+    if (w >= count) return;                           /* whole warps leave together */
+    unsigned int k = list[w], first = 1u << D;
+    nbody__v4<T> me = nbody__ldg4(node + n + k);
+    T ax = 0, ay = 0, az = 0;
+    for (unsigned int r = first + lane; r < 2 * first; r += 32) {
+        bool walk = true;
+        for (int up = D; up >= 1 && walk; --up) {     /* the ancestors, the root first */
+            unsigned int a = r >> up;
+            nbody__v4<T> q = nbody__ldg4(node + a);
+            T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+            if (d2 > q.w) {
+                walk = false;
+                if (r == a << up) nbody__pull(nbody__weight(__ldg(nmass + a), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
+            }
+        }
+        if (!walk) continue;
+        unsigned int cur = r, end = nbody__heap_skip(r);
+        do {
+            nbody__v4<T> q = nbody__ldg4(node + cur);
+            T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+            bool take = d2 > q.w;
+            if (take) nbody__pull(nbody__weight(__ldg(nmass + cur), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
+            cur = !take && cur < n ? 2 * cur : nbody__heap_skip(cur);
+        } while (cur != end);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        ax += __shfl_xor_sync(~0u, ax, o); ay += __shfl_xor_sync(~0u, ay, o); az += __shfl_xor_sync(~0u, az, o);
+    }
+    if (lane == 0) { acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az; }
 }
 
 /* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite */
@@ -2657,9 +2704,13 @@ static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *
         h[src + count + q] = (unsigned int)list[q];
     }
     NBODY__CU(cudaMemcpyAsync(w->list, h, (src + 2 * count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
-    if (src && (r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
-                                          n, 1)) != NBODY_OK)
-        return r;
+    if (src) {
+        int D = 0;
+        while (D < NBODY__CU_SPLIT_DEPTH && ((size_t)2 << D) <= nt) ++D;
+        nbody__cu_walk_split<nbody__r><<<(unsigned int)((src + 3) / 4), 128>>>(c->node, c->nmass, w->list, (unsigned int)src, w->acc, n,
+                                                                                (unsigned int)nt, D, eps2, e->desc.G);
+        NBODY__CU(cudaGetLastError());
+    }
     if (src < count) {
         nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(n - nt, B), B>>>(c->node, c->nmass, y, n, nt, n, w->acc, n, 0, nt, eps2,
                                                                            e->desc.G, (const nbody__rec *)NULL);

@@ -7,10 +7,14 @@
    The runs alternate (block, shared, block, shared ...) `repeat` times and the table gives
    each run's least wall time, so that other work on the machine slows both alike.
    Usage: bench_treeblock engine n t_end repeat run...
-            engine: tree, cuda_tree, opencl_tree; run: s:DT (shared, step DT) or b:ETA (block)
+            engine: tree, cuda_tree, opencl_tree; run: s:DT (shared, step DT) or b:ETA[:DT_MAX[:REBUILD]]
+            (block; DT_MAX desc.dt_max, REBUILD the fraction of n walked on a refitted tree before
+            it is built afresh, nbody__kdk_rebuild; 0 or absent: the defaults). Each run's wall
+            and CPU seconds (all threads) are also given over the first shared run's.
           e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
    Build: make build/bench_treeblock (WITH_CUDA=1 / WITH_OPENCL=1 for the GPU engines). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
+#define _DEFAULT_SOURCE            /* getrusage */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -18,8 +22,17 @@
 #include <string.h>
 #include <math.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #define MAX_RUNS 16
+
+/* the process's CPU seconds (all threads, user and system): on a machine shared with other
+   work, wall time measures the others too */
+static double cpu_now(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
 
 static double now(void) {
     struct timespec ts;
@@ -30,20 +43,26 @@ static double now(void) {
 typedef struct bench_run {
     int block;                     /* 1: block steps with eta; 0: shared step dt */
     double value;                  /* eta or dt */
-    double best, de;               /* least wall seconds, abs(dE/E) */
+    double dt_max, rebuild;        /* block: desc.dt_max (0: its default 1/16); the refit rule's fraction (0: the library's) */
+    double best, cpu, de;          /* least wall seconds, least CPU seconds, abs(dE/E) */
     nbody_stats st;
 } bench_run;
+
+static double rebuild_default;
 
 static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, bench_run *b) {
     nbody_system s = {0};
     nbody_desc d;
     nbody_sim *sim;
     nbody_invariants e0, e1;
-    double t0, wall;
+    double t0, c0, wall, cpu;
     nbody_result r;
     memset(&d, 0, sizeof d);
     d.engine = engine; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.01; d.theta = (nbody_real)0.5;
-    if (b->block) { d.stepping = NBODY_STEPPING_BLOCK; d.timestep_eta = (nbody_real)b->value; }
+    if (b->block) {
+        d.stepping = NBODY_STEPPING_BLOCK; d.timestep_eta = (nbody_real)b->value; d.dt_max = (nbody_real)b->dt_max;
+        nbody__kdk_rebuild = b->rebuild > 0 ? b->rebuild : rebuild_default;
+    }
     else d.dt = (nbody_real)b->value;
     if (nbody_system_alloc(&s, s0->n) != NBODY_OK) return 0;
     nbody_measure(s0, d.G == 0 ? 1 : d.G, d.softening, &e0);
@@ -52,10 +71,10 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
         nbody_system_free(&s);
         return 0;
     }
-    t0 = now();
+    t0 = now(); c0 = cpu_now();
     r = nbody_advance(sim, (nbody_real)t_end);
     if (r == NBODY_OK) r = nbody_get_state(sim, &s);   /* a GPU engine's last step is done once its state is read */
-    wall = now() - t0;
+    wall = now() - t0; cpu = cpu_now() - c0;
     if (r != NBODY_OK) fprintf(stderr, "nbody_advance: %s\n", nbody_result_string(r));
     b->st = nbody_get_stats(sim);
     nbody_destroy(sim);
@@ -64,6 +83,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
     if (r != NBODY_OK) return 0;
     b->de = fabs((double)((e1.energy - e0.energy) / e0.energy));
     if (b->best == 0 || wall < b->best) b->best = wall;
+    if (b->cpu == 0 || cpu < b->cpu) b->cpu = cpu;
     return 1;
 }
 
@@ -81,12 +101,16 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "cuda_tree")) engine = NBODY_ENGINE_CUDA_TREE;
     else if (!strcmp(argv[1], "opencl_tree")) engine = NBODY_ENGINE_OPENCL_TREE;
     else if (strcmp(argv[1], "tree")) { fprintf(stderr, "engine: tree, cuda_tree or opencl_tree\n"); return 2; }
+    rebuild_default = nbody__kdk_rebuild;
     n = (size_t)atol(argv[2]); t_end = atof(argv[3]); repeat = atoi(argv[4]);
     for (k = 5; k < argc && nr < MAX_RUNS; ++k) {
         memset(&runs[nr], 0, sizeof runs[nr]);
         if ((argv[k][0] != 's' && argv[k][0] != 'b') || argv[k][1] != ':') { fprintf(stderr, "bad run %s\n", argv[k]); return 2; }
         runs[nr].block = argv[k][0] == 'b';
-        runs[nr].value = atof(argv[k] + 2);
+        if (sscanf(argv[k] + 2, "%lf:%lf:%lf", &runs[nr].value, &runs[nr].dt_max, &runs[nr].rebuild) < 1) {
+            fprintf(stderr, "bad run %s\n", argv[k]);
+            return 2;
+        }
         ++nr;
     }
     if (!nbody_engine_available(engine) || nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 1) != NBODY_OK) {
@@ -100,12 +124,21 @@ int main(int argc, char **argv) {
             if (!run_once(engine, &s0, t_end, &runs[k])) return 1;
             fprintf(stderr, "pass %d run %d: %.3f s\n", j, k, runs[k].best);
         }
-    printf("| stepping | eta or dt | abs(dE/E) | wall s | steps | body steps | force evaluations |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- |\n");
-    for (k = 0; k < nr; ++k)
-        printf("| %s | %g | %.3e | %.2f | %llu | %llu | %llu |\n", runs[k].block ? "block" : "shared", runs[k].value, runs[k].de,
-               runs[k].best, runs[k].st.steps, runs[k].st.body_steps ? runs[k].st.body_steps : runs[k].st.steps * (unsigned long long)n,
-               runs[k].st.force_evals);
+    printf("| stepping | eta or dt | dt_max | rebuild | abs(dE/E) | wall s | wall / first shared | CPU s | CPU / first shared | steps | "
+           "body steps | force evaluations |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (j = 0; j < nr && runs[j].block; ++j) {}
+    for (k = 0; k < nr; ++k) {
+        char dtm[32] = "", reb[32] = "";
+        if (runs[k].block) {
+            snprintf(dtm, sizeof dtm, "%g", runs[k].dt_max > 0 ? runs[k].dt_max : 0.0625);
+            snprintf(reb, sizeof reb, "%g", runs[k].rebuild > 0 ? runs[k].rebuild : rebuild_default);
+        }
+        printf("| %s | %g | %s | %s | %.3e | %.2f | %.3f | %.2f | %.3f | %llu | %llu | %llu |\n", runs[k].block ? "block" : "shared",
+               runs[k].value, dtm, reb, runs[k].de, runs[k].best, j < nr ? runs[k].best / runs[j].best : 0.0, runs[k].cpu,
+               j < nr ? runs[k].cpu / runs[j].cpu : 0.0, runs[k].st.steps,
+               runs[k].st.body_steps ? runs[k].st.body_steps : runs[k].st.steps * (unsigned long long)n, runs[k].st.force_evals);
+    }
     nbody_system_free(&s0);
     return 0;
 }

@@ -561,7 +561,7 @@ static void test_tree_block_steps(void) {
     size_t n = scaled(3000) < 3000 ? 300 : 3000;
     nbody_stats sa, sb, sx;
     nbody_result ra, rb, rx;
-    check_tree_active(NBODY_ENGINE_CUDA_TREE, "cuda_tree", warp_walk);
+    check_tree_active(NBODY_ENGINE_CUDA_TREE, "cuda_tree", warp_walk, 0);
     nbody_ic_plummer(&ic, n / 3, 6);
     nbody_system_alloc(&a, ic.n); nbody_system_alloc(&b, ic.n); nbody_system_alloc(&x, ic.n);
     rb = block_run(NBODY_ENGINE_CUDA_TREE, 0.3, &ic, 0.25, &b, &sb);
@@ -724,6 +724,12 @@ int main(void) {
     nbody_system_free(&s);
     if (getenv("NBODY_TEST_ONLY") && !strcmp(getenv("NBODY_TEST_ONLY"), "hermite")) {   /* a quick pass after a Hermite change */
         test_hermite();
+        return check_finish();
+    }
+    if (getenv("NBODY_TEST_ONLY") && !strcmp(getenv("NBODY_TEST_ONLY"), "tree")) {   /* a quick pass after a tree change */
+        test_tree_accuracy();
+        test_tree_walks_agree();
+        test_tree_block_steps();
         return check_finish();
     }
     test_dense_matches_simple();
