@@ -3183,10 +3183,12 @@ static nbody_result nbody__step_to(nbody_sim *s, nbody_real t_limit) {
         }
         if (nbody__progress(s, 0)) return NBODY_ERR_CANCELLED;
     }
-    /* Hermite checks each body it corrects itself (the others are only predicted): a scan of
-       all n bodies would cost more than a block step with few active (a launch and a wait on a GPU) */
-    if (s->method->id != NBODY_HERMITE && (r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite)) != NBODY_OK) return r;
-    if (s->method->id != NBODY_HERMITE && !finite) {
+    /* The block steps check what they compute themselves (Hermite each body it corrects, the
+       others only predicted; the tree leapfrog its forces, NaN when a drifted position is not):
+       a scan of all n bodies would cost more than a block step with few active (a launch and a
+       wait on a GPU) */
+    if (!s->method->schedule && (r = s->eng.ops->all_finite(&s->eng, s->y_new, 0, s->len, &finite)) != NBODY_OK) return r;
+    if (!s->method->schedule && !finite) {
         nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: state became NaN/Inf in the step from t = %g", (double)s->t);
         return NBODY_ERR_NOT_FINITE;
     }
