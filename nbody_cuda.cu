@@ -2479,7 +2479,9 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
    leaf, then up the heap, the second child to arrive computing its parent), with no sort. The
    host sorts the active bodies' leaves (from its copy of the order, a bitmap over the leaves)
    and sends them with the list in one copy; a warp walks each (its lanes splitting the tree by
-   subtree: nbody__cu_walk_split) into a by-leaf scratch, active
+   subtree: nbody__cu_walk_split), or, when most sources are active, the warps walk 32 each (the
+   union of neighbours' walks, nbody__cu_walk: the split walk's lanes diverge, and a full step
+   has warps enough without it), into a by-leaf scratch, active
    test particles walk with every test particle (nbody__cu_walk_test over [nt, n)), and one
    gather puts the 3 count forces in list order for the one copy back. The kick reuses the
    device's list and forces, and only the kick coefficients go up. A step moves 4 (2 count +
@@ -2704,7 +2706,11 @@ static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *
         h[src + count + q] = (unsigned int)list[q];
     }
     NBODY__CU(cudaMemcpyAsync(w->list, h, (src + 2 * count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
-    if (src) {
+    if (2 * src > nt) {                /* most sources active: enough warps to fill the device with whole walks */
+        if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
+                                       n, 1)) != NBODY_OK)
+            return r;
+    } else if (src) {
         int D = 0;
         while (D < NBODY__CU_SPLIT_DEPTH && ((size_t)2 << D) <= nt) ++D;
         nbody__cu_walk_split<nbody__r><<<(unsigned int)((src + 3) / 4), 128>>>(c->node, c->nmass, w->list, (unsigned int)src, w->acc, n,

@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
     for (j = 0; j < repeat; ++j)
         for (k = 0; k < nr; ++k) {
             if (!run_once(engine, &s0, t_end, &runs[k])) return 1;
-            fprintf(stderr, "pass %d run %d: %.3f s\n", j, k, runs[k].best);
+            fprintf(stderr, "pass %d run %d (%c:%g): abs(dE/E) %.3e, least wall %.3f s, least CPU %.3f s\n", j, k, runs[k].block ? 'b' : 's',
+                    runs[k].value, runs[k].de, runs[k].best, runs[k].cpu);
         }
     printf("| stepping | eta or dt | dt_max | rebuild | abs(dE/E) | wall s | wall / first shared | CPU s | CPU / first shared | steps | "
            "body steps | force evaluations |\n");
