@@ -464,16 +464,16 @@ $(BUILD)/gpusplit_float: bench/gpusplit.c $(HEADERS) $(BUILD)/nbody_cuda_float.o
 	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 
 # the distributed engine with one GPU a rank (mpirun -np 2 build/mpi_cuda)
-$(BUILD)/mpi_cuda: tests/mpi_engines.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+$(BUILD)/mpi_cuda: tests/mpi_engines.c tests/check.h tests/mpi_check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $(BACKEND_DEFS) $< $(BACKEND_OBJS) -o $@ -lm $(BACKEND_LIBS)
 
 # ==== MPI: the distributed engine (mpicc; docs/scaling.md) ======================================
 mpi: $(BUILD)/mpi_engines $(BUILD)/mpi_domains $(BUILD)/nbody_mpi $(BUILD)/mpi_scaling
 
-$(BUILD)/mpi_engines: tests/mpi_engines.c tests/check.h $(HEADERS) | $(BUILD)
+$(BUILD)/mpi_engines: tests/mpi_engines.c tests/check.h tests/mpi_check.h $(HEADERS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
 
-$(BUILD)/mpi_domains: tests/mpi_domains.c tests/check.h $(HEADERS) | $(BUILD)
+$(BUILD)/mpi_domains: tests/mpi_domains.c tests/check.h tests/mpi_check.h $(HEADERS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
 
 $(BUILD)/nbody_mpi: examples/nbody.c examples/example.h $(HEADERS) | $(BUILD)
