@@ -2447,9 +2447,7 @@ static nbody_result nbody__first_stage(nbody_sim *s);
 static nbody_result nbody__update(nbody_sim *s, nbody_real h, int nk, const nbody_real *c, nbody__buf const *k);
 
 /* defined below in >>engines */
-#if NBODY__OPENMP
 static int nbody__threads(const nbody_desc *d);
-#endif
 static const char *nbody__simd_level_name(nbody_simd level);
 static size_t nbody__n_src(const nbody__engine *e);
 static nbody_result nbody__cpu_init(nbody__engine *e);
@@ -5141,11 +5139,7 @@ static nbody_result nbody__hermite_not_finite(const nbody_sim *s, size_t i) {
 static nbody_result nbody__hermite_correct_host(nbody_sim *s, unsigned long long next, nbody_real span) {
     nbody__block_sched *B = &s->sched;
     long long q, m = (long long)B->count;
-#if NBODY__OPENMP
     int threads = nbody__threads(&s->desc);
-#else
-    int threads = 1;
-#endif
     nbody_result r;
     (void)threads;
     if ((r = nbody__hermite_forces(s, B->active, B->count, next, span)) != NBODY_OK) return r;
@@ -5659,8 +5653,11 @@ static nbody_result nbody__cpu_set_masses(nbody__engine *e, const nbody_real *m)
     return NBODY_OK;
 }
 
+/* the threads a desc asks for (its default: OpenMP's); 1 in a build without OpenMP */
 #if NBODY__OPENMP
 static int nbody__threads(const nbody_desc *d) { return d->threads > 0 ? d->threads : omp_get_max_threads(); }
+#else
+static int nbody__threads(const nbody_desc *d) { (void)d; return 1; }
 #endif
 
 /* ======================================================================================
@@ -5828,11 +5825,7 @@ static nbody_result nbody__simple_derivative(nbody__engine *e, nbody__buf y, nbo
 }
 static nbody_result nbody__openmp_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
     nbody__forces F = nbody__forces_for(e, y, f), A = F;
-#if NBODY__OPENMP
     int threads = nbody__threads(&e->desc);
-#else
-    int threads = 1;
-#endif
     A.n = nbody__n_src(e);
     nbody__accel_openmp(&A, threads);
     if (A.n < F.n) nbody__accel_test(&F, A.n, threads);
@@ -5840,11 +5833,7 @@ static nbody_result nbody__openmp_derivative(nbody__engine *e, nbody__buf y, nbo
 }
 static nbody_result nbody__block_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
     nbody__forces F = nbody__forces_for(e, y, f), A = F;
-#if NBODY__OPENMP
     int threads = nbody__threads(&e->desc);
-#else
-    int threads = 1;
-#endif
     A.n = nbody__n_src(e);
     nbody__accel_block(&A, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
     if (A.n < F.n) nbody__accel_test_simd(&F, A.n, threads, e->desc.block_size, ((nbody__cpu *)e->impl)->simd);
@@ -6011,11 +6000,7 @@ static nbody_result nbody__host_hermite_store(nbody__engine *e, const nbody__her
     nbody_real *to[3];
     size_t n = e->n;
     long long q, m = (long long)op->count;
-#if NBODY__OPENMP
     int threads = nbody__threads(&e->desc);
-#else
-    int threads = 1;
-#endif
     (void)threads;
     to[0] = (nbody_real *)op->base; to[1] = (nbody_real *)op->force; to[2] = (nbody_real *)op->high;
     NBODY__PRAGMA(omp parallel for schedule(static) num_threads(threads) if (threads > 1 && m >= 512))
@@ -6083,11 +6068,7 @@ static nbody_result nbody__simple_hermite(nbody__engine *e, const nbody__hermite
     return NBODY_OK;
 }
 static nbody_result nbody__openmp_hermite(nbody__engine *e, const nbody__hermite_op *op) {
-#if NBODY__OPENMP
     int threads = nbody__threads(&e->desc);
-#else
-    int threads = 1;
-#endif
     NBODY__PRAGMA(omp parallel num_threads(threads) if (threads > 1 && e->n >= 4 * NBODY__HERMITE_PIECE))
     nbody__hermite_predict(e, op, nbody__hermite_predict_default);
     nbody__hermite_rows(e, op, threads);
@@ -7147,11 +7128,7 @@ static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_
     size_t chunk = nbody__hermite_chunk(src ? (src + width - 1) / width : 1, S.n), nchunks = (S.n + chunk - 1) / chunk;
     size_t need = groups * nchunks * 9 * width;
     long long t, tasks = (long long)(groups * nchunks);
-#if NBODY__OPENMP
     int threads = nbody__threads(&e->desc);
-#else
-    int threads = 1;
-#endif
     nbody__hermite_predict_fn predict = nbody__hermite_predict_for(c->simd);
     (void)threads;
     nbody__hermite_kernels_for(c->simd, &tile, &lanes);
