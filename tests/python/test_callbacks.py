@@ -1,6 +1,7 @@
 """Callbacks, the GIL, Ctrl-C, cycles: long runs behave in a notebook."""
 import _thread
 import gc
+import signal
 import threading
 import time
 import weakref
@@ -173,13 +174,24 @@ def test_another_thread_gets_busy_error():
     assert got and "another thread" in str(got[0])
 
 
-def test_ctrl_c_raises_keyboard_interrupt_with_the_state_kept():
+@pytest.fixture
+def sigint_handled():
+    """Python's own Ctrl-C handler for the test: a job a POSIX shell starts in the background
+    (`make test &`, nohup) inherits SIGINT ignored, Python then keeps it ignored, and
+    interrupt_main does nothing, as a real Ctrl-C would do nothing to such a process."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_ctrl_c_raises_keyboard_interrupt_with_the_state_kept(sigint_handled):
     sim = nbodyh.Simulation(nbodyh.plummer(3000), softening=0.01)
     timer = threading.Timer(0.2, _thread.interrupt_main)
     timer.start()
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         sim.advance(100.0)
+    timer.join()
     assert time.perf_counter() - t0 < 5.0
     steps = sim.stats.steps
     assert 0 < steps and 0 < sim.t < 100.0 and sim.t == pytest.approx(steps * 1e-3)
