@@ -49,17 +49,22 @@ typedef nbody_real nbody__r;
    double4, hence our own; 16-byte alignment gives 128-bit loads for both precisions. */
 template <class T> struct __align__(16) nbody__v4 { T x, y, z, w; };
 
-template <class T> __device__ __forceinline__ nbody__v4<T> nbody__ldg4(const nbody__v4<T> *p);
-template <> __device__ __forceinline__ nbody__v4<float> nbody__ldg4(const nbody__v4<float> *p) {
-    float4 a = __ldg((const float4 *)p);
+/* A v4 record in one (float) or two (double) vector loads: through the read-only cache
+   (nbody__ldg4), or through L2 only (nbody__cu_ldcg4) where other blocks of the same launch
+   wrote it (the refit). */
+template <bool L2> __device__ __forceinline__ nbody__v4<float> nbody__load4(const nbody__v4<float> *p) {
+    float4 a = L2 ? __ldcg((const float4 *)p) : __ldg((const float4 *)p);
     nbody__v4<float> v = {a.x, a.y, a.z, a.w};
     return v;
 }
-template <> __device__ __forceinline__ nbody__v4<double> nbody__ldg4(const nbody__v4<double> *p) {
-    double2 a = __ldg((const double2 *)p), b = __ldg((const double2 *)p + 1);
+template <bool L2> __device__ __forceinline__ nbody__v4<double> nbody__load4(const nbody__v4<double> *p) {
+    double2 a = L2 ? __ldcg((const double2 *)p) : __ldg((const double2 *)p);
+    double2 b = L2 ? __ldcg((const double2 *)p + 1) : __ldg((const double2 *)p + 1);
     nbody__v4<double> v = {a.x, a.y, b.x, b.y};
     return v;
 }
+template <class T> __device__ __forceinline__ nbody__v4<T> nbody__ldg4(const nbody__v4<T> *p) { return nbody__load4<false>(p); }
+template <class T> __device__ __forceinline__ nbody__v4<T> nbody__cu_ldcg4(const nbody__v4<T> *p) { return nbody__load4<true>(p); }
 
 /* m / (r2)^(3/2). float: the hardware reciprocal square root (MUFU.RSQ, ~2 ulp).
    double: the hardware's ~22-bit estimate y of r2^(-1/2), then with e = 1 - r2 y^2,
@@ -2505,19 +2510,6 @@ static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     d->allocator.free(w->pos, d->allocator.user_data);
     d->allocator.free(w->bits, d->allocator.user_data);
     d->allocator.free(w, d->allocator.user_data);
-}
-
-/* a v4 record through L2 only: the refit reads nodes that other blocks wrote in this launch */
-template <class T> __device__ __forceinline__ nbody__v4<T> nbody__cu_ldcg4(const nbody__v4<T> *p);
-template <> __device__ __forceinline__ nbody__v4<float> nbody__cu_ldcg4(const nbody__v4<float> *p) {
-    float4 a = __ldcg((const float4 *)p);
-    nbody__v4<float> v = {a.x, a.y, a.z, a.w};
-    return v;
-}
-template <> __device__ __forceinline__ nbody__v4<double> nbody__cu_ldcg4(const nbody__v4<double> *p) {
-    double2 a = __ldcg((const double2 *)p), b = __ldcg((const double2 *)p + 1);
-    nbody__v4<double> v = {a.x, a.y, b.x, b.y};
-    return v;
 }
 
 /* Refit: leaf n + k takes the body sorted[p(k)] at the positions x (stride: one coordinate's
