@@ -90,7 +90,7 @@ CLI_FLOAT    := $(BUILD)/nbody_float
 # and Wine, hashes compared (builds the cross programs below with the tools installed)
 TEST_SCRIPTS += tests/test_platforms.sh
 # the distributed engine's test program (run by tests/test_mpi.sh), when MPI is installed
-MPI_TESTS    := $(if $(HAVE_MPI),$(BUILD)/mpi_engines $(BUILD)/mpi_domains)
+MPI_TESTS    := $(if $(HAVE_MPI),$(BUILD)/mpi_engines $(BUILD)/mpi_domains $(BUILD)/mpi_hermite)
 BENCH_SRCS   := $(wildcard bench/bench_*.c)
 BENCHES      := $(patsubst bench/%.c,$(BUILD)/%,$(BENCH_SRCS)) $(BUILD)/bench_cpu_float
 EXAMPLE_SRCS := $(wildcard examples/*.c)
@@ -468,12 +468,15 @@ $(BUILD)/mpi_cuda: tests/mpi_engines.c tests/check.h tests/mpi_check.h $(HEADERS
 	$(MPICC) $(MPIFLAGS) $(BACKEND_DEFS) $< $(BACKEND_OBJS) -o $@ -lm $(BACKEND_LIBS)
 
 # ==== MPI: the distributed engine (mpicc; docs/scaling.md) ======================================
-mpi: $(BUILD)/mpi_engines $(BUILD)/mpi_domains $(BUILD)/nbody_mpi $(BUILD)/mpi_scaling
+mpi: $(BUILD)/mpi_engines $(BUILD)/mpi_domains $(BUILD)/mpi_hermite $(BUILD)/nbody_mpi $(BUILD)/mpi_scaling
 
 $(BUILD)/mpi_engines: tests/mpi_engines.c tests/check.h tests/mpi_check.h $(HEADERS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
 
 $(BUILD)/mpi_domains: tests/mpi_domains.c tests/check.h tests/mpi_check.h $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+
+$(BUILD)/mpi_hermite: tests/mpi_hermite.c tests/check.h tests/mpi_check.h tests/hermite_engine.h $(HEADERS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
 
 $(BUILD)/nbody_mpi: examples/nbody.c examples/example.h $(HEADERS) | $(BUILD)

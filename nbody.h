@@ -2891,10 +2891,14 @@ static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system 
                        "not on %s (it needs exact jerks)", nbody_engine_name(d->engine));
             return NBODY_ERR_UNAVAILABLE;
         }
-        if (d->extra_force || d->mpi_comm) {
-            nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite refuses %s", d->extra_force
-                       ? "extra_force (its corrector needs the jerk of every force, which the callback does not give)"
-                       : "mpi_comm (its block steps run in one process)");
+        if (d->extra_force) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite refuses extra_force (its corrector needs the jerk of every force, "
+                       "which the callback does not give)");
+            return NBODY_ERR_UNAVAILABLE;
+        }
+        if (d->mpi_comm && d->engine != NBODY_ENGINE_SIMPLE && d->engine != NBODY_ENGINE_OPENMP && d->engine != NBODY_ENGINE_BLOCK) {
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: hermite with mpi_comm runs on the CPU engines (simple, openmp, block), not "
+                       "on %s (several GPUs: desc.devices in one process)", nbody_engine_name(d->engine));
             return NBODY_ERR_UNAVAILABLE;
         }
     }
@@ -5969,13 +5973,16 @@ static nbody__hermite_predict_fn nbody__hermite_predict_for(nbody_simd level);  
    threads of the parallel region it is called in (an orphaned `omp for`; one thread outside
    any region) */
 #define NBODY__HERMITE_PIECE 256
-static void nbody__hermite_predict(const nbody__engine *e, const nbody__hermite_op *op, nbody__hermite_predict_fn span) {
-    long long c, pieces = (long long)((e->n + NBODY__HERMITE_PIECE - 1) / NBODY__HERMITE_PIECE);
+static void nbody__hermite_predict_n(size_t n, const nbody__hermite_op *op, nbody__hermite_predict_fn span) {
+    long long c, pieces = (long long)((n + NBODY__HERMITE_PIECE - 1) / NBODY__HERMITE_PIECE);
     NBODY__PRAGMA(omp for schedule(static))
     for (c = 0; c < pieces; ++c) {
         size_t i0 = (size_t)c * NBODY__HERMITE_PIECE, i1 = i0 + NBODY__HERMITE_PIECE;
-        span(e->n, op, i0, i1 < e->n ? i1 : e->n);
+        span(n, op, i0, i1 < n ? i1 : n);
     }
+}
+static void nbody__hermite_predict(const nbody__engine *e, const nbody__hermite_op *op, nbody__hermite_predict_fn span) {
+    nbody__hermite_predict_n(e->n, op, span);
 }
 
 /* active body q's state at its own time into rows 9-23 of out (nbody__hermite_op) */
@@ -5994,23 +6001,25 @@ static void nbody__hermite_gather_rows(const nbody__engine *e, const nbody__herm
     for (q = 0; q < op->count; ++q) nbody__hermite_gather_row(e, op, q);
 }
 
-/* nbody__hermite_store on host buffers; the threads share the bodies of a large step (a
-   copy: the same bits on any thread count) */
-static nbody_result nbody__host_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
+/* nbody__hermite_store of the active bodies [q0, q1) of op->list into host buffers of n bodies
+   a component whose first is body lo (a slice: the distributed engine); the threads share
+   the bodies of a large step (a copy: the same bits on any thread count) */
+static void nbody__hermite_store_rows(const nbody__hermite_store *op, size_t n, size_t lo, size_t q0, size_t q1, int threads) {
     nbody_real *to[3];
-    size_t n = e->n;
-    long long q, m = (long long)op->count;
-    int threads = nbody__threads(&e->desc);
+    long long q;
     (void)threads;
     to[0] = (nbody_real *)op->base; to[1] = (nbody_real *)op->force; to[2] = (nbody_real *)op->high;
-    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(threads) if (threads > 1 && m >= 512))
-    for (q = 0; q < m; ++q) {
-        size_t i = op->list[q];
+    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(threads) if (threads > 1 && q1 - q0 >= 512))
+    for (q = (long long)q0; q < (long long)q1; ++q) {
+        size_t i = op->list[q] - lo;
         const nbody_real *nx = op->next + 18 * (size_t)q;
         int k;
         if (!op->commit) for (k = 0; k < 6; ++k) ((nbody_real *)op->pred)[(size_t)k * n + i] = nx[k];
         else for (k = 0; k < 18; ++k) to[k / 6][(size_t)(k % 6) * n + i] = nx[k];
     }
+}
+static nbody_result nbody__host_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
+    nbody__hermite_store_rows(op, e->n, 0, 0, op->count, nbody__threads(&e->desc));
     return NBODY_OK;
 }
 
@@ -8497,6 +8506,62 @@ static NBODY__UNUSED void nbody__cpu_tree_leaf_take(nbody__engine *e, const nbod
     }
 }
 
+/* NBODY_HERMITE on a slice of the sources (the distributed engine): the a, jerk (and snap) of
+   `count` targets from the sources S [0, S->n), their sums in double (G not applied) into
+   sums (9 rows of count). Target q (body list[q]) has its predicted x v a at tg[q stride ..
+   q stride + 9); it is source list[q] - lo of the slice where that is one (its own term left
+   out). Tiles of NBODY__HERMITE_TW targets, BLOCK's tile of the engine's SIMD level, against
+   chunks of sources, the tasks (tile, chunk) shared among threads and each chunk's sums added
+   in chunk order: the same bits on any thread count. */
+static NBODY__UNUSED nbody_result nbody__cpu_hermite_slice(nbody__engine *e, const nbody__hermite_src *S, const nbody_real *tg,
+                                                          size_t stride, const size_t *list, size_t lo, size_t count,
+                                                          double *sums) {
+    nbody__cpu *c = (nbody__cpu *)e->impl;
+    nbody__hermite_tile_fn tile;
+    nbody__hermite_lanes_fn lanes;
+    size_t tiles = (count + NBODY__HERMITE_TW - 1) / NBODY__HERMITE_TW, chunk = nbody__hermite_chunk(tiles ? tiles : 1, S->n);
+    size_t nchunks = (S->n + chunk - 1) / chunk, need = tiles * nchunks * 9 * NBODY__HERMITE_TW;
+    long long t, tasks = (long long)(tiles * nchunks);
+    int threads = nbody__threads(&e->desc);
+    (void)threads;
+    nbody__hermite_kernels_for(c->simd, &tile, &lanes);
+    if (need > c->hermite_cap) {
+        nbody__free(&e->desc, c->hermite_part);
+        c->hermite_part = (double *)nbody__alloc(&e->desc, nbody__bytes(need, sizeof(double)));
+        c->hermite_cap = c->hermite_part ? need : 0;
+        if (!c->hermite_part) return NBODY_ERR_OUT_OF_MEMORY;
+    }
+    NBODY__PRAGMA(omp parallel num_threads(threads) if (threads > 1 && (double)count * (double)S->n >= 16384))
+    {
+        NBODY__PRAGMA(omp for schedule(dynamic, 1))
+        for (t = 0; t < tasks; ++t) {
+            size_t g = (size_t)t / nchunks, j0 = (size_t)t % nchunks * chunk, j1 = j0 + chunk < S->n ? j0 + chunk : S->n;
+            nbody__hermite_tile_in T;
+            int l, k;
+            for (l = 0; l < NBODY__HERMITE_TW; ++l) {   /* the pads repeat the tile's first target */
+                size_t q = g * NBODY__HERMITE_TW + (size_t)l, i;
+                const nbody_real *v = tg + stride * (q < count ? q : g * NBODY__HERMITE_TW);
+                for (k = 0; k < 9; ++k) T.t[k][l] = k < 6 || S->snap ? v[k] : 0;
+                i = q < count ? list[q] : 0;
+                /* a slice's own bodies rise with q; others match no source (the tiles skip them) */
+                T.idx[l] = q >= count ? (size_t)-1 : i >= lo && i - lo < S->n ? i - lo : (size_t)-2;
+            }
+            tile(S, j0, j1, &T, c->hermite_part + (size_t)t * 9 * NBODY__HERMITE_TW);
+        }
+        NBODY__PRAGMA(omp for schedule(static))
+        for (t = 0; t < (long long)count; ++t) {
+            size_t q = (size_t)t, g = q / NBODY__HERMITE_TW, l = q % NBODY__HERMITE_TW, ch;
+            int k;
+            for (k = 0; k < 9; ++k) {
+                double sum = 0;
+                for (ch = 0; ch < nchunks; ++ch) sum += c->hermite_part[((g * nchunks + ch) * 9 + (size_t)k) * NBODY__HERMITE_TW + l];
+                sums[(size_t)k * count + q] = sum;
+            }
+        }
+    }
+    return NBODY_OK;
+}
+
 #ifdef NBODY_WITH_MPI
 #if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
 #define OMPI_SKIP_MPICXX 1         /* the C API only (Open MPI's and MPICH's C++ bindings off) */
@@ -8580,6 +8645,13 @@ typedef struct nbody__dist {
     double *wtime;                 /* each rank's last walk, seconds */
     nbody_real *norms;             /* one real a rank: the error norms gathered */
     nbody__dd *dd;                 /* desc.decompose: the domains (then pos and packed are unused) */
+    /* NBODY_HERMITE (nbody__dist_hermite): the active bodies' 24 reals each (predicted x v a,
+       then x v a jerk snap at their own time), every rank's partial sums (9 a body each), where
+       each rank's active bodies begin in the list (size + 1), and both as MPI types */
+    nbody_real *hpack;
+    double *hsum;
+    size_t hcap, *hfirst;
+    MPI_Datatype hrow, hsums;
 } nbody__dist;
 
 static nbody__dist *nbody__dist_of(nbody__engine *e) { return (nbody__dist *)e->impl; }
@@ -9193,6 +9265,119 @@ static nbody_result nbody__dist_all_finite(nbody__engine *e, nbody__buf b, size_
     return nbody__mpi_worst(d->comm, r);
 }
 
+/* ---- NBODY_HERMITE on ranks: the sources split, the partial forces reduced ------------------
+   Each rank predicts its own bodies, the active bodies' predicted x v a (and their state at
+   their own time, for the host's corrector) go to every rank (an all-gather of the owners'
+   rows), each rank sums the forces on all of them from its own bodies (nbody__cpu_hermite_slice),
+   and every rank adds the ranks' partial sums in rank order (an all-gather; the same bits on
+   every rank, whatever the MPI library's reduction order). Only the active bodies' rows move:
+   33 reals a body a step. A body's sum is split by rank, so the steps are one process's to
+   rounding, not bitwise. */
+
+/* the scratch of a step with `count` active bodies (collective: all ranks fail together) */
+static nbody_result nbody__dist_hermite_scratch(nbody__engine *e, nbody__dist *d, size_t count) {
+    nbody_result r = NBODY_OK;
+    if (d->hrow == MPI_DATATYPE_NULL &&
+        (MPI_Type_contiguous(24, d->real, &d->hrow) != MPI_SUCCESS || MPI_Type_commit(&d->hrow) != MPI_SUCCESS ||
+         MPI_Type_contiguous(9, MPI_DOUBLE, &d->hsums) != MPI_SUCCESS || MPI_Type_commit(&d->hsums) != MPI_SUCCESS))
+        r = NBODY_ERR_DEVICE;
+    if (r == NBODY_OK && !d->hfirst) {
+        d->hfirst = (size_t *)nbody__alloc(&e->desc, nbody__bytes((size_t)d->size + 1, sizeof(size_t)));
+        if (!d->hfirst) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    if (r == NBODY_OK && count > d->hcap) {
+        nbody__free(&e->desc, d->hpack); nbody__free(&e->desc, d->hsum);
+        d->hpack = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(count, 24 * sizeof(nbody_real)));
+        d->hsum = (double *)nbody__alloc(&e->desc, nbody__bytes(count * (size_t)d->size, 9 * sizeof(double)));
+        d->hcap = d->hpack && d->hsum ? count : 0;
+        if (!d->hcap) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    return nbody__mpi_worst(d->comm, r);
+}
+
+/* the first entry of the rising list[0 .. count) at or above i */
+static size_t nbody__dist_list_at(const size_t *list, size_t count, size_t i) {
+    size_t a = 0, b = count;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (list[mid] < i) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
+/* this rank's bodies predicted into op's pred (and pred_acc), then its active bodies' rows
+   into hpack (24 reals each, at their place in the list) */
+static void nbody__dist_hermite_rows(nbody__engine *e, nbody__dist *d, const nbody__hermite_op *op) {
+    nbody__hermite_op lop = *op;
+    size_t m = d->count, q;
+    const nbody_real *b = (const nbody_real *)op->base, *f = (const nbody_real *)op->force, *hi = (const nbody_real *)op->high;
+    const nbody_real *p = (const nbody_real *)op->pred, *pa = (const nbody_real *)op->pred_acc;
+    nbody__hermite_predict_fn predict = nbody__hermite_predict_for(((nbody__cpu *)d->local.impl)->simd);
+    int threads = nbody__threads(&e->desc);
+    (void)threads;
+    lop.ticks = op->ticks + d->lo;         /* the slice's bodies, as a whole engine of m */
+    NBODY__PRAGMA(omp parallel num_threads(threads) if (threads > 1 && m >= 4 * NBODY__HERMITE_PIECE))
+    nbody__hermite_predict_n(m, &lop, predict);
+    for (q = d->hfirst[d->rank]; q < d->hfirst[d->rank + 1]; ++q) {
+        size_t i = op->list[q] - d->lo;
+        nbody_real *row = d->hpack + 24 * q;
+        int k;
+        for (k = 0; k < 6; ++k) {
+            row[k] = p[(size_t)k * m + i];
+            row[9 + k] = b[(size_t)k * m + i];
+            row[15 + k] = f[(size_t)k * m + i];
+        }
+        for (k = 0; k < 3; ++k) {
+            row[6 + k] = op->order == 6 ? pa[(size_t)k * m + i] : 0;
+            row[21 + k] = hi[(size_t)k * m + i];
+        }
+    }
+}
+
+static nbody_result nbody__dist_hermite(nbody__engine *e, const nbody__hermite_op *op) {
+    nbody__dist *d = nbody__dist_of(e);
+    size_t A = op->count, m = d->count, q;
+    nbody__hermite_src S;
+    nbody_result r = nbody__dist_hermite_scratch(e, d, A);
+    int k, c;
+    if (r != NBODY_OK) return r;
+    for (k = 0; k <= d->size; ++k) d->hfirst[k] = nbody__dist_list_at(op->list, A, d->first[k]);
+    for (k = 0; k < d->size; ++k) {
+        d->counts[k] = (int)(d->hfirst[k + 1] - d->hfirst[k]);
+        d->displs[k] = (int)d->hfirst[k];
+    }
+    nbody__dist_hermite_rows(e, d, op);
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d->hpack, d->counts, d->displs, d->hrow, d->comm) != MPI_SUCCESS)
+        r = NBODY_ERR_DEVICE;
+    S.x = (const nbody_real *)op->pred; S.y = S.x + m; S.z = S.x + 2 * m; S.vx = S.x + 3 * m; S.vy = S.x + 4 * m;
+    S.vz = S.x + 5 * m; S.ax = (const nbody_real *)op->pred_acc; S.ay = S.ax + m; S.az = S.ax + 2 * m;
+    S.m = ((const nbody__cpu *)d->local.impl)->m + d->lo;
+    S.n = op->n_src <= d->lo ? 0 : op->n_src - d->lo < m ? op->n_src - d->lo : m;   /* its sources */
+    S.eps2 = e->desc.softening * e->desc.softening; S.snap = op->order == 6;
+    if (r == NBODY_OK) r = nbody__cpu_hermite_slice(&d->local, &S, d->hpack, 24, op->list, d->lo, A, d->hsum + 9 * A * (size_t)d->rank);
+    if (MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d->hsum, (int)A, d->hsums, d->comm) != MPI_SUCCESS && r == NBODY_OK)
+        r = NBODY_ERR_DEVICE;
+    if ((r = nbody__mpi_worst(d->comm, r)) != NBODY_OK) return r;
+    for (q = 0; q < A; ++q)
+        for (c = 0; c < 24; ++c) {
+            double sum = 0;
+            if (c >= 9) { op->out[(size_t)c * A + q] = d->hpack[24 * q + (size_t)c]; continue; }
+            for (k = 0; k < d->size; ++k) sum += d->hsum[((size_t)k * 9 + (size_t)c) * A + q];
+            op->out[(size_t)c * A + q] = e->desc.G * (nbody_real)sum;
+        }
+    return NBODY_OK;
+}
+
+/* each rank stores the active bodies it owns (the list and next are the same on every rank) */
+static nbody_result nbody__dist_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
+    nbody__dist *d = nbody__dist_of(e);
+    size_t q0 = nbody__dist_list_at(op->list, op->count, d->lo), q1 = nbody__dist_list_at(op->list, op->count, d->lo + d->count);
+    if (op->commit < 0) return NBODY_ERR_INVALID_ARGUMENT;   /* no ops.hermite_step here: nothing to undo */
+    nbody__hermite_store_rows(op, d->count, d->lo, q0, q1, nbody__threads(&e->desc));
+    return NBODY_OK;
+}
+
 static void nbody__dist_shutdown(nbody__engine *e) {
     nbody__dist *d = nbody__dist_of(e);
     if (!d) return;
@@ -9206,6 +9391,9 @@ static void nbody__dist_shutdown(nbody__engine *e) {
     nbody__free(&e->desc, d->packed); nbody__free(&e->desc, d->norms);
     nbody__free(&e->desc, d->tacc);
     nbody__free(&e->desc, d->wfirst); nbody__free(&e->desc, d->wtime);
+    nbody__free(&e->desc, d->hpack); nbody__free(&e->desc, d->hsum); nbody__free(&e->desc, d->hfirst);
+    if (d->hrow != MPI_DATATYPE_NULL) MPI_Type_free(&d->hrow);
+    if (d->hsums != MPI_DATATYPE_NULL) MPI_Type_free(&d->hsums);
     nbody__dd_free(e, d->dd);
     nbody__free(&e->desc, d);
     e->impl = NULL;
@@ -9220,7 +9408,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
     d = (nbody__dist *)nbody__alloc(&e->desc, sizeof *d);
     if (!d) return NBODY_ERR_OUT_OF_MEMORY;     /* before any collective: the others fail later */
     memset(d, 0, sizeof *d);
-    d->comm = MPI_COMM_NULL; d->real = MPI_DATATYPE_NULL;
+    d->comm = MPI_COMM_NULL; d->real = MPI_DATATYPE_NULL; d->hrow = d->hsums = MPI_DATATYPE_NULL;
     e->impl = d;
     if (MPI_Comm_dup(*(MPI_Comm *)e->desc.mpi_comm, &d->comm) != MPI_SUCCESS) { d->comm = MPI_COMM_NULL; nbody__dist_shutdown(e); return NBODY_ERR_DEVICE; }
     MPI_Comm_rank(d->comm, &d->rank);
@@ -9282,7 +9470,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+    nbody__dist_all_finite, NULL, NULL, nbody__dist_hermite, NULL, NULL, nbody__dist_hermite_store, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {

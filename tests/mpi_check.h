@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int same_system(const nbody_system *a, const nbody_system *b) {
+CHECK_UNUSED static int same_system(const nbody_system *a, const nbody_system *b) {
     size_t k = a->n * sizeof(nbody_real);
     return a->n == b->n && a->t == b->t && !memcmp(a->x, b->x, k) && !memcmp(a->y, b->y, k) && !memcmp(a->z, b->z, k) &&
            !memcmp(a->vx, b->vx, k) && !memcmp(a->vy, b->vy, k) && !memcmp(a->vz, b->vz, k) && !memcmp(a->m, b->m, k);
@@ -24,7 +24,7 @@ static int same_on_all_ranks(const nbody_system *s) {
 
 /* one run of d (on the communicator comm, NULL for one process) from s0 to t_end: the end
    state and the stats */
-static nbody_result mpi_run(nbody_desc d, void *comm, const nbody_system *s0, nbody_real t_end, nbody_system *out, nbody_stats *st) {
+CHECK_UNUSED static nbody_result mpi_run(nbody_desc d, void *comm, const nbody_system *s0, nbody_real t_end, nbody_system *out, nbody_stats *st) {
     nbody_sim *sim = NULL;
     nbody_result r;
     d.mpi_comm = comm;
@@ -36,7 +36,7 @@ static nbody_result mpi_run(nbody_desc d, void *comm, const nbody_system *s0, nb
     return r;
 }
 
-static nbody_result steps(nbody_sim *sim, int k) {
+CHECK_UNUSED static nbody_result steps(nbody_sim *sim, int k) {
     nbody_result r = NBODY_OK;
     while (k-- > 0 && r == NBODY_OK) r = nbody_step(sim);
     return r;

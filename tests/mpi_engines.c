@@ -68,7 +68,7 @@ static void check_methods(const nbody_system *s0, nbody_engine engine) {
     int m, k;
     nbody_system_alloc(&a, s0->n); nbody_system_alloc(&b, s0->n);
     for (m = 1; m < NBODY_METHOD_COUNT_; ++m)
-        for (k = 0; k < 3 && m != NBODY_WHFAST && m != NBODY_HERMITE; ++k) {   /* WHFast needs a dominant body 0: tests/test_whfast.c; hermite runs in one process */
+        for (k = 0; k < 3 && m != NBODY_WHFAST && m != NBODY_HERMITE; ++k) {   /* WHFast needs a dominant body 0: tests/test_whfast.c; hermite: tests/mpi_hermite.c */
             nbody_desc d = NBODY__ZERO_INIT;
             nbody_stats sa, sb;
             nbody_result ra, rb;
