@@ -6380,15 +6380,22 @@ static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, c
 #if NBODY__KIND == 2
 typedef __m512d nbody__v512;
 #define NBODY__V512_W 8
-NBODY__I512 nbody__v512 nbody__v512_set1(nbody_real a) { return _mm512_set1_pd(a); }
-NBODY__I512 nbody__v512 nbody__v512_load(const nbody_real *p) { return _mm512_loadu_pd(p); }
-NBODY__I512 nbody__v512 nbody__v512_load1(const nbody_real *p) { return _mm512_set1_pd(*p); }   /* *p in every lane */
-NBODY__I512 void nbody__v512_store(nbody_real *p, nbody__v512 a) { _mm512_storeu_pd(p, a); }
-NBODY__I512 nbody__v512 nbody__v512_add(nbody__v512 a, nbody__v512 b) { return _mm512_add_pd(a, b); }
-NBODY__I512 nbody__v512 nbody__v512_sub(nbody__v512 a, nbody__v512 b) { return _mm512_sub_pd(a, b); }
-NBODY__I512 nbody__v512 nbody__v512_mul(nbody__v512 a, nbody__v512 b) { return _mm512_mul_pd(a, b); }
-NBODY__I512 nbody__v512 nbody__v512_fma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fmadd_pd(a, b, c); }
-NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fnmadd_pd(a, b, c); }
+#define NBODY__X512(op) _mm512_##op##_pd     /* the intrinsic of this precision */
+#else
+typedef __m512 nbody__v512;
+#define NBODY__V512_W 16
+#define NBODY__X512(op) _mm512_##op##_ps
+#endif
+NBODY__I512 nbody__v512 nbody__v512_set1(nbody_real a) { return NBODY__X512(set1)(a); }
+NBODY__I512 nbody__v512 nbody__v512_load(const nbody_real *p) { return NBODY__X512(loadu)(p); }
+NBODY__I512 nbody__v512 nbody__v512_load1(const nbody_real *p) { return NBODY__X512(set1)(*p); }   /* *p in every lane */
+NBODY__I512 void nbody__v512_store(nbody_real *p, nbody__v512 a) { NBODY__X512(storeu)(p, a); }
+NBODY__I512 nbody__v512 nbody__v512_add(nbody__v512 a, nbody__v512 b) { return NBODY__X512(add)(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_sub(nbody__v512 a, nbody__v512 b) { return NBODY__X512(sub)(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_mul(nbody__v512 a, nbody__v512 b) { return NBODY__X512(mul)(a, b); }
+NBODY__I512 nbody__v512 nbody__v512_fma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return NBODY__X512(fmadd)(a, b, c); }
+NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return NBODY__X512(fnmadd)(a, b, c); }
+#if NBODY__KIND == 2
 /* maskz forms: the plain ones trip g++ 12 -Wmaybe-uninitialized inside immintrin.h */
 NBODY__I512 nbody__v512 nbody__v512_rsqrt_estimate(nbody__v512 x) { return _mm512_maskz_rsqrt14_pd((__mmask8)0xFF, x); }
 /* the series of NBODY__SERIES_C1.. */
@@ -6411,17 +6418,6 @@ NBODY__I512 nbody_real nbody__v512_hsum(nbody__v512 x) {   /* fixed order */
     return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
 }
 #else
-typedef __m512 nbody__v512;
-#define NBODY__V512_W 16
-NBODY__I512 nbody__v512 nbody__v512_set1(nbody_real a) { return _mm512_set1_ps(a); }
-NBODY__I512 nbody__v512 nbody__v512_load(const nbody_real *p) { return _mm512_loadu_ps(p); }
-NBODY__I512 nbody__v512 nbody__v512_load1(const nbody_real *p) { return _mm512_set1_ps(*p); }
-NBODY__I512 void nbody__v512_store(nbody_real *p, nbody__v512 a) { _mm512_storeu_ps(p, a); }
-NBODY__I512 nbody__v512 nbody__v512_add(nbody__v512 a, nbody__v512 b) { return _mm512_add_ps(a, b); }
-NBODY__I512 nbody__v512 nbody__v512_sub(nbody__v512 a, nbody__v512 b) { return _mm512_sub_ps(a, b); }
-NBODY__I512 nbody__v512 nbody__v512_mul(nbody__v512 a, nbody__v512 b) { return _mm512_mul_ps(a, b); }
-NBODY__I512 nbody__v512 nbody__v512_fma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fmadd_ps(a, b, c); }
-NBODY__I512 nbody__v512 nbody__v512_fnma(nbody__v512 a, nbody__v512 b, nbody__v512 c) { return _mm512_fnmadd_ps(a, b, c); }
 NBODY__I512 nbody__v512 nbody__v512_rsqrt_estimate(nbody__v512 x) { return _mm512_maskz_rsqrt14_ps((__mmask16)0xFFFF, x); }
 /* float: one term of the series, x^(-3/2) ~ y^3 (1 + 3/2 e) = y^3 (5/2 - 3/2 x y^2) (1.875 e^2 <=
    2.8e-8, below float's half ulp), computed as K y^3 (A - x y^2): one fnma and one multiply
@@ -6456,25 +6452,32 @@ NBODY__I512 nbody__v512 nbody__v512_rsqrt3(nbody__v512 x) {
 #if NBODY__KIND == 2
 typedef __m256d nbody__v256;
 #define NBODY__V256_W 4
-NBODY__I256 nbody__v256 nbody__v256_set1(nbody_real a) { return _mm256_set1_pd(a); }
-NBODY__I256 nbody__v256 nbody__v256_load(const nbody_real *p) { return _mm256_loadu_pd(p); }
-NBODY__I256 nbody__v256 nbody__v256_load1(const nbody_real *p) { return _mm256_set1_pd(*p); }   /* *p in every lane */
-NBODY__I256 void nbody__v256_store(nbody_real *p, nbody__v256 a) { _mm256_storeu_pd(p, a); }
-NBODY__I256 nbody__v256 nbody__v256_add(nbody__v256 a, nbody__v256 b) { return _mm256_add_pd(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_sub(nbody__v256 a, nbody__v256 b) { return _mm256_sub_pd(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_mul(nbody__v256 a, nbody__v256 b) { return _mm256_mul_pd(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_div(nbody__v256 a, nbody__v256 b) { return _mm256_div_pd(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_sqrt(nbody__v256 a) { return _mm256_sqrt_pd(a); }
-NBODY__I256 nbody__v256 nbody__v256_fma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fmadd_pd(a, b, c); }
-NBODY__I256 nbody__v256 nbody__v256_fnma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fnmadd_pd(a, b, c); }
+#define NBODY__X256(op) _mm256_##op##_pd     /* the intrinsic of this precision */
+#else
+typedef __m256 nbody__v256;
+#define NBODY__V256_W 8
+#define NBODY__X256(op) _mm256_##op##_ps
+#endif
+NBODY__I256 nbody__v256 nbody__v256_set1(nbody_real a) { return NBODY__X256(set1)(a); }
+NBODY__I256 nbody__v256 nbody__v256_load(const nbody_real *p) { return NBODY__X256(loadu)(p); }
+NBODY__I256 nbody__v256 nbody__v256_load1(const nbody_real *p) { return NBODY__X256(set1)(*p); }   /* *p in every lane */
+NBODY__I256 void nbody__v256_store(nbody_real *p, nbody__v256 a) { NBODY__X256(storeu)(p, a); }
+NBODY__I256 nbody__v256 nbody__v256_add(nbody__v256 a, nbody__v256 b) { return NBODY__X256(add)(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_sub(nbody__v256 a, nbody__v256 b) { return NBODY__X256(sub)(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_mul(nbody__v256 a, nbody__v256 b) { return NBODY__X256(mul)(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_div(nbody__v256 a, nbody__v256 b) { return NBODY__X256(div)(a, b); }
+NBODY__I256 nbody__v256 nbody__v256_sqrt(nbody__v256 a) { return NBODY__X256(sqrt)(a); }
+NBODY__I256 nbody__v256 nbody__v256_fma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return NBODY__X256(fmadd)(a, b, c); }
+NBODY__I256 nbody__v256 nbody__v256_fnma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return NBODY__X256(fnmadd)(a, b, c); }
 /* lanes where a > b, as bits; the lanes set in bits (W low bits) as a vector mask; a where mask, else b */
-NBODY__I256 unsigned nbody__v256_gt(nbody__v256 a, nbody__v256 b) { return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_GT_OQ)); }
-NBODY__I256 unsigned nbody__v256_nan(nbody__v256 a) { return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, a, _CMP_UNORD_Q)); }
+NBODY__I256 unsigned nbody__v256_gt(nbody__v256 a, nbody__v256 b) { return (unsigned)NBODY__X256(movemask)(NBODY__X256(cmp)(a, b, _CMP_GT_OQ)); }
+NBODY__I256 unsigned nbody__v256_nan(nbody__v256 a) { return (unsigned)NBODY__X256(movemask)(NBODY__X256(cmp)(a, a, _CMP_UNORD_Q)); }
+NBODY__I256 nbody__v256 nbody__v256_select(nbody__v256 mask, nbody__v256 a, nbody__v256 b) { return NBODY__X256(blendv)(b, a, mask); }
+#if NBODY__KIND == 2
 NBODY__I256 nbody__v256 nbody__v256_lanes(unsigned bits) {
     const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
     return _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)bits), bit), bit));
 }
-NBODY__I256 nbody__v256 nbody__v256_select(nbody__v256 mask, nbody__v256 a, nbody__v256 b) { return _mm256_blendv_pd(b, a, mask); }
 /* 256-bit double: one correctly rounded sqrt and divide, measured faster on Zen 3 than the
    float estimate and its series (the divider runs beside the FMA pipes), exact over the range */
 NBODY__I256 nbody__v256 nbody__v256_rsqrt3(nbody__v256 x) { return _mm256_div_pd(_mm256_set1_pd(1), _mm256_mul_pd(x, _mm256_sqrt_pd(x))); }
@@ -6483,26 +6486,10 @@ NBODY__I256 nbody_real nbody__v256_hsum(nbody__v256 x) {   /* fixed order */
     return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
 #else
-typedef __m256 nbody__v256;
-#define NBODY__V256_W 8
-NBODY__I256 nbody__v256 nbody__v256_set1(nbody_real a) { return _mm256_set1_ps(a); }
-NBODY__I256 nbody__v256 nbody__v256_load(const nbody_real *p) { return _mm256_loadu_ps(p); }
-NBODY__I256 nbody__v256 nbody__v256_load1(const nbody_real *p) { return _mm256_set1_ps(*p); }
-NBODY__I256 void nbody__v256_store(nbody_real *p, nbody__v256 a) { _mm256_storeu_ps(p, a); }
-NBODY__I256 nbody__v256 nbody__v256_add(nbody__v256 a, nbody__v256 b) { return _mm256_add_ps(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_sub(nbody__v256 a, nbody__v256 b) { return _mm256_sub_ps(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_mul(nbody__v256 a, nbody__v256 b) { return _mm256_mul_ps(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_div(nbody__v256 a, nbody__v256 b) { return _mm256_div_ps(a, b); }
-NBODY__I256 nbody__v256 nbody__v256_sqrt(nbody__v256 a) { return _mm256_sqrt_ps(a); }
-NBODY__I256 nbody__v256 nbody__v256_fma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fmadd_ps(a, b, c); }
-NBODY__I256 nbody__v256 nbody__v256_fnma(nbody__v256 a, nbody__v256 b, nbody__v256 c) { return _mm256_fnmadd_ps(a, b, c); }
-NBODY__I256 unsigned nbody__v256_gt(nbody__v256 a, nbody__v256 b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
-NBODY__I256 unsigned nbody__v256_nan(nbody__v256 a) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
 NBODY__I256 nbody__v256 nbody__v256_lanes(unsigned bits) {
     const __m256i bit = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
     return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), bit), bit));
 }
-NBODY__I256 nbody__v256 nbody__v256_select(nbody__v256 mask, nbody__v256 a, nbody__v256 b) { return _mm256_blendv_ps(b, a, mask); }
 /* the estimate (rsqrtps, relative error below 1.5 * 2^-12) and two terms of the series:
    |e| <= 3 * 2^-12, 2.19 e^3 <= 8.6e-10 */
 NBODY__I256 nbody__v256 nbody__v256_rsqrt3(nbody__v256 x) {
@@ -6664,94 +6651,73 @@ NBODY__BLOCK_KERNELS(nbody__avx2, nbody__v256, NBODY__V256_W, NBODY__V256_K, NBO
    written once. nbody__v128m is a lane mask (all ones where set). ---- */
 #if NBODY__HAVE_V128
 #define NBODY__I128 static NBODY__FORCEINLINE NBODY__UNUSED
-#if NBODY__HAVE_NEON && NBODY__KIND == 2
+#if NBODY__HAVE_NEON
+#if NBODY__KIND == 2
 typedef float64x2_t nbody__v128;
 typedef uint64x2_t nbody__v128m;
 #define NBODY__V128_W 2
-NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return vdupq_n_f64(a); }
-NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return vld1q_dup_f64(p); }   /* *p in every lane */
-NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return vld1q_f64(p); }
-NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { vst1q_f64(p, a); }
-NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return vaddq_f64(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return vsubq_f64(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return vmulq_f64(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return vdivq_f64(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return vsqrtq_f64(a); }
-NBODY__I128 nbody__v128 nbody__v128_fma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmaq_f64(c, a, b); }
-NBODY__I128 nbody__v128 nbody__v128_fnma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmsq_f64(c, a, b); }
-/* frsqrte (relative error below 2^-8.25) and one Newton step (frsqrts: (3 - a b) / 2) */
-NBODY__I128 nbody__v128 nbody__v128_rsqrt_refined(nbody__v128 x) {
-    nbody__v128 y = vrsqrteq_f64(x);
-    return vmulq_f64(y, vrsqrtsq_f64(vmulq_f64(x, y), y));
-}
+#define NBODY__X128(op) op##_f64             /* the intrinsic of this precision */
 NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return (unsigned)vaddvq_u64(vandq_u64(m, vcombine_u64(vcreate_u64(1), vcreate_u64(2)))); }
-NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 3u & ~nbody__v128_bits(vceqq_f64(a, a)); }
 NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) { return vtstq_u64(vdupq_n_u64(bits), vcombine_u64(vcreate_u64(1), vcreate_u64(2))); }
-NBODY__I128 nbody__v128 nbody__v128_select(nbody__v128m m, nbody__v128 a, nbody__v128 b) { return vbslq_f64(m, a, b); }
-NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) { return vaddvq_f64(x); }   /* fixed order */
-#elif NBODY__HAVE_NEON
+#else
 typedef float32x4_t nbody__v128;
 typedef uint32x4_t nbody__v128m;
 #define NBODY__V128_W 4
-NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return vdupq_n_f32(a); }
-NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return vld1q_dup_f32(p); }
-NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return vld1q_f32(p); }
-NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { vst1q_f32(p, a); }
-NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return vaddq_f32(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return vsubq_f32(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return vmulq_f32(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return vdivq_f32(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return vsqrtq_f32(a); }
-NBODY__I128 nbody__v128 nbody__v128_fma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmaq_f32(c, a, b); }
-NBODY__I128 nbody__v128 nbody__v128_fnma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return vfmsq_f32(c, a, b); }
-NBODY__I128 nbody__v128 nbody__v128_rsqrt_refined(nbody__v128 x) {
-    nbody__v128 y = vrsqrteq_f32(x);
-    return vmulq_f32(y, vrsqrtsq_f32(vmulq_f32(x, y), y));
-}
+#define NBODY__X128(op) op##_f32
 NBODY__I128 uint32x4_t nbody__v128_bit(void) { return vcombine_u32(vcreate_u32(0x0000000200000001ULL), vcreate_u32(0x0000000800000004ULL)); }
 NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return vaddvq_u32(vandq_u32(m, nbody__v128_bit())); }
-NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 15u & ~nbody__v128_bits(vceqq_f32(a, a)); }
 NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) { return vtstq_u32(vdupq_n_u32(bits), nbody__v128_bit()); }
-NBODY__I128 nbody__v128 nbody__v128_select(nbody__v128m m, nbody__v128 a, nbody__v128 b) { return vbslq_f32(m, a, b); }
-NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) { return vaddvq_f32(x); }   /* fixed order */
-#elif NBODY__KIND == 2                 /* SIMD128: no fused multiply-add (two roundings), no estimate */
+#endif
+NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return NBODY__X128(vdupq_n)(a); }
+NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return NBODY__X128(vld1q_dup)(p); }   /* *p in every lane */
+NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return NBODY__X128(vld1q)(p); }
+NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { NBODY__X128(vst1q)(p, a); }
+NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return NBODY__X128(vaddq)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return NBODY__X128(vsubq)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return NBODY__X128(vmulq)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return NBODY__X128(vdivq)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return NBODY__X128(vsqrtq)(a); }
+NBODY__I128 nbody__v128 nbody__v128_fma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return NBODY__X128(vfmaq)(c, a, b); }
+NBODY__I128 nbody__v128 nbody__v128_fnma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return NBODY__X128(vfmsq)(c, a, b); }
+/* frsqrte (relative error below 2^-8.25) and one Newton step (frsqrts: (3 - a b) / 2) */
+NBODY__I128 nbody__v128 nbody__v128_rsqrt_refined(nbody__v128 x) {
+    nbody__v128 y = NBODY__X128(vrsqrteq)(x);
+    return NBODY__X128(vmulq)(y, NBODY__X128(vrsqrtsq)(NBODY__X128(vmulq)(x, y), y));
+}
+NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return ((1u << NBODY__V128_W) - 1u) & ~nbody__v128_bits(NBODY__X128(vceqq)(a, a)); }
+NBODY__I128 nbody__v128 nbody__v128_select(nbody__v128m m, nbody__v128 a, nbody__v128 b) { return NBODY__X128(vbslq)(m, a, b); }
+NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) { return NBODY__X128(vaddvq)(x); }   /* fixed order */
+#else                                  /* SIMD128: no fused multiply-add (two roundings), no estimate */
 typedef v128_t nbody__v128;
 typedef v128_t nbody__v128m;
+#if NBODY__KIND == 2
 #define NBODY__V128_W 2
-NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return wasm_f64x2_splat(a); }
+#define NBODY__X128(op) wasm_f64x2_##op      /* the intrinsic of this precision */
 NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return wasm_v128_load64_splat(p); }
-NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return wasm_v128_load(p); }
-NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { wasm_v128_store(p, a); }
-NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_add(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_sub(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_mul(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return wasm_f64x2_div(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return wasm_f64x2_sqrt(a); }
 NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return (unsigned)wasm_i64x2_bitmask(m); }
-NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 3u & ~nbody__v128_bits(wasm_f64x2_eq(a, a)); }
 NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) { return wasm_i64x2_make(-(long long)(bits & 1), -(long long)((bits >> 1) & 1)); }
 NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) { return wasm_f64x2_extract_lane(x, 0) + wasm_f64x2_extract_lane(x, 1); }
 #else
-typedef v128_t nbody__v128;
-typedef v128_t nbody__v128m;
 #define NBODY__V128_W 4
-NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return wasm_f32x4_splat(a); }
+#define NBODY__X128(op) wasm_f32x4_##op
 NBODY__I128 nbody__v128 nbody__v128_load1(const nbody_real *p) { return wasm_v128_load32_splat(p); }
-NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return wasm_v128_load(p); }
-NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { wasm_v128_store(p, a); }
-NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_add(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_sub(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_mul(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return wasm_f32x4_div(a, b); }
-NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return wasm_f32x4_sqrt(a); }
 NBODY__I128 unsigned nbody__v128_bits(nbody__v128m m) { return (unsigned)wasm_i32x4_bitmask(m); }
-NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return 15u & ~nbody__v128_bits(wasm_f32x4_eq(a, a)); }
 NBODY__I128 nbody__v128m nbody__v128_lanes(unsigned bits) {
     return wasm_i32x4_make(-(int)(bits & 1), -(int)((bits >> 1) & 1), -(int)((bits >> 2) & 1), -(int)((bits >> 3) & 1));
 }
 NBODY__I128 nbody_real nbody__v128_hsum(nbody__v128 x) {   /* fixed order */
     return (wasm_f32x4_extract_lane(x, 0) + wasm_f32x4_extract_lane(x, 1)) + (wasm_f32x4_extract_lane(x, 2) + wasm_f32x4_extract_lane(x, 3));
 }
+#endif
+NBODY__I128 nbody__v128 nbody__v128_set1(nbody_real a) { return NBODY__X128(splat)(a); }
+NBODY__I128 nbody__v128 nbody__v128_load(const nbody_real *p) { return wasm_v128_load(p); }
+NBODY__I128 void nbody__v128_store(nbody_real *p, nbody__v128 a) { wasm_v128_store(p, a); }
+NBODY__I128 nbody__v128 nbody__v128_add(nbody__v128 a, nbody__v128 b) { return NBODY__X128(add)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sub(nbody__v128 a, nbody__v128 b) { return NBODY__X128(sub)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_mul(nbody__v128 a, nbody__v128 b) { return NBODY__X128(mul)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_div(nbody__v128 a, nbody__v128 b) { return NBODY__X128(div)(a, b); }
+NBODY__I128 nbody__v128 nbody__v128_sqrt(nbody__v128 a) { return NBODY__X128(sqrt)(a); }
+NBODY__I128 unsigned nbody__v128_nan(nbody__v128 a) { return ((1u << NBODY__V128_W) - 1u) & ~nbody__v128_bits(NBODY__X128(eq)(a, a)); }
 #endif
 #if NBODY__HAVE_SIMD128
 NBODY__I128 nbody__v128 nbody__v128_fma(nbody__v128 a, nbody__v128 b, nbody__v128 c) { return nbody__v128_add(nbody__v128_mul(a, b), c); }
