@@ -2384,6 +2384,9 @@ typedef struct nbody__cpu {
     size_t *targets;               /* NBODY_ENGINE_TREE on a slice: its bodies in leaf order */
     double *hermite_part;          /* BLOCK's NBODY_HERMITE: each task's sums, and their count */
     size_t hermite_cap;
+    nbody_real *hermite_keep;      /* BLOCK's hermite_step: what the last step's active bodies'
+                                      18 values were before it (the undo), and its count */
+    size_t keep_cap;
     size_t *slot;                  /* TREE's block steps: each body's place in the active list
                                       (NBODY__TREE_NONE when not active), then the walk order (2n) */
 } nbody__cpu;
@@ -5646,6 +5649,7 @@ static void nbody__cpu_shutdown(nbody__engine *e) {
     if (c->tree) nbody__tree_free(e, c->tree);
     nbody__free(&e->desc, c->targets);
     nbody__free(&e->desc, c->hermite_part);
+    nbody__free(&e->desc, c->hermite_keep);
     nbody__free(&e->desc, c->slot);
     nbody__free(&e->desc, c->m);
     nbody__free(&e->desc, c);
@@ -6018,9 +6022,41 @@ static void nbody__hermite_store_rows(const nbody__hermite_store *op, size_t n, 
         else for (k = 0; k < 18; ++k) to[k / 6][(size_t)(k % 6) * n + i] = nx[k];
     }
 }
+/* commit = -1 (after BLOCK's ops.hermite_step): the rows that step kept, back in place */
 static nbody_result nbody__host_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
-    nbody__hermite_store_rows(op, e->n, 0, 0, op->count, nbody__threads(&e->desc));
+    const nbody__cpu *c = (const nbody__cpu *)e->impl;
+    nbody__hermite_store undo = *op;
+    if (op->commit < 0) {
+        if (op->count > c->keep_cap) return NBODY_ERR_INVALID_ARGUMENT;   /* not after such a step */
+        undo.next = c->hermite_keep; undo.commit = 1;
+    }
+    nbody__hermite_store_rows(&undo, e->n, 0, 0, op->count, nbody__threads(&e->desc));
     return NBODY_OK;
+}
+
+/* ops.hermite_step's correction of active body q on host buffers, once its forces are in
+   b[0 .. 9) (G applied): its state at its own time gathered into b[9 .. 24) and kept (18
+   values at keep, for an undo), nbody__hermite_correct over its elapsed time, the result in
+   place (base, force, high; x, v into pred) and its next level into lv->level_new[q]
+   (NBODY__BLOCK_LEVELS + 2 where a corrected value is not finite). The host's correction
+   (nbody__hermite_correct_host) computes the same bits. */
+static void nbody__host_hermite_correct(const nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv,
+                                        size_t q, nbody_real *b, nbody_real *keep) {
+    nbody_real *to[3], nx[18], d[6];
+    size_t i = op->list[q], n = e->n;
+    int k, finite = 1;
+    to[0] = (nbody_real *)op->base; to[1] = (nbody_real *)op->force; to[2] = (nbody_real *)op->high;
+    for (k = 0; k < 18; ++k) keep[k] = to[k / 6][(size_t)(k % 6) * n + i];
+    for (k = 0; k < 15; ++k) b[9 + k] = keep[k];
+    nbody__hermite_correct(op->order, b, nbody__hermite_dt(op->ticks[i], op->now, op->tick, op->span), nx, d);
+    for (k = 0; k < 18; ++k) {
+        finite = finite && nbody__isfinite(nx[k]);
+        to[k / 6][(size_t)(k % 6) * n + i] = nx[k];
+    }
+    for (k = 0; k < 6; ++k) ((nbody_real *)op->pred)[(size_t)k * n + i] = nx[k];
+    lv->level_new[q] = finite ? nbody__block_level_of(lv->level[i], nbody__hermite_criterion(op->order, lv->eta, d), op->now,
+                                                      lv->dt_max, lv->dt_min)
+                              : NBODY__BLOCK_LEVELS + 2;
 }
 
 /* the sources of a Hermite force: predicted x, v (a for the snap), masses */
@@ -7089,7 +7125,10 @@ static size_t nbody__hermite_active_sources(const nbody__hermite_op *op) {
     return lo;
 }
 
-static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_op *op) {
+/* BLOCK's ops.hermite (lv NULL: the forces and state rows into op->out) and ops.hermite_step
+   (the whole step, nbody__host_hermite_correct): the predictor, the forces and the correction
+   in one parallel region, a block step's only fork and join */
+static nbody_result nbody__block_hermite_run(nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv) {
     nbody__cpu *c = (nbody__cpu *)e->impl;
     nbody__hermite_src S = nbody__hermite_src_of(e, op);
     nbody__hermite_tile_fn tile;
@@ -7113,6 +7152,12 @@ static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_
         c->hermite_cap = c->hermite_part ? need : 0;
         if (!c->hermite_part) return NBODY_ERR_OUT_OF_MEMORY;
     }
+    if (lv && op->count > c->keep_cap) {
+        nbody__free(&e->desc, c->hermite_keep);
+        c->hermite_keep = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(op->count, 18 * sizeof(nbody_real)));
+        c->keep_cap = c->hermite_keep ? op->count : 0;
+        if (!c->hermite_keep) return NBODY_ERR_OUT_OF_MEMORY;
+    }
     /* one parallel region for the predictor and the forces, from some 16k pair terms or 1024
        bodies to predict on (about 25 us of one core's work, ten times a region's start and
        end); below that one thread does it all: many block steps have few active bodies */
@@ -7131,18 +7176,25 @@ static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_
             }
         }
         NBODY__PRAGMA(omp for schedule(static) nowait)
-        for (t = 0; t < (long long)op->count; ++t) {   /* each chunk's sums, in chunk order; the state rows */
+        for (t = 0; t < (long long)op->count; ++t) {   /* each chunk's sums, in chunk order; the state rows or the correction */
             size_t q = (size_t)t, g = q / width, l = q % width, ch;
+            nbody_real b[24];
             int k;
             for (k = 0; k < 9; ++k) {
                 double sum = 0;
                 for (ch = 0; ch < nchunks; ++ch) sum += c->hermite_part[((g * nchunks + ch) * 9 + (size_t)k) * width + l];
-                op->out[(size_t)k * op->count + q] = e->desc.G * (nbody_real)sum;
+                b[k] = e->desc.G * (nbody_real)sum;
+                if (!lv) op->out[(size_t)k * op->count + q] = b[k];
             }
-            nbody__hermite_gather_row(e, op, q);
+            if (lv) nbody__host_hermite_correct(e, op, lv, q, b, c->hermite_keep + 18 * q);
+            else nbody__hermite_gather_row(e, op, q);
         }
     }
     return NBODY_OK;
+}
+static nbody_result nbody__block_hermite(nbody__engine *e, const nbody__hermite_op *op) { return nbody__block_hermite_run(e, op, NULL); }
+static nbody_result nbody__block_hermite_step(nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv) {
+    return nbody__block_hermite_run(e, op, lv);
 }
 
 /* ======================================================================================
@@ -9501,18 +9553,18 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
    >>hooks  ENGINE TABLE AND LIFETIME: the ops table of each engine, start and stop
    ====================================================================================== */
 
-#define NBODY__CPU_ENGINE(label, deriv, hermite, store, active, kick) { label, nbody__cpu_init, nbody__cpu_shutdown, nbody__host_alloc, \
-    nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
+#define NBODY__CPU_ENGINE(label, deriv, hermite, store, active, kick, step) { label, nbody__cpu_init, nbody__cpu_shutdown, \
+    nbody__host_alloc, nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
     nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick, \
-    store, NULL }
+    store, step }
 static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite,
-                                                         nbody__host_hermite_store, NULL, NULL);
+                                                         nbody__host_hermite_store, NULL, NULL, NULL);
 static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite,
-                                                         nbody__host_hermite_store, NULL, NULL);
+                                                         nbody__host_hermite_store, NULL, NULL, NULL);
 static const nbody__engine_ops nbody__block_ops = NBODY__CPU_ENGINE("block", nbody__block_derivative, nbody__block_hermite,
-                                                         nbody__host_hermite_store, NULL, NULL);
+                                                         nbody__host_hermite_store, NULL, NULL, nbody__block_hermite_step);
 static const nbody__engine_ops nbody__tree_ops = NBODY__CPU_ENGINE("tree", nbody__tree_derivative, NULL, NULL, nbody__tree_active_forces,
-                                                                   nbody__host_kick);
+                                                                   nbody__host_kick, NULL);
 
 #ifdef NBODY_WITH_OPENCL
 #include "nbody_cl.h"              /* defines nbody__opencl_engine_ops(int tree) */
