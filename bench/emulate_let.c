@@ -9,16 +9,20 @@
    the receiver's tree, which prunes: a node beyond a receiver node's box is beyond all boxes
    below it), opened otherwise; leaves are kept. Prints the kept nodes as a share of the
    sender's tree and the LET bytes in float (monopoles: 24 bytes a node).
-   Usage: emulate_let [log2 N (20)] [D (2)] [theta (0.5)] [level L ... (4 8 12); -1: its bodies (always last)] */
+   Usage: emulate_let [log2 N (20)] [D (2)] [theta (0.5)] [level L ... (4 8 12); -1: its bodies (always last)]
+   EMULATE_COSTS=1: instead, the LET walk's steps for each GPU group of every domain (walk_costs) */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
+#include <float.h>
+#include <string.h>
 
 typedef struct {
     size_t n;                      /* leaves; nodes 1 .. 2n - 1 */
     double *c, *m, *lo, *hi, *crit2;   /* 3 a node for c, lo, hi */
+    size_t *cnt;                   /* bodies under a node */
 } tree;
 
 static const unsigned long long *keys_;
@@ -74,6 +78,8 @@ static void build(tree *t, const nbody_system *s, const size_t *idx, size_t n, d
             t->m[i] = t->m[l] + t->m[r]; t->crit2[i] = cr * cr;
         }
         free(rad); free(b2);
+        t->cnt = (size_t *)calloc(2 * n, sizeof(size_t));
+        for (i = 2 * n - 1; i >= 1; --i) t->cnt[i] = i >= n ? 1 : t->cnt[2 * i] + t->cnt[2 * i + 1];
     }
 }
 /* 1 when the sender node (centre c, crit2) lies beyond every box of the receiver r at level L
@@ -95,9 +101,206 @@ static size_t kept(const tree *s, size_t i, const tree *r, int L) {
     return 1 + kept(s, 2 * i, r, L) + kept(s, 2 * i + 1, r, L);
 }
 
+/* ---- the receiver seen as its LET walk's groups (nbody_cuda.cu): the groups' boxes, the leaves
+   G + g of a heap of unions. The GPU's LET kernels emulated step by step (marks top-down a
+   level at a time, sizes bottom-up, places top-down, the stackless walk of the group-box heap
+   with the 8-ulp margin), then the LET walk (a group's box in the opening test, kept-whole
+   nodes always accepted, bodies summed directly, never accepted) against the group walk of the
+   sender's whole tree: the same nodes in the same order, so the same sums to the bit. The GPU's
+   groups are its group walk's (nodes of at most 64 neighbours, split where not compact); here
+   they are windows of 32 leaves: the equality holds for any groups whose boxes the walk and
+   the heap share. */
+typedef struct { size_t G; double *lo, *hi; } groups;
+static groups group_boxes(const tree *r) {
+    groups q;
+    size_t g, t, i;
+    int d;
+    q.G = (r->n + 31) / 32;
+    q.lo = (double *)calloc(6 * q.G, sizeof(double)); q.hi = (double *)calloc(6 * q.G, sizeof(double));
+    for (g = 0; g < q.G; ++g)
+        for (t = 32 * g; t < 32 * g + 32 && t < r->n; ++t)
+            for (d = 0; d < 3; ++d) {
+                double v = r->c[3 * (r->n + t) + d];
+                q.lo[3 * (q.G + g) + d] = t == 32 * g ? v : fmin(q.lo[3 * (q.G + g) + d], v);
+                q.hi[3 * (q.G + g) + d] = t == 32 * g ? v : fmax(q.hi[3 * (q.G + g) + d], v);
+            }
+    for (i = q.G - 1; i >= 1; --i)
+        for (d = 0; d < 3; ++d) {
+            q.lo[3 * i + d] = fmin(q.lo[6 * i + d], q.lo[6 * i + 3 + d]); q.hi[3 * i + d] = fmax(q.hi[6 * i + d], q.hi[6 * i + 3 + d]);
+        }
+    return q;
+}
+static double box_d2(const double *lo, const double *hi, const double *c) {
+    double ex = fmax(fmax(lo[0] - c[0], c[0] - hi[0]), 0), ey = fmax(fmax(lo[1] - c[1], c[1] - hi[1]), 0);
+    double ez = fmax(fmax(lo[2] - c[2], c[2] - hi[2]), 0);
+    return fma(ex, ex, fma(ey, ey, ez * ez));
+}
+/* nbody__cu_let_beyond */
+static int beyond_groups(const groups *q, const double *c, double crit2) {
+    double need = crit2 * (1 + 8 * DBL_EPSILON);
+    size_t cur = 1;
+    do {
+        if (box_d2(q->lo + 3 * cur, q->hi + 3 * cur, c) > need) cur = nbody__heap_skip(cur);
+        else if (cur >= q->G) return 0;
+        else cur = 2 * cur;
+    } while (cur != 1);
+    return 1;
+}
+typedef struct { size_t count; double *c, *m, *w; size_t *skip; } let;
+/* nbody__cu_let_mark, nbody__cu_let_count, nbody__cu_let_place, a level at a time */
+static let make_let(const tree *s, const groups *q) {
+    size_t n = s->n, top = 1, i;
+    int depth = 0, L;
+    unsigned char *state = (unsigned char *)calloc(2 * n, 1);
+    size_t *lsize = (size_t *)calloc(2 * n, sizeof(size_t)), *lpos = (size_t *)calloc(2 * n, sizeof(size_t));
+    let l;
+    while (top * 2 <= 2 * n - 1) { top *= 2; depth++; }
+    for (L = 0; L <= depth; ++L)
+        for (i = (size_t)1 << L; i < ((size_t)2 << L) && i < 2 * n; ++i) {
+            unsigned char st = i == 1 || state[i / 2] == 2 ? 1 : 0;
+            if (st && i < n && !beyond_groups(q, s->c + 3 * i, s->crit2[i])) st = 2;
+            state[i] = st;
+        }
+    for (L = depth; L >= 0; --L)
+        for (i = (size_t)1 << L; i < ((size_t)2 << L) && i < 2 * n; ++i) lsize[i] = state[i] == 2 ? 1 + lsize[2 * i] + lsize[2 * i + 1] : 1;
+    l.count = lsize[1];
+    l.c = (double *)malloc(3 * l.count * sizeof(double)); l.m = (double *)malloc(l.count * sizeof(double));
+    l.w = (double *)malloc(l.count * sizeof(double)); l.skip = (size_t *)malloc(l.count * sizeof(size_t));
+    lpos[1] = 0;
+    for (L = 0; L <= depth; ++L)
+        for (i = (size_t)1 << L; i < ((size_t)2 << L) && i < 2 * n; ++i) {
+            size_t p = lpos[i];
+            int opened = state[i] == 2;
+            if (i < n) { lpos[2 * i] = opened ? p + 1 : (size_t)-1; lpos[2 * i + 1] = opened ? p + 1 + lsize[2 * i] : (size_t)-1; }
+            if (p == (size_t)-1) continue;
+            l.c[3 * p] = s->c[3 * i]; l.c[3 * p + 1] = s->c[3 * i + 1]; l.c[3 * p + 2] = s->c[3 * i + 2];
+            l.m[p] = s->m[i]; l.w[p] = i < n && !opened ? -1 : s->crit2[i]; l.skip[p] = p + lsize[i];
+        }
+    free(state); free(lsize); free(lpos);
+    return l;
+}
+static void pull(double m, const double *c, const double *me, double *a) {
+    double dx = c[0] - me[0], dy = c[1] - me[1], dz = c[2] - me[2], r2 = dx * dx + dy * dy + dz * dz + 1e-4, w = m / (r2 * sqrt(r2));
+    a[0] += w * dx; a[1] += w * dy; a[2] += w * dz;
+}
+/* receiver r's leaf t: its group's walk of the LET (nbody__cu_let_walk), or of the sender's whole tree */
+static void walk_let(const let *l, const groups *q, const tree *r, size_t t, double *a) {
+    const double *lo = q->lo + 3 * (q->G + t / 32), *hi = q->hi + 3 * (q->G + t / 32), *me = r->c + 3 * (r->n + t);
+    size_t cur = 0;
+    while (cur < l->count) {
+        const double *c = l->c + 3 * cur;
+        double dx = c[0] - me[0], dy = c[1] - me[1], dz = c[2] - me[2];
+        if (l->w[cur] < 0 || (l->skip[cur] > cur + 1 && box_d2(lo, hi, c) > l->w[cur])) { pull(l->m[cur], c, me, a); cur = l->skip[cur]; }
+        else if (l->skip[cur] == cur + 1) { if (dx * dx + dy * dy + dz * dz > 0) pull(l->m[cur], c, me, a); cur = l->skip[cur]; }
+        else ++cur;
+    }
+}
+static void walk_tree(const tree *s, const groups *q, const tree *r, size_t t, double *a) {
+    const double *lo = q->lo + 3 * (q->G + t / 32), *hi = q->hi + 3 * (q->G + t / 32), *me = r->c + 3 * (r->n + t);
+    size_t cur = 1;
+    do {
+        const double *c = s->c + 3 * cur;
+        double dx = c[0] - me[0], dy = c[1] - me[1], dz = c[2] - me[2];
+        if (cur < s->n && box_d2(lo, hi, c) > s->crit2[cur]) { pull(s->m[cur], c, me, a); cur = nbody__heap_skip(cur); }
+        else if (cur >= s->n) { if (dx * dx + dy * dy + dz * dz > 0) pull(s->m[cur], c, me, a); cur = nbody__heap_skip(cur); }
+        else cur = 2 * cur;
+    } while (cur != 1);
+}
+/* the LET of k for j as the kernels make it; 1 when its walk is the whole tree's for every body of j */
+static int check_groups(const tree *s, const tree *r, size_t *count) {
+    groups q = group_boxes(r);
+    let l = make_let(s, &q);
+    size_t t, bad = 0;
+    for (t = 0; t < r->n; ++t) {
+        double a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
+        walk_let(&l, &q, r, t, a);
+        walk_tree(s, &q, r, t, b);
+        bad += a[0] != b[0] || a[1] != b[1] || a[2] != b[2];
+    }
+    *count = l.count;
+    free(q.lo); free(q.hi); free(l.c); free(l.m); free(l.w); free(l.skip);
+    return bad == 0;
+}
+
+/* ---- the GPU's groups (nbody__cu_group_flags: the largest nodes of at most 64 bodies, split
+   while 4 extent^2 > their squared distance from the root's centre of mass, or while their
+   children lie farther apart than the larger child's extent) and what the LET walk costs them:
+   its steps (a node a step, one warp a group, nbody__cu_let_walk) over the LETs made for their
+   boxes. A warp's time is about its steps: the largest against the mean tells whether a few
+   groups hold the walk back. */
+static double ext(const tree *t, size_t i) {
+    return fmax(fmax(t->hi[3 * i] - t->lo[3 * i], t->hi[3 * i + 1] - t->lo[3 * i + 1]), t->hi[3 * i + 2] - t->lo[3 * i + 2]);
+}
+static int gsplit(const tree *t, size_t i) {
+    double d2 = box_d2(t->lo + 3 * i, t->hi + 3 * i, t->c + 3), e = ext(t, i), gap = 0;
+    int d;
+    if (i >= t->n) return 0;
+    for (d = 0; d < 3; ++d) {
+        double g = fmax(fmax(t->lo[3 * (2 * i + 1) + d] - t->hi[3 * (2 * i) + d], t->lo[3 * (2 * i) + d] - t->hi[3 * (2 * i + 1) + d]), 0);
+        gap = fmax(gap, g);
+    }
+    return 4 * e * e > d2 || gap > fmax(ext(t, 2 * i), ext(t, 2 * i + 1));
+}
+static groups gpu_groups(const tree *r) {
+    groups q;
+    size_t i, j, G = 0, *list = (size_t *)malloc(2 * r->n * sizeof(size_t));
+    for (i = 1; i < 2 * r->n; ++i) {
+        int g = r->cnt[i] <= 64 && !gsplit(r, i);
+        for (j = i; g && j > 1 && r->cnt[j / 2] <= 64; j /= 2) g = gsplit(r, j / 2);
+        if (g) list[G++] = i;
+    }
+    q.G = G;
+    q.lo = (double *)calloc(6 * G, sizeof(double)); q.hi = (double *)calloc(6 * G, sizeof(double));
+    for (i = 0; i < G; ++i) {
+        memcpy(q.lo + 3 * (G + i), r->lo + 3 * list[i], 3 * sizeof(double)); memcpy(q.hi + 3 * (G + i), r->hi + 3 * list[i], 3 * sizeof(double));
+    }
+    for (i = G - 1; i >= 1; --i) {
+        int d;
+        for (d = 0; d < 3; ++d) {
+            q.lo[3 * i + d] = fmin(q.lo[6 * i + d], q.lo[6 * i + 3 + d]); q.hi[3 * i + d] = fmax(q.hi[6 * i + d], q.hi[6 * i + 3 + d]);
+        }
+    }
+    free(list);
+    return q;
+}
+/* the steps of group g's walk of the LET l */
+static size_t let_steps(const let *l, const groups *q, size_t g) {
+    const double *lo = q->lo + 3 * (q->G + g), *hi = q->hi + 3 * (q->G + g);
+    size_t cur = 0, steps = 0;
+    while (cur < l->count) {
+        ++steps;
+        if (l->w[cur] < 0 || (l->skip[cur] > cur + 1 && box_d2(lo, hi, l->c + 3 * cur) > l->w[cur])) cur = l->skip[cur];
+        else if (l->skip[cur] == cur + 1) cur = l->skip[cur];
+        else ++cur;
+    }
+    return steps;
+}
+/* receiver j's groups over the LETs of every other domain: groups, LET nodes received, steps
+   a group (mean, largest), the largest's extent against the domain's */
+static void walk_costs(const tree *t, int D, int j) {
+    groups q = gpu_groups(&t[j]);
+    size_t g, nodes = 0, worst = 0, wg = 0;
+    double total = 0;
+    int k;
+    let l[16];
+    for (k = 0; k < D; ++k) if (k != j) { l[k] = make_let(&t[k], &q); nodes += l[k].count; }
+    for (g = 0; g < q.G; ++g) {
+        size_t steps = 0;
+        for (k = 0; k < D; ++k) if (k != j) steps += let_steps(&l[k], &q, g);
+        total += (double)steps;
+        if (steps > worst) { worst = steps; wg = g; }
+    }
+    printf("| %d | %lu | %lu | %lu | %.0f | %lu | %.1f | %.3g / %.3g |\n", j, (unsigned long)t[j].n, (unsigned long)q.G, (unsigned long)nodes,
+           total / (double)q.G, (unsigned long)worst, (double)worst / (total / (double)q.G),
+           fmax(fmax(q.hi[3 * (q.G + wg)] - q.lo[3 * (q.G + wg)], q.hi[3 * (q.G + wg) + 1] - q.lo[3 * (q.G + wg) + 1]),
+                q.hi[3 * (q.G + wg) + 2] - q.lo[3 * (q.G + wg) + 2]), ext(&t[j], 1));
+    for (k = 0; k < D; ++k) if (k != j) { free(l[k].c); free(l[k].m); free(l[k].w); free(l[k].skip); }
+    free(q.lo); free(q.hi);
+}
+
 int main(int argc, char **argv) {
-    int lg = argc > 1 ? atoi(argv[1]) : 20, D = argc > 2 ? atoi(argv[2]) : 2, k, j, li;
-    double theta = argc > 3 ? atof(argv[3]) : 0.5;
+    int lg = argc > 1 ? atoi(argv[1]) : 20, D = argc > 2 ? atoi(argv[2]) : 2, k, j, li, ok = 1;
+    double theta = argc > 3 ? atof(argv[3]) : 0.5, bytes = 0;
     int levels[16] = {4, 8, 12, -1}, nl = 4;
     size_t n = (size_t)1 << lg, i, *idx = (size_t *)malloc(n * sizeof *idx);
     nbody_system s = NBODY_ZERO;
@@ -114,10 +317,16 @@ int main(int argc, char **argv) {
         hilbert_sort(&s, idx + a, b - a);   /* each domain's tree: keys over its own box */
         build(&t[k], &s, idx + a, b - a, theta);
     }
+    if (getenv("EMULATE_COSTS")) {   /* the LET walk's steps a GPU group (no equality check: fast) */
+        printf("| receiver | bodies | groups | LET nodes received | steps a group, mean | largest | largest / mean | its extent / the domain's |\n");
+        printf("|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        for (j = 0; j < D; ++j) walk_costs(t, D, j);
+        return 0;
+    }
     printf("| N | domains | theta | receiver seen as | LET nodes sent, share of the sender's tree (each pair) | MB (float, monopoles) |\n");
     printf("|---:|---:|---:|---|---|---:|\n");
     for (li = 0; li < nl; ++li) {
-        double bytes = 0;
+        bytes = 0;
         printf("| 2^%d | %d | %.2f | %s", lg, D, theta, levels[li] < 0 ? "its bodies" : "");
         if (levels[li] >= 0) printf("%d boxes", 1 << levels[li]);
         printf(" | ");
@@ -132,5 +341,17 @@ int main(int argc, char **argv) {
         printf("| %.1f |\n", bytes / 1e6);
         fflush(stdout);
     }
-    return 0;
+    bytes = 0;
+    printf("| 2^%d | %d | %.2f | its walk's groups of 32 (the GPU's kernels emulated) | ", lg, D, theta);
+    for (k = 0; k < D; ++k)
+        for (j = 0; j < D; ++j) {
+            size_t c;
+            if (j == k) continue;
+            ok = check_groups(&t[k], &t[j], &c) && ok;
+            bytes += 24.0 * (double)c;
+            printf("%d->%d %.1f%% ", k, j, 100.0 * (double)c / (double)(2 * t[k].n - 1));
+        }
+    printf("| %.1f |\n\nthe walks of the LETs made for the groups %s the group walks of the senders' whole trees, every body to the bit\n",
+           bytes / 1e6, ok ? "equal" : "DIFFER FROM");
+    return !ok;
 }
