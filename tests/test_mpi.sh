@@ -17,8 +17,10 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding
 export OMP_NUM_THREADS=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0; skip=0
-# build/mpi_domains (desc.decompose, the domain-decomposed tree) likewise, when built
-D="$BUILD/mpi_domains"; progs="$T"; [ -x "$D" ] && progs="$T $D"
+# build/mpi_domains (desc.decompose, the domain-decomposed tree) and build/mpi_hermite
+# (NBODY_HERMITE, the sources split by rank) likewise, when built
+progs="$T"
+for D in "$BUILD/mpi_domains" "$BUILD/mpi_hermite"; do [ -x "$D" ] && progs="$progs $D"; done
 for prog in $progs; do
 for np in 1 2 3 4; do
     out=$(timeout 600 mpirun $ROOT_FLAG --oversubscribe -np $np "$prog" "$tmp" 2>&1); rc=$?
