@@ -444,10 +444,10 @@ bench-cuda:
 	./$(BUILD)/bench_gpu_float $(BENCH_ARGS)
 	./$(BUILD)/bench_gpu $(BENCH_ARGS)
 
-$(BUILD)/cuda_multi: tests/cuda_multi.c tests/check.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
+$(BUILD)/cuda_multi: tests/cuda_multi.c tests/check.h tests/hermite_engine.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $(CUDA_INC) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
-$(BUILD)/cuda_multi_float: tests/cuda_multi.c tests/check.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
+$(BUILD)/cuda_multi_float: tests/cuda_multi.c tests/check.h tests/hermite_engine.h $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
 	$(CC) $(ALLFLAGS) $(CUDA_INC) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 
 $(BUILD)/multigpu: bench/multigpu.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)

@@ -5227,7 +5227,7 @@ static nbody_result nbody__hermite_create(nbody_sim *s) {
     if (nbody__block_create(s) != NBODY_OK || !H->out || nbody__bytes(n, 42 * sizeof(nbody_real)) == 0) return NBODY_ERR_OUT_OF_MEMORY;
     if (!s->eng.ops->hermite || !s->eng.ops->hermite_store) {
         nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: hermite does not run on the %s engine in this configuration (several "
-                   "GPUs or devices: one device only)", s->eng.ops->name);
+                   "OpenCL devices: one device only)", s->eng.ops->name);
         return NBODY_ERR_UNAVAILABLE;
     }
     H->next = H->out + 24 * n;

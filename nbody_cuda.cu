@@ -3043,6 +3043,7 @@ struct nbody__cu_multi {
     nbody__r *lacc[NBODY__CU_MAX_DEVICES];
     cudaEvent_t wev[NBODY__CU_MAX_DEVICES][2];
     int wtimed, balance;
+    struct nbody__cu_mherm *herm;                  /* NBODY_HERMITE (dense): on first use */
 };
 #define NBODY__CU_UNDECIDED (-1)
 #define NBODY__CU_GATHER 0
@@ -3064,9 +3065,12 @@ static size_t nbody__cu_mpiece(const nbody__cu_multi *g, size_t n, int k, size_t
     return g1 - g0;
 }
 
+struct nbody__cu_mherm;
+static void nbody__cu_mh_free(nbody__cu_multi *g, const nbody_desc *d);
 static void nbody__cu_multi_shutdown(nbody__engine *e) {
     nbody__cu_multi *g = nbody__cu_mu(e);
     if (!g) return;
+    nbody__cu_mh_free(g, &e->desc);
     for (int k = 0; k < g->count; ++k) {
 #ifdef NBODY_WITH_NCCL
         if (g->comm[k]) ncclCommDestroy(g->comm[k]);
@@ -3560,12 +3564,330 @@ static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, 
 #endif
 }
 
+/* --------------------------------------------------------------------------------------
+   NBODY_HERMITE on several GPUs (dense): the sources split by owner, the partial forces
+   reduced. GPU k predicts the active bodies it owns into their rows (nbody__cu_mh_rows:
+   predicted x v a, then x v a jerk snap at their own time), which land in mapped host memory
+   at their place in the list; then every GPU sums the forces on all active bodies from its own
+   bodies, predicted as they are loaded (nbody__cu_mh_forces, the single GPU's shape:
+   nbody__hermite_shape), its slices' sums added in a fixed order (nbody__cu_mh_sums) into its
+   rows of the mapped partial sums, and the host adds the GPUs' partial sums in GPU order
+   (the same bits every run). The host corrects the active bodies and each GPU stores the
+   ones it owns (nbody__cu_mh_store). Only the active bodies' rows move, through mapped host
+   memory (a step with few active bodies is bound by its launches and waits, which NCCL's
+   collectives would not shorten): three waits a step. A body's sum is split by owner, so the
+   steps are one GPU's to rounding, not bitwise.
+   -------------------------------------------------------------------------------------- */
+struct nbody__cu_mherm {
+    nbody__r *rows;                /* mapped: 24 a list entry (nbody__hermite_op's rows 9-23 and
+                                      the predicted x v a the GPUs read as targets) */
+    double *sums;                  /* mapped: D x 9 x n, each GPU's partial sums */
+    unsigned int *list;            /* mapped: the step's list */
+    nbody__r *next;                /* mapped: the store's 18 a body */
+    unsigned long long *ticks[NBODY__CU_MAX_DEVICES];   /* GPU k: its bodies' times */
+    double *part[NBODY__CU_MAX_DEVICES];                /* GPU k: slices x 9 x count sums */
+    size_t part_cap[NBODY__CU_MAX_DEVICES];
+    size_t qfirst[NBODY__CU_MAX_DEVICES + 1];           /* GPU k owns list entries [qfirst[k], qfirst[k + 1]) */
+};
+
+static void nbody__cu_mh_free(nbody__cu_multi *g, const nbody_desc *d) {
+    nbody__cu_mherm *h = g->herm;
+    if (!h) return;
+    for (int k = 0; k < g->count; ++k) {
+        if (!g->sub[k].impl) continue;
+        (void)cudaSetDevice(nbody__cu(&g->sub[k])->dev);
+        cudaFree(h->ticks[k]); cudaFree(h->part[k]);
+    }
+    cudaFreeHost(h->rows); cudaFreeHost(h->sums); cudaFreeHost(h->list); cudaFreeHost(h->next);
+    (void)cudaGetLastError();
+    d->allocator.free(h, d->allocator.user_data);
+    g->herm = NULL;
+}
+
+/* mapped host memory every GPU reads and writes (portable: one allocation for all of them;
+   with unified addressing its device address is its host address) */
+template <class P> static nbody_result nbody__cu_mh_host(nbody__engine *e, P **p, size_t count) {
+    *p = NULL;
+    NBODY__CU(cudaHostAlloc((void **)p, (count ? count : 1) * sizeof(P), cudaHostAllocMapped | cudaHostAllocPortable));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_mh_work(nbody__engine *e, nbody__cu_mherm **out) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mherm *h = g->herm;
+    size_t n = e->n;
+    nbody_result r = NBODY_OK;
+    if (h) { *out = h; return NBODY_OK; }
+    h = (nbody__cu_mherm *)e->desc.allocator.alloc(sizeof *h, e->desc.allocator.user_data);
+    if (!h) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(h, 0, sizeof *h);
+    g->herm = h;
+    r = nbody__cu_mh_host(e, &h->rows, 24 * n);
+    if (r == NBODY_OK) r = nbody__cu_mh_host(e, &h->sums, (size_t)g->count * 9 * n);
+    if (r == NBODY_OK) r = nbody__cu_mh_host(e, &h->list, n);
+    if (r == NBODY_OK) r = nbody__cu_mh_host(e, &h->next, 18 * n);
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k)
+        if ((r = nbody__cu_enter(&g->sub[k])) == NBODY_OK) r = nbody__cu_malloc(&g->sub[k], &h->ticks[k], nbody__cu_mcount(g, k));
+    if (r != NBODY_OK) { nbody__cu_mh_free(g, &e->desc); return r; }
+    *out = h;
+    return NBODY_OK;
+}
+
+/* GPU k's slice as a whole engine of its cnt bodies (base, force, high, times, masses) */
+static nbody__cu_h_state<nbody__r> nbody__cu_mh_state(nbody__engine *e, const nbody__hermite_op *op, int k) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_h_state<nbody__r> S;
+    S.base = (const nbody__r *)((nbody__cu_mbuf *)op->base)->part[k];
+    S.force = (const nbody__r *)((nbody__cu_mbuf *)op->force)->part[k];
+    S.high = (const nbody__r *)((nbody__cu_mbuf *)op->high)->part[k];
+    S.m = nbody__cu(&g->sub[k])->m + g->first[k];
+    S.ticks = g->herm->ticks[k]; S.now = op->now; S.tick = op->tick; S.span = op->span; S.order = op->order;
+    S.n = nbody__cu_mcount(g, k);
+    return S;
+}
+
+/* the active bodies list[q0 .. q1) of a slice (its first body lo) predicted, and their state
+   at their own time, into rows (24 each) */
+template <class T>
+__global__ void nbody__cu_mh_rows(nbody__cu_h_state<T> S, const unsigned int *list, size_t q0, size_t q1, size_t lo, T *rows) {
+    for (size_t q = q0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < q1; q += (size_t)gridDim.x * blockDim.x) {
+        size_t i = list[q] - lo, n = S.n;
+        nbody__v4<T> x, v, a;
+        T *row = rows + 24 * q;
+        nbody__cu_h_predict(S, i, &x, &v, &a);
+        row[0] = x.x; row[1] = x.y; row[2] = x.z; row[3] = v.x; row[4] = v.y; row[5] = v.z; row[6] = a.x; row[7] = a.y; row[8] = a.z;
+        for (int k = 0; k < 6; ++k) { row[9 + k] = S.base[(size_t)k * n + i]; row[15 + k] = S.force[(size_t)k * n + i]; }
+        for (int k = 0; k < 3; ++k) row[21 + k] = S.high[(size_t)k * n + i];
+    }
+}
+
+/* nbody__cu_h_forces with the targets from rows (list entry q: rows + 24 q) and the sources a
+   slice's [0, nsrc) (its first body lo): the slice blockIdx.y for the targets blockIdx.x TI ..;
+   the first group (blockIdx.x 0) writes the slice's bodies predicted into pred (its share of
+   the slice's test particles [nsrc, S.n) too) */
+template <class T, bool SNAP>
+__global__ void __launch_bounds__(NBODY__CU_H_THREADS)
+nbody__cu_mh_forces(nbody__cu_h_state<T> S, const T *__restrict__ rows, const unsigned int *__restrict__ list, size_t lo,
+                    unsigned int count, unsigned int nsrc, unsigned int slice_len, int ti_log2, T eps2, T *__restrict__ pred,
+                    double *__restrict__ part) {
+    const int B = NBODY__CU_H_THREADS, NK = SNAP ? 9 : 6;
+    __shared__ nbody__v4<T> sx[B], sv[B], sa[SNAP ? B : 1];
+    __shared__ double red[9][B];
+    const int TI = 1 << ti_log2, TJ = B >> ti_log2, li = threadIdx.x & (TI - 1), lj = threadIdx.x >> ti_log2;
+    const unsigned int q = blockIdx.x * TI + li, qc = q < count ? q : count - 1;
+    const size_t self = (size_t)list[qc] - lo;     /* >= nsrc (or wrapped): not a source here */
+    const unsigned int j0 = blockIdx.y * slice_len, j1 = min(nsrc, j0 + slice_len);
+    const bool first = blockIdx.x == 0;
+    const T *ti = rows + 24 * (size_t)qc;
+    nbody__v4<T> xi = {ti[0], ti[1], ti[2], 0}, vi = {ti[3], ti[4], ti[5], 0}, ai = {ti[6], ti[7], ti[8], 0}, tx, tv, ta;
+    double s[9];
+    if (first && nsrc < S.n) {
+        size_t per = (S.n - nsrc + gridDim.y - 1) / gridDim.y, t1 = min(S.n, nsrc + (blockIdx.y + 1) * per);
+        for (size_t j = nsrc + blockIdx.y * per + threadIdx.x; j < t1; j += B) {
+            nbody__cu_h_predict(S, j, &tx, &tv, &ta);
+            nbody__cu_h_put(pred, S.n, j, tx, tv);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 9; ++k) s[k] = 0;
+    for (unsigned int t0 = j0; t0 < j1; t0 += B) {
+        const int tl = (int)min((unsigned int)B, j1 - t0);
+        __syncthreads();
+        if ((int)threadIdx.x < tl) {
+            nbody__cu_h_predict(S, t0 + threadIdx.x, &tx, &tv, &ta);
+            sx[threadIdx.x] = tx; sv[threadIdx.x] = tv;
+            if (SNAP) sa[threadIdx.x] = ta;
+            if (first) nbody__cu_h_put(pred, S.n, t0 + threadIdx.x, tx, tv);
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int k = lj; k < tl; k += TJ) {
+            const nbody__v4<T> pj = sx[k], vj = sv[k];
+            const T dx = pj.x - xi.x, dy = pj.y - xi.y, dz = pj.z - xi.z;
+            const T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), inv = nbody__cu_h_rsqrt(r2), inv2 = inv * inv;
+            T t[9];
+            if (t0 + (size_t)k == self) continue;   /* not itself */
+            if (SNAP) {
+                const nbody__v4<T> aj = sa[k];
+                nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, aj.x - ai.x, aj.y - ai.y, aj.z - ai.z,
+                                     pj.w * inv * inv2, inv2, 1, t);
+            } else {
+                nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, (T)0, (T)0, (T)0, pj.w * inv * inv2, inv2, 0, t);
+            }
+#pragma unroll
+            for (int c = 0; c < NK; ++c) s[c] += (double)t[c];
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < NK; ++c) red[c][threadIdx.x] = s[c];
+    __syncthreads();
+    for (int stride = TJ / 2; stride > 0; stride /= 2) {
+        if (lj < stride)
+#pragma unroll
+            for (int c = 0; c < NK; ++c) red[c][threadIdx.x] += red[c][threadIdx.x + stride * TI];
+        __syncthreads();
+    }
+    if (lj == 0 && q < count)
+#pragma unroll
+        for (int c = 0; c < 9; ++c) part[((size_t)q * 9 + c) * gridDim.y + blockIdx.y] = c < NK ? red[c][threadIdx.x] : 0;
+}
+
+/* a warp a list entry: its slices' sums (nbody__cu_h_slice_sums, G not applied) into sums
+   (9 rows of count, mapped host memory) */
+__global__ void nbody__cu_mh_sums(const double *part, unsigned int slices, int nk, unsigned int count, double *sums) {
+    const unsigned int lane = threadIdx.x & 31;
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
+        double f[9];
+        nbody__cu_h_slice_sums<double>(part, slices, q, nk, lane, 1.0, f);
+        if (lane == 0)
+            for (int k = 0; k < 9; ++k) sums[(size_t)k * count + q] = k < nk ? f[k] : 0;
+    }
+}
+
+/* nbody__hermite_store of the list entries [q0, q1) a slice owns (its first body lo, n bodies) */
+template <class T>
+__global__ void nbody__cu_mh_store(const unsigned int *list, const T *next, size_t q0, size_t q1, size_t lo, size_t n, int commit,
+                                   unsigned long long now, T *pred, T *base, T *force, T *high, unsigned long long *ticks) {
+    for (size_t q = q0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < q1; q += (size_t)gridDim.x * blockDim.x) {
+        size_t i = list[q] - lo;
+        const T *nx = next + 18 * q;
+        for (int k = 0; k < 6; ++k) {
+            if (!commit) { pred[(size_t)k * n + i] = nx[k]; continue; }
+            base[(size_t)k * n + i] = nx[k]; force[(size_t)k * n + i] = nx[6 + k]; high[(size_t)k * n + i] = nx[12 + k];
+        }
+        if (commit) ticks[i] = now;
+    }
+}
+
+/* every GPU's queue drained (the mapped rows and sums are then the host's to read) */
+static nbody_result nbody__cu_mh_wait(nbody__engine *e) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k)
+        if ((r = nbody__cu_enter(&g->sub[k])) == NBODY_OK)
+            r = nbody__cu_check(&g->sub[k], cudaStreamSynchronize(0), "hermite on several GPUs");
+    return r;
+}
+
+/* the list into mapped memory, each GPU's share of it; the times when the host changed them */
+static nbody_result nbody__cu_mh_list(nbody__engine *e, nbody__cu_mherm *h, const size_t *list, size_t m, const unsigned long long *ticks) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t q = 0;
+    for (size_t a = 0; a < m; ++a) h->list[a] = (unsigned int)list[a];
+    for (int k = 0; k <= g->count; ++k) {      /* the list rises: each GPU's entries follow the last one's */
+        while (q < m && list[q] < g->first[k]) ++q;
+        h->qfirst[k] = k == g->count ? m : q;
+    }
+    for (int k = 0; k < g->count && ticks; ++k) {
+        nbody__engine *s = &g->sub[k];
+        size_t cnt = nbody__cu_mcount(g, k);
+        nbody_result r = cnt ? nbody__cu_enter(s) : NBODY_OK;
+        if (r == NBODY_OK && cnt)
+            r = nbody__cu_check(s, cudaMemcpy(h->ticks[k], ticks + g->first[k], cnt * sizeof(unsigned long long), cudaMemcpyHostToDevice),
+                                "hermite times");
+        if (r != NBODY_OK) return r;
+    }
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_multi_hermite(nbody__engine *e, const nbody__hermite_op *op) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mherm *h;
+    size_t n = e->n, m = op->count;
+    unsigned int slices[NBODY__CU_MAX_DEVICES];
+    nbody_result r = nbody__cu_mh_work(e, &h);
+    if (r != NBODY_OK || m == 0) return r;
+    if (m > n || op->n_src == 0 || op->n_src > n || n > 0xFFFFFFFFu) return NBODY_ERR_INVALID_ARGUMENT;
+    if ((r = nbody__cu_mh_list(e, h, op->list, m, op->ticks_all ? op->ticks : NULL)) != NBODY_OK) return r;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {         /* the owners' rows */
+        nbody__engine *s = &g->sub[k];
+        size_t q0 = h->qfirst[k], q1 = h->qfirst[k + 1];
+        if (q1 == q0 || (r = nbody__cu_enter(s)) != NBODY_OK) continue;
+        nbody__cu_mh_rows<nbody__r><<<nbody__cu_blocks(q1 - q0, 128), 128>>>(nbody__cu_mh_state(e, op, k), h->list, q0, q1,
+                                                                            g->first[k], h->rows);
+        r = nbody__cu_check(s, cudaGetLastError(), "hermite rows");
+    }
+    if (r == NBODY_OK) r = nbody__cu_mh_wait(e);
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {         /* each GPU's partial sums */
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        size_t cnt = nbody__cu_mcount(g, k), lo = g->first[k];
+        size_t nsrc = op->n_src <= lo ? 0 : op->n_src - lo < cnt ? op->n_src - lo : cnt;
+        unsigned int slice_len;
+        int ti_log2;
+        double *sums = h->sums + (size_t)k * 9 * m;
+        nbody__r eps2 = e->desc.softening * e->desc.softening;
+        slices[k] = 0;
+        if (!cnt) { memset(sums, 0, 9 * m * sizeof(double)); continue; }
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        nbody__hermite_shape(m, nsrc, NBODY__CU_H_LOG2, (size_t)c->sms * NBODY__CU_H_WAVES, &ti_log2, &slices[k], &slice_len);
+        if ((size_t)slices[k] * 9 * m > h->part_cap[k]) {
+            cudaFree(h->part[k]);
+            h->part[k] = NULL; h->part_cap[k] = 0;
+            if ((r = nbody__cu_malloc(s, &h->part[k], (size_t)slices[k] * 9 * m)) != NBODY_OK) break;
+            h->part_cap[k] = (size_t)slices[k] * 9 * m;
+        }
+        dim3 grid((unsigned int)((m + ((size_t)1 << ti_log2) - 1) >> ti_log2), slices[k]);
+        nbody__r *pred = (nbody__r *)((nbody__cu_mbuf *)op->pred)->part[k];
+        if (op->order == 6)
+            nbody__cu_mh_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(nbody__cu_mh_state(e, op, k), h->rows, h->list, lo,
+                                                                              (unsigned int)m, (unsigned int)nsrc, slice_len, ti_log2,
+                                                                              eps2, pred, h->part[k]);
+        else
+            nbody__cu_mh_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(nbody__cu_mh_state(e, op, k), h->rows, h->list, lo,
+                                                                               (unsigned int)m, (unsigned int)nsrc, slice_len, ti_log2,
+                                                                               eps2, pred, h->part[k]);
+        if ((r = nbody__cu_check(s, cudaGetLastError(), "hermite forces")) != NBODY_OK) break;
+        nbody__cu_mh_sums<<<nbody__cu_blocks(32 * m, 128), 128>>>(h->part[k], slices[k], op->order == 6 ? 9 : 6, (unsigned int)m, sums);
+        r = nbody__cu_check(s, cudaGetLastError(), "hermite sums");
+    }
+    if (r == NBODY_OK) r = nbody__cu_mh_wait(e);
+    if (r != NBODY_OK) return r;
+    for (size_t q = 0; q < m; ++q)            /* the GPUs' sums in GPU order; the state rows */
+        for (int c = 0; c < 24; ++c) {
+            double sum = 0;
+            if (c >= 9) { op->out[(size_t)c * m + q] = h->rows[24 * q + (size_t)c]; continue; }
+            for (int k = 0; k < g->count; ++k) sum += h->sums[((size_t)k * 9 + (size_t)c) * m + q];
+            op->out[(size_t)c * m + q] = (nbody_real)e->desc.G * (nbody_real)sum;
+        }
+    return NBODY_OK;
+}
+
+/* each GPU stores the active bodies it owns: commit 0 copies the rows (the step's list is in
+   mapped memory since the step's forces), commit 1 reuses them and waits for the GPUs (the
+   next step rewrites the mapped list) */
+static nbody_result nbody__cu_multi_hermite_store(nbody__engine *e, const nbody__hermite_store *op) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__cu_mherm *h = g->herm;
+    size_t m = op->count;
+    nbody_result r = NBODY_OK;
+    if (!h || m > e->n || op->commit < 0) return NBODY_ERR_INVALID_ARGUMENT;   /* after the step's forces; no undo (no hermite_step) */
+    if (m == 0) return NBODY_OK;
+    if (op->commit == 0) {
+        memcpy(h->next, op->next, 18 * m * sizeof(nbody__r));
+        if ((r = nbody__cu_mh_list(e, h, op->list, m, NULL)) != NBODY_OK) return r;
+    }
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        size_t q0 = h->qfirst[k], q1 = h->qfirst[k + 1];
+        if (q1 == q0 || (r = nbody__cu_enter(s)) != NBODY_OK) continue;
+        nbody__cu_mh_store<nbody__r><<<nbody__cu_blocks(q1 - q0, 128), 128>>>(
+            h->list, h->next, q0, q1, g->first[k], nbody__cu_mcount(g, k), op->commit, op->now,
+            (nbody__r *)((nbody__cu_mbuf *)op->pred)->part[k], (nbody__r *)((nbody__cu_mbuf *)op->base)->part[k],
+            (nbody__r *)((nbody__cu_mbuf *)op->force)->part[k], (nbody__r *)((nbody__cu_mbuf *)op->high)->part[k], h->ticks[k]);
+        r = nbody__cu_check(s, cudaGetLastError(), "hermite store");
+    }
+    return r == NBODY_OK && op->commit ? nbody__cu_mh_wait(e) : r;
+}
+
 static nbody_result nbody__cu_multi_init_dense(nbody__engine *e);
 static nbody_result nbody__cu_multi_init_tree(nbody__engine *e);
 static const nbody__engine_ops nbody__cuda_multi_ops[2] = {
     {"cuda", nbody__cu_multi_init_dense, nbody__cu_multi_shutdown, nbody__cu_multi_alloc, nbody__cu_multi_release,
      nbody__cu_multi_upload, nbody__cu_multi_download, nbody__cu_multi_set_masses, nbody__cu_multi_derivative,
-     nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite},
+     nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite, NULL, NULL, nbody__cu_multi_hermite,
+     NULL, NULL, nbody__cu_multi_hermite_store, NULL},
     {"cuda-tree", nbody__cu_multi_init_tree, nbody__cu_multi_shutdown, nbody__cu_multi_alloc, nbody__cu_multi_release,
      nbody__cu_multi_upload, nbody__cu_multi_download, nbody__cu_multi_set_masses, nbody__cu_multi_derivative,
      nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite}};

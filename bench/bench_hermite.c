@@ -12,7 +12,9 @@
             shared steps at each shared_eta, then the shared steps' pair interactions at the
             block steps' abs(dE/E), interpolated (log-log) between the two shared rows around
             it, and the ratio to the block steps' (no figure where no two rows bracket it).
-          bench_hermite ic N [seed]: the bodies, lines "m x y z vx vy vz" (%.17g), for ph4. */
+          bench_hermite ic N [seed]: the bodies, lines "m x y z vx vy vz" (%.17g), for ph4.
+   DEVICES=D in the environment: desc.devices = D (several GPUs of the CUDA engine; the engine
+   column then reads "cuda x D"). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -54,6 +56,7 @@ static int run_out(const bench_case *c, double *de, double *pairs) {
     if (nbody_ic_plummer(&s, c->n, c->seed) != NBODY_OK) return 1;
     d.method = NBODY_HERMITE; d.order = c->order; d.timestep_eta = (nbody_real)c->eta; d.stepping = c->stepping;
     d.engine = c->engine; d.dt_max = (nbody_real)c->dt_max;
+    d.devices = getenv("DEVICES") ? atoi(getenv("DEVICES")) : 0;
     nbody_measure(&s, 1, 0, &e0);
     if ((r = nbody_create(&sim, &d, &s)) != NBODY_OK) { fprintf(stderr, "create: %s\n", nbody_result_string(r)); return 1; }
     t0 = now();
@@ -62,8 +65,9 @@ static int run_out(const bench_case *c, double *de, double *pairs) {
     st = nbody_get_stats(sim);
     nbody_get_state(sim, &s);
     nbody_measure(&s, 1, 0, &e1);
-    printf("| %lu | %d | %s | %g | %s | %.2e | %.3f | %llu | %llu | %.3e | %.3e |%s\n", (unsigned long)c->n, c->order,
+    printf("| %lu | %d | %s | %g | %s%s%.0d | %.2e | %.3f | %llu | %llu | %.3e | %.3e |%s\n", (unsigned long)c->n, c->order,
            c->stepping == NBODY_STEPPING_SHARED ? "shared" : "block", c->eta, nbody_engine_name(c->engine),
+           d.devices > 1 ? " x " : "", d.devices > 1 ? d.devices : 0,
            fabs((double)((e1.energy - e0.energy) / e0.energy)), wall, st.steps, st.body_steps, (double)st.interactions,
            (double)st.interactions / wall, r == NBODY_OK ? "" : nbody_result_string(r));
     fflush(stdout);

@@ -8,10 +8,14 @@
    The dense engine's split symmetric kernel (shares of its tournament on each GPU, partial
    sums reduce-scattered): against SIMPLE and one GPU, run to run, and the tuned choice of
    design. NBODY_TEST_DEVICES=1 runs the symmetric kernel checks on one GPU. More GPUs than
-   present are refused, and so are quadrupoles on several GPUs. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
+   present are refused, and so are quadrupoles on several GPUs. NBODY_HERMITE on the dense
+   engine (tests/hermite_engine.h: against one process's BLOCK, a few active bodies among 16384
+   sources, energy, orders, restarts, test particles); NBODY_TEST_ONLY=hermite runs these
+   alone. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "tests/check.h"
+#include "tests/hermite_engine.h"
 #include <math.h>
 #include <cuda_runtime_api.h>
 
@@ -309,6 +313,12 @@ int main(void) {
         return check_finish();
     }
     check_refused(count);
+    if (devices_ > 1) {            /* NBODY_HERMITE: the sources split over the GPUs */
+        hermite_devices = devices_;
+        check_hermite_engine(NBODY_ENGINE_CUDA, getenv("NBODY_TEST_SMALL") ? 0 : 16384);
+        hermite_devices = 0;
+        if (getenv("NBODY_TEST_ONLY") && !strcmp(getenv("NBODY_TEST_ONLY"), "hermite")) return check_finish();
+    }
     if (devices_ == 1) {           /* one GPU: the symmetric kernel alone, run as the split runs it */
         check_split();
         return check_finish();
