@@ -10,7 +10,8 @@
    below it), opened otherwise; leaves are kept. Prints the kept nodes as a share of the
    sender's tree and the LET bytes in float (monopoles: 24 bytes a node).
    Usage: emulate_let [log2 N (20)] [D (2)] [theta (0.5)] [level L ... (4 8 12); -1: its bodies (always last)]
-   EMULATE_COSTS=1: instead, the LET walk's steps for each GPU group of every domain (walk_costs) */
+   EMULATE_COSTS=1: instead, the LET walk's steps for each GPU group of every domain (walk_costs)
+   EMULATE_ENERGY=jitter: instead, the energy check of tests/cuda_multi.c on 1 .. 4 domains (dd_energy) */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -23,6 +24,7 @@ typedef struct {
     size_t n;                      /* leaves; nodes 1 .. 2n - 1 */
     double *c, *m, *lo, *hi, *crit2;   /* 3 a node for c, lo, hi */
     size_t *cnt;                   /* bodies under a node */
+    size_t *body;                  /* a leaf's body */
 } tree;
 
 static const unsigned long long *keys_;
@@ -57,6 +59,7 @@ static void build(tree *t, const nbody_system *s, const size_t *idx, size_t n, d
     t->c = (double *)calloc(6 * n, sizeof(double)); t->lo = (double *)calloc(6 * n, sizeof(double));
     t->hi = (double *)calloc(6 * n, sizeof(double)); t->m = (double *)calloc(2 * n, sizeof(double));
     t->crit2 = (double *)calloc(2 * n, sizeof(double));
+    t->body = (size_t *)calloc(2 * n, sizeof(size_t));
     {
         double *rad = (double *)calloc(2 * n, sizeof(double)), *b2 = (double *)calloc(2 * n, sizeof(double));
         for (i = n; i < 2 * n; ++i) {
@@ -65,6 +68,7 @@ static void build(tree *t, const nbody_system *s, const size_t *idx, size_t n, d
             t->c[3 * i + 1] = t->lo[3 * i + 1] = t->hi[3 * i + 1] = s->y[b];
             t->c[3 * i + 2] = t->lo[3 * i + 2] = t->hi[3 * i + 2] = s->z[b];
             t->m[i] = s->m[b];
+            t->body[i] = b;
         }
         for (i = n - 1; i >= 1; --i) {
             size_t l = 2 * i, r = l + 1;
@@ -298,6 +302,137 @@ static void walk_costs(const tree *t, int D, int j) {
     free(q.lo); free(q.hi);
 }
 
+/* ---- the energy check of tests/cuda_multi.c emulated (monopoles: this emulation has no
+   quadrupoles): a galaxy collision of 1000 bodies, leapfrog dt 2^-8 to t = 0.5, theta 0.5,
+   softening 0.02, every body's force the sum of the GPU group walks (the GPU's groups, whole
+   trees: what the LETs give) of the D domains' trees. The domains: the global Hilbert order cut
+   into D ranges of equal counts at every step (moving), the first step's members kept (frozen),
+   or the cuts moved by up to `jitter` of a domain at random every step (splitters set from
+   noisy walk times). D = 1 is one GPU's group walk. */
+static void free_tree(tree *t) {
+    free(t->c); free(t->lo); free(t->hi); free(t->m); free(t->crit2); free(t->cnt); free(t->body);
+}
+/* the leaves of receiver node i (all heap nodes under it at or past n) */
+static void leaves_of(const tree *r, size_t i, size_t *out, size_t *k) {
+    if (i >= r->n) { out[(*k)++] = i; return; }
+    leaves_of(r, 2 * i, out, k); leaves_of(r, 2 * i + 1, out, k);
+}
+/* G = 1 accelerations of every body of s: the group walk of each domain tree for each group */
+static void dd_forces(const nbody_system *s, const size_t *dom, int D, double theta, double eps2, double *ax, double *ay, double *az) {
+    size_t n = s->n, i, *idx = (size_t *)malloc(n * sizeof *idx), start[17], leaf[64];
+    tree t[16];
+    int k, j;
+    for (i = 0; i < n; ++i) idx[i] = i;
+    hilbert_sort(s, idx, n);
+    {   /* stable partition by domain, each range in the global order, then its own tree */
+        size_t *tmp = (size_t *)malloc(n * sizeof *tmp), q = 0;
+        for (k = 0; k < D; ++k) {
+            start[k] = q;
+            for (i = 0; i < n; ++i) if (dom[idx[i]] == (size_t)k) tmp[q++] = idx[i];
+        }
+        start[D] = q;
+        memcpy(idx, tmp, n * sizeof *idx);
+        free(tmp);
+    }
+    for (k = 0; k < D; ++k) { hilbert_sort(s, idx + start[k], start[k + 1] - start[k]); build(&t[k], s, idx + start[k], start[k + 1] - start[k], theta); }
+    for (i = 0; i < n; ++i) ax[i] = ay[i] = az[i] = 0;
+    for (j = 0; j < D; ++j) {
+        groups q = gpu_groups(&t[j]);
+        size_t g, gi, nl;
+        size_t *gnode = (size_t *)malloc(q.G * sizeof *gnode), G = 0;
+        for (i = 1; i < 2 * t[j].n; ++i) {   /* the same selection as gpu_groups, for the nodes */
+            int ok = t[j].cnt[i] <= 64 && !gsplit(&t[j], i);
+            size_t jj;
+            for (jj = i; ok && jj > 1 && t[j].cnt[jj / 2] <= 64; jj /= 2) ok = gsplit(&t[j], jj / 2);
+            if (ok) gnode[G++] = i;
+        }
+        for (g = 0; g < G; ++g) {
+            const double *lo = q.lo + 3 * (q.G + g), *hi = q.hi + 3 * (q.G + g);
+            nl = 0;
+            leaves_of(&t[j], gnode[g], leaf, &nl);
+            for (k = 0; k < D; ++k) {
+                const tree *sk = &t[k];
+                size_t cur = 1;
+                do {
+                    const double *c = sk->c + 3 * cur;
+                    if (cur < sk->n && box_d2(lo, hi, c) > sk->crit2[cur]) {
+                        for (gi = 0; gi < nl; ++gi) {
+                            size_t b = t[j].body[leaf[gi]];
+                            double me[3] = {s->x[b], s->y[b], s->z[b]}, a[3] = {0, 0, 0};
+                            double dx = c[0] - me[0], dy = c[1] - me[1], dz = c[2] - me[2], r2 = dx * dx + dy * dy + dz * dz + eps2;
+                            double w = sk->m[cur] / (r2 * sqrt(r2));
+                            (void)a;
+                            ax[b] += w * dx; ay[b] += w * dy; az[b] += w * dz;
+                        }
+                        cur = nbody__heap_skip(cur);
+                    } else if (cur >= sk->n) {
+                        for (gi = 0; gi < nl; ++gi) {
+                            size_t b = t[j].body[leaf[gi]];
+                            double dx = c[0] - s->x[b], dy = c[1] - s->y[b], dz = c[2] - s->z[b], d2 = dx * dx + dy * dy + dz * dz;
+                            if (d2 > 0) {
+                                double r2 = d2 + eps2, w = sk->m[cur] / (r2 * sqrt(r2));
+                                ax[b] += w * dx; ay[b] += w * dy; az[b] += w * dz;
+                            }
+                        }
+                        cur = nbody__heap_skip(cur);
+                    } else {
+                        cur = 2 * cur;
+                    }
+                } while (cur != 1);
+            }
+        }
+        free(gnode); free(q.lo); free(q.hi);
+    }
+    for (k = 0; k < D; ++k) free_tree(&t[k]);
+    free(idx);
+}
+/* domains of equal counts along the global Hilbert order, the cuts moved by up to jitter of a domain */
+static void cut_domains(const nbody_system *s, int D, double jitter, size_t *dom) {
+    size_t n = s->n, i, *idx = (size_t *)malloc(n * sizeof *idx), cut[17];
+    int k;
+    for (i = 0; i < n; ++i) idx[i] = i;
+    hilbert_sort(s, idx, n);
+    cut[0] = 0; cut[D] = n;
+    for (k = 1; k < D; ++k) {
+        double u = jitter * (2.0 * rand() / RAND_MAX - 1) * (double)n / D;
+        cut[k] = (size_t)((double)n * k / D + u);
+        if (cut[k] < cut[k - 1]) cut[k] = cut[k - 1];
+    }
+    for (k = 0; k < D; ++k) for (i = cut[k]; i < cut[k + 1]; ++i) dom[idx[i]] = (size_t)k;
+    free(idx);
+}
+/* |dE/E| of the collision on D domains: mode 0 moving, 1 frozen, 2 moving with jitter */
+static double dd_energy(int D, int mode, double jitter) {
+    nbody_system s = NBODY_ZERO;
+    nbody_invariants i0, i1;
+    double eps = 0.02, dt = 1.0 / 256, *a = NULL;
+    size_t n, i, *dom;
+    int step;
+    srand(7);
+    nbody_ic_collision(&s, 1000, (nbody_real)0.3, 3, 11);
+    n = s.n;
+    a = (double *)malloc(3 * n * sizeof *a); dom = (size_t *)malloc(n * sizeof *dom);
+    nbody_measure(&s, 1, (nbody_real)eps, &i0);
+    cut_domains(&s, D, 0, dom);
+    dd_forces(&s, dom, D, 0.5, eps * eps, a, a + n, a + 2 * n);
+    for (step = 0; step < 128; ++step) {
+        for (i = 0; i < n; ++i) {
+            s.vx[i] += (nbody_real)(0.5 * dt * a[i]); s.vy[i] += (nbody_real)(0.5 * dt * a[n + i]); s.vz[i] += (nbody_real)(0.5 * dt * a[2 * n + i]);
+            s.x[i] += (nbody_real)(dt * s.vx[i]); s.y[i] += (nbody_real)(dt * s.vy[i]); s.z[i] += (nbody_real)(dt * s.vz[i]);
+        }
+        if (mode != 1) cut_domains(&s, D, mode == 2 ? jitter : 0, dom);
+        dd_forces(&s, dom, D, 0.5, eps * eps, a, a + n, a + 2 * n);
+        for (i = 0; i < n; ++i) {
+            s.vx[i] += (nbody_real)(0.5 * dt * a[i]); s.vy[i] += (nbody_real)(0.5 * dt * a[n + i]); s.vz[i] += (nbody_real)(0.5 * dt * a[2 * n + i]);
+        }
+    }
+    s.t = (nbody_real)(128 * dt);
+    nbody_measure(&s, 1, (nbody_real)eps, &i1);
+    free(a); free(dom);
+    nbody_system_free(&s);
+    return fabs((double)(i1.energy - i0.energy) / (double)i0.energy);
+}
+
 int main(int argc, char **argv) {
     int lg = argc > 1 ? atoi(argv[1]) : 20, D = argc > 2 ? atoi(argv[2]) : 2, k, j, li, ok = 1;
     double theta = argc > 3 ? atof(argv[3]) : 0.5, bytes = 0;
@@ -316,6 +451,13 @@ int main(int argc, char **argv) {
         size_t a = n * (size_t)k / (size_t)D, b = n * (size_t)(k + 1) / (size_t)D;
         hilbert_sort(&s, idx + a, b - a);   /* each domain's tree: keys over its own box */
         build(&t[k], &s, idx + a, b - a, theta);
+    }
+    if (getenv("EMULATE_ENERGY")) {   /* the energy check on 1 .. 4 domains: moving, frozen, jittered cuts */
+        double jit = atof(getenv("EMULATE_ENERGY"));
+        printf("| domains | cuts moving with the bodies | frozen (the first step's members) | moving, jittered by up to %.2f of a domain |\n", jit);
+        printf("|---:|---:|---:|---:|\n");
+        for (k = 1; k <= 4; ++k) printf("| %d | %.3g | %.3g | %.3g |\n", k, dd_energy(k, 0, 0), dd_energy(k, 1, 0), dd_energy(k, 2, jit));
+        return 0;
     }
     if (getenv("EMULATE_COSTS")) {   /* the LET walk's steps a GPU group (no equality check: fast) */
         printf("| receiver | bodies | groups | LET nodes received | steps a group, mean | largest | largest / mean | its extent / the domain's |\n");
