@@ -1137,6 +1137,25 @@ typedef struct nbody__kick_op {
     const nbody_real *acc, *coef;  /* host, 3 count each */
 } nbody__kick_op;
 
+/* The tree leapfrog's block step on the engine (>>kdk; ops.kdk_step, optional: without it the
+   host chooses the levels between active_forces and kick): nbody__active_op's forces (its out
+   unused), then for each active body q, i = list[q], at a block time (not a synchronising step,
+   so its elapsed time is its step): its next level from GADGET's criterion,
+   nbody__block_level_of(level[i], sqrt(crit / |a|), now, dt_max, dt_min) into level_new[q], and
+   its kicks (nbody__kick_op with c = -(dt - dt) / 2, dt / 2, dt_max 2^-level_new[q] / 2, dt =
+   dt_max 2^-level[i]) on y = op's y and kick. *ok = 0 when a force is not finite or a level
+   past NBODY__BLOCK_LEVELS: then nothing is kicked (the method takes the step through
+   active_forces and kick, which name the body). Only the list and the active bodies' levels
+   move, and the engine waits once. */
+typedef struct nbody__kdk_levels {
+    nbody__buf kick;
+    const unsigned long long *level;   /* each body's level (host, n) */
+    unsigned long long now;            /* the block time that ends the step, in ticks */
+    nbody_real dt_max, dt_min, crit;   /* crit: 2 eta softening */
+    unsigned long long *level_new;     /* out (host, count) */
+    int ok;                            /* out */
+} nbody__kdk_levels;
+
 typedef struct nbody__engine_ops {
     const char *name;
     nbody_result (*init)(nbody__engine *e);                 /* e->desc, e->n set; fills e->impl */
@@ -1177,6 +1196,8 @@ typedef struct nbody__engine_ops {
     nbody_result (*hermite_store)(nbody__engine *e, const nbody__hermite_store *op);
     /* optional, with hermite: nbody__hermite_levels */
     nbody_result (*hermite_step)(nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv);
+    /* optional, with active_forces: nbody__kdk_levels */
+    nbody_result (*kdk_step)(nbody__engine *e, nbody__active_op *op, nbody__kdk_levels *lv);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -5335,6 +5356,30 @@ static nbody_result nbody__schedule_kdk(nbody_sim *s, nbody_real t_limit, nbody_
     return nbody__block_schedule(s, t_limit, h, t_new, nbody__kdk_begin);
 }
 
+/* A block time's forces, levels and kicks in one engine call (nbody__kdk_levels); *done = 0
+   where the engine has none, or found a force not finite or a level out of range (nothing
+   kicked: the host's path then takes the step and names the body) */
+static nbody_result nbody__kdk_engine_step(nbody_sim *s, int build, int *done) {
+    nbody__block_sched *B = &s->sched;
+    nbody__active_op op;
+    nbody__kdk_levels lv;
+    nbody_result r;
+    *done = 0;
+    if (B->sync || !s->eng.ops->kdk_step) return NBODY_OK;
+    op.y = s->y_new; op.list = B->active; op.count = B->count; op.out = NULL;
+    op.build = build || !s->kdk.tree_live; op.order = s->kdk.tree[0]; op.wrote = 0;
+    lv.kick = s->kdk.kick; lv.level = B->ticks[1]; lv.now = B->due;
+    lv.dt_max = nbody__block_dt_max(&s->desc); lv.dt_min = s->desc.dt_min;
+    lv.crit = 2 * s->desc.timestep_eta * s->desc.softening;
+    lv.level_new = B->level_new; lv.ok = 0;
+    if ((r = s->eng.ops->kdk_step(&s->eng, &op, &lv)) != NBODY_OK) return r;
+    s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote;
+    if (!lv.ok) return NBODY_OK;
+    s->stats.force_evals++;
+    *done = 1;
+    return NBODY_OK;
+}
+
 /* The step: every body drifts into y_new, the active ones' forces there, their next levels,
    then their kicks. The kicks change the state kick, so they come last, once the step is known
    to succeed (forces finite, which needs every drifted position finite; levels in range). */
@@ -5344,11 +5389,12 @@ static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *e
     nbody_real *a = s->kdk.acc, *c = s->kdk.coef, dt_max = nbody__block_dt_max(&s->desc);
     unsigned long long next = B->sync ? 0 : B->due;
     size_t q, m = B->count;
-    int build = m == s->n || (double)(s->kdk.tree_age + m) > nbody__kdk_rebuild * (double)s->n;
+    int build = m == s->n || (double)(s->kdk.tree_age + m) > nbody__kdk_rebuild * (double)s->n, done;
     nbody_result r;
     *err = 0;
     drift.nk = 1; drift.c[0] = 1; drift.k[0] = s->kdk.kick;
     if ((r = s->eng.ops->lincomb(&s->eng, &drift)) != NBODY_OK) return r;
+    if ((r = nbody__kdk_engine_step(s, build, &done)) != NBODY_OK || done) return r;
     if ((r = nbody__kdk_forces(s, s->y_new, B->active, m, build)) != NBODY_OK) return r;
     for (q = 0; q < m; ++q) {
         size_t i = B->active[q];
@@ -9488,7 +9534,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL, nbody__dist_hermite, NULL, NULL, nbody__dist_hermite_store, NULL };
+    nbody__dist_all_finite, NULL, NULL, nbody__dist_hermite, NULL, NULL, nbody__dist_hermite_store, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -9556,7 +9602,7 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
 #define NBODY__CPU_ENGINE(label, deriv, hermite, store, active, kick, step) { label, nbody__cpu_init, nbody__cpu_shutdown, \
     nbody__host_alloc, nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
     nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick, \
-    store, step }
+    store, step, NULL }
 static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite,
                                                          nbody__host_hermite_store, NULL, NULL, NULL);
 static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite,

@@ -2762,7 +2762,9 @@ typedef struct nbody__cl {
        list, the kicks; the list (n), the forces out and the kick coefficients (3n each) */
     cl_kernel tree_list, kick;
     cl_mem kdk_list, kdk_out, kdk_coef;
-    cl_uint *kdk_host;
+    cl_uint *kdk_host;                     /* n: the list, or the leaf order, as 32-bit indices */
+    int kdk_tree;                          /* the tree arrays and tval[0] hold the block steps' tree
+                                              (0 after any other build) */
     size_t union_group;                    /* work-group of the union walk (tree_group: the walk alone) */
     int walk;                              /* 0 undecided, 1 each work-item alone, 2 the group's union */
     double tree_build_ms, tree_walk_ms;    /* benchmarks (nbody__cl_tree_timing): the last derivative's */
@@ -3537,14 +3539,14 @@ static nbody_result nbody__cl_launch(nbody__engine *e, nbody__cl *c, cl_kernel k
     return NBODY_OK;
 }
 
+static nbody_result nbody__cl_tree_fit(nbody__engine *e, nbody__cl *c, cl_mem y, cl_mem sorted);
+
 /* enqueue the build of the tree of the active bodies of the state y (6n) on c's queue */
 static nbody_result nbody__cl_tree_build(nbody__engine *e, nbody__cl *c, cl_mem y) {
-    cl_uint n = (cl_uint)e->n, nt = (cl_uint)nbody__n_src(e), ng = (cl_uint)c->ngroups, P = 1, per, groups, hlen, shift, i0, i1;
+    cl_uint n = (cl_uint)e->n, nt = (cl_uint)nbody__n_src(e), ng = (cl_uint)c->ngroups, per, groups, hlen, shift;
     size_t G = c->group, chunk = G * NBODY__CL_SORT_GROUPS;
-    nbody_real it = 1 / e->desc.theta;
     nbody_result r;
-    int depth = 0, pass = 0, L;
-    while ((size_t)P * 2 <= 2 * (size_t)nt - 1) { P *= 2; depth++; }
+    int pass = 0;
     /* 1. the box (and the flag of a NaN or Inf position) */
     NBODY__CL_ARG(e, c->tk_box, 0, y); NBODY__CL_ARG(e, c->tk_box, 1, n); NBODY__CL_ARG(e, c->tk_box, 2, nt);
     NBODY__CL_ARG(e, c->tk_box, 3, c->tbox_part);
@@ -3576,9 +3578,21 @@ static nbody_result nbody__cl_tree_build(nbody__engine *e, nbody__cl *c, cl_mem 
         NBODY__CL_ARG(e, c->tk_scatter, 6, shift);
         if ((r = nbody__cl_launch(e, c, c->tk_scatter, groups * G, G)) != NBODY_OK) return r;
     }
-    /* 4. the leaves, 5. the internal nodes, the deepest level first */
+    c->kdk_tree = 0;
+    return nbody__cl_tree_fit(e, c, y, c->tval[pass & 1]);
+}
+
+/* the tree's leaves from the bodies in depth-first order sorted (nt) at the positions of y,
+   then its internal nodes, the deepest level first: the end of a build, or a refit (>>kdk's
+   nbody__active_op: the same leaves, the nodes recomputed for the bodies' new positions) */
+static nbody_result nbody__cl_tree_fit(nbody__engine *e, nbody__cl *c, cl_mem y, cl_mem sorted) {
+    cl_uint n = (cl_uint)e->n, nt = (cl_uint)nbody__n_src(e), P = 1, i0, i1;
+    nbody_real it = 1 / e->desc.theta;
+    nbody_result r;
+    int depth = 0, L;
+    while ((size_t)P * 2 <= 2 * (size_t)nt - 1) { P *= 2; depth++; }
     NBODY__CL_ARG(e, c->tk_leaves, 0, y); NBODY__CL_ARG(e, c->tk_leaves, 1, c->m); NBODY__CL_ARG(e, c->tk_leaves, 2, n);
-    NBODY__CL_ARG(e, c->tk_leaves, 3, nt); NBODY__CL_ARG(e, c->tk_leaves, 4, P); NBODY__CL_ARG(e, c->tk_leaves, 5, c->tval[pass & 1]);
+    NBODY__CL_ARG(e, c->tk_leaves, 3, nt); NBODY__CL_ARG(e, c->tk_leaves, 4, P); NBODY__CL_ARG(e, c->tk_leaves, 5, sorted);
     NBODY__CL_ARG(e, c->tk_leaves, 6, c->node); NBODY__CL_ARG(e, c->tk_leaves, 7, c->node_mass); NBODY__CL_ARG(e, c->tk_leaves, 8, c->tlo);
     NBODY__CL_ARG(e, c->tk_leaves, 9, c->thi); NBODY__CL_ARG(e, c->tk_leaves, 10, c->trad); NBODY__CL_ARG(e, c->tk_leaves, 11, c->node_body);
     if ((r = nbody__cl_launch(e, c, c->tk_leaves, nbody__cl_round_up(nt, 64), 0)) != NBODY_OK) return r;
@@ -3660,9 +3674,11 @@ static nbody_result nbody__cl_tree_derivative(nbody__engine *e, nbody__buf yb, n
 }
 
 /* ---------------------------------------------------------------- the tree leapfrog's block steps
-   (>>kdk in nbody.h): the tree built afresh on the device from y, the active list walked
-   (each work-item alone, as nbody_tree), 3 count reals back; the kicks on the device from
-   the forces and coefficients sent back (3 count each) and the list */
+   (>>kdk in nbody.h): the tree built on the device from y (its leaf order back to the host)
+   or refitted to y (the build's leaves, nbody__cl_tree_fit; laid out from the host's order
+   when this engine does not hold that tree), the active list walked (each work-item alone, as
+   nbody_tree), 3 count reals back; the kicks on the device from the forces and coefficients
+   sent back (3 count each) and the list */
 static nbody_result nbody__cl_kdk_buffers(nbody__engine *e, nbody__cl *c) {
     cl_int err = CL_SUCCESS;
     if (c->kdk_host) return NBODY_OK;
@@ -3682,7 +3698,28 @@ static nbody_result nbody__cl_kdk_list(nbody__engine *e, nbody__cl *c, const siz
     return NBODY_OK;
 }
 
-/* nbody__active_op: a tree built afresh at every call (no refits here: order is left alone) */
+/* the block steps' tree for nbody__active_op: built (the order to op->order) or refitted */
+static nbody_result nbody__cl_kdk_tree(nbody__engine *e, nbody__cl *c, nbody__active_op *op) {
+    cl_mem y = (cl_mem)op->y;
+    size_t nt = nbody__n_src(e), p;
+    nbody_result r;
+    if (op->build) {
+        if ((r = nbody__cl_tree_build(e, c, y)) != NBODY_OK) return r;
+        NBODY__CL_CHECK(e, clEnqueueReadBuffer(c->q, c->tval[0], CL_TRUE, 0, nt * sizeof(cl_uint), c->kdk_host, 0, NULL, NULL));
+        for (p = 0; p < e->n; ++p) op->order[p] = p < nt ? c->kdk_host[p] : p;
+    } else {
+        if (!c->kdk_tree) {            /* lay the host's order out where a build's sort leaves it */
+            for (p = 0; p < nt; ++p) c->kdk_host[p] = (cl_uint)op->order[p];
+            NBODY__CL_CHECK(e, clEnqueueWriteBuffer(c->q, c->tval[0], CL_TRUE, 0, nt * sizeof(cl_uint), c->kdk_host, 0, NULL, NULL));
+        }
+        if ((r = nbody__cl_tree_fit(e, c, y, c->tval[0])) != NBODY_OK) return r;
+    }
+    c->kdk_tree = 1;
+    op->wrote = 1;
+    return NBODY_OK;
+}
+
+/* nbody__active_op: the tree built or refitted (nbody__cl_kdk_tree), the list walked */
 static nbody_result nbody__cl_active_forces(nbody__engine *e, nbody__active_op *op) {
     nbody__cl *c = (nbody__cl *)e->impl;
     cl_mem y = (cl_mem)op->y;
@@ -3700,7 +3737,7 @@ static nbody_result nbody__cl_active_forces(nbody__engine *e, nbody__active_op *
         for (q = 0; q < 3 * count; ++q) out[q] = inf - inf;
         return NBODY_OK;
     }
-    if ((r = nbody__cl_kdk_buffers(e, c)) != NBODY_OK || (r = nbody__cl_tree_build(e, c, y)) != NBODY_OK ||
+    if ((r = nbody__cl_kdk_buffers(e, c)) != NBODY_OK || (r = nbody__cl_kdk_tree(e, c, op)) != NBODY_OK ||
         (r = nbody__cl_kdk_list(e, c, op->list, count)) != NBODY_OK)
         return r;
     NBODY__CL_ARG(e, k, 0, y); NBODY__CL_ARG(e, k, 1, c->kdk_out); NBODY__CL_ARG(e, k, 2, un);
@@ -4004,7 +4041,7 @@ static nbody_result nbody__cl_hermite_store(nbody__engine *e, const nbody__hermi
 #define NBODY__CL_ENGINE(label, deriv, herm, store, active, kick, step) { label, nbody__cl_init, nbody__cl_shutdown, nbody__cl_alloc, \
     nbody__cl_release, nbody__cl_upload, nbody__cl_download, nbody__cl_set_masses, deriv, \
     nbody__cl_lincomb, nbody__cl_error_norm, nbody__cl_all_finite, nbody__cl_set_radii, nbody__cl_find_contacts, herm, active, kick, \
-    store, step }
+    store, step, NULL }
 static const nbody__engine_ops nbody__opencl_dense_ops = NBODY__CL_ENGINE("opencl", nbody__cl_dense_derivative, nbody__cl_hermite,
                                                                           nbody__cl_hermite_store, NULL, NULL, nbody__cl_hermite_step);
 static const nbody__engine_ops nbody__opencl_tree_ops = NBODY__CL_ENGINE("opencl-tree", nbody__cl_tree_derivative, NULL, NULL,
@@ -4330,10 +4367,10 @@ static nbody_result nbody__clm_init(nbody__engine *e, const nbody__cl_choice *ch
 static const nbody__engine_ops nbody__opencl_multi_ops[2] = {
     { "opencl", nbody__cl_init, nbody__clm_shutdown, nbody__clm_alloc, nbody__clm_release, nbody__clm_upload,
       nbody__clm_download, nbody__clm_set_masses, nbody__clm_derivative, nbody__clm_lincomb, nbody__clm_error_norm,
-      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
     { "opencl-tree", nbody__cl_init, nbody__clm_shutdown, nbody__clm_alloc, nbody__clm_release, nbody__clm_upload,
       nbody__clm_download, nbody__clm_set_masses, nbody__clm_derivative, nbody__clm_lincomb, nbody__clm_error_norm,
-      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL } };   /* several devices: contacts on the host */
+      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL } };   /* several devices: contacts on the host */
 static const nbody__engine_ops *nbody__clm_ops(int tree) { return &nbody__opencl_multi_ops[tree != 0]; }
 
 #endif /* NBODY__CL_H_INCLUDED */

@@ -2483,29 +2483,33 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
    it for checkpoints); the others refit that tree in one launch (nbody__cu_refit: a thread a
    leaf, then up the heap, the second child to arrive computing its parent), with no sort. The
    host sorts the active bodies' leaves (from its copy of the order, a bitmap over the leaves)
-   and sends them with the list in one copy; a warp walks each (its lanes splitting the tree by
-   subtree: nbody__cu_walk_split), or, when most sources are active, the warps walk 32 each (the
-   union of neighbours' walks, nbody__cu_walk: the split walk's lanes diverge, and a full step
-   has warps enough without it), into a by-leaf scratch, active
-   test particles walk with every test particle (nbody__cu_walk_test over [nt, n)), and one
-   gather puts the 3 count forces in list order for the one copy back. The kick reuses the
-   device's list and forces, and only the kick coefficients go up. A step moves 4 (2 count +
-   active sources) bytes up, 3 count reals down and 3 count reals up: nothing of the other
-   bodies.
+   and sends them with the list (and their levels) in one copy; each is walked with its lanes
+   splitting the tree by subtree (nbody__cu_walk_split: a warp a body, or up to a block a body
+   when few are active, so that the device fills and no lane walks a long chain of nodes), or,
+   when most sources are active, the warps walk 32 each (the union of neighbours' walks,
+   nbody__cu_walk: the split walk's lanes diverge, and a full step has warps enough without
+   it), into a by-leaf scratch; active test particles walk with every test particle
+   (nbody__cu_walk_test over [nt, n)). Then either (active_forces) one gather puts the 3 count
+   forces in list order for the one copy back, and the kick reuses the device's list and
+   forces with the host's coefficients; or (kdk_step) one launch chooses each active body's
+   next level and its coefficients there (nbody__cu_kdk_levels), one kicks unless a body was
+   refused (nbody__cu_kdk_kick), and one copy brings the levels back: a block step is then the
+   drift, the refit, the list up, the walk, two small launches and one wait.
    ====================================================================================== */
 struct nbody__cu_kdk {
-    unsigned int *list;            /* device, 3n: the active sources' leaves (sorted), each active
-                                      body's slot in acc (list order), the active bodies */
-    unsigned int *host;            /* pinned, 3n: the same on the host */
+    unsigned int *list;            /* device, 4n: the active sources' leaves (sorted), each active
+                                      body's slot in acc (list order), the active bodies, their levels */
+    unsigned int *host;            /* pinned, 5n + 2: the same on the host; then flags and levels back */
     unsigned int *up;              /* device, n: the refit's arrival counters (zero between refits) */
-    int *bad;                      /* device: a position was not finite (build or refit) */
+    unsigned int *flag;            /* device, n + 2: a position was not finite (build or refit), a body's
+                                      step refused (kdk_step); then the active bodies' next levels */
     nbody__r *acc, *io;            /* device: 3n forces by leaf (test particles by body); 6n: the list's forces and kick coefficients */
     unsigned int *pos;             /* host, n: each source's leaf */
     unsigned long long *bits;      /* host, n / 64 + 1: the active leaves (zero between uses) */
 };
 static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     if (!w) return;
-    cudaFree(w->list); cudaFree(w->up); cudaFree(w->bad); cudaFree(w->acc); cudaFree(w->io);
+    cudaFree(w->list); cudaFree(w->up); cudaFree(w->flag); cudaFree(w->acc); cudaFree(w->io);
     if (w->host) cudaFreeHost(w->host);
     d->allocator.free(w->pos, d->allocator.user_data);
     d->allocator.free(w->bits, d->allocator.user_data);
@@ -2519,14 +2523,14 @@ static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
    next refit. A position that is not finite sets *bad. */
 template <class T>
 __global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n, size_t P, const unsigned int *sorted, nbody__v4<T> *node,
-                                T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi, T *rad, unsigned int *up, int *bad, T inv_theta) {
+                                T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi, T *rad, unsigned int *up, unsigned int *bad, T inv_theta) {
     size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x, j = n + k, i;
     if (k >= n) return;
     {
         size_t p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
         nbody__v4<T> v = {x[b], x[stride + b], x[2 * stride + b], (T)0};
-        if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) atomicOr(bad, 1);
+        if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) atomicOr(bad, 1u);
         node[j] = v; lo[j] = v; hi[j] = v; nmass[j] = m[b]; rad[j] = 0;
     }
     for (i = j / 2; i >= 1; i /= 2) {
@@ -2540,27 +2544,33 @@ __global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n,
     }
 }
 
-/* The active bodies' walk: a warp a body, its 32 lanes splitting the walk by subtree, so that
-   a step with few active bodies is not one long chain of dependent loads (a lone walk of a
-   2^16 tree visits thousands of nodes one after the other). The heap's nodes at depth D
-   (2^D <= nt, at most 2^7) root 2^D subtrees, lane l taking those of 2^D + l + 32 j. For each
-   root the lane tests its ancestors from the tree's root down, as the whole walk would: the
-   first it accepts, the walk of the whole tree accepts too, and the lane adds it when the root
-   is that ancestor's leftmost at depth D (each accepted ancestor once); when it accepts none,
-   it walks the subtree (nbody__cu_walk_body's rule: accept d^2 > crit2, open internal nodes,
-   skip leaves otherwise, the body's own among them). The accepted nodes are those of the whole
-   walk; the sum is its terms grouped by lane, then a butterfly (every lane ends with the same
-   bits). Leaf k = list[w] of warp w; G times the sum to acc[k], acc[as + k], acc[2 as + k]. */
-#define NBODY__CU_SPLIT_DEPTH 7
+/* The active bodies' walk: L lanes a body (a warp, or up to a block when few bodies are
+   active), splitting the walk by subtree, so that a step with few active bodies is not one
+   long chain of dependent loads (a lone walk of a 2^16 tree visits thousands of nodes one
+   after the other). The heap's nodes at depth D (2^D <= nt / 2) root 2^D subtrees, lane l
+   taking those of 2^D + l + L j. For each root the lane tests its ancestors from the tree's
+   root down, as the whole walk would: the first it accepts, the walk of the whole tree accepts
+   too, and the lane adds it when the root is that ancestor's leftmost at depth D (each
+   accepted ancestor once); when it accepts none, it walks the subtree (nbody__cu_walk_body's
+   rule: accept d^2 > crit2, open internal nodes, skip leaves otherwise, the body's own among
+   them). The accepted nodes are those of the whole walk; the sum is its terms grouped by lane,
+   a butterfly within each warp, then the warps' sums in order (shared memory) when L > 32: the
+   bits depend on L and D, not on the launch. Leaf k = list[w] of body w; G times the sum to
+   acc[k], acc[as + k], acc[2 as + k]. Blocks of L threads (a body a block) when L > 32, else
+   of whole warps. */
+#define NBODY__CU_SPLIT_DEPTH 7            /* a warp a body: 4 subtrees a lane */
+#define NBODY__CU_SPLIT_LANES 1024         /* the most lanes a body (one subtree each) */
 template <class T>
-__global__ void nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
-                                     unsigned int count, T *acc, size_t as, unsigned int n, int D, T eps2, T G) {
-    unsigned int lane = threadIdx.x & 31u, w = (unsigned int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5);
-    if (w >= count) return;                           /* whole warps leave together */
+__global__ void __launch_bounds__(NBODY__CU_SPLIT_LANES)
+nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
+                     unsigned int count, T *acc, size_t as, unsigned int n, int D, unsigned int L, T eps2, T G) {
+    __shared__ T part[3 * (NBODY__CU_SPLIT_LANES / 32)];
+    unsigned int lane = threadIdx.x % L, w = (unsigned int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / L);
+    if (w >= count) return;                           /* whole bodies (whole warps) leave together */
     unsigned int k = list[w], first = 1u << D;
     nbody__v4<T> me = nbody__ldg4(node + n + k);
     T ax = 0, ay = 0, az = 0;
-    for (unsigned int r = first + lane; r < 2 * first; r += 32) {
+    for (unsigned int r = first + lane; r < 2 * first; r += L) {
         bool walk = true;
         for (int up = D; up >= 1 && walk; --up) {     /* the ancestors, the root first */
             unsigned int a = r >> up;
@@ -2584,18 +2594,62 @@ __global__ void nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, cons
     for (int o = 16; o > 0; o >>= 1) {
         ax += __shfl_xor_sync(~0u, ax, o); ay += __shfl_xor_sync(~0u, ay, o); az += __shfl_xor_sync(~0u, az, o);
     }
+    if (L > 32) {                                     /* a block a body (L = blockDim.x): the warps in order */
+        unsigned int wi = threadIdx.x >> 5;
+        if ((threadIdx.x & 31u) == 0) { part[3 * wi] = ax; part[3 * wi + 1] = ay; part[3 * wi + 2] = az; }
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (unsigned int v = 1; v < L / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
+    }
     if (lane == 0) { acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az; }
 }
 
 /* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite */
-template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, const unsigned int *slot, size_t count, const int *bad, T *out) {
+template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, const unsigned int *slot, size_t count, const unsigned int *bad, T *out) {
     bool nan = bad[0] != 0;
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
         for (int d = 0; d < 3; ++d) out[d * count + q] = nan ? (T)NAN : acc[d * n + slot[q]];
 }
-/* nbody__kick_op: v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to kick = [v | a0] */
+
+/* products and sums rounded as written (no contraction into fma): the host's arithmetic */
+__device__ __forceinline__ float nbody__cu_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double nbody__cu_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float nbody__cu_add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double nbody__cu_add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+/* kdk_step's levels (nbody__kdk_levels): active body q (level level[q], forces at slot[q] as
+   the gather takes them) gets its next level into lev[2 + q] from GADGET's criterion
+   sqrt(crit / |a|) and nbody__block_level_of, computed as the host does (nbody__kdk_criterion,
+   no fma), and its kick coefficients into io after its forces (nbody__kick_op's layout);
+   flag[1] = 1 when a force is not finite or a level past NBODY__BLOCK_LEVELS */
 template <class T>
-__global__ void nbody__cu_kdk_kick(T *y, T *kick, const unsigned int *list, size_t count, size_t n, const T *acc, const T *coef) {
+__global__ void nbody__cu_kdk_levels(const T *acc, size_t n, const unsigned int *slot, const unsigned int *level, size_t count,
+                                     unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit) {
+    bool nan = flag[0] != 0;
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
+        T a[3], an, cr, dt, e;
+        unsigned long long k = level[q], k1;
+        for (int d = 0; d < 3; ++d) io[d * count + q] = a[d] = nan ? (T)NAN : acc[d * n + slot[q]];
+        an = sqrt(nbody__cu_add_rn(nbody__cu_add_rn(nbody__cu_mul_rn(a[0], a[0]), nbody__cu_mul_rn(a[1], a[1])), nbody__cu_mul_rn(a[2], a[2])));
+        cr = an > 0 ? sqrt(crit / an) : (T)HUGE_VAL;
+        k1 = nbody__block_level_of(k, cr, now, dt_max, dt_min);
+        if (!(isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2])) || k1 > NBODY__BLOCK_LEVELS) {
+            atomicOr(flag + 1, 1u);
+            k1 = NBODY__BLOCK_LEVELS + 1;
+        }
+        dt = dt_max / (T)(1ULL << k); e = dt;
+        io[3 * count + q] = -(dt - e) / 2; io[4 * count + q] = e / 2;
+        io[5 * count + q] = k1 <= NBODY__BLOCK_LEVELS ? dt_max / (T)(1ULL << k1) / 2 : (T)0;
+        flag[2 + q] = (unsigned int)k1;
+    }
+}
+
+/* nbody__kick_op: v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to kick = [v | a0];
+   nothing when refused is set and not zero */
+template <class T>
+__global__ void nbody__cu_kdk_kick(T *y, T *kick, const unsigned int *list, size_t count, size_t n, const T *acc, const T *coef,
+                                   const unsigned int *refused) {
+    if (refused && refused[0]) return;
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
         size_t i = list[q];
         for (int k = 0; k < 3; ++k) {
@@ -2621,13 +2675,13 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
     w->bits = (unsigned long long *)e->desc.allocator.alloc((n / 64 + 1) * sizeof(unsigned long long), e->desc.allocator.user_data);
     r = w->pos && w->bits ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY;
     if (r == NBODY_OK) memset(w->bits, 0, (n / 64 + 1) * sizeof(unsigned long long));
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->list, 3 * n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->list, 4 * n);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->up, n);
     if (r == NBODY_OK) r = nbody__cu_check(e, cudaMemset(w->up, 0, n * sizeof(unsigned int)), "memset");
-    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->bad, 1);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->flag, n + 2);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->acc, 3 * n);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->io, 6 * n);
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMallocHost((void **)&w->host, 3 * n * sizeof(unsigned int)), "cudaMallocHost");
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMallocHost((void **)&w->host, (5 * n + 2) * sizeof(unsigned int)), "cudaMallocHost");
     if (r != NBODY_OK) { nbody__cu_kdk_free(w, &e->desc); c->kdk = NULL; return r; }
     *out = w;
     return NBODY_OK;
@@ -2645,7 +2699,7 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
     size_t n = e->n, nt = nbody__cu_nsrc(e), P = nbody__cu_heap_p(nt), p;
     unsigned int *h = w->host;
     nbody_result r;
-    NBODY__CU(cudaMemsetAsync(w->bad, 0, sizeof(int)));
+    NBODY__CU(cudaMemsetAsync(w->flag, 0, 2 * sizeof(unsigned int)));
     if (op->build) {
         if ((r = nbody__cu_tree_build(e, y)) != NBODY_OK) return r;
         NBODY__CU(cudaMemcpy(h, c->val[1], nt * sizeof(unsigned int), cudaMemcpyDeviceToHost));
@@ -2660,7 +2714,7 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
         }
         c->ycur = y;
         nbody__cu_refit<nbody__r><<<(unsigned int)((nt + 255) / 256), 256>>>(y, n, c->m, nt, P, c->val[1], c->node, c->nmass, c->lo, c->hi,
-                                                                              c->rad, w->up, w->bad, 1 / e->desc.theta);
+                                                                              c->rad, w->up, w->flag, 1 / e->desc.theta);
         NBODY__CU(cudaGetLastError());
     }
     if (op->build || !c->kdk_tree) {
@@ -2671,7 +2725,34 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
     return NBODY_OK;
 }
 
-static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *op) {
+/* Benchmarks (bench/bench_treeblock.c): the warps' union walk when more than 1 / kdk_union of
+   the sources are active; at most kdk_lanes lanes a body in the split walk (32: a warp);
+   kdk_device = 0: kdk_step declines (the host's path: active_forces, the levels, kick) */
+static unsigned int nbody__cu_kdk_union = 2, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
+static int nbody__cu_kdk_device = 1;
+extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step) {
+    nbody__cu_kdk_union = union_fraction ? union_fraction : 2;
+    nbody__cu_kdk_lanes = max_lanes >= 32 && max_lanes <= NBODY__CU_SPLIT_LANES ? max_lanes : NBODY__CU_SPLIT_LANES;
+    nbody__cu_kdk_device = device_step;
+}
+
+/* the split walk's lanes a body and depth: a warp and depth 7, or (few bodies) more lanes, up
+   to a block, each with one subtree, until the bodies' lanes fill the device twice */
+static void nbody__cu_split_shape(const nbody__cuda *c, size_t bodies, size_t nt, unsigned int *L, int *D) {
+    size_t fill = (size_t)c->sms * 2048 * 2;
+    int d = 0, l = 5;
+    while (l < 10 && ((size_t)2 << l) <= nbody__cu_kdk_lanes && bodies * ((size_t)2 << l) <= fill) ++l;
+    while (d < (l > NBODY__CU_SPLIT_DEPTH ? l : NBODY__CU_SPLIT_DEPTH) && ((size_t)2 << d) <= nt) ++d;
+    if (l > d) l = d > 5 ? d : 5;
+    *L = 1u << l;
+    *D = d;
+}
+
+/* the tree (nbody__cu_kdk_tree), the active list up (with level: the active bodies' levels
+   too) and the walks, leaving the active sources' forces in w->acc by leaf and the test
+   particles' by body; *src the active sources' count */
+static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, const unsigned long long *level, nbody__cu_kdk **wp,
+                                       size_t *srcp) {
     nbody__cuda *c = nbody__cu(e);
     const nbody__r *y = (const nbody__r *)op->y;
     const size_t *list = op->list;
@@ -2680,8 +2761,7 @@ static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *
     const int B = 256;
     unsigned int *h;
     nbody__cu_kdk *w;
-    nbody_result r = nbody__cu_enter(e);
-    if (r != NBODY_OK || !count) return r;
+    nbody_result r;
     if (c->nquad) {
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody: cuda-tree: block steps walk monopoles only (desc.quadrupole refused)");
         return NBODY_ERR_UNAVAILABLE;
@@ -2696,17 +2776,21 @@ static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *
     for (q = 0; q < count; ++q) {
         h[src + q] = (unsigned int)(q < src ? w->pos[list[q]] : list[q]);   /* test particles: acc by body */
         h[src + count + q] = (unsigned int)list[q];
+        if (level) h[src + 2 * count + q] = (unsigned int)level[list[q]];
     }
-    NBODY__CU(cudaMemcpyAsync(w->list, h, (src + 2 * count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
-    if (2 * src > nt) {                /* most sources active: enough warps to fill the device with whole walks */
+    NBODY__CU(cudaMemcpyAsync(w->list, h, (src + (level ? 3 : 2) * count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+    if (nbody__cu_kdk_union * src > nt) {   /* most sources active: enough warps to fill the device with whole walks */
         if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
                                        n, 1)) != NBODY_OK)
             return r;
     } else if (src) {
-        int D = 0;
-        while (D < NBODY__CU_SPLIT_DEPTH && ((size_t)2 << D) <= nt) ++D;
-        nbody__cu_walk_split<nbody__r><<<(unsigned int)((src + 3) / 4), 128>>>(c->node, c->nmass, w->list, (unsigned int)src, w->acc, n,
-                                                                                (unsigned int)nt, D, eps2, e->desc.G);
+        unsigned int L, T;
+        int D;
+        nbody__cu_split_shape(c, src, nt, &L, &D);
+        T = L > 32 ? L : 128;              /* a block a body, or four warps of a body each */
+        nbody__cu_walk_split<nbody__r><<<(unsigned int)((src + T / L - 1) / (T / L)), T>>>(c->node, c->nmass, w->list, (unsigned int)src,
+                                                                                          w->acc, n, (unsigned int)nt, D, L, eps2,
+                                                                                          e->desc.G);
         NBODY__CU(cudaGetLastError());
     }
     if (src < count) {
@@ -2714,7 +2798,17 @@ static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *
                                                                            e->desc.G, (const nbody__rec *)NULL);
         NBODY__CU(cudaGetLastError());
     }
-    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, B), B>>>(w->acc, n, w->list + src, count, w->bad, w->io);
+    *wp = w; *srcp = src;
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *op) {
+    size_t count = op->count, src;
+    nbody__cu_kdk *w;
+    nbody_result r = nbody__cu_enter(e);
+    if (r != NBODY_OK || !count) return r;
+    if ((r = nbody__cu_kdk_walk(e, op, NULL, &w, &src)) != NBODY_OK) return r;
+    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(w->acc, e->n, w->list + src, count, w->flag, w->io);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaMemcpy(op->out, w->io, 3 * count * sizeof(nbody__r), cudaMemcpyDeviceToHost));
     return NBODY_OK;
@@ -2731,8 +2825,31 @@ static nbody_result nbody__cu_kick(nbody__engine *e, const nbody__kick_op *op) {
     while (src > 0 && op->list[src - 1] >= nt) --src;
     NBODY__CU(cudaMemcpyAsync(w->io + 3 * m, op->coef, 3 * m * sizeof(nbody__r), cudaMemcpyHostToDevice));
     nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(m, 256), 256>>>((nbody__r *)op->y, (nbody__r *)op->kick, w->list + src + m, m, e->n,
-                                                                     w->io, w->io + 3 * m);
+                                                                     w->io, w->io + 3 * m, (const unsigned int *)NULL);
     NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
+/* nbody__kdk_levels: the walk, the levels and coefficients, the kicks unless refused, and one
+   copy back of the flags and levels (the step's one wait) */
+static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, nbody__kdk_levels *lv) {
+    size_t count = op->count, src, q;
+    unsigned int *back;
+    nbody__cu_kdk *w;
+    nbody_result r = nbody__cu_enter(e);
+    lv->ok = 0;
+    if (r != NBODY_OK || !count || !nbody__cu_kdk_device) return r;
+    if ((r = nbody__cu_kdk_walk(e, op, lv->level, &w, &src)) != NBODY_OK) return r;
+    nbody__cu_kdk_levels<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(w->acc, e->n, w->list + src, w->list + src + 2 * count, count,
+                                                                           w->flag, w->io, lv->now, lv->dt_max, lv->dt_min, lv->crit);
+    NBODY__CU(cudaGetLastError());
+    nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>((nbody__r *)op->y, (nbody__r *)lv->kick, w->list + src + count,
+                                                                         count, e->n, w->io, w->io + 3 * count, w->flag + 1);
+    NBODY__CU(cudaGetLastError());
+    back = w->host + 4 * e->n;
+    NBODY__CU(cudaMemcpy(back, w->flag, (count + 2) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    for (q = 0; q < count; ++q) lv->level_new[q] = back[2 + q];
+    lv->ok = back[1] == 0;
     return NBODY_OK;
 }
 
@@ -2740,12 +2857,12 @@ static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
     nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, nbody__cu_hermite_op, NULL, NULL,
-    nbody__cu_hermite_store, nbody__cu_hermite_step};
+    nbody__cu_hermite_store, nbody__cu_hermite_step, NULL};
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
     nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, nbody__cu_active_forces, nbody__cu_kick, NULL,
-    NULL};
+    NULL, nbody__cu_kdk_step};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;

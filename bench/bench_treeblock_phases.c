@@ -2,7 +2,9 @@
    (nbody__active_op) alone, on the galaxy collision (nbody_ic_collision, central fraction 0.3,
    separation 3, seed 1) at t = 0, softening 0.01, theta 0.5: for 1, 32, 256, 2048, 16384 and
    65536 active bodies (every n / count-th), the least time of 20 calls of a build and its walk,
-   and of a refit and its walk (each call ends with the forces on the host).
+   and of a refit and its walk (each call ends with the forces on the host); on an engine with
+   the whole block step (ops.kdk_step) also a refit, the walk, the levels and the kicks (each
+   call ends with the levels on the host).
    Usage: bench_treeblock_phases engine n     engine: tree or cuda_tree
    Build: make build/bench_treeblock_phases (WITH_CUDA=1 for cuda_tree). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
@@ -24,8 +26,10 @@ int main(int argc, char **argv) {
     nbody_system s = NBODY_ZERO;
     nbody_desc d = NBODY_ZERO;
     nbody__engine e;
-    nbody__buf y = NULL;
+    nbody__buf y = NULL, kick = NULL;
     nbody__active_op op;
+    nbody__kdk_levels lv;
+    unsigned long long *level, *level_new;
     size_t n, i, q, *list;
     unsigned long long *order;
     nbody_real *out;
@@ -44,11 +48,17 @@ int main(int argc, char **argv) {
     }
     list = (size_t *)malloc(n * sizeof *list); order = (unsigned long long *)malloc(n * sizeof *order);
     out = (nbody_real *)malloc(3 * n * sizeof *out);
-    if (!list || !order || !out || e.ops->alloc(&e, 6 * n, &y) != NBODY_OK || nbody__upload_system(&e, y, &s) != NBODY_OK) return 1;
-    printf("# %s, galaxy collision N = %lu at t = 0, theta 0.5: least of 20 calls\n\n| active bodies | build + walk us | refit + walk us |\n"
-           "| --- | --- | --- |\n", argv[1], (unsigned long)n);
+    level = (unsigned long long *)calloc(n, sizeof *level); level_new = (unsigned long long *)malloc(n * sizeof *level_new);
+    if (!list || !order || !out || !level || !level_new || e.ops->alloc(&e, 6 * n, &y) != NBODY_OK ||
+        e.ops->alloc(&e, 6 * n, &kick) != NBODY_OK || nbody__upload_system(&e, y, &s) != NBODY_OK ||
+        nbody__upload_system(&e, kick, &s) != NBODY_OK)
+        return 1;
+    printf("# %s, galaxy collision N = %lu at t = 0, theta 0.5: least of 20 calls\n\n| active bodies | build + walk us | refit + walk us | "
+           "refit + walk + levels + kicks us |\n| --- | --- | --- | --- |\n", argv[1], (unsigned long)n);
+    lv.kick = kick; lv.level = level; lv.now = 1ULL << 40; lv.dt_max = (nbody_real)0.0625; lv.dt_min = 0;
+    lv.crit = 2 * (nbody_real)0.05 * d.softening; lv.level_new = level_new;
     for (c = 0; c < 6 && counts[c] <= n; ++c) {
-        double tb = 1e30, tr = 1e30;
+        double tb = 1e30, tr = 1e30, ts = 1e30;
         for (q = 0, i = 0; i < n && q < counts[c]; i += n / counts[c]) list[q++] = i;
         op.y = y; op.list = list; op.count = q; op.out = out; op.order = order;
         for (rep = 0; rep < 20; ++rep) {
@@ -61,12 +71,18 @@ int main(int argc, char **argv) {
             t2 = now();
             if (t1 - t0 < tb) tb = t1 - t0;
             if (t2 - t1 < tr) tr = t2 - t1;
+            if (e.ops->kdk_step) {             /* the kicks change velocities only: the positions stay */
+                double t3 = now();
+                if (e.ops->kdk_step(&e, &op, &lv) != NBODY_OK || !lv.ok) return 1;
+                if (now() - t3 < ts) ts = now() - t3;
+            }
         }
-        printf("| %lu | %.0f | %.0f |\n", (unsigned long)q, tb * 1e6, tr * 1e6);
+        if (e.ops->kdk_step) printf("| %lu | %.0f | %.0f | %.0f |\n", (unsigned long)q, tb * 1e6, tr * 1e6, ts * 1e6);
+        else printf("| %lu | %.0f | %.0f | |\n", (unsigned long)q, tb * 1e6, tr * 1e6);
     }
-    e.ops->release(&e, y);
+    e.ops->release(&e, y); e.ops->release(&e, kick);
     nbody__engine_stop(&e);
-    free(list); free(order); free(out);
+    free(list); free(order); free(out); free(level); free(level_new);
     nbody_system_free(&s);
     return 0;
 }

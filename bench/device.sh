@@ -22,6 +22,11 @@
 #   contacts  collision detection on the GPU: tests, sanitizers, the device search against
 #             the host path at 10^5 and 10^6 bodies
 #   steer     test particles: 1% active against the full evaluation, CUDA and CUDA tree
+#   treeblock the tree leapfrog's block steps: the CUDA tree tests (double, float;
+#             NBODY_TEST_ONLY=tree) and their memcheck, test_tree_block on NVIDIA's OpenCL, the
+#             step's phases at 2^16 (bench/bench_treeblock_phases.c), then the 2^16 galaxy
+#             collision to t = 6, block against shared steps (bench/bench_treeblock.c; TB_RUNS
+#             overrides its runs, TB_REPEAT its passes)
 #   cpu       the device host's CPU: every SIMD level, test_block, the BLOCK tables on 2
 #             pinned threads, the dispatched build against -march=native
 #   hermite   block-step Hermite (bench/bench_hermite.c) on the host's CPU: 2 pinned cores at
@@ -40,7 +45,7 @@
 # environment's NCCL (python3 -c 'import nvidia.nccl') and Open MPI, all present there.
 # NVIDIA's OpenCL driver is registered with the ICD loader on the way (needs root).
 cd "$(dirname "$0")/.." || exit 1
-[ $# -gt 0 ] || { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 export NCCL_NVLS_ENABLE=0                    # no NVLink multicast on shared hosts
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
@@ -146,6 +151,28 @@ suite_dense() {
         cuobjdump -sass "$o" | awk '/Function :/ {f=$3} /MUFU|DFMA|DMUL|DADD|FFMA|FMUL|FADD|LDS/ {for (i = 1; i <= NF; i++) if ($i ~ /^(MUFU|DFMA|DMUL|DADD|FFMA|FMUL|FADD|LDS)/) {split($i, a, "."); c[f " " a[1]]++}} END {for (k in c) print k, c[k]}' |
             grep cu_dense | sort
     done
+    el done
+}
+
+suite_treeblock() {
+    make_dev $B/cuda_engines $B/cuda_engines_float $B/test_tree_block $F/test_tree_block_float $B/bench_treeblock \
+        $B/bench_treeblock_phases || { status=1; return; }
+    echo "## CUDA tree tests, double and float (NBODY_TEST_ONLY=tree)"; el
+    export NBODY_TEST_ONLY=tree
+    run_test 120 ./$B/cuda_engines
+    run_test 120 ./$B/cuda_engines_float
+    echo "## compute-sanitizer, small pass"; el
+    sanitize memcheck 240 ./$B/cuda_engines
+    unset NBODY_TEST_ONLY
+    echo "## test_tree_block on NVIDIA's OpenCL (double, float)"; el
+    ocl_nvidia env NBODY_REQUIRE_OPENCL=1 timeout 120 sh tests/run.sh ./$B/test_tree_block ./$F/test_tree_block_float \
+        > $B/opencl-treeblock.log 2>&1 || status=1
+    grep -E '^FAIL|refit|passed' $B/opencl-treeblock.log | head -12
+    echo "## the step's phases, cuda_tree, 2^16"; el
+    timeout 60 ./$B/bench_treeblock_phases cuda_tree 65536 || status=1
+    echo "## galaxy collision 2^16 to t = 6"; el
+    # shellcheck disable=SC2086
+    timeout 300 ./$B/bench_treeblock cuda_tree 65536 6 "${TB_REPEAT:-2}" ${TB_RUNS:-s:0.001953125 b:0.05 b:0.05:0:0:0:0:1} || status=1
     el done
 }
 
@@ -293,8 +320,8 @@ suite_python() {
 # ---- run ---------------------------------------------------------------------------------------
 for suite in "$@"; do
     case $suite in
-    verify|dense|tree|multi|opencl|contacts|steer|cpu|hermite|hermite-gpu|python) ;;
-    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer cpu hermite hermite-gpu python)"; exit 2 ;;
+    verify|dense|tree|multi|opencl|contacts|steer|treeblock|cpu|hermite|hermite-gpu|python) ;;
+    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer treeblock cpu hermite hermite-gpu python)"; exit 2 ;;
     esac
     file="$RESULTS/$suite-$DATE.md"
     t0=$(date +%s)

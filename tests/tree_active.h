@@ -7,7 +7,10 @@
      exact forces, 4 theta^2 sum_j m_j / d_j^2 (Salmon & Warren's bound of each accepted node's
      monopole, theta^2 M / d^2, with d - r <= d_j <= d + r and r < d), as a build there does;
    - a second engine given only the leaf order (a restart from a checkpoint) refits to the same
-     bits as the engine that holds the tree.
+     bits as the engine that holds the tree;
+   - an engine with the whole block step (ops.kdk_step: levels and kicks on the engine) gives
+     the levels and the bits of the host's path (active_forces, the criterion, kick), and
+     kicks nothing where a level is refused or a position is not finite.
    Included by test_tree_block.c and cuda_engines.c after nbody.h's implementation and check.h;
    config (may be NULL) sets the engine up after its start (the CUDA tree: the warps' walk). */
 #ifndef TREE_ACTIVE_H
@@ -41,6 +44,82 @@ static double tree_active_worst(const nbody_system *s, size_t na, double theta, 
     }
     *rms = sqrt(sum / (double)count);
     return worst;
+}
+
+/* the state y and kick = [v | a0] of both paths: positions and velocities of s, a0 from the
+   full evaluation f (6n) */
+static int tree_active_kick_state(nbody__engine *e, nbody__buf y, nbody__buf kick, const nbody_system *s, const nbody_real *f) {
+    size_t n = s->n;
+    return nbody__upload_system(e, y, s) == NBODY_OK && e->ops->upload(e, kick, 0, s->vx, n) == NBODY_OK &&
+           e->ops->upload(e, kick, n, s->vy, n) == NBODY_OK && e->ops->upload(e, kick, 2 * n, s->vz, n) == NBODY_OK &&
+           e->ops->upload(e, kick, 3 * n, f + 3 * n, 3 * n) == NBODY_OK;
+}
+
+/* ops.kdk_step against the host's path on the refitted tree of e (order: its leaf order),
+   the bodies of s at levels 2 + i % 5, the step ending at a block time of every level */
+static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, const nbody_system *s, const size_t *list, size_t count,
+                           unsigned long long *order, const nbody_real *f) {
+    size_t n = s->n, i, q;
+    nbody__buf ya = NULL, yb = NULL, ka = NULL, kb = NULL;
+    unsigned long long *level = (unsigned long long *)malloc(n * sizeof *level), *la = (unsigned long long *)malloc(count * sizeof *la);
+    unsigned long long *lb = (unsigned long long *)malloc(count * sizeof *lb);
+    nbody_real *acc = (nbody_real *)malloc(6 * count * sizeof(nbody_real)), *ha = (nbody_real *)malloc(12 * n * sizeof(nbody_real));
+    nbody_real *hb = (nbody_real *)malloc(12 * n * sizeof(nbody_real)), dt_max = (nbody_real)0.0625;
+    nbody__active_op op;
+    nbody__kick_op kop;
+    nbody__kdk_levels lv;
+    nbody_system bad = NBODY_ZERO;
+    int ok, same = 1, changed = 0;
+    d.timestep_eta = (nbody_real)0.05;
+    for (i = 0; i < n; ++i) level[i] = 2 + i % 5;
+    ok = e->ops->alloc(e, 6 * n, &ya) == NBODY_OK && e->ops->alloc(e, 6 * n, &yb) == NBODY_OK && e->ops->alloc(e, 6 * n, &ka) == NBODY_OK &&
+         e->ops->alloc(e, 6 * n, &kb) == NBODY_OK && tree_active_kick_state(e, ya, ka, s, f) && tree_active_kick_state(e, yb, kb, s, f);
+    /* the host's path: forces, levels (nbody__kdk_criterion), coefficients, kick */
+    op.y = ya; op.list = list; op.count = count; op.out = acc; op.build = 0; op.order = order; op.wrote = 0;
+    ok = ok && e->ops->active_forces(e, &op) == NBODY_OK;
+    for (q = 0; ok && q < count; ++q) {
+        nbody_real dt = dt_max / (nbody_real)(1ULL << level[list[q]]);
+        la[q] = nbody__block_level_of(level[list[q]], nbody__kdk_criterion(&d, acc[q], acc[count + q], acc[2 * count + q]), 1ULL << 40, dt_max, 0);
+        acc[3 * count + q] = -(dt - dt) / 2; acc[4 * count + q] = dt / 2;
+        acc[5 * count + q] = dt_max / (nbody_real)(1ULL << la[q]) / 2;
+    }
+    kop.y = ya; kop.kick = ka; kop.list = list; kop.count = count; kop.acc = acc; kop.coef = acc + 3 * count;
+    ok = ok && e->ops->kick(e, &kop) == NBODY_OK;
+    /* the engine's step */
+    op.y = yb; op.out = NULL; op.wrote = 0;
+    lv.kick = kb; lv.level = level; lv.now = 1ULL << 40; lv.dt_max = dt_max; lv.dt_min = 0;
+    lv.crit = 2 * d.timestep_eta * d.softening; lv.level_new = lb; lv.ok = 0;
+    ok = ok && e->ops->kdk_step(e, &op, &lv) == NBODY_OK && lv.ok && op.wrote;
+    ok = ok && e->ops->download(e, ha, ya, 0, 6 * n) == NBODY_OK && e->ops->download(e, ha + 6 * n, ka, 0, 6 * n) == NBODY_OK &&
+         e->ops->download(e, hb, yb, 0, 6 * n) == NBODY_OK && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK;
+    for (q = 0; ok && q < count; ++q) {
+        if (la[q] != lb[q]) same = 0;
+        if (la[q] != level[list[q]]) changed = 1;
+    }
+    CHECK(ok && same && changed, "%s: kdk_step's levels are the host's (%lu active bodies, some changed: %d)", name, (unsigned long)count,
+          changed);
+    CHECK(ok && !memcmp(ha, hb, 12 * n * sizeof(nbody_real)), "%s: kdk_step's state and kicks are the bits of active_forces + kick", name);
+    /* refused: a level below dt_min, then a position that is not finite; nothing kicked */
+    ok = ok && tree_active_kick_state(e, yb, kb, s, f);
+    lv.dt_min = 1; lv.ok = 1; op.y = yb;
+    ok = ok && e->ops->kdk_step(e, &op, &lv) == NBODY_OK && !lv.ok;
+    ok = ok && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK && e->ops->download(e, hb, yb, 0, 6 * n) == NBODY_OK;
+    CHECK(ok && !memcmp(hb + 3 * n, s->vx, n * sizeof(nbody_real)) && !memcmp(hb + 6 * n, s->vx, n * sizeof(nbody_real)) &&
+          !memcmp(hb + 9 * n, f + 3 * n, 3 * n * sizeof(nbody_real)), "%s: kdk_step with a level refused kicks nothing", name);
+    ok = ok && nbody_system_alloc(&bad, n) == NBODY_OK && nbody_system_copy(&bad, s) == NBODY_OK;
+    if (ok) bad.x[list[count / 2]] = (nbody_real)NAN;
+    ok = ok && tree_active_kick_state(e, yb, kb, &bad, f);
+    lv.dt_min = 0; lv.ok = 1;
+    ok = ok && e->ops->kdk_step(e, &op, &lv) == NBODY_OK && !lv.ok;
+    ok = ok && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK;
+    CHECK(ok && !memcmp(hb + 6 * n, s->vx, n * sizeof(nbody_real)) && !memcmp(hb + 9 * n, f + 3 * n, 3 * n * sizeof(nbody_real)),
+          "%s: kdk_step with a position not finite kicks nothing", name);
+    if (ya) e->ops->release(e, ya);
+    if (yb) e->ops->release(e, yb);
+    if (ka) e->ops->release(e, ka);
+    if (kb) e->ops->release(e, kb);
+    nbody_system_free(&bad);
+    free(level); free(la); free(lb); free(acc); free(ha); free(hb);
 }
 
 static void check_tree_active(nbody_engine engine, const char *name, void (*config)(nbody__engine *), int bits) {
@@ -132,6 +211,7 @@ static void check_tree_active(nbody_engine engine, const char *name, void (*conf
     CHECK(wb < 1 && wf < 1 && wf > 0, "%s: refit (%.3g) and build (%.3g) forces within the opening criterion's bound", name, wf, wb);
     CHECK(rf < 2 * rb, "%s: the refit's rms relative error %.3g, the build's %.3g", name, rf, rb);
     CHECK(memcmp(built, fit, 3 * count * sizeof(nbody_real)) != 0, "%s: the refitted tree is not the tree built there", name);
+    if (e.ops->kdk_step) check_kdk_step(&e, d, name, &s, list, count, order, full);
     }
     e.ops->release(&e, y); e.ops->release(&e, f);
     nbody__engine_stop(&e);
