@@ -155,17 +155,15 @@ suite_dense() {
 }
 
 suite_treeblock() {
-    make_dev $B/cuda_engines $B/cuda_engines_float $B/test_tree_block $F/test_tree_block_float $B/bench_treeblock \
+    make_dev $B/cuda_engines $B/cuda_engines_float $B/test_tree_block $F/test_tree_block $B/bench_treeblock \
         $B/bench_treeblock_phases || { status=1; return; }
     echo "## CUDA tree tests, double and float (NBODY_TEST_ONLY=tree)"; el
     export NBODY_TEST_ONLY=tree
     run_test 120 ./$B/cuda_engines
     run_test 120 ./$B/cuda_engines_float
-    echo "## compute-sanitizer, small pass"; el
-    sanitize memcheck 240 ./$B/cuda_engines
     unset NBODY_TEST_ONLY
     echo "## test_tree_block on NVIDIA's OpenCL (double, float)"; el
-    ocl_nvidia env NBODY_REQUIRE_OPENCL=1 timeout 120 sh tests/run.sh ./$B/test_tree_block ./$F/test_tree_block_float \
+    ocl_nvidia env NBODY_REQUIRE_OPENCL=1 timeout 120 sh tests/run.sh ./$B/test_tree_block ./$F/test_tree_block \
         > $B/opencl-treeblock.log 2>&1 || status=1
     grep -E '^FAIL|refit|passed' $B/opencl-treeblock.log | head -12
     echo "## the step's phases, cuda_tree, 2^16"; el
@@ -173,6 +171,10 @@ suite_treeblock() {
     echo "## galaxy collision 2^16 to t = 6"; el
     # shellcheck disable=SC2086
     timeout 300 ./$B/bench_treeblock cuda_tree 65536 6 "${TB_REPEAT:-2}" ${TB_RUNS:-s:0.001953125 b:0.05 b:0.05:0:0:0:0:1} || status=1
+    echo "## compute-sanitizer, small pass (NBODY_TEST_ONLY=tree)"; el
+    export NBODY_TEST_ONLY=tree
+    sanitize memcheck 240 ./$B/cuda_engines
+    unset NBODY_TEST_ONLY
     el done
 }
 
