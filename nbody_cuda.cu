@@ -2504,12 +2504,13 @@ struct nbody__cu_kdk {
     unsigned int *flag;            /* device, n + 2: a position was not finite (build or refit), a body's
                                       step refused (kdk_step); then the active bodies' next levels */
     nbody__r *acc, *io;            /* device: 3n forces by leaf (test particles by body); 6n: the list's forces and kick coefficients */
+    nbody__r *full;                /* device, 6n on first use: a step of every body walks as a derivative does, a | v there */
     unsigned int *pos;             /* host, n: each source's leaf */
     unsigned long long *bits;      /* host, n / 64 + 1: the active leaves (zero between uses) */
 };
 static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     if (!w) return;
-    cudaFree(w->list); cudaFree(w->up); cudaFree(w->flag); cudaFree(w->acc); cudaFree(w->io);
+    cudaFree(w->list); cudaFree(w->up); cudaFree(w->flag); cudaFree(w->acc); cudaFree(w->io); cudaFree(w->full);
     if (w->host) cudaFreeHost(w->host);
     d->allocator.free(w->pos, d->allocator.user_data);
     d->allocator.free(w->bits, d->allocator.user_data);
@@ -2548,7 +2549,7 @@ __global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n,
    active), splitting the walk by subtree, so that a step with few active bodies is not one
    long chain of dependent loads (a lone walk of a 2^16 tree visits thousands of nodes one
    after the other). The heap's nodes at depth D (2^D <= nt / 2) root 2^D subtrees, lane l
-   taking those of 2^D + l + L j. For each root the lane tests its ancestors from the tree's
+   taking those of 2^D + l + L j (nbody__cu_split_shape). For each root the lane tests its ancestors from the tree's
    root down, as the whole walk would: the first it accepts, the walk of the whole tree accepts
    too, and the lane adds it when the root is that ancestor's leftmost at depth D (each
    accepted ancestor once); when it accepts none, it walks the subtree (nbody__cu_walk_body's
@@ -2558,7 +2559,6 @@ __global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n,
    bits depend on L and D, not on the launch. Leaf k = list[w] of body w; G times the sum to
    acc[k], acc[as + k], acc[2 as + k]. Blocks of L threads (a body a block) when L > 32, else
    of whole warps. */
-#define NBODY__CU_SPLIT_DEPTH 7            /* a warp a body: 4 subtrees a lane */
 #define NBODY__CU_SPLIT_LANES 1024         /* the most lanes a body (one subtree each) */
 template <class T>
 __global__ void __launch_bounds__(NBODY__CU_SPLIT_LANES)
@@ -2726,33 +2726,39 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
 }
 
 /* Benchmarks (bench/bench_treeblock.c): the warps' union walk when more than 1 / kdk_union of
-   the sources are active; at most kdk_lanes lanes a body in the split walk (32: a warp);
-   kdk_device = 0: kdk_step declines (the host's path: active_forces, the levels, kick) */
+   the sources are active; at most kdk_lanes lanes a body in the split walk (32: a warp), each
+   with 2^kdk_roots subtrees; kdk_device = 0: kdk_step declines (the host's path:
+   active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too */
 static unsigned int nbody__cu_kdk_union = 2, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
-static int nbody__cu_kdk_device = 1;
-extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step) {
+static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1;
+extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full) {
+    nbody__cu_kdk_full = full;
     nbody__cu_kdk_union = union_fraction ? union_fraction : 2;
     nbody__cu_kdk_lanes = max_lanes >= 32 && max_lanes <= NBODY__CU_SPLIT_LANES ? max_lanes : NBODY__CU_SPLIT_LANES;
     nbody__cu_kdk_device = device_step;
+    nbody__cu_kdk_roots = roots_log2 > 0 && roots_log2 <= 6 ? roots_log2 : 2;
 }
 
-/* the split walk's lanes a body and depth: a warp and depth 7, or (few bodies) more lanes, up
-   to a block, each with one subtree, until the bodies' lanes fill the device twice */
+/* the split walk's lanes a body and depth: a warp, or (few bodies) more lanes, up to a block,
+   until the bodies' lanes fill the device twice; each lane 4 subtrees (a warp: depth 7), so
+   that the subtrees near the body, which the walk opens to their leaves, are small and spread
+   over lanes (the subtrees are interleaved: neighbours go to other lanes) */
 static void nbody__cu_split_shape(const nbody__cuda *c, size_t bodies, size_t nt, unsigned int *L, int *D) {
     size_t fill = (size_t)c->sms * 2048 * 2;
     int d = 0, l = 5;
     while (l < 10 && ((size_t)2 << l) <= nbody__cu_kdk_lanes && bodies * ((size_t)2 << l) <= fill) ++l;
-    while (d < (l > NBODY__CU_SPLIT_DEPTH ? l : NBODY__CU_SPLIT_DEPTH) && ((size_t)2 << d) <= nt) ++d;
+    while (d < l + nbody__cu_kdk_roots && ((size_t)2 << d) <= nt) ++d;
     if (l > d) l = d > 5 ? d : 5;
     *L = 1u << l;
     *D = d;
 }
 
 /* the tree (nbody__cu_kdk_tree), the active list up (with level: the active bodies' levels
-   too) and the walks, leaving the active sources' forces in w->acc by leaf and the test
-   particles' by body; *src the active sources' count */
+   too) and the walks: active body q's forces at (*acc)[d n + (*slot)[q]], d = 0, 1, 2 (by leaf,
+   test particles by body; a step of every body on a tree built for it walks as the derivative
+   does, by body); *src the active sources' count */
 static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, const unsigned long long *level, nbody__cu_kdk **wp,
-                                       size_t *srcp) {
+                                       size_t *srcp, const nbody__r **acc, const unsigned int **slot) {
     nbody__cuda *c = nbody__cu(e);
     const nbody__r *y = (const nbody__r *)op->y;
     const size_t *list = op->list;
@@ -2779,6 +2785,13 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
         if (level) h[src + 2 * count + q] = (unsigned int)level[list[q]];
     }
     NBODY__CU(cudaMemcpyAsync(w->list, h, (src + (level ? 3 : 2) * count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+    *wp = w; *srcp = src; *acc = w->acc; *slot = w->list + src;
+    if (count == n && op->build && nbody__cu_kdk_full) {   /* every body, a fresh tree: the derivative's tuned walk */
+        if (!w->full && (r = nbody__cu_malloc(e, &w->full, 6 * n)) != NBODY_OK) return r;
+        if (!c->tuned && (r = nbody__cu_tune(e, w->full)) != NBODY_OK) return r;
+        *acc = w->full + 3 * n; *slot = w->list + src + count;
+        return nbody__cu_tree_walk(e, c->block, c->walk, 1, w->full);
+    }
     if (nbody__cu_kdk_union * src > nt) {   /* most sources active: enough warps to fill the device with whole walks */
         if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
                                        n, 1)) != NBODY_OK)
@@ -2798,17 +2811,18 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
                                                                            e->desc.G, (const nbody__rec *)NULL);
         NBODY__CU(cudaGetLastError());
     }
-    *wp = w; *srcp = src;
     return NBODY_OK;
 }
 
 static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *op) {
     size_t count = op->count, src;
+    const nbody__r *acc;
+    const unsigned int *slot;
     nbody__cu_kdk *w;
     nbody_result r = nbody__cu_enter(e);
     if (r != NBODY_OK || !count) return r;
-    if ((r = nbody__cu_kdk_walk(e, op, NULL, &w, &src)) != NBODY_OK) return r;
-    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(w->acc, e->n, w->list + src, count, w->flag, w->io);
+    if ((r = nbody__cu_kdk_walk(e, op, NULL, &w, &src, &acc, &slot)) != NBODY_OK) return r;
+    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, count, w->flag, w->io);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaMemcpy(op->out, w->io, 3 * count * sizeof(nbody__r), cudaMemcpyDeviceToHost));
     return NBODY_OK;
@@ -2834,13 +2848,15 @@ static nbody_result nbody__cu_kick(nbody__engine *e, const nbody__kick_op *op) {
    copy back of the flags and levels (the step's one wait) */
 static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, nbody__kdk_levels *lv) {
     size_t count = op->count, src, q;
+    const nbody__r *acc;
+    const unsigned int *slot;
     unsigned int *back;
     nbody__cu_kdk *w;
     nbody_result r = nbody__cu_enter(e);
     lv->ok = 0;
     if (r != NBODY_OK || !count || !nbody__cu_kdk_device) return r;
-    if ((r = nbody__cu_kdk_walk(e, op, lv->level, &w, &src)) != NBODY_OK) return r;
-    nbody__cu_kdk_levels<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(w->acc, e->n, w->list + src, w->list + src + 2 * count, count,
+    if ((r = nbody__cu_kdk_walk(e, op, lv->level, &w, &src, &acc, &slot)) != NBODY_OK) return r;
+    nbody__cu_kdk_levels<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, w->list + src + 2 * count, count,
                                                                            w->flag, w->io, lv->now, lv->dt_max, lv->dt_min, lv->crit);
     NBODY__CU(cudaGetLastError());
     nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>((nbody__r *)op->y, (nbody__r *)lv->kick, w->list + src + count,

@@ -1,7 +1,8 @@
 /* tree_active.h - the tree engines' operation for the tree leapfrog's block steps
    (nbody__active_op) on one engine, with test particles among the active bodies:
    - a build gives each active body the bits of a full evaluation (the derivative), or (bits = 0:
-     an engine whose active walk groups the same terms otherwise) its forces to rounding;
+     an engine whose active walk groups the same terms otherwise) its forces to rounding; with
+     every body active the bits on every engine;
    - a refit after the bodies moved (the tree of the build's leaf order, its nodes recomputed
      for the new positions) keeps every body within the opening criterion's error bound of the
      exact forces, 4 theta^2 sum_j m_j / d_j^2 (Salmon & Warren's bound of each accepted node's
@@ -148,6 +149,16 @@ static void check_tree_active(nbody_engine engine, const char *name, void (*conf
     CHECK(e.ops->alloc(&e, 6 * n, &y) == NBODY_OK && e.ops->alloc(&e, 6 * n, &f) == NBODY_OK &&
           nbody__upload_system(&e, y, &s) == NBODY_OK && e.ops->derivative(&e, y, f) == NBODY_OK &&
           e.ops->download(&e, full, f, 0, 6 * n) == NBODY_OK, "%s: a full evaluation", name);
+    {   /* every body active: the bits of the full evaluation on every engine (CUDA_TREE walks as its derivative) */
+        size_t *all = (size_t *)malloc(n * sizeof *all);
+        nbody_real *fa = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        for (i = 0; all && i < n; ++i) all[i] = i;
+        op.y = y; op.list = all; op.count = n; op.out = fa; op.build = 1; op.order = order; op.wrote = 0;
+        ok = all && fa && e.ops->active_forces && e.ops->active_forces(&e, &op) == NBODY_OK;
+        CHECK(ok && !memcmp(fa, full + 3 * n, 3 * n * sizeof(nbody_real)), "%s: every body active (%lu, the last %lu test particles): "
+              "the forces of a full evaluation, bit for bit", name, (unsigned long)n, (unsigned long)(n - na));
+        free(all); free(fa);
+    }
     op.y = y; op.list = list; op.count = count; op.out = out; op.build = 1; op.order = order; op.wrote = 0;
     CHECK(e.ops->active_forces && e.ops->active_forces(&e, &op) == NBODY_OK, "%s: %lu active bodies' forces from a build", name,
           (unsigned long)count);
