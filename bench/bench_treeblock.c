@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
     printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (j = 0; j < nr && runs[j].block; ++j) {}
     for (k = 0; k < nr; ++k) {
-        char dtm[32] = "", reb[32] = "", cfg[64] = "";
+        char dtm[32] = "", reb[32] = "", cfg[80] = "";
         if (runs[k].block) {
             snprintf(dtm, sizeof dtm, "%g", runs[k].dt_max > 0 ? runs[k].dt_max : 0.0625);
             snprintf(reb, sizeof reb, "%g", runs[k].rebuild > 0 ? runs[k].rebuild : rebuild_default);
