@@ -3709,8 +3709,10 @@ static nbody_result nbody__cl_kdk_tree(nbody__engine *e, nbody__cl *c, nbody__ac
         for (p = 0; p < e->n; ++p) op->order[p] = p < nt ? c->kdk_host[p] : p;
     } else {
         if (!c->kdk_tree) {            /* lay the host's order out where a build's sort leaves it */
+            nbody_real box[8] = {0, 0, 0, 0, 0, 0, 0, 0};   /* box[6] = 0: the positions are finite (checked above) */
             for (p = 0; p < nt; ++p) c->kdk_host[p] = (cl_uint)op->order[p];
             NBODY__CL_CHECK(e, clEnqueueWriteBuffer(c->q, c->tval[0], CL_TRUE, 0, nt * sizeof(cl_uint), c->kdk_host, 0, NULL, NULL));
+            NBODY__CL_CHECK(e, clEnqueueWriteBuffer(c->q, c->tbox, CL_TRUE, 0, sizeof box, box, 0, NULL, NULL));
         }
         if ((r = nbody__cl_tree_fit(e, c, y, c->tval[0])) != NBODY_OK) return r;
     }
