@@ -11,7 +11,8 @@
    sender's tree and the LET bytes in float (monopoles: 24 bytes a node).
    Usage: emulate_let [log2 N (20)] [D (2)] [theta (0.5)] [level L ... (4 8 12); -1: its bodies (always last)]
    EMULATE_COSTS=1: instead, the LET walk's steps for each GPU group of every domain (walk_costs)
-   EMULATE_ENERGY=jitter: instead, the energy check of tests/cuda_multi.c on 1 .. 4 domains (dd_energy) */
+   EMULATE_ENERGY=jitter: instead, the energy check of tests/cuda_multi.c on 1 .. 4 domains (dd_energy, monopoles)
+   EMULATE_ENERGY_QUAD=1: the same with quadrupoles over collisions of five seeds (2: the domains frozen) */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include <stdio.h>
@@ -25,6 +26,7 @@ typedef struct {
     double *c, *m, *lo, *hi, *crit2;   /* 3 a node for c, lo, hi */
     size_t *cnt;                   /* bodies under a node */
     size_t *body;                  /* a leaf's body */
+    double (*qd)[7];               /* quadrupole moments about c: xx xy xz yy yz zz trace (nbody__quad_shift) */
 } tree;
 
 static const unsigned long long *keys_;
@@ -60,6 +62,7 @@ static void build(tree *t, const nbody_system *s, const size_t *idx, size_t n, d
     t->hi = (double *)calloc(6 * n, sizeof(double)); t->m = (double *)calloc(2 * n, sizeof(double));
     t->crit2 = (double *)calloc(2 * n, sizeof(double));
     t->body = (size_t *)calloc(2 * n, sizeof(size_t));
+    t->qd = (double(*)[7])calloc(2 * n, sizeof *t->qd);
     {
         double *rad = (double *)calloc(2 * n, sizeof(double)), *b2 = (double *)calloc(2 * n, sizeof(double));
         for (i = n; i < 2 * n; ++i) {
@@ -80,6 +83,18 @@ static void build(tree *t, const nbody_system *s, const size_t *idx, size_t n, d
                                    t->hi[3 * i + 1], t->hi[3 * i + 2], 1 / theta, 2 * i >= n, &t->c[3 * i], &t->c[3 * i + 1],
                                    &t->c[3 * i + 2], &rad[i], &b2[i]);
             t->m[i] = t->m[l] + t->m[r]; t->crit2[i] = cr * cr;
+            {   /* the GPU build's moments (emulate_gpu_tree.c) */
+                double q[6] = {0, 0, 0, 0, 0, 0};
+                int h, k;
+                for (h = 0; h < 2; ++h) {
+                    size_t ch = l + (size_t)h;
+                    double sc[6] = {0, 0, 0, 0, 0, 0};
+                    if (ch < n) for (k = 0; k < 6; ++k) sc[k] = t->qd[ch][k];
+                    nbody__quad_shift(q, sc, t->m[ch], t->c[3 * ch] - t->c[3 * i], t->c[3 * ch + 1] - t->c[3 * i + 1], t->c[3 * ch + 2] - t->c[3 * i + 2]);
+                }
+                for (h = 0; h < 6; ++h) t->qd[i][h] = q[h];
+                t->qd[i][6] = q[0] + q[3] + q[5];
+            }
         }
         free(rad); free(b2);
         t->cnt = (size_t *)calloc(2 * n, sizeof(size_t));
@@ -310,7 +325,7 @@ static void walk_costs(const tree *t, int D, int j) {
    or the cuts moved by up to `jitter` of a domain at random every step (splitters set from
    noisy walk times). D = 1 is one GPU's group walk. */
 static void free_tree(tree *t) {
-    free(t->c); free(t->lo); free(t->hi); free(t->m); free(t->crit2); free(t->cnt); free(t->body);
+    free(t->c); free(t->lo); free(t->hi); free(t->m); free(t->crit2); free(t->cnt); free(t->body); free(t->qd);
 }
 /* the leaves of receiver node i (all heap nodes under it at or past n) */
 static void leaves_of(const tree *r, size_t i, size_t *out, size_t *k) {
@@ -318,6 +333,7 @@ static void leaves_of(const tree *r, size_t i, size_t *out, size_t *k) {
     leaves_of(r, 2 * i, out, k); leaves_of(r, 2 * i + 1, out, k);
 }
 /* G = 1 accelerations of every body of s: the group walk of each domain tree for each group */
+static int quad_;   /* dd_forces: accepted nodes with their quadrupoles */
 static void dd_forces(const nbody_system *s, const size_t *dom, int D, double theta, double eps2, double *ax, double *ay, double *az) {
     size_t n = s->n, i, *idx = (size_t *)malloc(n * sizeof *idx), start[17], leaf[64];
     tree t[16];
@@ -358,11 +374,15 @@ static void dd_forces(const nbody_system *s, const size_t *dom, int D, double th
                     if (cur < sk->n && box_d2(lo, hi, c) > sk->crit2[cur]) {
                         for (gi = 0; gi < nl; ++gi) {
                             size_t b = t[j].body[leaf[gi]];
-                            double me[3] = {s->x[b], s->y[b], s->z[b]}, a[3] = {0, 0, 0};
-                            double dx = c[0] - me[0], dy = c[1] - me[1], dz = c[2] - me[2], r2 = dx * dx + dy * dy + dz * dz + eps2;
-                            double w = sk->m[cur] / (r2 * sqrt(r2));
-                            (void)a;
-                            ax[b] += w * dx; ay[b] += w * dy; az[b] += w * dz;
+                            double dx = c[0] - s->x[b], dy = c[1] - s->y[b], dz = c[2] - s->z[b], r2 = dx * dx + dy * dy + dz * dz + eps2;
+                            if (quad_) {
+                                const double *q = sk->qd[cur];
+                                double yy = 1 / sqrt(r2), y2 = yy * yy, h3 = yy * y2, h5 = h3 * y2, h7 = h5 * y2;
+                                nbody__quad_add(q[0], q[1], q[2], q[3], q[4], q[5], q[6], sk->m[cur] * h3, h5, h7, dx, dy, dz, &ax[b], &ay[b], &az[b]);
+                            } else {
+                                double w = sk->m[cur] / (r2 * sqrt(r2));
+                                ax[b] += w * dx; ay[b] += w * dy; az[b] += w * dz;
+                            }
                         }
                         cur = nbody__heap_skip(cur);
                     } else if (cur >= sk->n) {
@@ -402,14 +422,14 @@ static void cut_domains(const nbody_system *s, int D, double jitter, size_t *dom
     free(idx);
 }
 /* |dE/E| of the collision on D domains: mode 0 moving, 1 frozen, 2 moving with jitter */
-static double dd_energy(int D, int mode, double jitter) {
+static double dd_energy(int D, int mode, double jitter, int seed) {
     nbody_system s = NBODY_ZERO;
     nbody_invariants i0, i1;
     double eps = 0.02, dt = 1.0 / 256, *a = NULL;
     size_t n, i, *dom;
     int step;
     srand(7);
-    nbody_ic_collision(&s, 1000, (nbody_real)0.3, 3, 11);
+    nbody_ic_collision(&s, 1000, (nbody_real)0.3, 3, (unsigned long)seed);
     n = s.n;
     a = (double *)malloc(3 * n * sizeof *a); dom = (size_t *)malloc(n * sizeof *dom);
     nbody_measure(&s, 1, (nbody_real)eps, &i0);
@@ -456,7 +476,18 @@ int main(int argc, char **argv) {
         double jit = atof(getenv("EMULATE_ENERGY"));
         printf("| domains | cuts moving with the bodies | frozen (the first step's members) | moving, jittered by up to %.2f of a domain |\n", jit);
         printf("|---:|---:|---:|---:|\n");
-        for (k = 1; k <= 4; ++k) printf("| %d | %.3g | %.3g | %.3g |\n", k, dd_energy(k, 0, 0), dd_energy(k, 1, 0), dd_energy(k, 2, jit));
+        for (k = 1; k <= 4; ++k) printf("| %d | %.3g | %.3g | %.3g |\n", k, dd_energy(k, 0, 0, 11), dd_energy(k, 1, 0, 11), dd_energy(k, 2, jit, 11));
+        return 0;
+    }
+    if (getenv("EMULATE_ENERGY_QUAD")) {   /* the same with quadrupoles, collisions of five seeds: 1 cuts moving, 2 frozen */
+        int mode = atoi(getenv("EMULATE_ENERGY_QUAD")) == 2;
+        quad_ = 1;
+        printf("| domains | seed 11 | 12 | 13 | 14 | 15 |\n|---:|---:|---:|---:|---:|---:|\n");
+        for (k = 1; k <= 4; ++k) {
+            printf("| %d |", k);
+            for (j = 11; j <= 15; ++j) { printf(" %.3g |", dd_energy(k, mode, 0, j)); fflush(stdout); }
+            printf("\n");
+        }
         return 0;
     }
     if (getenv("EMULATE_COSTS")) {   /* the LET walk's steps a GPU group (no equality check: fast) */
