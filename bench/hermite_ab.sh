@@ -6,7 +6,10 @@
 # average before and after.
 #   OLD=rev NEW=rev ROUNDS=9 THREADS=2 sh bench/hermite_ab.sh [bench_hermite arguments]
 # Defaults: OLD=main, NEW=HEAD, ROUNDS=9, THREADS=2, arguments 1024 6 0.2 block block 1 42 0.03125
-# (issue 29's N = 1024 figure: order 6, eta 0.2, dt_max 1/32). Builds go to build/hermite_ab/.
+# (the N = 1024 figure: order 6, eta 0.2, dt_max 1/32). Builds go to build/hermite_ab/.
+# RUN is a command prefix for each run: on a machine busy with other work, RUN='chrt -f 10'
+# (real-time priority, root) gives the runs the cores, as on an idle machine; a busy machine
+# otherwise deschedules the threads between barriers and times ten to a hundred times longer.
 set -e
 OLD=${OLD:-main}; NEW=${NEW:-HEAD}; ROUNDS=${ROUNDS:-9}; THREADS=${THREADS:-2}
 [ $# -gt 0 ] || set -- 1024 6 0.2 block block 1 42 0.03125
@@ -22,12 +25,12 @@ load0=$(cut -d ' ' -f 1-3 /proc/loadavg)
 r=1
 while [ $r -le "$ROUNDS" ]; do
     for b in old new; do
-        OMP_NUM_THREADS=$THREADS ./$dir/bh_$b "$@" | tail -1 | sed "s/^/$b /" >> $dir/runs.txt
+        OMP_NUM_THREADS=$THREADS $RUN ./$dir/bh_$b "$@" | tail -1 | sed "s/^/$b /" >> $dir/runs.txt
     done
     r=$((r + 1))
 done
 load1=$(cut -d ' ' -f 1-3 /proc/loadavg)
-echo "old = $(git rev-parse --short "$OLD"), new = $(git rev-parse --short "$NEW"), $THREADS threads, bench_hermite $*, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "old = $(git rev-parse --short "$OLD"), new = $(git rev-parse --short "$NEW"), $THREADS threads, ${RUN:+$RUN }bench_hermite $*, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "load average before: $load0, after: $load1"
 echo
 echo "| build | abs(dE/E) | block steps | wall s, rounds 1-$ROUNDS | median | best |"
