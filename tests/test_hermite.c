@@ -122,6 +122,36 @@ static void test_chunks(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* BLOCK steps in the engine (ops.hermite_step: the correction in the forces' parallel region)
+   and through the host's correction (the same engine with that op taken out): the same bits,
+   both orders, 1 and 2 threads, on 1100 softened Plummer bodies (steps with 1 to 1100 active) */
+static void test_step_in_engine(void) {
+    int o, th;
+    for (o = 4; o <= (DBL ? 6 : 4); o += 2)
+        for (th = 1; th <= 2; ++th) {
+            nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+            nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, o, NBODY_STEPPING_DEFAULT, 0);
+            nbody_sim *sa = NULL, *sb = NULL;
+            nbody__engine_ops host;
+            nbody_stats ta, tb;
+            int ok;
+            nbody_ic_plummer(&s0, 1100, 5);
+            nbody_system_alloc(&a, 1100); nbody_system_alloc(&b, 1100);
+            d.softening = (nbody_real)0.001; d.threads = th;
+            ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &d, &s0) == NBODY_OK;
+            ok = ok && sa->eng.ops->hermite_step != NULL;
+            if (ok) { host = *sb->eng.ops; host.hermite_step = NULL; sb->eng.ops = &host; }
+            ok = ok && nbody_advance(sa, (nbody_real)0.125) == NBODY_OK && nbody_advance(sb, (nbody_real)0.125) == NBODY_OK;
+            ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+            ta = nbody_get_stats(sa); tb = nbody_get_stats(sb);
+            CHECK(ok && check_same_state(&a, &b) && ta.steps == tb.steps && ta.body_steps == tb.body_steps && ta.steps > 20,
+                  "order %d, %d thread(s): BLOCK's step in the engine gives the host correction's bits (%llu block steps, "
+                  "%llu body steps)", o, th, ta.steps, ta.body_steps);
+            nbody_destroy(sa); nbody_destroy(sb);
+            nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+        }
+}
+
 /* BLOCK's forces on an active list against SIMPLE's (index-order sums), at every SIMD level:
    few active sources (one target a task, the sources in the lanes) and many (tiles), 1000
    sources (a partial vector at the end), the targets at every lane position and at the ends,
@@ -346,6 +376,7 @@ int main(void) {
     test_block_vs_shared();
     test_engines();
     test_chunks();
+    test_step_in_engine();
     test_block_forces();
     test_restart();
     test_synchronised_state();
