@@ -6,8 +6,9 @@
    the orders on a Kepler orbit, where 3 and 4 ranks hold bodies-less slices; bitwise restarts
    on the ranks; test particles; a refused step), then: every rank holds the same bits, the
    energy error of an unsoftened Plummer sphere of 512 bodies as one process's, a checkpoint
-   written by the ranks resumed in one process, and the engines that do not run it under MPI
-   refused with a line.
+   written by the ranks resumed in one process, 2 threads a rank giving the bits of 1, shared
+   steps against one process's, and the engines that do not run it under MPI refused with a
+   line.
    Build: mpicc -std=c99 -O2 -fopenmp -I. tests/mpi_hermite.c -o build/mpi_hermite -lm
    Rank 0 prints the summed "RESULT passed failed skipped" line. */
 #define NBODY_IMPLEMENTATION
@@ -71,6 +72,29 @@ static void check_checkpoint_to_one(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* the ranks' sums do not depend on their threads (BLOCK's tasks: fixed chunks added in order),
+   and shared steps agree with one process's shared steps as block steps do */
+static void check_threads_and_shared(void) {
+    nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0);
+    run_out a, b, c, e;
+    double diff;
+    d.softening = (nbody_real)0.01;
+    a = run_plummer(&d, 700, 0.125);
+    d.threads = 2;
+    b = run_plummer(&d, 700, 0.125);
+    CHECK(a.r == NBODY_OK && b.r == NBODY_OK && check_same_state(&a.s, &b.s) && a.stats.steps == b.stats.steps,
+          "%d ranks: 2 threads a rank give the bits of 1 (%s / %s)", size_, nbody_result_string(a.r), nbody_result_string(b.r));
+    d.threads = 1; d.stepping = NBODY_STEPPING_SHARED;
+    c = run_plummer(&d, 300, 0.125);
+    d.mpi_comm = NULL;
+    e = run_plummer(&d, 300, 0.125);
+    diff = check_state_diff(&c.s, &e.s);
+    CHECK(c.r == NBODY_OK && e.r == NBODY_OK && diff < 1e-9 && c.stats.steps == e.stats.steps && c.stats.steps > 10,
+          "%d ranks, shared steps, 300 bodies to t = 0.125: %s, states differ from one process's by %.3g, steps %llu / %llu",
+          size_, nbody_result_string(c.r), diff, c.stats.steps, e.stats.steps);
+    nbody_system_free(&a.s); nbody_system_free(&b.s); nbody_system_free(&c.s); nbody_system_free(&e.s);
+}
+
 static char logged_[512];
 static void keep_line(nbody_log_level level, const char *line, void *user) {
     (void)user; (void)level;
@@ -109,6 +133,7 @@ int main(int argc, char **argv) {
     check_energy_and_ranks(4);
     if (DBL) check_energy_and_ranks(6);
     check_checkpoint_to_one();
+    check_threads_and_shared();
     check_refused();
     return mpi_check_finish(rank_);
 }
