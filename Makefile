@@ -485,6 +485,9 @@ $(BUILD)/nbody_mpi: examples/nbody.c examples/example.h $(HEADERS) | $(BUILD)
 $(BUILD)/mpi_scaling: bench/mpi_scaling.c $(HEADERS) | $(BUILD)
 	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
 
+$(BUILD)/bench_hermite_mpi: bench/bench_hermite.c $(HEADERS) | $(BUILD)
+	$(MPICC) $(MPIFLAGS) $< -o $@ -lm
+
 bench-mpi: $(BUILD)/mpi_scaling
 	sh bench/mpi_scaling.sh
 

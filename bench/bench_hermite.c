@@ -14,7 +14,10 @@
             it, and the ratio to the block steps' (no figure where no two rows bracket it).
           bench_hermite ic N [seed]: the bodies, lines "m x y z vx vy vz" (%.17g), for ph4.
    DEVICES=D in the environment: desc.devices = D (several GPUs of the CUDA engine; the engine
-   column then reads "cuda x D"). */
+   column then reads "cuda x D").
+   Built with MPI (make build/bench_hermite_mpi; mpirun -np P build/bench_hermite_mpi ...): the
+   runs on the ranks of MPI_COMM_WORLD (desc.mpi_comm; the engine column reads "block / P
+   ranks"), rank 0 printing. */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -23,6 +26,11 @@
 #include <string.h>
 #include <math.h>
 #include <time.h>
+
+static int ranks_ = 1;             /* MPI_COMM_WORLD's size in an MPI build */
+#ifdef NBODY_WITH_MPI
+static MPI_Comm world_ = MPI_COMM_WORLD;
+#endif
 
 static double now(void) {
     struct timespec ts;
@@ -57,6 +65,9 @@ static int run_out(const bench_case *c, double *de, double *pairs) {
     d.method = NBODY_HERMITE; d.order = c->order; d.timestep_eta = (nbody_real)c->eta; d.stepping = c->stepping;
     d.engine = c->engine; d.dt_max = (nbody_real)c->dt_max;
     d.devices = getenv("DEVICES") ? atoi(getenv("DEVICES")) : 0;
+#ifdef NBODY_WITH_MPI
+    if (ranks_ > 1) d.mpi_comm = &world_;
+#endif
     nbody_measure(&s, 1, 0, &e0);
     if ((r = nbody_create(&sim, &d, &s)) != NBODY_OK) { fprintf(stderr, "create: %s\n", nbody_result_string(r)); return 1; }
     t0 = now();
@@ -65,9 +76,10 @@ static int run_out(const bench_case *c, double *de, double *pairs) {
     st = nbody_get_stats(sim);
     nbody_get_state(sim, &s);
     nbody_measure(&s, 1, 0, &e1);
-    printf("| %lu | %d | %s | %g | %s%s%.0d | %.2e | %.3f | %llu | %llu | %.3e | %.3e |%s\n", (unsigned long)c->n, c->order,
+    printf("| %lu | %d | %s | %g | %s%s%.0d%s | %.2e | %.3f | %llu | %llu | %.3e | %.3e |%s\n", (unsigned long)c->n, c->order,
            c->stepping == NBODY_STEPPING_SHARED ? "shared" : "block", c->eta, nbody_engine_name(c->engine),
-           d.devices > 1 ? " x " : "", d.devices > 1 ? d.devices : 0,
+           d.devices > 1 ? " x " : d.mpi_comm ? " / " : "", d.devices > 1 ? d.devices : d.mpi_comm ? ranks_ : 0,
+           d.mpi_comm ? " ranks" : "",
            fabs((double)((e1.energy - e0.energy) / e0.energy)), wall, st.steps, st.body_steps, (double)st.interactions,
            (double)st.interactions / wall, r == NBODY_OK ? "" : nbody_result_string(r));
     fflush(stdout);
@@ -113,7 +125,7 @@ static nbody_engine engine_of(const char *name) {
     return NBODY_ENGINE_BLOCK;
 }
 
-int main(int argc, char **argv) {
+static int bench_main(int argc, char **argv) {
     bench_case c;
     c.n = 1024; c.order = 4; c.eta = 0; c.stepping = NBODY_STEPPING_BLOCK; c.engine = NBODY_ENGINE_BLOCK; c.t_end = 1; c.seed = 42; c.dt_max = 0;
     if (argc > 1 && !strcmp(argv[1], "ic")) {
@@ -150,4 +162,19 @@ int main(int argc, char **argv) {
     if (argc > 8) c.dt_max = atof(argv[8]);
     header();
     return run(&c);
+}
+
+int main(int argc, char **argv) {
+#ifdef NBODY_WITH_MPI
+    int rank = 0, r;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
+    if (rank != 0 && !freopen("/dev/null", "w", stdout)) return 1;   /* rank 0 prints */
+    r = bench_main(argc, argv);
+    MPI_Finalize();
+    return r;
+#else
+    return bench_main(argc, argv);
+#endif
 }
