@@ -7,7 +7,7 @@
    on the ranks; test particles; a refused step), then: every rank holds the same bits, the
    energy error of an unsoftened Plummer sphere of 512 bodies as one process's, a checkpoint
    written by the ranks resumed in one process, 2 threads a rank giving the bits of 1, shared
-   steps against one process's, and the engines that do not run it under MPI refused with a
+   steps against one process's, merging collisions as one process merges, and the engines that do not run it under MPI refused with a
    line.
    Build: mpicc -std=c99 -O2 -fopenmp -I. tests/mpi_hermite.c -o build/mpi_hermite -lm
    Rank 0 prints the summed "RESULT passed failed skipped" line. */
@@ -95,6 +95,35 @@ static void check_threads_and_shared(void) {
     nbody_system_free(&a.s); nbody_system_free(&b.s); nbody_system_free(&c.s); nbody_system_free(&e.s);
 }
 
+/* merging collisions on the ranks (found on the host, the integration restarted from the
+   merged state): the merges of one process, every rank the same state */
+static void check_collisions(void) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
+    nbody_desc d = hermite_desc(NBODY_ENGINE_BLOCK, 4, NBODY_STEPPING_DEFAULT, 0);
+    nbody_sim *sa = NULL, *sb = NULL;
+    nbody_real r[64];
+    nbody_event ea, eb;
+    size_t i;
+    int ok;
+    nbody_ic_plummer(&s0, 64, 8);
+    nbody_system_alloc(&a, 64); nbody_system_alloc(&b, 64);
+    for (i = 0; i < 64; ++i) r[i] = (nbody_real)0.05;
+    d.collision = NBODY_COLLISION_MERGE; d.softening = (nbody_real)0.01;
+    ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_set_radii(sa, r) == NBODY_OK;
+    d.mpi_comm = NULL;
+    ok = ok && nbody_create(&sb, &d, &s0) == NBODY_OK && nbody_set_radii(sb, r) == NBODY_OK;
+    ok = ok && nbody_advance(sa, (nbody_real)1) == NBODY_OK && nbody_advance(sb, (nbody_real)1) == NBODY_OK;
+    nbody_get_event(sa, &ea); nbody_get_event(sb, &eb);
+    a.n = b.n = nbody_get_n(sa);
+    ok = ok && nbody_get_n(sb) == a.n && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+    CHECK(ok && ea.merges > 0 && ea.merges == eb.merges && check_state_diff(&a, &b) < 1e-8 && same_on_all_ranks(&a),
+          "%d ranks, merging collisions: %llu merges (one process %llu), states differ by %.3g", size_, ea.merges, eb.merges,
+          ok ? check_state_diff(&a, &b) : -1.0);
+    a.n = b.n = 64;
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
 static char logged_[512];
 static void keep_line(nbody_log_level level, const char *line, void *user) {
     (void)user; (void)level;
@@ -134,6 +163,7 @@ int main(int argc, char **argv) {
     if (DBL) check_energy_and_ranks(6);
     check_checkpoint_to_one();
     check_threads_and_shared();
+    check_collisions();
     check_refused();
     return mpi_check_finish(rank_);
 }
