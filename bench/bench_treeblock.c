@@ -16,6 +16,8 @@
             list too (nbody__cuda_kdk_config); 0 or absent: the defaults). Each run's wall and CPU seconds
             (all threads) are also given over the first shared run's.
           e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
+          TB_BLOCK_THETA=x: the block runs at theta x (the shared runs stay at 0.5), to match
+          their energy error by the force's accuracy too.
    Build: make build/bench_treeblock (WITH_CUDA=1 / WITH_OPENCL=1 for the GPU engines). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
 #define _DEFAULT_SOURCE            /* getrusage */
@@ -68,6 +70,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
     nbody_result r;
     memset(&d, 0, sizeof d);
     d.engine = engine; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.01; d.theta = (nbody_real)0.5;
+    if (b->block && getenv("TB_BLOCK_THETA")) d.theta = (nbody_real)atof(getenv("TB_BLOCK_THETA"));
     if (b->block) {
         d.stepping = NBODY_STEPPING_BLOCK; d.timestep_eta = (nbody_real)b->value; d.dt_max = (nbody_real)b->dt_max;
         nbody__kdk_rebuild = b->rebuild > 0 ? b->rebuild : rebuild_default;
