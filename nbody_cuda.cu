@@ -2483,9 +2483,10 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
    it for checkpoints); the others refit that tree in one launch (nbody__cu_refit: a thread a
    leaf, then up the heap, the second child to arrive computing its parent), with no sort. The
    host sorts the active bodies' leaves (from its copy of the order, a bitmap over the leaves)
-   and sends them with the list (and their levels) in one copy; each is walked with its lanes
-   splitting the tree by subtree (nbody__cu_walk_split: a warp a body, or up to a block a body
-   when few are active, so that the device fills and no lane walks a long chain of nodes), or,
+   and sends them with the list (and their levels) in one copy; each is walked breadth first
+   by a block (nbody__cu_walk_front: each node of its walk tested once, the chain of dependent
+   loads the tree's depth; nbody__cu_walk_split, a body's lanes splitting the tree by subtree,
+   is the benchmarks' alternative), or,
    when most sources are active, the warps walk 32 each (the union of neighbours' walks,
    nbody__cu_walk: the split walk's lanes diverge, and a full step has warps enough without
    it), into a by-leaf scratch; active test particles walk with every test particle
@@ -2602,6 +2603,82 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
             for (unsigned int v = 1; v < L / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
     }
     if (lane == 0) { acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az; }
+}
+
+/* The active bodies' walk breadth first: a block a body takes the tree a level at a time, each
+   thread testing one node of the frontier (accepted: d^2 > crit2, its pull added; a leaf not
+   accepted, the body's own among them, skipped; an internal node opened: its two children go to
+   the next frontier, in the frontier's order through a prefix sum over the block), so each node
+   of the walk is tested once and the chain of dependent loads is the tree's depth times the
+   frontier's chunks of NBODY__CU_FRONT_T, not the length of a subtree's walk. A node whose
+   children would pass the frontier's room is walked depth first by its thread. The accepted
+   nodes are those of nbody__cu_walk_body; the sum is grouped by thread, then the warps' sums in
+   order: the bits depend on the body and the tree alone. Leaf k = list[blockIdx.x]; G times the
+   sum to acc[k], acc[as + k], acc[2 as + k]. */
+#define NBODY__CU_FRONT_T 128
+#define NBODY__CU_FRONT_CAP 2048
+template <class T>
+__global__ void __launch_bounds__(NBODY__CU_FRONT_T)
+nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list, T *acc,
+                     size_t as, unsigned int n, T eps2, T G) {
+    __shared__ unsigned int fr[2][NBODY__CU_FRONT_CAP];
+    __shared__ unsigned int wsum[NBODY__CU_FRONT_T / 32];
+    __shared__ T part[3 * (NBODY__CU_FRONT_T / 32)];
+    const unsigned int tid = threadIdx.x, lane = tid & 31u, wi = tid >> 5;
+    unsigned int k = list[blockIdx.x], cnt = 1, buf = 0;
+    nbody__v4<T> me = nbody__ldg4(node + n + k);
+    T ax = 0, ay = 0, az = 0;
+    if (tid == 0) fr[0][0] = 1;
+    __syncthreads();
+    while (cnt) {
+        unsigned int next = 0;
+        for (unsigned int base = 0; base < cnt; base += NBODY__CU_FRONT_T) {
+            unsigned int idx = base + tid, c = 0, off = 0, tot = 0, bal;
+            bool open = false;
+            if (idx < cnt) {
+                c = fr[buf][idx];
+                nbody__v4<T> q = nbody__ldg4(node + c);
+                T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+                if (d2 > q.w) nbody__pull(nbody__weight(__ldg(nmass + c), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
+                else open = c < n;
+            }
+            bal = __ballot_sync(~0u, open);
+            if (lane == 0) wsum[wi] = (unsigned int)__popc(bal);
+            __syncthreads();
+            for (unsigned int v = 0; v < NBODY__CU_FRONT_T / 32; ++v) {
+                if (v < wi) off += wsum[v];
+                tot += wsum[v];
+            }
+            if (open) {
+                unsigned int pos = next + 2 * (off + (unsigned int)__popc(bal & ((1u << lane) - 1u)));
+                if (pos < NBODY__CU_FRONT_CAP) {   /* pos even: both children fit */
+                    fr[buf ^ 1u][pos] = 2 * c; fr[buf ^ 1u][pos + 1] = 2 * c + 1;
+                } else {                           /* no room: c's subtree depth first, here */
+                    unsigned int cur = 2 * c, end = nbody__heap_skip(c);
+                    do {
+                        nbody__v4<T> q = nbody__ldg4(node + cur);
+                        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+                        bool take = d2 > q.w;
+                        if (take) nbody__pull(nbody__weight(__ldg(nmass + cur), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
+                        cur = !take && cur < n ? 2 * cur : nbody__heap_skip(cur);
+                    } while (cur != end);
+                }
+            }
+            next += 2 * tot;
+            __syncthreads();                       /* wsum is written again; the next frontier is complete */
+        }
+        cnt = next < NBODY__CU_FRONT_CAP ? next : NBODY__CU_FRONT_CAP;
+        buf ^= 1u;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        ax += __shfl_xor_sync(~0u, ax, o); ay += __shfl_xor_sync(~0u, ay, o); az += __shfl_xor_sync(~0u, az, o);
+    }
+    if (lane == 0) { part[3 * wi] = ax; part[3 * wi + 1] = ay; part[3 * wi + 2] = az; }
+    __syncthreads();
+    if (tid == 0) {
+        for (unsigned int v = 1; v < NBODY__CU_FRONT_T / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
+        acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az;
+    }
 }
 
 /* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite */
@@ -2728,11 +2805,14 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
 /* Benchmarks (bench/bench_treeblock.c): the warps' union walk when more than 1 / kdk_union of
    the sources are active; at most kdk_lanes lanes a body in the split walk (32: a warp), each
    with 2^kdk_roots subtrees; kdk_device = 0: kdk_step declines (the host's path:
-   active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too */
+   active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too;
+   kdk_front = 0: the split walk where the breadth-first walk would be */
 static unsigned int nbody__cu_kdk_union = 2, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
-static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1;
-extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full) {
+static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1;
+extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
+                                       int front) {
     nbody__cu_kdk_full = full;
+    nbody__cu_kdk_front = front;
     nbody__cu_kdk_union = union_fraction ? union_fraction : 2;
     nbody__cu_kdk_lanes = max_lanes >= 32 && max_lanes <= NBODY__CU_SPLIT_LANES ? max_lanes : NBODY__CU_SPLIT_LANES;
     nbody__cu_kdk_device = device_step;
@@ -2796,6 +2876,10 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
         if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
                                        n, 1)) != NBODY_OK)
             return r;
+    } else if (src && nbody__cu_kdk_front) {
+        nbody__cu_walk_front<nbody__r><<<(unsigned int)src, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt,
+                                                                                eps2, e->desc.G);
+        NBODY__CU(cudaGetLastError());
     } else if (src) {
         unsigned int L, T;
         int D;
