@@ -2485,11 +2485,9 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
    host sorts the active bodies' leaves (from its copy of the order, a bitmap over the leaves)
    and sends them with the list (and their levels) in one copy; each is walked breadth first
    by a block (nbody__cu_walk_front: each node of its walk tested once, the chain of dependent
-   loads the tree's depth; nbody__cu_walk_split, a body's lanes splitting the tree by subtree,
-   is the benchmarks' alternative), or,
-   when most sources are active, the warps walk 32 each (the union of neighbours' walks,
-   nbody__cu_walk: the split walk's lanes diverge, and a full step has warps enough without
-   it), into a by-leaf scratch; active test particles walk with every test particle
+   loads the tree's depth; a body's lanes splitting the tree by subtree, nbody__cu_walk_split,
+   and the warps' union of 32 neighbours' walks, nbody__cu_walk, are the benchmarks'
+   alternatives) into a by-leaf scratch; active test particles walk with every test particle
    (nbody__cu_walk_test over [nt, n)). Then either (active_forces) one gather puts the 3 count
    forces in list order for the one copy back, and the kick reuses the device's list and
    forces with the host's coefficients; or (kdk_step) one launch chooses each active body's
@@ -2803,17 +2801,19 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
 }
 
 /* Benchmarks (bench/bench_treeblock.c): the warps' union walk when more than 1 / kdk_union of
-   the sources are active; at most kdk_lanes lanes a body in the split walk (32: a warp), each
+   the sources are active (0: never; measured slower than the breadth-first walk at every
+   count, bench/results/treeblock-2026-11-27.md); at most kdk_lanes lanes a body in the split
+   walk (32: a warp), each
    with 2^kdk_roots subtrees; kdk_device = 0: kdk_step declines (the host's path:
    active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too;
    kdk_front = 0: the split walk where the breadth-first walk would be */
-static unsigned int nbody__cu_kdk_union = 2, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
+static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
 static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1;
 extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
                                        int front) {
     nbody__cu_kdk_full = full;
     nbody__cu_kdk_front = front;
-    nbody__cu_kdk_union = union_fraction ? union_fraction : 2;
+    nbody__cu_kdk_union = union_fraction;
     nbody__cu_kdk_lanes = max_lanes >= 32 && max_lanes <= NBODY__CU_SPLIT_LANES ? max_lanes : NBODY__CU_SPLIT_LANES;
     nbody__cu_kdk_device = device_step;
     nbody__cu_kdk_roots = roots_log2 > 0 && roots_log2 <= 6 ? roots_log2 : 2;
@@ -2872,7 +2872,7 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
         *acc = w->full + 3 * n; *slot = w->list + src + count;
         return nbody__cu_tree_walk(e, c->block, c->walk, 1, w->full);
     }
-    if (nbody__cu_kdk_union * src > nt) {   /* most sources active: enough warps to fill the device with whole walks */
+    if (nbody__cu_kdk_union && nbody__cu_kdk_union * src > nt) {   /* benchmarks: the warps' union of 32 neighbours' walks */
         if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
                                        n, 1)) != NBODY_OK)
             return r;
