@@ -2559,6 +2559,21 @@ __global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n,
    acc[k], acc[as + k], acc[2 as + k]. Blocks of L threads (a body a block) when L > 32, else
    of whole warps. */
 #define NBODY__CU_SPLIT_LANES 1024         /* the most lanes a body (one subtree each) */
+
+/* the pulls on a body at me of the nodes cur .. end (exclusive) of a depth-first walk of the
+   heap (nbody__cu_walk_body's rule: accept d^2 > crit2, open internal nodes, skip leaves
+   otherwise, the body's own among them); end = nbody__heap_skip of the subtree's root */
+template <class T>
+__device__ __forceinline__ void nbody__cu_subtree_pull(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, nbody__v4<T> me,
+                                                       unsigned int cur, unsigned int end, unsigned int n, T eps2, T *ax, T *ay, T *az) {
+    do {
+        nbody__v4<T> q = nbody__ldg4(node + cur);
+        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+        bool take = d2 > q.w;
+        if (take) nbody__pull(nbody__weight(__ldg(nmass + cur), d2 + eps2), dx, dy, dz, ax, ay, az);
+        cur = !take && cur < n ? 2 * cur : nbody__heap_skip(cur);
+    } while (cur != end);
+}
 template <class T>
 __global__ void __launch_bounds__(NBODY__CU_SPLIT_LANES)
 nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
@@ -2580,15 +2595,7 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
                 if (r == a << up) nbody__pull(nbody__weight(__ldg(nmass + a), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
             }
         }
-        if (!walk) continue;
-        unsigned int cur = r, end = nbody__heap_skip(r);
-        do {
-            nbody__v4<T> q = nbody__ldg4(node + cur);
-            T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-            bool take = d2 > q.w;
-            if (take) nbody__pull(nbody__weight(__ldg(nmass + cur), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
-            cur = !take && cur < n ? 2 * cur : nbody__heap_skip(cur);
-        } while (cur != end);
+        if (walk) nbody__cu_subtree_pull(node, nmass, me, r, nbody__heap_skip(r), n, eps2, &ax, &ay, &az);
     }
     for (int o = 16; o > 0; o >>= 1) {
         ax += __shfl_xor_sync(~0u, ax, o); ay += __shfl_xor_sync(~0u, ay, o); az += __shfl_xor_sync(~0u, az, o);
@@ -2651,15 +2658,8 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
                 unsigned int pos = next + 2 * (off + (unsigned int)__popc(bal & ((1u << lane) - 1u)));
                 if (pos < NBODY__CU_FRONT_CAP) {   /* pos even: both children fit */
                     fr[buf ^ 1u][pos] = 2 * c; fr[buf ^ 1u][pos + 1] = 2 * c + 1;
-                } else {                           /* no room: c's subtree depth first, here */
-                    unsigned int cur = 2 * c, end = nbody__heap_skip(c);
-                    do {
-                        nbody__v4<T> q = nbody__ldg4(node + cur);
-                        T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
-                        bool take = d2 > q.w;
-                        if (take) nbody__pull(nbody__weight(__ldg(nmass + cur), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
-                        cur = !take && cur < n ? 2 * cur : nbody__heap_skip(cur);
-                    } while (cur != end);
+                } else {                           /* no room: c's children's subtrees depth first, here */
+                    nbody__cu_subtree_pull(node, nmass, me, 2 * c, nbody__heap_skip(c), n, eps2, &ax, &ay, &az);
                 }
             }
             next += 2 * tot;
