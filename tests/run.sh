@@ -6,11 +6,19 @@
 # NBODY_TEST_JOBS=N: N tests at a time (default 1), for suites whose programs use one core
 # each (under node or qemu: make test-wasm, make test-arm64); each output is printed whole,
 # in the order given, when all have ended.
+# NBODY_TEST_TIMES=FILE (an absolute path): a line "wall user system name" in seconds is
+# appended to FILE for each test, the processes it starts included (/usr/bin/time; how
+# bench/ci_time.sh measures CI's steps in CPU seconds).
+timed() {   # $1: the test's name; the rest: the command
+    n=$1; shift
+    if [ -n "${NBODY_TEST_TIMES:-}" ]; then /usr/bin/time -a -o "$NBODY_TEST_TIMES" -f "%e %U %S $n" "$@"
+    else "$@"; fi
+}
 one() {   # test $1: its output to $2.out, exit status to $2.rc, seconds to $2.sec
     t0=$(date +%s)
     case $1 in
-        *.sh) "./$1" >"$2.out" 2>&1; echo $? >"$2.rc";;
-        *) { ${NBODY_TEST_RUNNER:-} "./$1" 2>&1; echo $? >"$2.rc"; } | tr -d '\r' >"$2.out";;   # Windows programs end lines with CR LF
+        *.sh) timed "$1" "./$1" >"$2.out" 2>&1; echo $? >"$2.rc";;
+        *) { timed "$1" ${NBODY_TEST_RUNNER:-} "./$1" 2>&1; echo $? >"$2.rc"; } | tr -d '\r' >"$2.out";;   # Windows programs end lines with CR LF
     esac
     echo $(( $(date +%s) - t0 )) >"$2.sec"
 }
