@@ -173,6 +173,11 @@ SLOW_TESTS   := test_tree test_sweep test_opencl_devices test_opencl_devices_flo
                 test_block test_block_float test_reasons test_tree_block test_methods test_steer
 slow_first    = $(foreach t,$(SLOW_TESTS),$(filter %/$(t)$(2),$(1))) $(filter-out $(foreach t,$(SLOW_TESTS),%/$(t)$(2)),$(1))
 TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
+# make test's order: the programs and scripts that take longest natively first
+NATIVE_SLOW  := compile_docs.sh test_mpi.sh simd_levels.sh compile_matrix.sh test_sweep test_platforms.sh msvc_constructs.sh \
+                test_opencl_devices_float test_opencl_devices test_opencl_float test_tree test_opencl test_tree_float \
+                test_python.sh test_sweep_float test_cli.sh
+native_first  = $(foreach t,$(NATIVE_SLOW),$(filter %/$(t),$(1))) $(filter-out $(foreach t,$(NATIVE_SLOW),%/$(t)),$(1))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
 .PHONY: test-asan test-tsan fuzz fuzz-load fuzz-load-half fuzz-archive fuzz-archive-half soak test-cuda bench-cuda test-cuda-gl help web test-web
@@ -252,8 +257,10 @@ clean:
 # ==== test ======================================================================================
 # every test program and script; the examples are built too (the script tests run them)
 # tests/simd_levels.sh: the fault, tree and reproducibility tests again at each SIMD level
+# TEST_JOBS programs at a time, the longest first (NATIVE_SLOW: their order in docs/platforms.md's
+# measurements), so that the two cores stay busy to the end: most programs keep one core busy
 test: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS) python
-	@BUILD=$(BUILD) MAKE="$(MAKE)" sh tests/run.sh tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh tests/test_python.sh
+	@BUILD=$(BUILD) MAKE="$(MAKE)" NBODY_TEST_JOBS=$(TEST_JOBS) sh tests/run.sh $(call native_first,tests/compile_matrix.sh tests/embedded_check.sh $(TEST_SCRIPTS) $(TESTS) $(PRECISION_TESTS) tests/simd_levels.sh tests/test_python.sh)
 
 # ==== python ====================================================================================
 # The package nbodyh (docs/python.md) installed into a venv under $(BUILD) with what its tests
@@ -501,7 +508,9 @@ bench-python: python
 # make test-windows   every tests/test_*.c and the precision builds as Windows programs
 # (x86_64-w64-mingw32-gcc, static so that the OpenMP builds start under Wine), run by
 # tests/run.sh through NBODY_TEST_RUNNER=wine in a fresh WINEPREFIX under $(WIN_BUILD), then
-# tests/simd_levels.sh the same way; last line "N passed, N failed[, N skipped]". No OpenCL,
+# tests/simd_levels.sh the same way, TEST_JOBS programs at a time, the longest first (a program
+# under Wine waits for the wineserver most of its time, its CPU idle); last line "N passed,
+# N failed[, N skipped]". No OpenCL,
 # MPI, GL or Python there: those tests report skipped. The shell-script tests that read the
 # sources run once, in make test; docs/platforms.md lists them.
 WIN_CC      ?= x86_64-w64-mingw32-gcc
@@ -542,8 +551,8 @@ $(WIN_BUILD)/%.exe: $$(call win_src,$$*) $(wildcard tests/*.h) $(HEADERS) | $(WI
 test-windows: $(WIN_TESTS)
 	@WINEPREFIX=$(abspath $(WIN_BUILD))/wineprefix WINEDEBUG=-all $(WINE) wineboot -i >/dev/null 2>&1 || true
 	@WINEPREFIX=$(abspath $(WIN_BUILD))/wineprefix WINEDEBUG=-all NBODY_TEST_RUNNER="$(WINE)" NBODY_TEST_EXE=.exe \
-	    NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER= BUILD=$(WIN_BUILD) \
-	    sh tests/run.sh $(WIN_TESTS) tests/simd_levels.sh
+	    NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER= BUILD=$(WIN_BUILD) NBODY_TEST_JOBS=$(TEST_JOBS) \
+	    sh tests/run.sh $(call slow_first,$(WIN_TESTS),.exe) tests/simd_levels.sh
 	@echo "not built for Windows (docs/platforms.md): $(notdir $(WIN_SKIP))"
 
 # ==== help ======================================================================================

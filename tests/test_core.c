@@ -242,11 +242,13 @@ static int same_system(const nbody_system *a, const nbody_system *b) {
 }
 
 static void test_snapshots(void) {
-    const char *path = "build/test_core_snapshot.bin";
+    char path[64], csv[64];        /* one name per precision: make test runs the builds side by side */
     nbody_system s = {0}, back = {0};
     FILE *f;
     long size;
     unsigned char *bytes;
+    snprintf(path, sizeof path, "build/test_core_snapshot_%d.bin", (int)sizeof(nbody_real));
+    snprintf(csv, sizeof csv, "build/test_core_%d.csv", (int)sizeof(nbody_real));
     nbody_ic_collision(&s, 101, (nbody_real)0.5, 4, 9);
     s.t = (nbody_real)1.25;
     CHECK(nbody_save(path, &s) == NBODY_OK, "save");
@@ -273,8 +275,8 @@ static void test_snapshots(void) {
         CHECK(bad_cuts == 0, "%ld truncated files were not refused with NBODY_ERR_FORMAT", bad_cuts);
         CHECK(bad_flips == 0, "%ld corrupted files were not refused with NBODY_ERR_FORMAT", bad_flips);
     }
-    CHECK(nbody_write_csv("build/test_core.csv", &s) == NBODY_OK, "csv");
-    f = fopen("build/test_core.csv", "r");
+    CHECK(nbody_write_csv(csv, &s) == NBODY_OK, "csv");
+    f = fopen(csv, "r");
     if (f) {
         char line[512]; int lines = 0;
         while (fgets(line, sizeof line, f)) lines++;
