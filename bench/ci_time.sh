@@ -26,7 +26,7 @@ for s in $steps; do
     : >"$OUT/$s.tests"
     NBODY_TEST_TIMES="$OUT/$s.tests" /usr/bin/time -o "$OUT/$s.time" -f "%e %U %S" $cmd >"$OUT/$s.log" 2>&1
     echo "$s: exit $?, $(tail -n 1 "$OUT/$s.log")"
-    set -- $(cat "$OUT/$s.time")
+    set -- $(tail -n 1 "$OUT/$s.time")     # (a first line "Command exited with non-zero status N")
     awk -v s="$s" -v w="$1" -v c="$2" -v c2="$3" \
         '$0 !~ /^Command/ && NF >= 4 { tw += $1; tc += $2 + $3 }
          END { printf "%s %.0f %.0f %.0f %.0f\n", s, w, c + c2, tw, tc }' "$OUT/$s.tests" >>"$OUT/steps.txt"
