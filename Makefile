@@ -508,14 +508,15 @@ bench-python: python
 # make test-windows   every tests/test_*.c and the precision builds as Windows programs
 # (x86_64-w64-mingw32-gcc, static so that the OpenMP builds start under Wine), run by
 # tests/run.sh through NBODY_TEST_RUNNER=wine in a fresh WINEPREFIX under $(WIN_BUILD), then
-# tests/simd_levels.sh the same way, TEST_JOBS programs at a time, the longest first (a program
-# under Wine waits for the wineserver most of its time, its CPU idle); last line "N passed,
-# N failed[, N skipped]". No OpenCL,
+# tests/simd_levels.sh the same way, WIN_TEST_JOBS programs at a time, the longest first (a
+# program under Wine waits for the wineserver most of its time, its CPU idle: the OpenMP ones
+# wait at every fork and join; docs/platforms.md); last line "N passed, N failed[, N skipped]". No OpenCL,
 # MPI, GL or Python there: those tests report skipped. The shell-script tests that read the
 # sources run once, in make test; docs/platforms.md lists them.
 WIN_CC      ?= x86_64-w64-mingw32-gcc
 WINE        ?= wine
 WIN_BUILD   := $(BUILD)/windows
+WIN_TEST_JOBS ?= 4
 # NBODY_TEST_QUICK as under emulation: Wine runs the same x86 code as Linux, so test_block's
 # largest systems and test_tree's million bodies (the native build runs them) test nothing new
 WIN_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -fopenmp -static -I. -DNBODY_TEST_QUICK
@@ -551,7 +552,7 @@ $(WIN_BUILD)/%.exe: $$(call win_src,$$*) $(wildcard tests/*.h) $(HEADERS) | $(WI
 test-windows: $(WIN_TESTS)
 	@WINEPREFIX=$(abspath $(WIN_BUILD))/wineprefix WINEDEBUG=-all $(WINE) wineboot -i >/dev/null 2>&1 || true
 	@WINEPREFIX=$(abspath $(WIN_BUILD))/wineprefix WINEDEBUG=-all NBODY_TEST_RUNNER="$(WINE)" NBODY_TEST_EXE=.exe \
-	    NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER= BUILD=$(WIN_BUILD) NBODY_TEST_JOBS=$(TEST_JOBS) \
+	    NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER= BUILD=$(WIN_BUILD) NBODY_TEST_JOBS=$(WIN_TEST_JOBS) \
 	    sh tests/run.sh $(call slow_first,$(WIN_TESTS),.exe) tests/simd_levels.sh
 	@echo "not built for Windows (docs/platforms.md): $(notdir $(WIN_SKIP))"
 
