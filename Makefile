@@ -173,11 +173,15 @@ SLOW_TESTS   := test_tree test_sweep test_opencl_devices test_opencl_devices_flo
                 test_block test_block_float test_reasons test_tree_block test_methods test_steer
 slow_first    = $(foreach t,$(SLOW_TESTS),$(filter %/$(t)$(2),$(1))) $(filter-out $(foreach t,$(SLOW_TESTS),%/$(t)$(2)),$(1))
 TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
-# make test's order: the programs and scripts that take longest natively first
-NATIVE_SLOW  := compile_docs.sh test_mpi.sh simd_levels.sh compile_matrix.sh test_sweep test_platforms.sh msvc_constructs.sh \
+# make test's order: the programs and scripts that take longest natively first; test_mpi.sh
+# last, when the other slot runs the suite's tail: its ranks (up to 4 on the 2 cores) wait for
+# each other at every step, and a program beside them on the cores stretches every wait
+NATIVE_SLOW  := compile_docs.sh simd_levels.sh compile_matrix.sh test_sweep test_platforms.sh msvc_constructs.sh \
                 test_opencl_devices_float test_opencl_devices test_opencl_float test_tree test_opencl test_tree_float \
                 test_python.sh test_sweep_float test_cli.sh
-native_first  = $(foreach t,$(NATIVE_SLOW),$(filter %/$(t),$(1))) $(filter-out $(foreach t,$(NATIVE_SLOW),%/$(t)),$(1))
+NATIVE_LAST  := test_mpi.sh
+native_first  = $(foreach t,$(NATIVE_SLOW),$(filter %/$(t),$(1))) \
+                $(filter-out $(foreach t,$(NATIVE_SLOW) $(NATIVE_LAST),%/$(t)),$(1)) $(foreach t,$(NATIVE_LAST),$(filter %/$(t),$(1)))
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
 .PHONY: test-asan test-tsan fuzz fuzz-load fuzz-load-half fuzz-archive fuzz-archive-half soak test-cuda bench-cuda test-cuda-gl help web test-web
