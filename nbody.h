@@ -1079,6 +1079,32 @@ typedef struct nbody__hermite_levels {
     nbody_real eta, dt_max, dt_min;
 } nbody__hermite_levels;
 
+/* NBODY_HERMITE's block steps taken on the engine one after another, the host out of the loop
+   (ops.hermite_run, optional, with hermite_step): from the scheduler's state after a committed
+   step, where every body of level k sits at the tick now - now % 2^(NBODY__BLOCK_LEVELS - k)
+   (the census is exact), the engine schedules as nbody__block_schedule does (the next block
+   time the earliest end of an occupied level's step, the active bodies those of the levels
+   whose step divides it) and takes each step as hermite_step does, with the same bits, while
+   the step's time is before tick_stop and it has fewer than max_active active bodies. A step
+   with a new level the host would refuse (a value not finite, a step below the smallest or
+   dt_min) or above max_level is undone there and left to the host.
+   op: nbody__hermite_op's state, ticks, tick, order, pred and n_src (list, count, out unused;
+   span < 0). Step k writes the state at its time into op.pred (k even) or other (k odd), as
+   y_new and y swap: other holds the state at the start. Out: steps, body_steps (the sum of
+   their active counts), last and prev (the ticks of the last step and of the one before it),
+   every body's level in level (host, n, in and out; a body's tick follows from its level and
+   last) and in max_active the most active bodies the engine's runs take (0: none). */
+typedef struct nbody__hermite_run {
+    nbody__hermite_op op;
+    nbody__buf other;
+    unsigned long long *level;
+    unsigned long long now, tick_stop, max_level;
+    size_t max_active;
+    nbody_real eta, dt_max, dt_min;
+    size_t steps;
+    unsigned long long body_steps, last, prev;
+} nbody__hermite_run;
+
 /* The GPU engines' shape of the Hermite forces (nbody_cuda.cu, kernels.cl): work-groups of
    2^log2_threads items, each taking 2^ti_log2 active bodies and one slice of the sources, whose
    2^(log2_threads - ti_log2) lanes of a body share the slice. Many active bodies: a work-item a
@@ -1198,6 +1224,8 @@ typedef struct nbody__engine_ops {
     nbody_result (*hermite_step)(nbody__engine *e, const nbody__hermite_op *op, const nbody__hermite_levels *lv);
     /* optional, with active_forces: nbody__kdk_levels */
     nbody_result (*kdk_step)(nbody__engine *e, nbody__active_op *op, nbody__kdk_levels *lv);
+    /* optional, with hermite_step: nbody__hermite_run */
+    nbody_result (*hermite_run)(nbody__engine *e, nbody__hermite_run *run);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -2213,6 +2241,10 @@ typedef struct nbody__hermite_state {
     nbody_real *out;               /* the engine's a, jerk, snap of the active bodies and their
                                       state at their own time (24n, nbody__hermite_op) */
     nbody_real *next;              /* their corrected x v a j s c (18n), levels in level_new */
+    int run;                       /* nbody_advance with nothing that watches each step: the
+                                      engine may take steps on its own (ops.hermite_run) */
+    size_t run_cap;                /* the most active bodies the engine's runs take (its last
+                                      run's word; unknown: SIZE_MAX) */
 } nbody__hermite_state;
 
 /* NBODY_LEAPFROG with NBODY_STEPPING_BLOCK on the tree engines (>>kdk): kick-drift-kick with a
@@ -3058,6 +3090,7 @@ NBODY__DEF nbody_result nbody_advance(nbody_sim *sim, nbody_real t_end) {
 
 static nbody_result nbody__advance(nbody_sim *sim, nbody_real t_end) {
     nbody_result r = NBODY_OK;
+    int unobserved;
     if (sim->desc.progress.func) {
         sim->progress.active = 1;
         sim->progress.t_start = sim->t;
@@ -3065,17 +3098,18 @@ static nbody_result nbody__advance(nbody_sim *sim, nbody_real t_end) {
         sim->progress.wall0 = sim->progress.last = nbody__wall_seconds();
     }
     /* WHFast: synchronize only where the state is read (see its section) */
-    sim->whfast.defer = sim->method->id == NBODY_WHFAST && !sim->desc.before_step &&
-                        !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive &&
-                        !(sim->desc.extra_force && sim->desc.whfast_corrector) &&
-                        sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) &&
-                        !(sim->desc.escape_distance > 0);
+    /* nothing watches the steps in between: WHFast synchronises, Hermite's engine steps, only at the end */
+    unobserved = !sim->desc.before_step && !sim->desc.after_step && !sim->desc.progress.func && !sim->steer.archive &&
+                 sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) && !(sim->desc.escape_distance > 0);
+    sim->whfast.defer = sim->method->id == NBODY_WHFAST && unobserved && !(sim->desc.extra_force && sim->desc.whfast_corrector);
+    sim->hermite.run = sim->method->id == NBODY_HERMITE && unobserved;
     sim->whfast.t_limit = t_end;
     while (r == NBODY_OK && sim->t < t_end) {
         r = nbody__step_steered(sim, t_end);
         if (r == NBODY_OK && nbody__progress(sim, 1)) r = NBODY_ERR_CANCELLED;
     }
     sim->whfast.defer = 0;
+    sim->hermite.run = 0;
     if (sim->whfast.deferred) {                        /* stopped early: y synchronized, if it can be */
         int finite = 0;
         nbody_result q;
@@ -5080,16 +5114,25 @@ static nbody_real nbody__hermite_start_step(nbody_real eta, nbody_real a, nbody_
     return j > 0 ? eta_s * a / j : (nbody_real)HUGE_VAL;
 }
 
+/* evaluations of the engine's operation on `bodies` active bodies in all, in the stats */
+static void nbody__hermite_count(nbody_sim *s, unsigned long long evals, unsigned long long bodies) {
+    s->stats.force_evals += evals;
+    s->stats.interactions += bodies * (unsigned long long)nbody__n_src(&s->eng);
+}
+
 /* the engine's operation for the bodies `list` at the step to `now` (span < 0) or to the
    origin + span (a synchronising step), counted in the stats */
-static void nbody__hermite_op_for(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span,
-                                  nbody__hermite_op *op) {
+static void nbody__hermite_op_fill(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span,
+                                   nbody__hermite_op *op) {
     op->base = s->hermite.base; op->force = s->hermite.force; op->high = s->hermite.high;
     op->ticks = s->sched.ticks[0]; op->ticks_all = !s->sched.ticks_sent; op->now = now; op->tick = nbody__block_tick(&s->desc);
     op->span = span; op->order = s->desc.order; op->pred = s->y_new; op->pred_acc = s->ytmp;
     op->list = list; op->count = count; op->n_src = nbody__n_src(&s->eng); op->out = s->hermite.out;
-    s->stats.force_evals++;
-    s->stats.interactions += (unsigned long long)count * (unsigned long long)op->n_src;
+}
+static void nbody__hermite_op_for(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span,
+                                  nbody__hermite_op *op) {
+    nbody__hermite_op_fill(s, list, count, now, span, op);
+    nbody__hermite_count(s, 1, count);
 }
 static nbody_result nbody__hermite_forces(nbody_sim *s, const size_t *list, size_t count, unsigned long long now, nbody_real span) {
     nbody__hermite_op op;
@@ -5144,7 +5187,73 @@ static nbody_result nbody__hermite_begin(nbody_sim *s) {
     return nbody__block_started(s, "hermite");
 }
 
+/* the finest level whose step the times up to t_limit resolve (t + step > t), so that every
+   block time the engine takes on its own is one nbody__step_to would take */
+static unsigned long long nbody__hermite_resolved_level(const nbody_sim *s, nbody_real t_limit) {
+    nbody_real t = NBODY__FABS(s->t) > NBODY__FABS(t_limit) ? NBODY__FABS(s->t) : NBODY__FABS(t_limit);
+    nbody_real step = nbody__block_dt_max(&s->desc);
+    unsigned long long k = 0;
+    while (k < NBODY__BLOCK_LEVELS && t + step / 8 > t) { step /= 2; ++k; }   /* a step of 2 ulp or more */
+    return k;
+}
+
+/* Block steps on the engine itself (ops.hermite_run) ahead of the step that nbody__step_to
+   takes, while nothing watches the steps in between (hermite.run) and the census is exact: a
+   step with a few active bodies costs a GPU's launches and a wait on the host some ten times
+   its arithmetic, which a run of steps on the device does not pay. The engine takes the steps
+   the scheduler and hermite_step would, with the same bits, so the stats and the state are
+   those of one nbody__step_to each. It stops before a step the host takes: every body active
+   (the origin may move there), a block time within 4e-8 dt_max of t_limit (the synchronising
+   step may land there), a step whose new level is refused or finer than the block times
+   resolve. */
+static nbody_result nbody__hermite_run_engine(nbody_sim *s, nbody_real t_limit) {
+    nbody__block_sched *B = &s->sched;
+    nbody__hermite_run run;
+    nbody_real tick = nbody__block_tick(&s->desc), dt_max = nbody__block_dt_max(&s->desc), left, t_k;
+    nbody_real margin = (nbody_real)4e-8 * dt_max + 8 * nbody__eps() * (NBODY__FABS(t_limit) + NBODY__FABS(s->sched.origin));
+    unsigned long long span0 = nbody__block_span(0), next, k0 = 0;
+    size_t i;
+    nbody_result r;
+    if (!s->hermite.run || !s->eng.ops->hermite_run || !B->live || s->desc.stepping == NBODY_STEPPING_SHARED || s->n < 2) return NBODY_OK;
+    if (!B->census.valid) nbody__block_census_build(&B->census, (const unsigned long long *const *)B->ticks, s->n, B->now);
+    run.max_level = nbody__hermite_resolved_level(s, t_limit);
+    if (!B->census.exact || B->census.start[NBODY__BLOCK_LEVELS + 1] > B->census.start[run.max_level + 1]) return NBODY_OK;
+    next = nbody__block_census_due(&B->census, B->now);
+    while (k0 < NBODY__BLOCK_LEVELS && next % nbody__block_span(k0) != 0) ++k0;
+    if (s->n - B->census.start[k0] > s->hermite.run_cap) return NBODY_OK;     /* the next step is the host's */
+    /* the block times taken here end before tick_stop, where t_limit - t stays above twice what
+       nbody__block_schedule's test for a synchronising step asks (1e-8 of a step <= dt_max) */
+    left = (t_limit - margin - B->origin) / tick;
+    if (!(left > (nbody_real)(B->now + 1))) return NBODY_OK;
+    run.tick_stop = left > (nbody_real)(2 * span0) ? 2 * span0 : (unsigned long long)left;
+    t_k = B->origin + (nbody_real)(run.tick_stop - 1) * tick;
+    if (!(t_k < t_limit && t_limit - t_k >= (nbody_real)2e-8 * dt_max) || next >= run.tick_stop) return NBODY_OK;
+    nbody__hermite_op_fill(s, NULL, 0, 0, -1, &run.op);
+    run.other = s->y; run.level = B->ticks[1]; run.now = B->now; run.max_active = s->n;
+    run.eta = s->desc.timestep_eta; run.dt_max = dt_max; run.dt_min = s->desc.dt_min;
+    r = s->eng.ops->hermite_run(&s->eng, &run);
+    nbody__hermite_count(s, run.steps, run.body_steps);
+    s->hermite.run_cap = run.max_active;
+    if (r != NBODY_OK) {
+        B->live = 0;   /* the engine's state is unknown: the next step restarts from y */
+        return r;
+    }
+    B->ticks_sent = 1;
+    if (run.steps == 0) return NBODY_OK;
+    for (i = 0; i < s->n; ++i) B->ticks[0][i] = run.last & ~(nbody__block_span(B->ticks[1][i]) - 1);   /* spans: powers of two */
+    B->census.valid = 0;
+    B->now = B->due = run.last;
+    if (run.steps % 2) nbody__swap(&s->y, &s->y_new);
+    s->t = B->origin + (nbody_real)run.last * tick;
+    s->stats.steps += run.steps;
+    s->stats.body_steps += run.body_steps;
+    s->stats.dt = (s->t - (B->origin + (nbody_real)run.prev * tick));
+    return NBODY_OK;
+}
+
 static nbody_result nbody__schedule_hermite(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new) {
+    nbody_result r = s->sched.live ? nbody__hermite_run_engine(s, t_limit) : NBODY_OK;
+    if (r != NBODY_OK) return r;
     return nbody__block_schedule(s, t_limit, h, t_new, nbody__hermite_begin);
 }
 
@@ -5252,6 +5361,7 @@ static nbody_result nbody__hermite_create(nbody_sim *s) {
         return NBODY_ERR_UNAVAILABLE;
     }
     H->next = H->out + 24 * n;
+    H->run_cap = (size_t)-1;
     return NBODY_OK;
 }
 
@@ -9534,7 +9644,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL, nbody__dist_hermite, NULL, NULL, nbody__dist_hermite_store, NULL, NULL };
+    nbody__dist_all_finite, NULL, NULL, nbody__dist_hermite, NULL, NULL, nbody__dist_hermite_store, NULL, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -9602,7 +9712,7 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
 #define NBODY__CPU_ENGINE(label, deriv, hermite, store, active, kick, step) { label, nbody__cpu_init, nbody__cpu_shutdown, \
     nbody__host_alloc, nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
     nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick, \
-    store, step, NULL }
+    store, step, NULL, NULL }
 static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite,
                                                          nbody__host_hermite_store, NULL, NULL, NULL);
 static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite,

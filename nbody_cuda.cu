@@ -33,6 +33,7 @@
 #include "nbody.h"
 
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <stdio.h>
@@ -2113,6 +2114,7 @@ static nbody_result nbody__cu_all_finite(nbody__engine *e, nbody__buf b, size_t 
 #define NBODY__CU_H_THREADS 128
 #define NBODY__CU_H_LOG2 7                 /* log2 NBODY__CU_H_THREADS */
 #define NBODY__CU_H_WAVES 16               /* blocks an SM the slices aim at (with few active bodies) */
+#define NBODY__CU_H_CTL_BYTES 512          /* hermite_run's control block, rounded up: the levels after it aligned */
 
 struct nbody__cu_hermite {
     unsigned long long *ticks;     /* n: each body's time, updated by the steps */
@@ -2129,12 +2131,17 @@ struct nbody__cu_hermite {
     unsigned int *dhlist;          /* their device addresses */
     nbody__r *dhrows;
     unsigned char *dhlev;
+    struct nbody__cu_h_shape *shape;   /* hermite_run: the forces' shape for each count below */
+    size_t shape_len, shape_src;   /* shape_len, for shape_src sources */
+    unsigned char *run, *hrun;     /* its control block and levels: device, pinned host */
+    int run_blocks[2];             /* its grid, order 4 and 6 (0: not known yet, -1: no run here) */
 };
 
 static void nbody__cu_h_free(nbody__cu_hermite *h, const nbody_desc *d) {
     if (!h) return;
     cudaFree(h->ticks); cudaFree(h->part); cudaFree(h->keep); cudaFree(h->tkeep); cudaFree(h->list); cudaFree(h->lev);
     cudaFreeHost(h->hlist); cudaFreeHost(h->hrows); cudaFreeHost(h->hlev);
+    cudaFree(h->shape); cudaFree(h->run); cudaFreeHost(h->hrun);
     (void)cudaGetLastError();
     d->allocator.free(h, d->allocator.user_data);
 }
@@ -2163,6 +2170,8 @@ static nbody_result nbody__cu_h_work(nbody__engine *e, nbody__cu_hermite **out) 
     if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hlist, &h->dhlist, n);
     if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hrows, &h->dhrows, 24 * n);
     if (r == NBODY_OK) r = nbody__cu_host_mapped(e, &h->hlev, &h->dhlev, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->run, NBODY__CU_H_CTL_BYTES + (n + 15) / 16 * 16);
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMallocHost((void **)&h->hrun, NBODY__CU_H_CTL_BYTES + (n + 15) / 16 * 16), "cudaMallocHost");
     if (r != NBODY_OK) { nbody__cu_h_free(h, &e->desc); c->herm = NULL; return r; }
     *out = h;
     return NBODY_OK;
@@ -2209,30 +2218,33 @@ template <class T> __device__ __forceinline__ void nbody__cu_h_put(T *pred, size
     pred[j] = x.x; pred[n + j] = x.y; pred[2 * n + j] = x.z; pred[3 * n + j] = v.x; pred[4 * n + j] = v.y; pred[5 * n + j] = v.z;
 }
 
-/* the slice blockIdx.y (slice_len sources) for the active bodies blockIdx.x TI .. (see above);
-   the first group (blockIdx.x 0) writes the prediction of its slice, and of its share of the
-   test particles [nsrc, n), into pred; the first slice (blockIdx.y 0) copies the list and the
-   levels (hlev: NULL for none) from mapped memory for the kernels after it (one round trip to
-   the host a step, which the prediction of the first tile hides: the target is predicted after it) */
+/* the slice by (slice_len sources, of slices) for the active bodies bx TI .. (see above) of the
+   list src (none: from list itself); the first group (bx 0) writes the prediction of its slice,
+   and of its share of the test particles [nsrc, n), into pred; with copy (the host's step) the
+   first slice (by 0) copies the list and the levels (slev: NULL for none) from mapped memory into
+   list and lev for the kernels after it (one round trip to the host a step, which the
+   prediction of the first tile hides: the target is predicted after it). No pointer here is
+   __restrict__: in the run of steps (nbody__cu_h_run) the same kernel writes the state, the list
+   and the levels that it reads in the next step, which the read-only cache would not see. */
 template <class T, bool SNAP>
-__global__ void __launch_bounds__(NBODY__CU_H_THREADS)
-nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ hlist, const unsigned char *__restrict__ hlev,
-                   unsigned int count, unsigned int nsrc, unsigned int slice_len, int ti_log2, T eps2, T *__restrict__ pred,
-                   double *__restrict__ part, unsigned int *__restrict__ list, unsigned char *__restrict__ lev) {
+__device__ __forceinline__ void nbody__cu_h_forces_group(const nbody__cu_h_state<T> &S, const unsigned int *src, const unsigned char *slev,
+                                                         unsigned int count, unsigned int nsrc, unsigned int slice_len, int ti_log2,
+                                                         T eps2, T *pred, double *part, unsigned int *list, unsigned char *lev,
+                                                         bool copy_list, unsigned int bx, unsigned int by, unsigned int slices) {
     const int B = NBODY__CU_H_THREADS, NK = SNAP ? 9 : 6;
     __shared__ nbody__v4<T> sx[B], sv[B], sa[SNAP ? B : 1];
     __shared__ double red[9][B];
     const int TI = 1 << ti_log2, TJ = B >> ti_log2, li = threadIdx.x & (TI - 1), lj = threadIdx.x >> ti_log2;
-    const unsigned int q = blockIdx.x * TI + li, i = hlist[q < count ? q : count - 1];
-    const bool copy = blockIdx.y == 0 && lj == 0 && q < count;
-    const unsigned char level = copy && hlev ? hlev[q] : 0;
-    const unsigned int j0 = blockIdx.y * slice_len, j1 = min(nsrc, j0 + slice_len);
-    const bool first = blockIdx.x == 0;
+    const unsigned int q = bx * TI + li, i = src[q < count ? q : count - 1];
+    const bool copy = copy_list && by == 0 && lj == 0 && q < count;
+    const unsigned char level = copy && slev ? slev[q] : 0;
+    const unsigned int j0 = by * slice_len, j1 = min(nsrc, j0 + slice_len);
+    const bool first = bx == 0;
     nbody__v4<T> xi, vi, ai, tx, tv, ta;
     double s[9];
     if (first && nsrc < S.n) {         /* the test particles: predicted for pred only */
-        size_t per = (S.n - nsrc + gridDim.y - 1) / gridDim.y, t1 = min(S.n, nsrc + (blockIdx.y + 1) * per);
-        for (size_t j = nsrc + blockIdx.y * per + threadIdx.x; j < t1; j += B) {
+        size_t per = (S.n - nsrc + slices - 1) / slices, t1 = min(S.n, nsrc + (by + 1) * per);
+        for (size_t j = nsrc + by * per + threadIdx.x; j < t1; j += B) {
             nbody__cu_h_predict(S, j, &tx, &tv, &ta);
             nbody__cu_h_put(pred, S.n, j, tx, tv);
         }
@@ -2280,8 +2292,18 @@ nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *__restrict__ hlis
     }
     if (lj == 0 && q < count)
 #pragma unroll
-        for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * gridDim.y + blockIdx.y] = red[c][threadIdx.x];
+        for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * slices + by] = red[c][threadIdx.x];
     if (copy) { list[q] = i; lev[q] = level; }
+}
+
+/* the host's step: the group blockIdx.x, slice blockIdx.y, the list from mapped memory */
+template <class T, bool SNAP>
+__global__ void __launch_bounds__(NBODY__CU_H_THREADS)
+nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *hlist, const unsigned char *hlev, unsigned int count,
+                   unsigned int nsrc, unsigned int slice_len, int ti_log2, T eps2, T *pred, double *part, unsigned int *list,
+                   unsigned char *lev, bool copy_list) {
+    nbody__cu_h_forces_group<T, SNAP>(S, hlist, hlev, count, nsrc, slice_len, ti_log2, eps2, pred, part, list, lev, copy_list,
+                                      blockIdx.x, blockIdx.y, gridDim.y);
 }
 
 /* G times active body q's sums of rows 0 .. nk over its slices, into f[0 .. 9) of lane 0 of its
@@ -2326,61 +2348,290 @@ __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk
     }
 }
 
-/* hermite_step's correction, a warp an active body: its forces, then in lane 0 its correction
-   (nbody__hermite_correct) over its elapsed time and its next level from its level lev[q]
-   into hlev[q] (mapped host memory; NBODY__BLOCK_LEVELS + 2 where a corrected value is not
-   finite), written in place: base, force, high, its time; x, v into pred; the 18 values and
-   the time it replaces into keep and tkeep */
+/* hermite_step's correction of active body q (body i, at level `level`), by a warp: its forces,
+   then in lane 0 its correction (nbody__hermite_correct) over its elapsed time, written in place
+   (base, force, high, its time; x, v into pred), the 18 values and the time it replaces into keep
+   and tkeep; lane 0 returns its next level (nbody__block_level_of), NBODY__BLOCK_LEVELS + 2 where
+   a corrected value is not finite */
+template <class T>
+__device__ __forceinline__ unsigned int nbody__cu_h_correct1(const nbody__cu_h_state<T> &S, const double *part, unsigned int slices,
+                                                              size_t q, size_t i, unsigned long long level, unsigned int lane, T G, T eta,
+                                                              T dt_max, T dt_min, T *base, T *force, T *high, unsigned long long *ticks,
+                                                              T *pred, T *keep, unsigned long long *tkeep) {
+    const size_t n = S.n;
+    unsigned long long t0;
+    T b[24], nx[18], d[6], old[18];
+    int finite = 1;
+    nbody__cu_h_slice_sums<T>(part, slices, q, S.order == 6 ? 9 : 6, lane, G, b);
+    if (lane != 0) return 0;
+    t0 = ticks[i];
+#pragma unroll
+    for (int k = 0; k < 6; ++k) {
+        old[k] = base[(size_t)k * n + i]; old[6 + k] = force[(size_t)k * n + i]; old[12 + k] = high[(size_t)k * n + i];
+    }
+#pragma unroll
+    for (int k = 0; k < 15; ++k) b[9 + k] = old[k];
+    nbody__hermite_correct(S.order, b, nbody__hermite_dt(t0, S.now, S.tick, S.span), nx, d);
+#pragma unroll
+    for (int k = 0; k < 18; ++k) finite &= isfinite(nx[k]) ? 1 : 0;
+#pragma unroll
+    for (int k = 0; k < 6; ++k) {
+        keep[18 * q + k] = old[k]; keep[18 * q + 6 + k] = old[6 + k]; keep[18 * q + 12 + k] = old[12 + k];
+        base[(size_t)k * n + i] = nx[k]; force[(size_t)k * n + i] = nx[6 + k]; high[(size_t)k * n + i] = nx[12 + k];
+        pred[(size_t)k * n + i] = nx[k];
+    }
+    tkeep[q] = t0;
+    ticks[i] = S.now;
+    return (unsigned int)(finite ? nbody__block_level_of(level, nbody__hermite_criterion(S.order, eta, d), S.now, dt_max, dt_min)
+                                 : NBODY__BLOCK_LEVELS + 2);
+}
+
+/* the host's step: a warp an active body, its next level into hlev[q] (mapped host memory) */
 template <class T>
 __global__ void nbody__cu_h_correct(nbody__cu_h_state<T> S, const double *part, unsigned int slices, unsigned int count,
                                     const unsigned int *list, T G, T eta, T dt_max, T dt_min, T *base, T *force, T *high,
                                     unsigned long long *ticks, T *pred, T *keep, unsigned long long *tkeep, const unsigned char *lev,
                                     unsigned char *hlev) {
     const unsigned int lane = threadIdx.x & 31;
-    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5, n = S.n;
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
     for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < count; q += warps) {
-        const size_t i = list[q];
-        const unsigned long long level = lane == 0 ? lev[q] : 0;
-        unsigned long long t0;
-        T b[24], nx[18], d[6], old[18];
-        int finite = 1;
-        nbody__cu_h_slice_sums<T>(part, slices, q, S.order == 6 ? 9 : 6, lane, G, b);
-        if (lane != 0) continue;
-        t0 = ticks[i];
-#pragma unroll
-        for (int k = 0; k < 6; ++k) {
-            old[k] = base[(size_t)k * n + i]; old[6 + k] = force[(size_t)k * n + i]; old[12 + k] = high[(size_t)k * n + i];
-        }
-#pragma unroll
-        for (int k = 0; k < 15; ++k) b[9 + k] = old[k];
-        nbody__hermite_correct(S.order, b, nbody__hermite_dt(t0, S.now, S.tick, S.span), nx, d);
-#pragma unroll
-        for (int k = 0; k < 18; ++k) finite &= isfinite(nx[k]) ? 1 : 0;
-#pragma unroll
-        for (int k = 0; k < 6; ++k) {
-            keep[18 * q + k] = old[k]; keep[18 * q + 6 + k] = old[6 + k]; keep[18 * q + 12 + k] = old[12 + k];
-            base[(size_t)k * n + i] = nx[k]; force[(size_t)k * n + i] = nx[6 + k]; high[(size_t)k * n + i] = nx[12 + k];
-            pred[(size_t)k * n + i] = nx[k];
-        }
-        tkeep[q] = t0;
-        ticks[i] = S.now;
-        hlev[q] = (unsigned char)(finite ? nbody__block_level_of(level, nbody__hermite_criterion(S.order, eta, d), S.now, dt_max, dt_min)
-                                         : NBODY__BLOCK_LEVELS + 2);
+        const unsigned int k = nbody__cu_h_correct1<T>(S, part, slices, q, list[q], lane == 0 ? lev[q] : 0, lane, G, eta, dt_max, dt_min,
+                                                      base, force, high, ticks, pred, keep, tkeep);
+        if (lane == 0) hlev[q] = (unsigned char)k;
     }
 }
 
-/* the undo of the last step: its active bodies' state and times back from keep, tkeep */
+/* the undo of active body q (body i) of the last step: its state and time back from keep, tkeep */
+template <class T>
+__device__ __forceinline__ void nbody__cu_h_undo1(const T *keep, const unsigned long long *tkeep, size_t q, size_t i, size_t n, T *base,
+                                                  T *force, T *high, unsigned long long *ticks) {
+    for (int k = 0; k < 6; ++k) {
+        base[(size_t)k * n + i] = keep[18 * q + k]; force[(size_t)k * n + i] = keep[18 * q + 6 + k];
+        high[(size_t)k * n + i] = keep[18 * q + 12 + k];
+    }
+    ticks[i] = tkeep[q];
+}
 template <class T>
 __global__ void nbody__cu_h_undo(const T *keep, const unsigned long long *tkeep, const unsigned int *list, unsigned int count, size_t n,
                                  T *base, T *force, T *high, unsigned long long *ticks) {
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
-        size_t i = list[q];
-        for (int k = 0; k < 6; ++k) {
-            base[(size_t)k * n + i] = keep[18 * q + k]; force[(size_t)k * n + i] = keep[18 * q + 6 + k];
-            high[(size_t)k * n + i] = keep[18 * q + 12 + k];
-        }
-        ticks[i] = tkeep[q];
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
+        nbody__cu_h_undo1<T>(keep, tkeep, q, list[q], n, base, force, high, ticks);
+}
+
+/* ---- a run of block steps in one launch (hermite_run) ----
+   A cooperative launch of as many blocks as are resident loops over the steps, three grid-wide
+   barriers a step: block 0 schedules (the census of the levels, kept in the control block with
+   atomics, gives the block time and the active count; a scan of the levels gives the list),
+   the blocks take the forces' groups and slices in turn (nbody__cu_h_forces_group, the shape
+   of the host's step for the same count, so the same bits), and the warps correct the active
+   bodies (nbody__cu_h_correct1) and move their levels in the census. A step with a refused
+   level is undone by the warps that corrected it, and the run ends before it. A step of more
+   active bodies ends the kernel with its list made: the host launches its two kernels
+   (nbody__cu_h_forces, nbody__cu_h_run_big) and the next run kernel, which first takes that
+   step into its totals (or undoes it). Measured slower on one H100 (bench/results/
+   hermite-gpu-run-2026-11-27.md): the last block done with the correction scheduling in a
+   barrier's place, 4 blocks an SM (the correction spills), a run ending at every large step. */
+#ifndef NBODY__CU_H_RUN_MAX
+#define NBODY__CU_H_RUN_MAX 1024           /* the largest active count a run kernel's step takes (0: no runs) */
+#endif
+#ifndef NBODY__CU_H_RUN_BPS
+#define NBODY__CU_H_RUN_BPS 2              /* a run's blocks an SM (255 registers a thread fit 2; 1 is slower) */
+#endif
+#define NBODY__CU_H_SCAN 8                 /* 16-byte words of levels a thread scans at once */
+
+struct nbody__cu_h_shape { int ti_log2; unsigned int slices, slice_len; };
+
+/* the run's control block: at the head of one device buffer, every body's level (a byte) after it */
+struct nbody__cu_h_ctl {
+    unsigned long long now, prev, next;    /* the last step's tick, the one before it, this step's */
+    unsigned long long tick_stop, body_steps;
+    unsigned int count;                    /* this step's active bodies; 0: the kernel ends */
+    unsigned int big;                      /* the kernel ended before a step of this many (the list
+                                              ready), which the host's launches take; 0: the run ends */
+    unsigned int steps, n_all, small, max_level;   /* steps taken; a step of n_all or more ends the run,
+                                              one of fewer than small the kernel takes */
+    int bad;                               /* a body of this step got a level the run refuses */
+    unsigned int census[NBODY__BLOCK_LEVELS + 1];   /* the bodies at each level */
+};
+
+template <class T> struct nbody__cu_h_run_args {
+    nbody__cu_h_ctl *ctl;
+    unsigned char *level;                  /* every body's level (n, rounded up to 16 bytes) */
+    const nbody__cu_h_shape *shape;        /* the forces' shape for count m: shape[m] */
+    unsigned int *list;                    /* the step's active bodies */
+    unsigned char *lev;                    /* and their levels before it */
+    double *part;
+    T *pred[2];                            /* step k writes pred[k % 2] */
+    T *base, *force, *high, *keep;
+    unsigned long long *ticks, *tkeep;
+    T G, eta, dt_max, dt_min, eps2;
+    unsigned int nsrc;
+};
+
+/* block 0 before each step: the last step into the totals, then the next block time from the
+   census (the earliest end of an occupied level's step, nbody__block_census_due), the first
+   level k0 whose step divides it, and the bodies of levels >= k0 into list, lev (the order of
+   the scan: a body's sums do not depend on its place in the list); count 0 ends the run */
+__device__ void nbody__cu_h_schedule(nbody__cu_h_ctl *ctl, const unsigned char *level, size_t n, unsigned int *list, unsigned char *lev) {
+    const int B = NBODY__CU_H_THREADS, L = NBODY__BLOCK_LEVELS;
+    __shared__ unsigned int s_census[NBODY__BLOCK_LEVELS + 1], s_warp[NBODY__CU_H_THREADS / 32], s_k0, s_go;
+    volatile nbody__cu_h_ctl *c = ctl;
+    const unsigned int t = threadIdx.x, lane = t & 31, w = t >> 5;
+    const size_t words = (n + 15) / 16;
+    unsigned int base = 0;
+    if (t <= (unsigned int)L) s_census[t] = c->census[t];
+    __syncthreads();
+    if (t == 0) {
+        unsigned long long now = c->now, next = ~0ULL;
+        unsigned int k, k0 = 0, m = 0;
+        if (c->count) { c->prev = now; now = c->now = c->next; c->steps = c->steps + 1; c->body_steps = c->body_steps + c->count; }
+        for (k = 0; k <= (unsigned int)L; ++k)     /* spans are powers of two: masks, not divisions */
+            if (s_census[k]) {
+                unsigned long long span = 1ULL << (L - k), tk = (now & ~(span - 1)) + span;
+                if (tk < next) next = tk;
+            }
+        while (k0 < (unsigned int)L && (next & ((1ULL << (L - k0)) - 1)) != 0) ++k0;
+        for (k = k0; k <= (unsigned int)L; ++k) m += s_census[k];
+        c->next = next;
+        s_k0 = k0;
+        s_go = m > 0 && m < c->n_all && next < c->tick_stop;
     }
+    __syncthreads();
+    if (!s_go) {
+        if (t == 0) c->count = c->big = 0;
+        return;
+    }
+    for (size_t w0 = 0; w0 < words; w0 += (size_t)B * NBODY__CU_H_SCAN) {
+        uint4 v[NBODY__CU_H_SCAN];
+        unsigned int mine = 0, before = 0, x;
+#pragma unroll
+        for (int r = 0; r < NBODY__CU_H_SCAN; ++r) {
+            size_t wd = w0 + (size_t)r * B + t;
+            v[r] = wd < words ? ((const uint4 *)level)[wd] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int b = 0; b < 16; ++b) {
+                unsigned int byte = ((b < 4 ? v[r].x : b < 8 ? v[r].y : b < 12 ? v[r].z : v[r].w) >> (8 * (b & 3))) & 255u;
+                mine += wd * 16 + b < n && byte >= s_k0;
+            }
+        }
+        x = mine;                          /* the block's exclusive scan of the counts */
+        for (int o = 1; o < 32; o <<= 1) {
+            unsigned int y = __shfl_up_sync(0xffffffffu, x, o);
+            if ((int)lane >= o) x += y;
+        }
+        if (lane == 31) s_warp[w] = x;
+        __syncthreads();
+        for (unsigned int k = 0; k < B / 32; ++k) before += k < w ? s_warp[k] : 0;
+        before += base + x - mine;
+#pragma unroll
+        for (int r = 0; r < NBODY__CU_H_SCAN; ++r) {
+            size_t wd = w0 + (size_t)r * B + t;
+#pragma unroll
+            for (int b = 0; b < 16; ++b) {
+                unsigned int byte = ((b < 4 ? v[r].x : b < 8 ? v[r].y : b < 12 ? v[r].z : v[r].w) >> (8 * (b & 3))) & 255u;
+                if (wd * 16 + b < n && byte >= s_k0) { list[before] = (unsigned int)(wd * 16 + b); lev[before] = (unsigned char)byte; ++before; }
+            }
+        }
+        for (unsigned int k = 0; k < B / 32; ++k) base += s_warp[k];
+        __syncthreads();
+    }
+    if (t == 0) {                          /* the census's count: the kernel's step or the host's */
+        c->count = base < c->small ? base : 0;
+        c->big = base < c->small || base >= c->n_all ? 0 : base;
+    }
+}
+
+/* the correction of the step's m active bodies by the warps of the grid, their levels moved in
+   the census; a level above max_level marks the step bad */
+template <class T>
+__device__ __forceinline__ void nbody__cu_h_run_correct(const nbody__cu_h_state<T> &S, const nbody__cu_h_run_args<T> &A, unsigned int m,
+                                                        unsigned int slices, T *pred) {
+    volatile nbody__cu_h_ctl *c = A.ctl;
+    const unsigned int lane = threadIdx.x & 31;
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < m; q += warps) {
+        const size_t i = A.list[q];
+        const unsigned int old = A.lev[q];
+        const unsigned int l = nbody__cu_h_correct1<T>(S, A.part, slices, q, i, old, lane, A.G, A.eta, A.dt_max, A.dt_min, A.base, A.force,
+                                                       A.high, A.ticks, pred, A.keep, A.tkeep);
+        if (lane == 0 && l > c->max_level) c->bad = 1;
+        else if (lane == 0 && l != old) {
+            A.level[i] = (unsigned char)l;
+            atomicSub(&A.ctl->census[old], 1u); atomicAdd(&A.ctl->census[l], 1u);
+        }
+    }
+}
+/* the undo of a bad step of m active bodies: state, times, levels and census back */
+template <class T>
+__device__ __forceinline__ void nbody__cu_h_run_undo(const nbody__cu_h_run_args<T> &A, unsigned int m, size_t n) {
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    if (threadIdx.x & 31) return;
+    for (size_t q = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; q < m; q += warps) {
+        const size_t i = A.list[q];
+        const unsigned int old = A.lev[q], l = A.level[i];
+        nbody__cu_h_undo1<T>(A.keep, A.tkeep, q, i, n, A.base, A.force, A.high, A.ticks);
+        if (l != old) {
+            A.level[i] = (unsigned char)old;
+            atomicSub(&A.ctl->census[l], 1u); atomicAdd(&A.ctl->census[old], 1u);
+        }
+    }
+}
+
+/* the run: steps until block 0's schedule ends it, hands a large step to the host's launches, or a
+   step is refused; first, a large step the host's launches took and marked bad is undone */
+template <class T, bool SNAP>
+__global__ void __launch_bounds__(NBODY__CU_H_THREADS)
+nbody__cu_h_run(nbody__cu_h_state<T> S0, nbody__cu_h_run_args<T> A) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    volatile nbody__cu_h_ctl *c = A.ctl;
+    nbody__cu_h_state<T> S = S0;
+    if (c->bad) {
+        nbody__cu_h_run_undo<T>(A, c->count, S.n);
+        grid.sync();                       /* every block has read count before it is cleared */
+        if (blockIdx.x == 0 && threadIdx.x == 0) c->count = c->big = 0;
+        return;
+    }
+    for (;;) {
+        if (blockIdx.x == 0) nbody__cu_h_schedule(A.ctl, A.level, S.n, A.list, A.lev);
+        grid.sync();
+        const unsigned int m = c->count;
+        if (m == 0) return;
+        const nbody__cu_h_shape sh = A.shape[m];
+        const unsigned int groups = (m + (1u << sh.ti_log2) - 1) >> sh.ti_log2;
+        T *pred = A.pred[c->steps & 1];
+        S.now = c->next;
+        for (unsigned int g = blockIdx.x; g < groups * sh.slices; g += gridDim.x) {
+            nbody__cu_h_forces_group<T, SNAP>(S, A.list, NULL, m, A.nsrc, sh.slice_len, sh.ti_log2, A.eps2, pred, A.part, A.list, A.lev,
+                                              false, g % groups, g / groups, sh.slices);
+            __syncthreads();               /* the next group's tiles and sums reuse the shared memory */
+        }
+        grid.sync();
+        nbody__cu_h_run_correct<T>(S, A, m, sh.slices, pred);
+        grid.sync();
+        if (c->bad) {
+            nbody__cu_h_run_undo<T>(A, m, S.n);
+            return;
+        }
+    }
+}
+
+/* the correction of a large step of a run, after the host's forces launch (the step's count
+   stays in the control block, for the next run kernel to take into its totals or undo) */
+template <class T>
+__global__ void nbody__cu_h_run_big(nbody__cu_h_state<T> S, nbody__cu_h_run_args<T> A, unsigned int m, unsigned int slices, T *pred) {
+    nbody__cu_h_run_correct<T>(S, A, m, slices, pred);
+    if (blockIdx.x == 0 && threadIdx.x == 0) A.ctl->count = m;
+}
+
+/* the slices' sums (h->part) for `need` values, grown as needed */
+static nbody_result nbody__cu_h_part(nbody__engine *e, nbody__cu_hermite *h, size_t need) {
+    nbody_result r;
+    if (need <= h->part_cap) return NBODY_OK;
+    cudaFree(h->part);
+    h->part = NULL; h->part_cap = 0;
+    if ((r = nbody__cu_malloc(e, &h->part, need)) != NBODY_OK) return r;
+    h->part_cap = need;
+    return NBODY_OK;
 }
 
 /* ---- the operations ---- */
@@ -2406,22 +2657,17 @@ static nbody_result nbody__cu_h_launch(nbody__engine *e, const nbody__hermite_op
     S->base = (const nbody__r *)op->base; S->force = (const nbody__r *)op->force; S->high = (const nbody__r *)op->high;
     S->m = c->m; S->ticks = h->ticks; S->now = op->now; S->tick = op->tick; S->span = op->span; S->order = op->order; S->n = n;
     nbody__hermite_shape(m, op->n_src, NBODY__CU_H_LOG2, (size_t)c->sms * NBODY__CU_H_WAVES, &ti_log2, &slices, &slice_len);
-    if ((size_t)slices * 9 * m > h->part_cap) {
-        cudaFree(h->part);
-        h->part = NULL; h->part_cap = 0;
-        if ((r = nbody__cu_malloc(e, &h->part, (size_t)slices * 9 * m)) != NBODY_OK) return r;
-        h->part_cap = (size_t)slices * 9 * m;
-    }
+    if ((r = nbody__cu_h_part(e, h, (size_t)slices * 9 * m)) != NBODY_OK) return r;
     {
         dim3 grid((unsigned int)((m + ((size_t)1 << ti_log2) - 1) >> ti_log2), slices);
         if (op->order == 6)
             nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, lev ? h->dhlev : NULL, (unsigned int)m,
                                                                              (unsigned int)op->n_src, slice_len, ti_log2, eps2,
-                                                                             (nbody__r *)op->pred, h->part, h->list, h->lev);
+                                                                             (nbody__r *)op->pred, h->part, h->list, h->lev, true);
         else
             nbody__cu_h_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(*S, h->dhlist, lev ? h->dhlev : NULL, (unsigned int)m,
                                                                               (unsigned int)op->n_src, slice_len, ti_log2, eps2,
-                                                                              (nbody__r *)op->pred, h->part, h->list, h->lev);
+                                                                              (nbody__r *)op->pred, h->part, h->list, h->lev, true);
         NBODY__CU(cudaGetLastError());
     }
     *slices_out = slices;
@@ -2458,6 +2704,140 @@ static nbody_result nbody__cu_hermite_step(nbody__engine *e, const nbody__hermit
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaStreamSynchronize(0));
     for (q = 0; q < m; ++q) lv->level_new[q] = h->hlev[q];
+    return NBODY_OK;
+}
+
+/* hermite_run's shapes (nbody__hermite_shape, as nbody__cu_h_launch) for the counts [0, len) and
+   the partial sums they need; its grid: the resident blocks, at most NBODY__CU_H_RUN_BPS an SM */
+static nbody_result nbody__cu_h_run_setup(nbody__engine *e, nbody__cu_hermite *h, size_t nsrc, size_t len, int order, int *blocks) {
+    nbody__cuda *c = nbody__cu(e);
+    int *b = &h->run_blocks[order == 6], occ = 0;
+    const void *fn = order == 6 ? (const void *)nbody__cu_h_run<nbody__r, true> : (const void *)nbody__cu_h_run<nbody__r, false>;
+    nbody_result r;
+    if (*b == 0) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, NBODY__CU_H_THREADS, 0) != cudaSuccess) (void)cudaGetLastError();
+        *b = occ > 0 ? (occ < NBODY__CU_H_RUN_BPS ? occ : NBODY__CU_H_RUN_BPS) * c->sms : -1;
+    }
+    *blocks = *b;
+    if (*b < 0 || (h->shape_len >= len && h->shape_src == nsrc)) return NBODY_OK;
+    {
+        nbody__cu_h_shape *tab = (nbody__cu_h_shape *)e->desc.allocator.alloc(len * sizeof *tab, e->desc.allocator.user_data);
+        size_t m, need = 0;
+        if (!tab) return NBODY_ERR_OUT_OF_MEMORY;
+        memset(tab, 0, len * sizeof *tab);
+        for (m = 1; m < len; ++m) {
+            nbody__hermite_shape(m, nsrc, NBODY__CU_H_LOG2, (size_t)c->sms * NBODY__CU_H_WAVES, &tab[m].ti_log2, &tab[m].slices, &tab[m].slice_len);
+            if ((size_t)tab[m].slices * 9 * m > need) need = (size_t)tab[m].slices * 9 * m;
+        }
+        cudaFree(h->shape);
+        h->shape = NULL; h->shape_len = 0;
+        r = nbody__cu_h_part(e, h, need);
+        if (r == NBODY_OK) r = nbody__cu_malloc(e, &h->shape, len);
+        if (r == NBODY_OK) r = nbody__cu_check(e, cudaMemcpy(h->shape, tab, len * sizeof *tab, cudaMemcpyHostToDevice), "cudaMemcpy");
+        e->desc.allocator.free(tab, e->desc.allocator.user_data);
+        if (r != NBODY_OK) return r;
+        h->shape_len = len; h->shape_src = nsrc;
+    }
+    return NBODY_OK;
+}
+
+/* a run kernel's launch, then its control block back (a wait); NBODY_ERR_UNAVAILABLE (logged
+   once) where the blocks cannot all be resident (a GPU shared with other work) */
+static nbody_result nbody__cu_h_run_launch(nbody__engine *e, nbody__cu_hermite *h, int order, int blocks, nbody__cu_h_state<nbody__r> *S,
+                                           nbody__cu_h_run_args<nbody__r> *A) {
+    void *args[] = {S, A};
+    const void *fn = order == 6 ? (const void *)nbody__cu_h_run<nbody__r, true> : (const void *)nbody__cu_h_run<nbody__r, false>;
+    cudaError_t err = cudaLaunchCooperativeKernel(fn, dim3((unsigned int)blocks), dim3(NBODY__CU_H_THREADS), args, 0, 0);
+    if (err == cudaErrorCooperativeLaunchTooLarge || err == cudaErrorNotSupported) {
+        (void)cudaGetLastError();
+        nbody__cu_log(e, NBODY_LOG_WARNING, "nbody cuda: %s; hermite's block steps go through the host one at a time", cudaGetErrorString(err));
+        h->run_blocks[order == 6] = -1;
+        return NBODY_ERR_UNAVAILABLE;
+    }
+    NBODY__CU(err);
+    NBODY__CU(cudaMemcpy(h->hrun, h->run, sizeof(nbody__cu_h_ctl), cudaMemcpyDeviceToHost));
+    return NBODY_OK;
+}
+
+/* a large step of a run (m active bodies, listed by the run kernel's schedule): the host step's
+   forces launch (its shape: the same bits) and the run's correction */
+static nbody_result nbody__cu_h_run_big_step(nbody__engine *e, nbody__cu_hermite *h, int order, unsigned int m, unsigned long long now,
+                                             unsigned int steps, nbody__cu_h_state<nbody__r> *S, nbody__cu_h_run_args<nbody__r> *A) {
+    nbody__cuda *c = nbody__cu(e);
+    unsigned int slices, slice_len;
+    int ti_log2;
+    nbody__r *pred = A->pred[steps & 1];
+    nbody_result r;
+    nbody__hermite_shape(m, A->nsrc, NBODY__CU_H_LOG2, (size_t)c->sms * NBODY__CU_H_WAVES, &ti_log2, &slices, &slice_len);
+    if ((r = nbody__cu_h_part(e, h, (size_t)slices * 9 * m)) != NBODY_OK) return r;
+    A->part = h->part;
+    S->now = now;
+    {
+        dim3 grid((unsigned int)((m + (1u << ti_log2) - 1) >> ti_log2), slices);
+        if (order == 6)
+            nbody__cu_h_forces<nbody__r, true><<<grid, NBODY__CU_H_THREADS>>>(*S, A->list, NULL, m, A->nsrc, slice_len, ti_log2, A->eps2, pred,
+                                                                             h->part, A->list, A->lev, false);
+        else
+            nbody__cu_h_forces<nbody__r, false><<<grid, NBODY__CU_H_THREADS>>>(*S, A->list, NULL, m, A->nsrc, slice_len, ti_log2, A->eps2,
+                                                                              pred, h->part, A->list, A->lev, false);
+        NBODY__CU(cudaGetLastError());
+    }
+    nbody__cu_h_run_big<nbody__r><<<nbody__cu_blocks(32 * (size_t)m, 128), 128>>>(*S, *A, m, slices, pred);
+    NBODY__CU(cudaGetLastError());
+    S->now = 0;
+    return NBODY_OK;
+}
+
+/* hermite_run: run kernels take the steps with at most NBODY__CU_H_RUN_MAX active bodies, the
+   host's launches the larger ones in between (their list made on the device), so that only a
+   wait a large step and the levels once each way move between host and device. */
+static nbody_result nbody__cu_hermite_run(nbody__engine *e, nbody__hermite_run *run) {
+    nbody__cu_hermite *h;
+    const nbody__hermite_op *op = &run->op;
+    size_t n = e->n, i, bytes = NBODY__CU_H_CTL_BYTES + (n + 15) / 16 * 16;
+    size_t len = run->max_active < (size_t)NBODY__CU_H_RUN_MAX + 1 ? run->max_active : (size_t)NBODY__CU_H_RUN_MAX + 1;
+    nbody__cu_h_ctl *ctl;
+    nbody__cu_h_state<nbody__r> S;
+    nbody__cu_h_run_args<nbody__r> A;
+    int blocks = 0;
+    nbody_result r = nbody__cu_enter(e);
+    run->steps = 0; run->body_steps = 0; run->last = run->prev = run->now;
+    if (r == NBODY_OK) r = nbody__cu_h_work(e, &h);
+    if (r != NBODY_OK) return r;
+    if (op->n_src == 0 || op->n_src > n || n > 0xFFFFFFFFu || op->span >= 0 || run->max_level > NBODY__BLOCK_LEVELS)
+        return NBODY_ERR_INVALID_ARGUMENT;
+    run->max_active = NBODY__CU_H_RUN_MAX > 0 && run->max_active > 1 ? run->max_active - 1 : 0;
+    if (run->max_active == 0 || len < 2) return NBODY_OK;
+    if ((r = nbody__cu_h_run_setup(e, h, op->n_src, len, op->order, &blocks)) != NBODY_OK) return r;
+    if (blocks < 0) { run->max_active = 0; return NBODY_OK; }
+    if (op->ticks_all) NBODY__CU(cudaMemcpy(h->ticks, op->ticks, n * sizeof(unsigned long long), cudaMemcpyHostToDevice));
+    memset(h->hrun, 0, bytes);
+    ctl = (nbody__cu_h_ctl *)h->hrun;
+    ctl->now = run->now; ctl->tick_stop = run->tick_stop; ctl->n_all = (unsigned int)(run->max_active + 1); ctl->small = (unsigned int)len;
+    ctl->max_level = (unsigned int)run->max_level;
+    for (i = 0; i < n; ++i) {
+        if (run->level[i] > NBODY__BLOCK_LEVELS) return NBODY_ERR_INVALID_ARGUMENT;
+        h->hrun[NBODY__CU_H_CTL_BYTES + i] = (unsigned char)run->level[i];
+        ctl->census[run->level[i]]++;
+    }
+    NBODY__CU(cudaMemcpy(h->run, h->hrun, bytes, cudaMemcpyHostToDevice));
+    S.base = (const nbody__r *)op->base; S.force = (const nbody__r *)op->force; S.high = (const nbody__r *)op->high;
+    S.m = nbody__cu(e)->m; S.ticks = h->ticks; S.now = 0; S.tick = op->tick; S.span = op->span; S.order = op->order; S.n = n;
+    A.ctl = (nbody__cu_h_ctl *)h->run; A.level = h->run + NBODY__CU_H_CTL_BYTES; A.shape = h->shape; A.list = h->list; A.lev = h->lev;
+    A.part = h->part; A.pred[0] = (nbody__r *)op->pred; A.pred[1] = (nbody__r *)run->other;
+    A.base = (nbody__r *)op->base; A.force = (nbody__r *)op->force; A.high = (nbody__r *)op->high; A.keep = h->keep;
+    A.ticks = h->ticks; A.tkeep = h->tkeep; A.G = (nbody__r)e->desc.G; A.eta = run->eta; A.dt_max = run->dt_max; A.dt_min = run->dt_min;
+    A.eps2 = e->desc.softening * e->desc.softening; A.nsrc = (unsigned int)op->n_src;
+    for (;;) {
+        r = nbody__cu_h_run_launch(e, h, op->order, blocks, &S, &A);
+        if (r == NBODY_ERR_UNAVAILABLE && ctl->steps == 0 && ctl->big == 0) { run->max_active = 0; return NBODY_OK; }
+        if (r != NBODY_OK) return r;
+        if (ctl->big == 0) break;
+        if ((r = nbody__cu_h_run_big_step(e, h, op->order, ctl->big, ctl->next, ctl->steps, &S, &A)) != NBODY_OK) return r;
+    }
+    NBODY__CU(cudaMemcpy(h->hrun, h->run, bytes, cudaMemcpyDeviceToHost));
+    run->steps = ctl->steps; run->body_steps = ctl->body_steps; run->last = ctl->now; run->prev = ctl->prev;
+    for (i = 0; i < n && run->steps; ++i) run->level[i] = h->hrun[NBODY__CU_H_CTL_BYTES + i];
     return NBODY_OK;
 }
 
@@ -2957,12 +3337,12 @@ static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
     nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, nbody__cu_hermite_op, NULL, NULL,
-    nbody__cu_hermite_store, nbody__cu_hermite_step, NULL};
+    nbody__cu_hermite_store, nbody__cu_hermite_step, NULL, nbody__cu_hermite_run};
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
     nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, nbody__cu_active_forces, nbody__cu_kick, NULL,
-    NULL, nbody__cu_kdk_step};
+    NULL, nbody__cu_kdk_step, NULL};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;

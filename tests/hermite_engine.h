@@ -9,6 +9,7 @@
 #define HERMITE_ENGINE_H
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const double PI = 3.14159265358979323846;
@@ -229,6 +230,85 @@ static void check_hermite_engine_refused_step(nbody_engine engine) {
     nbody_system_free(&s);
 }
 
+/* ---- nbody_advance with nothing watching its steps (an engine may take them on its own,
+   ops.hermite_run) against the same advance with a step hook (every step through the host):
+   the same steps, bits and stats ---- */
+static int hermite_watch(nbody_sim *sim, void *user_data) { (void)sim; (void)user_data; return 0; }
+
+/* sa unwatched, sb watched (both created from d): advance both to each of t[0 .. nt) and to
+   t_fail; 1 when they agree bit for bit (engine state, state, stats), *r the last result */
+static int hermite_advance_pair(nbody_desc d, const nbody_system *s0, const double *t, int nt, nbody_result *r) {
+    nbody_sim *sa = NULL, *sb = NULL;
+    nbody_system a = NBODY_ZERO, b = NBODY_ZERO;
+    size_t n = s0->n, k;
+    nbody_real *ea = (nbody_real *)malloc(18 * n * sizeof(nbody_real)), *eb = (nbody_real *)malloc(18 * n * sizeof(nbody_real));
+    nbody_result ra = NBODY_OK, rb = NBODY_OK;
+    int ok = ea && eb, i;
+    nbody_system_alloc(&a, n); nbody_system_alloc(&b, n);
+    ok = ok && nbody_create(&sa, &d, s0) == NBODY_OK;
+    d.after_step = hermite_watch;
+    ok = ok && nbody_create(&sb, &d, s0) == NBODY_OK;
+    for (i = 0; i < nt && ok && ra == NBODY_OK; ++i) {
+        nbody_stats x, y;
+        ra = nbody_advance(sa, (nbody_real)t[i]);
+        rb = nbody_advance(sb, (nbody_real)t[i]);
+        x = nbody_get_stats(sa); y = nbody_get_stats(sb);
+        ok = ra == rb && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK && check_same_state(&a, &b) &&
+             x.t == y.t && x.steps == y.steps && x.body_steps == y.body_steps && x.interactions == y.interactions &&
+             x.force_evals == y.force_evals && x.dt == y.dt;
+        for (k = 0; k < 3 && ok; ++k) {
+            nbody__buf bufs[3];
+            bufs[0] = sa->hermite.base; bufs[1] = sa->hermite.force; bufs[2] = sa->hermite.high;
+            ok = sa->eng.ops->download(&sa->eng, ea + 6 * n * k, bufs[k], 0, 6 * n) == NBODY_OK;
+            bufs[0] = sb->hermite.base; bufs[1] = sb->hermite.force; bufs[2] = sb->hermite.high;
+            ok = ok && sb->eng.ops->download(&sb->eng, eb + 6 * n * k, bufs[k], 0, 6 * n) == NBODY_OK;
+        }
+        ok = ok && !memcmp(ea, eb, 18 * n * sizeof(nbody_real));
+    }
+    *r = ra;
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&a); nbody_system_free(&b);
+    free(ea); free(eb);
+    return ok;
+}
+
+static void check_hermite_engine_unwatched(nbody_engine engine) {
+    static const double t[3] = {0.0625, 0.1875, 0.25};
+    nbody_system s0 = NBODY_ZERO, bin = NBODY_ZERO;
+    nbody_result r;
+    int o, ok;
+    size_t i;
+    nbody_ic_plummer(&s0, 600, 3);                 /* unsoftened: steps over many levels */
+    for (o = 4; o <= (DBL ? 6 : 4); o += 2) {
+        nbody_desc d = hermite_desc(engine, o, NBODY_STEPPING_DEFAULT, 0);
+        ok = hermite_advance_pair(d, &s0, t, 3, &r);
+        CHECK(ok && r == NBODY_OK, "%s order %d, 600 bodies to t = 1/16, 3/16, 1/4: unwatched as watched, bit for bit (%s)",
+              nbody_engine_name(engine), o, nbody_result_string(r));
+    }
+    /* a binary of e = 0.99 from its apocentre among 30 light bodies far out: its steps, taken
+       apart from the others, fall below dt_min before the pericentre; the refused step leaves
+       both runs where the step before it did */
+    nbody_system_alloc(&bin, 32);
+    bin.m[0] = bin.m[1] = (nbody_real)0.5;
+    bin.x[0] = (nbody_real)-0.995; bin.x[1] = (nbody_real)0.995;
+    bin.vy[0] = (nbody_real)-0.035444; bin.vy[1] = (nbody_real)0.035444;
+    for (i = 2; i < 32; ++i) {
+        double phi = 2 * PI * (double)i / 30, rad = 20 + (double)(i % 5), v = sqrt(1 / rad);
+        bin.m[i] = (nbody_real)1e-6;
+        bin.x[i] = (nbody_real)(rad * cos(phi)); bin.y[i] = (nbody_real)(rad * sin(phi)); bin.z[i] = (nbody_real)(0.1 * (double)(i % 3));
+        bin.vx[i] = (nbody_real)(-v * sin(phi)); bin.vy[i] = (nbody_real)(v * cos(phi));
+    }
+    {
+        nbody_desc d = hermite_desc(engine, 4, NBODY_STEPPING_DEFAULT, 0);
+        double tf = 10;
+        d.dt_min = (nbody_real)1e-3;
+        ok = hermite_advance_pair(d, &bin, &tf, 1, &r);
+        CHECK(ok && r == NBODY_ERR_STEP_TOO_SMALL, "%s: a step refused in an unwatched advance stops it where a watched one "
+              "stops (%s)", nbody_engine_name(engine), nbody_result_string(r));
+    }
+    nbody_system_free(&s0); nbody_system_free(&bin);
+}
+
 /* all of the above; big: also a few active bodies among big_n sources (0: not run) */
 static void check_hermite_engine(nbody_engine engine, size_t big_n) {
     check_hermite_engine_vs_block(engine, 300, 0.25);
@@ -238,5 +318,6 @@ static void check_hermite_engine(nbody_engine engine, size_t big_n) {
     check_hermite_engine_restart(engine);
     check_hermite_engine_test_particles(engine);
     check_hermite_engine_refused_step(engine);
+    check_hermite_engine_unwatched(engine);
 }
 #endif
