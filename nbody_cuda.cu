@@ -2225,23 +2225,32 @@ template <class T> __device__ __forceinline__ void nbody__cu_h_put(T *pred, size
    list and lev for the kernels after it (one round trip to the host a step, which the
    prediction of the first tile hides: the target is predicted after it). No pointer here is
    __restrict__: in the run of steps (nbody__cu_h_run) the same kernel writes the state, the list
-   and the levels that it reads in the next step, which the read-only cache would not see. */
+   and the levels that it reads in the next step, which the read-only cache would not see.
+   Several GPUs (nbody__cu_mh_forces): the targets' predicted x v a come in rows (24 reals a list
+   entry) and the sources are a slice of the bodies whose first is body lo, so that target i is
+   source i - lo of it where it is one (unsigned wrap-around otherwise: no source). */
 template <class T, bool SNAP>
 __device__ __forceinline__ void nbody__cu_h_forces_group(const nbody__cu_h_state<T> &S, const unsigned int *src, const unsigned char *slev,
                                                          unsigned int count, unsigned int nsrc, unsigned int slice_len, int ti_log2,
                                                          T eps2, T *pred, double *part, unsigned int *list, unsigned char *lev,
-                                                         bool copy_list, unsigned int bx, unsigned int by, unsigned int slices) {
+                                                         bool copy_list, unsigned int bx, unsigned int by, unsigned int slices,
+                                                         const T *rows = NULL, size_t lo = 0) {
     const int B = NBODY__CU_H_THREADS, NK = SNAP ? 9 : 6;
     __shared__ nbody__v4<T> sx[B], sv[B], sa[SNAP ? B : 1];
     __shared__ double red[9][B];
     const int TI = 1 << ti_log2, TJ = B >> ti_log2, li = threadIdx.x & (TI - 1), lj = threadIdx.x >> ti_log2;
-    const unsigned int q = bx * TI + li, i = src[q < count ? q : count - 1];
+    const unsigned int q = bx * TI + li, qc = q < count ? q : count - 1, i = src[qc];
+    const size_t self = (size_t)i - lo;
     const bool copy = copy_list && by == 0 && lj == 0 && q < count;
     const unsigned char level = copy && slev ? slev[q] : 0;
     const unsigned int j0 = by * slice_len, j1 = min(nsrc, j0 + slice_len);
     const bool first = bx == 0;
     nbody__v4<T> xi, vi, ai, tx, tv, ta;
     double s[9];
+    if (rows) {
+        const T *r = rows + 24 * (size_t)qc;
+        xi.x = r[0]; xi.y = r[1]; xi.z = r[2]; vi.x = r[3]; vi.y = r[4]; vi.z = r[5]; ai.x = r[6]; ai.y = r[7]; ai.z = r[8];
+    }
     if (first && nsrc < S.n) {         /* the test particles: predicted for pred only */
         size_t per = (S.n - nsrc + slices - 1) / slices, t1 = min(S.n, nsrc + (by + 1) * per);
         for (size_t j = nsrc + by * per + threadIdx.x; j < t1; j += B) {
@@ -2260,7 +2269,7 @@ __device__ __forceinline__ void nbody__cu_h_forces_group(const nbody__cu_h_state
             if (SNAP) sa[threadIdx.x] = ta;
             if (first) nbody__cu_h_put(pred, S.n, t0 + threadIdx.x, tx, tv);
         }
-        if (t0 == j0) nbody__cu_h_predict(S, i, &xi, &vi, &ai);
+        if (!rows && t0 == j0) nbody__cu_h_predict(S, i, &xi, &vi, &ai);
         __syncthreads();
 #pragma unroll 4
         for (int k = lj; k < tl; k += TJ) {
@@ -2268,7 +2277,7 @@ __device__ __forceinline__ void nbody__cu_h_forces_group(const nbody__cu_h_state
             const T dx = pj.x - xi.x, dy = pj.y - xi.y, dz = pj.z - xi.z;
             const T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), inv = nbody__cu_h_rsqrt(r2), inv2 = inv * inv;
             T t[9];
-            if (t0 + (unsigned int)k == i) continue;   /* not itself */
+            if (t0 + (size_t)k == self) continue;   /* not itself */
             if (SNAP) {
                 const nbody__v4<T> aj = sa[k];
                 nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, aj.x - ai.x, aj.y - ai.y, aj.z - ai.z,
@@ -4264,69 +4273,10 @@ __global__ void nbody__cu_mh_rows(nbody__cu_h_state<T> S, const unsigned int *li
    the slice's test particles [nsrc, S.n) too) */
 template <class T, bool SNAP>
 __global__ void __launch_bounds__(NBODY__CU_H_THREADS)
-nbody__cu_mh_forces(nbody__cu_h_state<T> S, const T *__restrict__ rows, const unsigned int *__restrict__ list, size_t lo,
-                    unsigned int count, unsigned int nsrc, unsigned int slice_len, int ti_log2, T eps2, T *__restrict__ pred,
-                    double *__restrict__ part) {
-    const int B = NBODY__CU_H_THREADS, NK = SNAP ? 9 : 6;
-    __shared__ nbody__v4<T> sx[B], sv[B], sa[SNAP ? B : 1];
-    __shared__ double red[9][B];
-    const int TI = 1 << ti_log2, TJ = B >> ti_log2, li = threadIdx.x & (TI - 1), lj = threadIdx.x >> ti_log2;
-    const unsigned int q = blockIdx.x * TI + li, qc = q < count ? q : count - 1;
-    const size_t self = (size_t)list[qc] - lo;     /* >= nsrc (or wrapped): not a source here */
-    const unsigned int j0 = blockIdx.y * slice_len, j1 = min(nsrc, j0 + slice_len);
-    const bool first = blockIdx.x == 0;
-    const T *ti = rows + 24 * (size_t)qc;
-    nbody__v4<T> xi = {ti[0], ti[1], ti[2], 0}, vi = {ti[3], ti[4], ti[5], 0}, ai = {ti[6], ti[7], ti[8], 0}, tx, tv, ta;
-    double s[9];
-    if (first && nsrc < S.n) {
-        size_t per = (S.n - nsrc + gridDim.y - 1) / gridDim.y, t1 = min(S.n, nsrc + (blockIdx.y + 1) * per);
-        for (size_t j = nsrc + blockIdx.y * per + threadIdx.x; j < t1; j += B) {
-            nbody__cu_h_predict(S, j, &tx, &tv, &ta);
-            nbody__cu_h_put(pred, S.n, j, tx, tv);
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < 9; ++k) s[k] = 0;
-    for (unsigned int t0 = j0; t0 < j1; t0 += B) {
-        const int tl = (int)min((unsigned int)B, j1 - t0);
-        __syncthreads();
-        if ((int)threadIdx.x < tl) {
-            nbody__cu_h_predict(S, t0 + threadIdx.x, &tx, &tv, &ta);
-            sx[threadIdx.x] = tx; sv[threadIdx.x] = tv;
-            if (SNAP) sa[threadIdx.x] = ta;
-            if (first) nbody__cu_h_put(pred, S.n, t0 + threadIdx.x, tx, tv);
-        }
-        __syncthreads();
-#pragma unroll 4
-        for (int k = lj; k < tl; k += TJ) {
-            const nbody__v4<T> pj = sx[k], vj = sv[k];
-            const T dx = pj.x - xi.x, dy = pj.y - xi.y, dz = pj.z - xi.z;
-            const T r2 = nbody__soft_r2_fused(dx, dy, dz, eps2), inv = nbody__cu_h_rsqrt(r2), inv2 = inv * inv;
-            T t[9];
-            if (t0 + (size_t)k == self) continue;   /* not itself */
-            if (SNAP) {
-                const nbody__v4<T> aj = sa[k];
-                nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, aj.x - ai.x, aj.y - ai.y, aj.z - ai.z,
-                                     pj.w * inv * inv2, inv2, 1, t);
-            } else {
-                nbody__hermite_terms(dx, dy, dz, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, (T)0, (T)0, (T)0, pj.w * inv * inv2, inv2, 0, t);
-            }
-#pragma unroll
-            for (int c = 0; c < NK; ++c) s[c] += (double)t[c];
-        }
-    }
-#pragma unroll
-    for (int c = 0; c < NK; ++c) red[c][threadIdx.x] = s[c];
-    __syncthreads();
-    for (int stride = TJ / 2; stride > 0; stride /= 2) {
-        if (lj < stride)
-#pragma unroll
-            for (int c = 0; c < NK; ++c) red[c][threadIdx.x] += red[c][threadIdx.x + stride * TI];
-        __syncthreads();
-    }
-    if (lj == 0 && q < count)
-#pragma unroll
-        for (int c = 0; c < 9; ++c) part[((size_t)q * 9 + c) * gridDim.y + blockIdx.y] = c < NK ? red[c][threadIdx.x] : 0;
+nbody__cu_mh_forces(nbody__cu_h_state<T> S, const T *rows, const unsigned int *list, size_t lo, unsigned int count, unsigned int nsrc,
+                    unsigned int slice_len, int ti_log2, T eps2, T *pred, double *part) {
+    nbody__cu_h_forces_group<T, SNAP>(S, list, NULL, count, nsrc, slice_len, ti_log2, eps2, pred, part, NULL, NULL, false,
+                                      blockIdx.x, blockIdx.y, gridDim.y, rows, lo);
 }
 
 /* a warp a list entry: its slices' sums (nbody__cu_h_slice_sums, G not applied) into sums
