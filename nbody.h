@@ -8747,19 +8747,24 @@ static unsigned long long nbody__fnv1a(unsigned long long h, const void *data, s
 static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv);
 
 /* ---- desc.decompose: the domain-decomposed tree (TREE) --------------------------------------
-   Each force evaluation: the bodies are keyed along the Hilbert curve in the global bounding
-   box and split into one contiguous range of keys a rank (its domain), balanced by the walk
-   times the domains measured (the splitters move at the first evaluation of each step, from
-   the walks of the step before, so that one step's evaluations are one function of the state:
-   implicit stages converge); each rank sends its bodies' positions
-   to their domains (an all-to-all), builds the tree of its domain's bodies, writes for every
-   other domain the locally essential tree (LET, >>tree) of its tree against that domain's
-   bounding box, exchanges them (an all-to-all), walks its domain's bodies through its own tree
-   and the LETs it received, and returns the accelerations to the bodies' ranks (an all-to-all).
-   A body's force is the sum of walks of P trees, each under the opening criterion, so its
-   error bound is the one of one tree (not its bits: the trees differ with P). The integrator's
-   state stays in slices by body index (the engine's buffers); the domains hold positions,
-   masses and trees only while forces are computed. */
+   Each rank holds the whole state of its own bodies only (every engine buffer's rows of them,
+   their indices and masses: O(N/P) a rank) and its bodies are its domain: one contiguous range
+   of keys along the Hilbert curve in the global bounding box, balanced by the walk times the
+   domains measured. At the first evaluation of each step the splitters move (from the walks
+   of the step before, so that one step's evaluations are one function of the state: implicit
+   stages converge) and the bodies whose keys left the rank's range migrate to their new
+   domains with every row of every buffer (an all-to-all of the movers only: a step moves few).
+   Each evaluation then builds the tree of the domain's bodies, writes for every other domain
+   the locally essential tree (LET, >>tree) of its tree against that domain's bounding boxes,
+   exchanges them (an all-to-all), and walks its bodies through its own tree and the LETs it
+   received. A body's force is the sum of walks of P trees, each under the opening criterion,
+   so its error bound is the one of one tree (not its bits: the trees differ with P).
+   The engine operations keep their meaning: a range of a 6n vector is by body index, so an
+   upload picks each rank's bodies by index from the caller's array, a download gathers every
+   rank's values with their indices (nbody_get_state, checkpoints: a checkpoint of P ranks is
+   the one of one process and restarts on any number), and the vector operations run on whole
+   components. Left O(N) on every rank: the simulation's copy of the masses and radii (host
+   side, by index), and what a caller downloads. */
 #define NBODY__DD_BINS 4096        /* histogram bins a level of the splitter search (12 key bits) */
 #define NBODY__DD_SHIFT1 51        /* the first level: the key's top 12 of 63 bits */
 #define NBODY__DD_SHIFT2 39        /* the second: the next 12 */
@@ -8770,12 +8775,24 @@ static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv);
 #define NBODY__DD_BOXES 16
 #define NBODY__DD_GATHER (6 * (NBODY__DD_BOXES + 1) + 2)   /* reals a rank gathers: boxes, counts */
 
+/* an engine buffer of the decomposed tree: comps components of the rank's bodies, component c
+   of its body k at p[c * cap + k] (cap: nbody__dd's, the same for every buffer); the buffers
+   are listed so that a migration moves the rows of all of them */
+typedef struct nbody__dd_buf {
+    nbody_real *p;
+    size_t comps;
+    struct nbody__dd_buf *prev, *next;
+} nbody__dd_buf;
+
 typedef struct nbody__dd {
-    nbody_real *m;                 /* the masses of this rank's bodies [lo, lo + count) */
-    int *dest;                     /* each of them: its domain at the last evaluation */
+    size_t cap;                    /* rows every per-body array has room for (>= the rank's count) */
+    size_t *id;                    /* each body of this rank: its index in the system */
+    nbody_real *m;                 /* each of them: its mass */
+    int *dest;                     /* each of them: its domain at the last split */
     unsigned long long *key;       /* each of them: its Hilbert key */
     double *w;                     /* each of them: its estimated walk cost */
-    size_t *perm;                  /* the send order: item k sent is body lo + perm[k] */
+    nbody__dd_buf bufs;            /* the list of the engine's buffers (a ring through this head) */
+    MPI_Datatype index;            /* size_t as bytes */
     unsigned long long *split;     /* domain k holds the keys [split[k], split[k + 1]) */
     double *hist;                  /* the splitter search's histograms: NBODY__DD_BINS x size */
     double *wtime;                 /* each domain's walks since the splitters last moved, processor
@@ -8783,21 +8800,19 @@ typedef struct nbody__dd {
     size_t *dcount;                /* each domain's bodies, summed over the same evaluations */
     unsigned long long epoch;      /* the step attempt the splitters were set for */
     int placed;                    /* splitters set (the first evaluation sets them by count) */
-    int *cnt;                      /* 8 size: bodies sent, received, their displacements (items,
-                                      then bytes), and the same for LETs */
+    int *cnt;                      /* 10 size: bodies sent, received (items), their bytes and
+                                      displacements, the same for LETs */
     nbody_real *gather;            /* NBODY__DD_GATHER size: each rank's boxes and flags */
     nbody_real *box;               /* NBODY__DD_BOXES + 1 boxes a domain, lo then hi */
     int *nbox;                     /* each domain's number of boxes */
-    nbody__tree_item *send, *recv; /* the bodies sent to the domains, the domain's received */
-    nbody_real *dx, *dm, *dacc;    /* the domain: positions x, y, z (3 cap), masses, accelerations */
-    size_t *slot;                  /* domain body -> its place among those received */
-    nbody_real *back;              /* accelerations returned, in the order sent (3 count) */
+    nbody_real *dx, *dm, *dacc;    /* the domain: positions x, y, z (3 count), masses, accelerations */
+    size_t *slot;                  /* domain body -> the rank's body (the attracting ones first) */
     unsigned char *let_out, *let_in;
     nbody__kdtree tree, *views;    /* the domain's tree; the received LETs (size) */
-    size_t send_cap, recv_cap, dom_cap, out_cap, in_cap;
+    size_t dom_cap, out_cap, in_cap;
     /* this rank's figures of the last evaluation (bench/mpi_scaling.c prints them) */
-    size_t domain, let_nodes, let_bodies;
-    unsigned long long bytes_bodies, bytes_let, bytes_acc;   /* sent to other ranks */
+    size_t domain, let_nodes, let_bodies, moved;   /* moved: bodies it sent at the step's migration */
+    unsigned long long bytes_bodies, bytes_let;    /* sent to other ranks: migrating rows, LETs */
     double walk_s, build_s, exchange_s;   /* processor seconds of the walk; wall seconds of the
                                       tree's build and of the rest (keys, splitters, exchanges) */
 } nbody__dd;
@@ -8808,7 +8823,8 @@ typedef struct nbody__dist {
     MPI_Comm comm;                 /* the library's duplicate of the user's communicator */
     MPI_Datatype real;             /* nbody_real as bytes (float, double, long double alike) */
     int rank, size;
-    size_t lo, count;              /* this rank's bodies [lo, lo + count) */
+    size_t lo, count;              /* this rank's bodies [lo, lo + count) (decompose: count bodies by
+                                      index g->id, its domain; [lo, lo + count) at the start) */
     size_t *first;                 /* rank r's bodies [first[r], first[r + 1]) */
     int *counts3, *displs3;        /* 3 * its body count, 3 * its first body (positions) */
     int *counts, *displs;          /* scratch for the gathers of downloads */
@@ -8906,28 +8922,26 @@ static int nbody__dd_domain(const unsigned long long *split, int size, unsigned 
 }
 
 /* each body's estimated walk cost: its domain's walk time over its bodies (the sums over the
-   last step's evaluations), relative to
-   the mean over all bodies, averaged with 1 (the count split) so that a noisy time moves the
-   boundaries half the way; 1 before the first measurement or when a time is not usable */
+   last step's evaluations; a rank's bodies were its domain), relative to the mean over all
+   bodies, averaged with 1 (the count split) so that a noisy time moves the boundaries half the
+   way; 1 before the first measurement or when a time is not usable */
 static void nbody__dd_weights(nbody__dist *d) {
     nbody__dd *g = d->dd;
-    double tt = 0, nn = 0, mean;
+    double tt = 0, nn = 0, mean, w = 1;
     size_t i;
-    int k, ok = 1;
+    int k, ok = 1, q = d->rank;
     for (k = 0; k < d->size; ++k) {
         if (!(g->wtime[k] >= 0 && g->wtime[k] < 1e30) || (g->dcount[k] > 0 && !(g->wtime[k] > 0))) ok = 0;
         tt += g->wtime[k]; nn += (double)g->dcount[k];
     }
     mean = nn > 0 ? tt / nn : 0;
-    for (i = 0; i < d->count; ++i) {
-        int q = g->dest[i];
-        g->w[i] = ok && mean > 0 && g->dcount[q] > 0 ? 0.5 * (g->wtime[q] / (double)g->dcount[q] / mean + 1) : 1;
-    }
+    if (ok && mean > 0 && g->dcount[q] > 0) w = 0.5 * (g->wtime[q] / (double)g->dcount[q] / mean + 1);
+    for (i = 0; i < d->count; ++i) g->w[i] = w;
 }
 
-/* the global bounding box of the positions (x, y, z of m bodies) into box, and whether every
-   rank's are finite; collective */
-static nbody_result nbody__dd_bounds(nbody__dist *d, const nbody_real *y, size_t m, nbody_real *box, int *finite) {
+/* the global bounding box of the positions (x, y, z of the m bodies, stride apart) into box,
+   and whether every rank's are finite; collective */
+static nbody_result nbody__dd_bounds(nbody__dist *d, const nbody_real *y, size_t m, size_t stride, nbody_real *box, int *finite) {
     nbody__dd *g = d->dd;
     nbody_real mine[8];
     size_t i;
@@ -8936,7 +8950,7 @@ static nbody_result nbody__dd_bounds(nbody__dist *d, const nbody_real *y, size_t
     mine[6] = 1; mine[7] = m > 0;
     for (i = 0; i < m; ++i)
         for (c = 0; c < 3; ++c) {
-            nbody_real v = y[(size_t)c * m + i];
+            nbody_real v = y[(size_t)c * stride + i];
             if (!nbody__isfinite(v)) { mine[6] = 0; continue; }
             if (i == 0 || v < mine[c]) mine[c] = v;
             if (i == 0 || v > mine[3 + c]) mine[3 + c] = v;
@@ -8968,68 +8982,153 @@ static int nbody__dd_bytes(const int *items, int P, size_t size, int *bytes, int
     return 1;
 }
 
-/* this rank's bodies to their domains: keys, the splitters, then an all-to-all of their
-   positions and masses (nbody__tree_item, the index global); the domain's bodies in g->recv,
-   their number in *nd. Collective. */
-static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box, size_t *nd) {
+/* A migration's plan (nbody__dd_migrate): the bodies leaving in the send order (by their new
+   domain), how many leave, arrive and stay, the rows every array has after it, and scratch for
+   one array's rows of those leaving and of those arriving */
+typedef struct nbody__dd_move {
+    size_t *out;
+    size_t nout, nin, stay, cap;
+    unsigned char *send, *recv;
+} nbody__dd_move;
+
+/* One per-body array through a migration: comps components of elements of esize bytes, g->cap
+   apart in from; the rows of the bodies leaving sent (an all-to-all), the staying rows packed
+   to the front in their order, the arriving ones appended, mv->cap apart in to (from itself,
+   or a new array when the rank's bodies outgrow it). Collective. */
+static nbody_result nbody__dd_move_rows(nbody__dist *d, const nbody__dd_move *mv, unsigned char *from, unsigned char *to,
+                                        size_t comps, size_t esize) {
     nbody__dd *g = d->dd;
-    int P = d->size, k, *sc = g->cnt, *rc = sc + P, *sb = rc + P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
-    size_t m = d->count, i, run[NBODY__DIST_MAX_RANKS], total = 0;
-    nbody_result r;
-    for (i = 0; i < m; ++i)
-        g->key[i] = nbody__tree_key(y[i], y[m + i], y[2 * m + i], box[0], box[1], box[2], box[3], box[4], box[5]);
-    int moved = !g->placed || e->epoch != g->epoch;
-    if (moved) {                   /* once a step: its evaluations share the domains */
-        nbody__dd_weights(d);
-        if ((r = nbody__dd_split(d)) != NBODY_OK) return r;
-        memset(g->wtime, 0, (size_t)P * sizeof(double));
-        memset(g->dcount, 0, (size_t)P * sizeof(size_t));
-        g->placed = 1; g->epoch = e->epoch;
+    int P = d->size, *sc = g->cnt, *rc = sc + P, *sb = rc + P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
+    size_t row = comps * esize, j, k, c, w;
+    for (j = 0; j < mv->nout; ++j)
+        for (c = 0; c < comps; ++c) memcpy(mv->send + j * row + c * esize, from + (c * g->cap + mv->out[j]) * esize, esize);
+    if (!nbody__dd_bytes(sc, P, row, sb, sd) || !nbody__dd_bytes(rc, P, row, rb, rd)) return NBODY_ERR_UNAVAILABLE;
+    if (MPI_Alltoallv(mv->send, sb, sd, MPI_BYTE, mv->recv, rb, rd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    for (c = 0; c < comps; ++c) {
+        const unsigned char *src = from + c * g->cap * esize;
+        unsigned char *dst = to + c * mv->cap * esize;
+        for (k = 0, w = 0; k < d->count; ++k) {
+            if (g->dest[k] != d->rank) continue;
+            if (dst + w * esize != src + k * esize) memmove(dst + w * esize, src + k * esize, esize);
+            ++w;
+        }
+        for (j = 0; j < mv->nin; ++j) memcpy(dst + (mv->stay + j) * esize, mv->recv + j * row + c * esize, esize);
     }
-    for (k = 0; k < P; ++k) sc[k] = 0;
-    for (i = 0; i < m; ++i) {     /* a step's later evaluations keep each body in its domain: no body
-                                     jumps between trees while an implicit method iterates */
-        if (moved) g->dest[i] = nbody__dd_domain(g->split, P, g->key[i]);
-        ++sc[g->dest[i]];
-    }
-    for (k = 0; k < P; ++k) { run[k] = total; total += (size_t)sc[k]; }
-    for (i = 0; i < m; ++i) {
-        size_t at = run[g->dest[i]]++;
-        nbody__tree_item *it = &g->send[at];
-        it->p[0] = y[i]; it->p[1] = y[m + i]; it->p[2] = y[2 * m + i]; it->m = g->m[i]; it->idx = d->lo + i;
-        g->perm[at] = i;
-    }
-    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
-    for (*nd = 0, k = 0; k < P; ++k) *nd += (size_t)rc[k];
-    r = nbody__dd_bytes(sc, P, sizeof(nbody__tree_item), sb, sd) && nbody__dd_bytes(rc, P, sizeof(nbody__tree_item), rb, rd)
-            ? NBODY_OK : NBODY_ERR_UNAVAILABLE;
-    if (r == NBODY_OK) {
-        g->recv = (nbody__tree_item *)nbody__dd_grow(&d->local.desc, g->recv, &g->recv_cap, *nd * sizeof(nbody__tree_item));
-        if (!g->recv) r = NBODY_ERR_OUT_OF_MEMORY;
-    }
-    if ((r = nbody__mpi_worst(d->comm, r)) != NBODY_OK) return r;
-    if (MPI_Alltoallv(g->send, sb, sd, MPI_BYTE, g->recv, rb, rd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
-    g->bytes_bodies = (unsigned long long)(sd[P - 1] + sb[P - 1] - sb[d->rank]);
+    g->bytes_bodies += (unsigned long long)(mv->nout * row);
     return NBODY_OK;
 }
 
-/* the domain's bodies in place: the attracting ones first (x, y, z, m at 0 .. na), then the
-   test particles; slot[q] = where domain body q was received; its tree built over the first
-   na. Local. */
-static nbody_result nbody__dd_domain_tree(nbody__dist *d, nbody__engine *e, size_t nd, size_t *na_out) {
+/* The bodies whose domain (g->dest) is another rank's move there: their indices, masses and
+   rows of every buffer. The arrays grow (by an eighth more) when the rank's bodies outgrow
+   them. Everything is allocated first and nothing moves unless every rank has it (else all
+   fail alike, the state as it was). Collective. */
+static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e) {
     nbody__dd *g = d->dd;
-    size_t q, j, na = 0, nsrc = nbody__n_src(e), reals = 8 * nd, rbytes = nbody__bytes(reals, sizeof(nbody_real));
+    const nbody_desc *ds = &e->desc;
+    int P = d->size, k, *sc = g->cnt, *rc = sc + P, *tmp = rc + P;
+    size_t i, j, nbuf = 0, row = sizeof(size_t) > sizeof(nbody_real) ? sizeof(size_t) : sizeof(nbody_real);
+    size_t run[NBODY__DIST_MAX_RANKS];
+    nbody__dd_move mv;
+    nbody__dd_buf *q;
+    void **fresh = NULL;           /* grown arrays: ids, masses, dest, keys, weights, the buffers */
+    nbody_result r = NBODY_OK;
+    memset(&mv, 0, sizeof mv);
+    for (k = 0; k < P; ++k) sc[k] = 0;
+    for (i = 0; i < d->count; ++i) if (g->dest[i] != d->rank) ++sc[g->dest[i]];
+    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    for (k = 0; k < P; ++k) { run[k] = mv.nout; mv.nout += (size_t)sc[k]; mv.nin += (size_t)rc[k]; }
+    mv.stay = d->count - mv.nout;
+    mv.cap = mv.stay + mv.nin > g->cap ? mv.stay + mv.nin + (mv.stay + mv.nin) / 8 + 16 : g->cap;
+    for (q = g->bufs.next; q != &g->bufs; q = q->next) {
+        ++nbuf;
+        if (q->comps * sizeof(nbody_real) > row) row = q->comps * sizeof(nbody_real);
+    }
+    if (!nbody__dd_bytes(sc, P, row, tmp, tmp + P) || !nbody__dd_bytes(rc, P, row, tmp, tmp + P)) r = NBODY_ERR_UNAVAILABLE;
+    if (r == NBODY_OK) {
+        mv.out = (size_t *)nbody__alloc(ds, nbody__bytes(mv.nout + 1, sizeof(size_t)));
+        mv.send = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nout + 1, row));
+        mv.recv = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nin + 1, row));
+        if (!mv.out || !mv.send || !mv.recv) r = NBODY_ERR_OUT_OF_MEMORY;
+    }
+    if (r == NBODY_OK && mv.cap != g->cap) {
+        fresh = (void **)nbody__alloc(ds, (nbuf + 5) * sizeof(void *));
+        if (!fresh) r = NBODY_ERR_OUT_OF_MEMORY;
+        else {
+            size_t sizes[5];
+            sizes[0] = sizeof(size_t); sizes[1] = sizeof(nbody_real); sizes[2] = sizeof(int);
+            sizes[3] = sizeof(unsigned long long); sizes[4] = sizeof(double);
+            for (j = 0; j < 5; ++j) fresh[j] = nbody__alloc(ds, nbody__bytes(mv.cap, sizes[j]));
+            for (q = g->bufs.next; q != &g->bufs; q = q->next, ++j)
+                fresh[j] = nbody__alloc(ds, nbody__bytes(q->comps * mv.cap + 1, sizeof(nbody_real)));
+            for (j = 0; j < nbuf + 5; ++j) if (!fresh[j]) r = NBODY_ERR_OUT_OF_MEMORY;
+        }
+    }
+    r = nbody__mpi_worst(d->comm, r);
+    if (r == NBODY_OK) {
+        for (i = 0; i < d->count; ++i) if (g->dest[i] != d->rank) mv.out[run[g->dest[i]]++] = i;
+        g->bytes_bodies = 0;
+        r = nbody__dd_move_rows(d, &mv, (unsigned char *)g->id, (unsigned char *)(fresh ? fresh[0] : g->id), 1, sizeof(size_t));
+        if (r == NBODY_OK)
+            r = nbody__dd_move_rows(d, &mv, (unsigned char *)g->m, (unsigned char *)(fresh ? fresh[1] : g->m), 1, sizeof(nbody_real));
+        for (q = g->bufs.next, j = 5; q != &g->bufs && r == NBODY_OK; q = q->next, ++j)
+            r = nbody__dd_move_rows(d, &mv, (unsigned char *)q->p, (unsigned char *)(fresh ? fresh[j] : q->p), q->comps,
+                                    sizeof(nbody_real));
+    }
+    if (r == NBODY_OK && fresh) {  /* the new arrays in, the old ones out */
+        nbody__free(ds, g->id); g->id = (size_t *)fresh[0];
+        nbody__free(ds, g->m); g->m = (nbody_real *)fresh[1];
+        nbody__free(ds, g->dest); g->dest = (int *)fresh[2];
+        nbody__free(ds, g->key); g->key = (unsigned long long *)fresh[3];
+        nbody__free(ds, g->w); g->w = (double *)fresh[4];
+        for (q = g->bufs.next, j = 5; q != &g->bufs; q = q->next, ++j) { nbody__free(ds, q->p); q->p = (nbody_real *)fresh[j]; }
+        nbody__free(ds, fresh); fresh = NULL;
+    }
+    if (fresh) {
+        for (j = 0; j < nbuf + 5; ++j) nbody__free(ds, fresh[j]);
+        nbody__free(ds, fresh);
+    }
+    nbody__free(ds, mv.out); nbody__free(ds, mv.send); nbody__free(ds, mv.recv);
+    if (r != NBODY_OK) return r;
+    g->cap = mv.cap; d->count = mv.stay + mv.nin; g->moved = mv.nout;
+    for (i = 0; i < d->count; ++i) g->dest[i] = d->rank;
+    return NBODY_OK;
+}
+
+/* at the first evaluation of a step: the keys of this rank's bodies (positions y, g->cap
+   apart) in the global box, the splitters from the last step's walk times, each body's domain,
+   the migration. Collective. */
+static nbody_result nbody__dd_place(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box) {
+    nbody__dd *g = d->dd;
+    size_t i, cap = g->cap;
+    nbody_result r;
+    for (i = 0; i < d->count; ++i)
+        g->key[i] = nbody__tree_key(y[i], y[cap + i], y[2 * cap + i], box[0], box[1], box[2], box[3], box[4], box[5]);
+    nbody__dd_weights(d);
+    if ((r = nbody__dd_split(d)) != NBODY_OK) return r;
+    for (i = 0; i < d->count; ++i) g->dest[i] = nbody__dd_domain(g->split, d->size, g->key[i]);
+    memset(g->wtime, 0, (size_t)d->size * sizeof(double));
+    memset(g->dcount, 0, (size_t)d->size * sizeof(size_t));
+    g->placed = 1; g->epoch = e->epoch;
+    return nbody__dd_migrate(d, e);
+}
+
+/* the domain's bodies (this rank's, positions y g->cap apart) copied for the tree: the
+   attracting ones first (x, y, z, m at 0 .. na), then the test particles; slot[q] = the rank's
+   body at domain place q; the tree built over the first na. Local. */
+static nbody_result nbody__dd_domain_tree(nbody__dist *d, nbody__engine *e, const nbody_real *y, size_t *na_out) {
+    nbody__dd *g = d->dd;
+    size_t q, k, na = 0, nd = d->count, cap = g->cap, nsrc = nbody__n_src(e), rbytes = nbody__bytes(7 * nd, sizeof(nbody_real));
     nbody_real *x, *yy, *z;
     nbody_result r = NBODY_OK;
     g->dx = (nbody_real *)nbody__dd_grow(&e->desc, g->dx, &g->dom_cap, rbytes + nbody__bytes(nd, sizeof(size_t)));
     if (!g->dx) return NBODY_ERR_OUT_OF_MEMORY;
-    x = g->dx; yy = x + nd; z = yy + nd; g->dm = z + nd; g->dacc = g->dm + nd;   /* dacc: 3 nd, then 1 nd spare */
+    x = g->dx; yy = x + nd; z = yy + nd; g->dm = z + nd; g->dacc = g->dm + nd;
     g->slot = (size_t *)(void *)((char *)g->dx + rbytes);
-    for (j = 0; j < nd; ++j) if (g->recv[j].idx < nsrc) g->slot[na++] = j;
-    for (j = 0, q = na; j < nd; ++j) if (g->recv[j].idx >= nsrc) g->slot[q++] = j;
+    for (k = 0; k < nd; ++k) if (g->id[k] < nsrc) g->slot[na++] = k;
+    for (k = 0, q = na; k < nd; ++k) if (g->id[k] >= nsrc) g->slot[q++] = k;
     for (q = 0; q < nd; ++q) {
-        const nbody__tree_item *it = &g->recv[g->slot[q]];
-        x[q] = it->p[0]; yy[q] = it->p[1]; z[q] = it->p[2]; g->dm[q] = it->m;
+        k = g->slot[q];
+        x[q] = y[k]; yy[q] = y[cap + k]; z[q] = y[2 * cap + k]; g->dm[q] = g->m[k];
     }
     if (na) {
         r = nbody__kdtree_build(&g->tree, &e->desc, x, yy, z, g->dm, na);
@@ -9116,34 +9215,16 @@ static nbody_result nbody__dd_exchange_lets(nbody__dist *d, nbody__engine *e, si
     return NBODY_OK;
 }
 
-/* the accelerations of the domain's bodies back to their ranks (the reverse all-to-all),
-   into f's acceleration half (m bodies); collective */
-static nbody_result nbody__dd_return(nbody__dist *d, size_t nd, nbody_real *f) {
-    nbody__dd *g = d->dd;
-    int P = d->size, *sc = g->cnt, *rc = sc + P, *sb = g->cnt + 2 * P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
-    nbody_real *out = g->dx;       /* the walk is done: x, y, z make room for 3 nd accelerations */
-    const nbody_real *ax = g->dacc, *ay = g->dacc + nd, *az = g->dacc + 2 * nd;
-    size_t m = d->count, q, i;
-    for (q = 0; q < nd; ++q) {     /* in the order received, 3 a body */
-        size_t j = g->slot[q];
-        out[3 * j] = ax[q]; out[3 * j + 1] = ay[q]; out[3 * j + 2] = az[q];
-    }
-    if (!nbody__dd_bytes(rc, P, 3 * sizeof(nbody_real), rb, rd) || !nbody__dd_bytes(sc, P, 3 * sizeof(nbody_real), sb, sd))
-        return NBODY_ERR_UNAVAILABLE;   /* cannot happen: the items were larger */
-    if (MPI_Alltoallv(out, rb, rd, MPI_BYTE, g->back, sb, sd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
-    g->bytes_acc = (unsigned long long)(rd[P - 1] + rb[P - 1] - rb[d->rank]);
-    for (i = 0; i < m; ++i) {
-        size_t b = g->perm[i];
-        f[3 * m + b] = g->back[3 * i]; f[4 * m + b] = g->back[3 * i + 1]; f[5 * m + b] = g->back[3 * i + 2];
-    }
-    return NBODY_OK;
-}
-
 static void nbody__dd_free(nbody__engine *e, nbody__dd *g) {
     const nbody_desc *ds = &e->desc;
     if (!g) return;
-    nbody__free(ds, g->m); nbody__free(ds, g->dest); nbody__free(ds, g->key); nbody__free(ds, g->w);
-    nbody__free(ds, g->perm); nbody__free(ds, g->back); nbody__free(ds, g->send); nbody__free(ds, g->recv);
+    while (g->bufs.next && g->bufs.next != &g->bufs) {   /* the simulation released them all: defensive */
+        nbody__dd_buf *b = g->bufs.next;
+        g->bufs.next = b->next;
+        nbody__free(ds, b->p); nbody__free(ds, b);
+    }
+    if (g->index != MPI_DATATYPE_NULL) MPI_Type_free(&g->index);
+    nbody__free(ds, g->id); nbody__free(ds, g->m); nbody__free(ds, g->dest); nbody__free(ds, g->key); nbody__free(ds, g->w);
     nbody__free(ds, g->split); nbody__free(ds, g->hist); nbody__free(ds, g->wtime); nbody__free(ds, g->dcount);
     nbody__free(ds, g->cnt); nbody__free(ds, g->gather); nbody__free(ds, g->box); nbody__free(ds, g->nbox);
     nbody__free(ds, g->views);
@@ -9152,11 +9233,12 @@ static void nbody__dd_free(nbody__engine *e, nbody__dd *g) {
     nbody__free(ds, g);
 }
 
-/* the domains' state of this rank (m bodies, P ranks): what grows with the domain and the
+/* the domains' state of this rank: its bodies [lo, lo + count) until the first evaluation
+   moves them to their domains, room for an eighth more; what grows with the domain and the
    LETs is allocated by the evaluations */
 static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     const nbody_desc *ds = &e->desc;
-    size_t m = d->count, P = (size_t)d->size;
+    size_t m = d->count, P = (size_t)d->size, i;
     nbody__dd *g;
     if (d->size > NBODY__DIST_MAX_RANKS) {
         nbody__log(ds, NBODY_LOG_ERROR, "nbody: desc.decompose on %d ranks: at most %d", d->size, NBODY__DIST_MAX_RANKS);
@@ -9165,14 +9247,19 @@ static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     g = (nbody__dd *)nbody__alloc(ds, sizeof *g);
     if (!g) return NBODY_ERR_OUT_OF_MEMORY;
     memset(g, 0, sizeof *g);
+    g->index = MPI_DATATYPE_NULL;
+    g->bufs.next = g->bufs.prev = &g->bufs;
     d->dd = g;
-    g->m = (nbody_real *)nbody__alloc(ds, nbody__bytes(m, sizeof(nbody_real)));
-    g->dest = (int *)nbody__alloc(ds, nbody__bytes(m, sizeof(int)));
-    g->key = (unsigned long long *)nbody__alloc(ds, nbody__bytes(m, sizeof(unsigned long long)));
-    g->w = (double *)nbody__alloc(ds, nbody__bytes(m, sizeof(double)));
-    g->perm = (size_t *)nbody__alloc(ds, nbody__bytes(m, sizeof(size_t)));
-    g->back = (nbody_real *)nbody__alloc(ds, nbody__bytes(3 * m, sizeof(nbody_real)));
-    g->send = (nbody__tree_item *)nbody__alloc(ds, nbody__bytes(m, sizeof(nbody__tree_item)));
+    g->cap = m + m / 8 + 16;
+    if (MPI_Type_contiguous((int)sizeof(size_t), MPI_BYTE, &g->index) != MPI_SUCCESS || MPI_Type_commit(&g->index) != MPI_SUCCESS) {
+        g->index = MPI_DATATYPE_NULL;
+        return NBODY_ERR_DEVICE;
+    }
+    g->id = (size_t *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(size_t)));
+    g->m = (nbody_real *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(nbody_real)));
+    g->dest = (int *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(int)));
+    g->key = (unsigned long long *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(unsigned long long)));
+    g->w = (double *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(double)));
     g->split = (unsigned long long *)nbody__alloc(ds, (P + 1) * sizeof(unsigned long long));
     g->hist = (double *)nbody__alloc(ds, NBODY__DD_BINS * P * sizeof(double));
     g->wtime = (double *)nbody__alloc(ds, P * sizeof(double));
@@ -9182,34 +9269,39 @@ static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     g->box = (nbody_real *)nbody__alloc(ds, 6 * (NBODY__DD_BOXES + 1) * P * sizeof(nbody_real));
     g->nbox = (int *)nbody__alloc(ds, P * sizeof(int));
     g->views = (nbody__kdtree *)nbody__alloc(ds, P * sizeof(nbody__kdtree));
-    if (!g->m || !g->dest || !g->key || !g->w || !g->perm || !g->back || !g->send || !g->split || !g->hist || !g->wtime ||
-        !g->dcount || !g->cnt || !g->gather || !g->box || !g->nbox || !g->views)
+    if (!g->id || !g->m || !g->dest || !g->key || !g->w || !g->split || !g->hist || !g->wtime || !g->dcount || !g->cnt ||
+        !g->gather || !g->box || !g->nbox || !g->views)
         return NBODY_ERR_OUT_OF_MEMORY;
-    memset(g->dest, 0, m * sizeof(int));
+    for (i = 0; i < m; ++i) { g->id[i] = d->lo + i; g->m[i] = 0; g->dest[i] = d->rank; }
     memset(g->wtime, 0, P * sizeof(double));
     memset(g->dcount, 0, P * sizeof(size_t));   /* no measurement yet: the first split by count */
     return NBODY_OK;
 }
 
-/* f = [v, a] for this rank's bodies by the domain-decomposed tree; collective */
+/* f = [v, a] for this rank's bodies by the domain-decomposed tree (y, f: nbody__dd_buf);
+   collective */
 static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__buf yb, nbody__buf fb) {
     nbody__dd *g = d->dd;
-    const nbody_real *y = (const nbody_real *)yb;
-    nbody_real *f = (nbody_real *)fb, box[6];
-    size_t m = d->count, nd = 0, na = 0, i;
+    const nbody__dd_buf *Y = (const nbody__dd_buf *)yb, *Fb = (const nbody__dd_buf *)fb;
+    const nbody_real *y;
+    nbody_real *f, box[6];
+    size_t nd, na = 0, i, q, cap;
     int finite = 1, nl = 0, k;
     double t0 = MPI_Wtime(), w0, wall, build;
     nbody_result r;
-    if (m) memcpy(f, y + 3 * m, 3 * m * sizeof(nbody_real));   /* dx/dt = v */
-    if ((r = nbody__dd_bounds(d, y, m, box, &finite)) != NBODY_OK) return r;
+    if ((r = nbody__dd_bounds(d, Y->p, d->count, g->cap, box, &finite)) != NBODY_OK) return r;
+    if (finite && (!g->placed || e->epoch != g->epoch)) {   /* once a step: its evaluations share the domains */
+        if ((r = nbody__dd_place(d, e, Y->p, box)) != NBODY_OK) return r;
+    }
+    y = Y->p; f = Fb->p; cap = g->cap; nd = d->count;   /* after the migration: the domain's bodies */
+    for (k = 0; k < 3; ++k) if (nd) memcpy(f + (size_t)k * cap, y + (size_t)(3 + k) * cap, nd * sizeof(nbody_real));   /* dx/dt = v */
     if (!finite) {                 /* NaN or Inf anywhere (every rank knows): NaN forces, as one process */
         nbody_real inf = (nbody_real)HUGE_VAL, nan = inf - inf;
-        for (i = 0; i < 3 * m; ++i) f[3 * m + i] = nan;
+        for (k = 3; k < 6; ++k) for (i = 0; i < nd; ++i) f[(size_t)k * cap + i] = nan;
         return NBODY_OK;
     }
-    if ((r = nbody__dd_migrate(d, e, y, box, &nd)) != NBODY_OK) return r;
     build = MPI_Wtime();
-    r = nbody__dd_domain_tree(d, e, nd, &na);
+    r = nbody__dd_domain_tree(d, e, y, &na);
     g->build_s = MPI_Wtime() - build;
     r = nbody__mpi_worst(d->comm, r);
     if (r != NBODY_OK) return r;
@@ -9226,7 +9318,10 @@ static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__bu
         g->walk_s = ((double)clock() - w0) / (double)CLOCKS_PER_SEC;
         wall = MPI_Wtime() - wall;
     }
-    if ((r = nbody__dd_return(d, nd, f)) != NBODY_OK) return r;
+    for (q = 0; q < nd; ++q) {     /* the accelerations to the rank's bodies */
+        size_t b = g->slot[q];
+        f[3 * cap + b] = g->dacc[q]; f[4 * cap + b] = g->dacc[nd + q]; f[5 * cap + b] = g->dacc[2 * nd + q];
+    }
     {   /* every domain's walk time and size: the next evaluation's weights */
         double mine[2], *all = g->hist;
         mine[0] = g->walk_s; mine[1] = (double)nd;
@@ -9238,13 +9333,102 @@ static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__bu
     return NBODY_OK;
 }
 
-/* Calls f(piece) for each piece of the global range [off, off + len) this rank owns:
-   global index off + rel .. off + rel + plen is local loc .. loc + plen. */
+/* ---- the decomposed tree's buffers (nbody__dd_buf) behind the engine operations ---- */
+
+/* a buffer of len reals (whole components of n: every caller's are) for this rank's bodies, zero */
+static nbody_result nbody__dd_buf_alloc(nbody__engine *e, nbody__dist *d, size_t len, nbody__buf *out) {
+    nbody__dd *g = d->dd;
+    nbody__dd_buf *b = (nbody__dd_buf *)nbody__alloc(&e->desc, sizeof *b);
+    if (!b) return NBODY_ERR_OUT_OF_MEMORY;
+    b->comps = e->n ? (len + e->n - 1) / e->n : 0;
+    b->p = (nbody_real *)nbody__alloc(&e->desc, nbody__bytes(b->comps * g->cap + 1, sizeof(nbody_real)));
+    if (!b->p) { nbody__free(&e->desc, b); return NBODY_ERR_OUT_OF_MEMORY; }
+    memset(b->p, 0, b->comps * g->cap * sizeof(nbody_real));   /* as every engine's buffers start */
+    b->next = g->bufs.next; b->prev = &g->bufs;
+    g->bufs.next->prev = b; g->bufs.next = b;
+    *out = b;
+    return NBODY_OK;
+}
+static void nbody__dd_buf_release(nbody__engine *e, nbody__buf buf) {
+    nbody__dd_buf *b = (nbody__dd_buf *)buf;
+    b->prev->next = b->next; b->next->prev = b->prev;
+    nbody__free(&e->desc, b->p); nbody__free(&e->desc, b);
+}
+
+/* the bodies [b0, b1) of component c of the global range [off, off + len), in the order c */
+static int nbody__dd_span(size_t n, size_t off, size_t len, size_t c, size_t *b0, size_t *b1) {
+    size_t end = off + len;
+    if (!len || c * n >= end || (c + 1) * n <= off) return 0;
+    *b0 = off > c * n ? off - c * n : 0;
+    *b1 = end < (c + 1) * n ? end - c * n : n;
+    return 1;
+}
+
+/* every rank passes the same src: each takes its bodies' values by index */
+static nbody_result nbody__dd_upload(nbody__dist *d, size_t n, nbody__dd_buf *b, size_t off, const nbody_real *src, size_t len) {
+    const nbody__dd *g = d->dd;
+    size_t c, k, b0, b1;
+    for (c = len ? off / n : 0; c < b->comps && nbody__dd_span(n, off, len, c, &b0, &b1); ++c)
+        for (k = 0; k < d->count; ++k) {
+            size_t i = g->id[k];
+            if (i >= b0 && i < b1) b->p[c * g->cap + k] = src[c * n + i - off];
+        }
+    return NBODY_OK;
+}
+
+/* every rank receives the whole range: component by component, each rank's values of its bodies
+   in it with their indices, gathered (MPI_Allgatherv), then put in place by index. The indices
+   are gathered once for components of the same bodies. Collective. */
+static nbody_result nbody__dd_download(nbody__dist *d, size_t n, nbody_real *dst, const nbody__dd_buf *b, size_t off, size_t len) {
+    const nbody__dd *g = d->dd;
+    const nbody_desc *ds = &d->local.desc;
+    size_t c, k, j, b0, b1, last0 = 1, last1 = 0, mine = 0, total = 0;
+    size_t *sel = (size_t *)nbody__alloc(ds, nbody__bytes(d->count + 1, sizeof(size_t)));
+    size_t *gid = (size_t *)nbody__alloc(ds, nbody__bytes(n + 1, sizeof(size_t)));
+    nbody_real *val = (nbody_real *)nbody__alloc(ds, nbody__bytes(n + 1, sizeof(nbody_real)));
+    nbody_result r = sel && gid && val ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY;
+    int q;
+    if ((r = nbody__mpi_worst(d->comm, r)) != NBODY_OK) goto done;
+    for (c = len ? off / n : 0; c < b->comps && nbody__dd_span(n, off, len, c, &b0, &b1); ++c) {
+        if (b0 != last0 || b1 != last1) {   /* this component's bodies: which, and everyone's indices */
+            int cnt;
+            for (k = 0, mine = 0; k < d->count; ++k) if (g->id[k] >= b0 && g->id[k] < b1) sel[mine++] = k;
+            cnt = (int)mine;
+            if (MPI_Allgather(&cnt, 1, MPI_INT, d->counts, 1, MPI_INT, d->comm) != MPI_SUCCESS) { r = NBODY_ERR_DEVICE; goto done; }
+            for (q = 0, total = 0; q < d->size; ++q) { d->displs[q] = (int)total; total += (size_t)d->counts[q]; }
+            for (j = 0; j < mine; ++j) gid[(size_t)d->displs[d->rank] + j] = g->id[sel[j]];
+            if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gid, d->counts, d->displs, g->index, d->comm) != MPI_SUCCESS) {
+                r = NBODY_ERR_DEVICE; goto done;
+            }
+            last0 = b0; last1 = b1;
+        }
+        for (j = 0; j < mine; ++j) val[(size_t)d->displs[d->rank] + j] = b->p[c * g->cap + sel[j]];
+        if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, val, d->counts, d->displs, d->real, d->comm) != MPI_SUCCESS) {
+            r = NBODY_ERR_DEVICE; goto done;
+        }
+        for (j = 0; j < total; ++j) dst[c * n + gid[j] - off] = val[j];
+    }
+done:
+    nbody__free(ds, sel); nbody__free(ds, gid); nbody__free(ds, val);
+    return r;
+}
+
+/* The pieces of the global range [off, off + len) this rank owns: global index
+   off + rel .. off + rel + plen is local loc .. loc + plen. With desc.decompose the rank's
+   bodies are any, so a range must be whole components (-1 otherwise): a piece is the rank's
+   rows of one component (len: its body count). */
 typedef struct nbody__piece { size_t rel, loc, len; } nbody__piece;
 static int nbody__dist_pieces(const nbody__dist *d, size_t n, size_t off, size_t len, nbody__piece *out, int cap) {
     size_t c, end = off + len;
     int np = 0;
     if (len == 0) return 0;
+    if (d->dd) {
+        if (off % n || len % n) return -1;
+        for (c = off / n; c < end / n && np < cap; ++c, ++np) {
+            out[np].rel = c * n - off; out[np].loc = c * d->dd->cap; out[np].len = d->count;
+        }
+        return np;
+    }
     for (c = off / n; c * n < end && np < cap; ++c) {
         size_t g0 = c * n + d->lo, g1 = g0 + d->count;
         if (g0 < off) g0 = off;
@@ -9258,21 +9442,47 @@ static int nbody__dist_pieces(const nbody__dist *d, size_t n, size_t off, size_t
 }
 #define NBODY__DIST_PIECES 64      /* components a range may span: 6 in a state vector */
 
+/* the local ops' rows of a global range: a component's rows are count apart (cap with
+   desc.decompose) */
+static size_t nbody__dist_stride(const nbody__dist *d) { return d->dd ? d->dd->cap : d->count; }
+
+/* a range that is not whole components under desc.decompose (no solver asks for one) */
+static nbody_result nbody__dist_refuse_range(const nbody__engine *e, size_t off, size_t len) {
+    nbody__log(&e->desc, NBODY_LOG_ERROR, "nbody: desc.decompose: a vector operation on [%lu, %lu), not whole components of n = %lu",
+               (unsigned long)off, (unsigned long)(off + len), (unsigned long)e->n);
+    return NBODY_ERR_INVALID_ARGUMENT;
+}
+
+/* the op's buffers as the local engine's (desc.decompose: nbody__dd_buf's arrays) */
+static void nbody__dist_local_bufs(const nbody__dist *d, nbody__lincomb *op) {
+    int j;
+    if (!d->dd) return;
+    if (op->out) op->out = ((nbody__dd_buf *)op->out)->p;
+    if (op->y) op->y = ((nbody__dd_buf *)op->y)->p;
+    if (op->comp) op->comp = ((nbody__dd_buf *)op->comp)->p;
+    for (j = 0; j < op->nk && j < NBODY__MAX_TERMS; ++j)
+        if (op->k[j]) op->k[j] = ((nbody__dd_buf *)op->k[j])->p;
+}
+
 static nbody_result nbody__dist_alloc(nbody__engine *e, size_t len, nbody__buf *out) {
     nbody__dist *d = nbody__dist_of(e);
     size_t loc = len / e->n * d->count + (len % e->n < d->count ? len % e->n : d->count);
+    if (d->dd) return nbody__dd_buf_alloc(e, d, len, out);
     return d->local.ops->alloc(&d->local, loc ? loc : 1, out);
 }
 static void nbody__dist_release(nbody__engine *e, nbody__buf b) {
     nbody__dist *d = nbody__dist_of(e);
-    if (b) d->local.ops->release(&d->local, b);
+    if (b && d->dd) nbody__dd_buf_release(e, b);
+    else if (b) d->local.ops->release(&d->local, b);
 }
 /* every rank passes the same src: each keeps its pieces */
 static nbody_result nbody__dist_upload(nbody__engine *e, nbody__buf dst, size_t off, const nbody_real *src, size_t len) {
     nbody__dist *d = nbody__dist_of(e);
     nbody__piece pc[NBODY__DIST_PIECES];
     nbody_result r = NBODY_OK;
-    int i, np = nbody__dist_pieces(d, e->n, off, len, pc, NBODY__DIST_PIECES);
+    int i, np;
+    if (d->dd) return nbody__dd_upload(d, e->n, (nbody__dd_buf *)dst, off, src, len);
+    np = nbody__dist_pieces(d, e->n, off, len, pc, NBODY__DIST_PIECES);
     for (i = 0; i < np && r == NBODY_OK; ++i) r = d->local.ops->upload(&d->local, dst, pc[i].loc, src + pc[i].rel, pc[i].len);
     return r;
 }
@@ -9281,6 +9491,7 @@ static nbody_result nbody__dist_download(nbody__engine *e, nbody_real *dst, nbod
     nbody__dist *d = nbody__dist_of(e);
     size_t n = e->n, end = off + len, c;
     nbody_result r = NBODY_OK;
+    if (d->dd) return nbody__mpi_worst(d->comm, nbody__dd_download(d, n, dst, (const nbody__dd_buf *)src, off, len));
     for (c = len ? off / n : 0; len && c * n < end; ++c) {
         size_t b0 = (off > c * n ? off - c * n : 0), b1 = (end < (c + 1) * n ? end - c * n : n);
         int k;
@@ -9300,8 +9511,9 @@ static nbody_result nbody__dist_download(nbody__engine *e, nbody_real *dst, nbod
 }
 static nbody_result nbody__dist_set_masses(nbody__engine *e, const nbody_real *m) {
     nbody__dist *d = nbody__dist_of(e);
-    if (d->dd) {                   /* the domains need this rank's masses only */
-        if (d->count) memcpy(d->dd->m, m + d->lo, d->count * sizeof(nbody_real));
+    if (d->dd) {                   /* the domains need this rank's masses only, by index */
+        size_t k;
+        for (k = 0; k < d->count; ++k) d->dd->m[k] = m[d->dd->id[k]];
         return NBODY_OK;
     }
     return d->local.ops->set_masses(&d->local, m);
@@ -9382,23 +9594,26 @@ static nbody_result nbody__dist_derivative(nbody__engine *e, nbody__buf y, nbody
 static nbody_result nbody__dist_local_op(const nbody__dist *d, size_t n, const nbody__lincomb *op, const nbody__piece *p,
                                          nbody__lincomb *lop) {
     size_t gy = op->y_off + p->rel, gk = op->k_off + p->rel, go = op->out_off + p->rel;
-    size_t b = p->loc - go / n * d->count;     /* the piece's first body, from lo */
+    size_t stride = nbody__dist_stride(d), b = p->loc - go / n * stride;   /* the piece's first row */
     if (gy % n != go % n || gk % n != go % n) return NBODY_ERR_INVALID_ARGUMENT;
     *lop = *op;
     lop->out_off = p->loc;
-    lop->y_off = gy / n * d->count + b;
-    lop->k_off = gk / n * d->count + b;
+    lop->y_off = gy / n * stride + b;
+    lop->k_off = gk / n * stride + b;
     lop->len = p->len;
     return NBODY_OK;
 }
 static nbody_result nbody__dist_lincomb(nbody__engine *e, const nbody__lincomb *op) {
     nbody__dist *d = nbody__dist_of(e);
     nbody__piece pc[NBODY__DIST_PIECES];
+    nbody__lincomb top = *op;
     nbody_result r = NBODY_OK;
     int i, np = nbody__dist_pieces(d, e->n, op->out_off, op->len, pc, NBODY__DIST_PIECES);
+    if (np < 0) return nbody__dist_refuse_range(e, op->out_off, op->len);
+    nbody__dist_local_bufs(d, &top);
     for (i = 0; i < np && r == NBODY_OK; ++i) {
         nbody__lincomb lop;
-        r = nbody__dist_local_op(d, e->n, op, &pc[i], &lop);
+        r = nbody__dist_local_op(d, e->n, &top, &pc[i], &lop);
         if (r == NBODY_OK) r = d->local.ops->lincomb(&d->local, &lop);
     }
     return r;
@@ -9408,13 +9623,16 @@ static nbody_result nbody__dist_error_norm(nbody__engine *e, const nbody__lincom
                                            nbody_real *norm) {
     nbody__dist *d = nbody__dist_of(e);
     nbody__piece pc[NBODY__DIST_PIECES];
+    nbody__lincomb top = *op;
     nbody_real worst = 0, *all = d->norms;
     nbody_result r = NBODY_OK;
     int i, np = nbody__dist_pieces(d, e->n, op->out_off, op->len, pc, NBODY__DIST_PIECES);
+    if (np < 0) return nbody__dist_refuse_range(e, op->out_off, op->len);   /* on every rank alike */
+    nbody__dist_local_bufs(d, &top);
     for (i = 0; i < np && r == NBODY_OK; ++i) {
         nbody__lincomb lop;
         nbody_real v = 0;
-        r = nbody__dist_local_op(d, e->n, op, &pc[i], &lop);
+        r = nbody__dist_local_op(d, e->n, &top, &pc[i], &lop);
         if (r == NBODY_OK) r = d->local.ops->error_norm(&d->local, &lop, atol, rtol, &v);
         if (!(v <= worst)) worst = v;
         if (worst != worst) break;
@@ -9433,6 +9651,8 @@ static nbody_result nbody__dist_all_finite(nbody__engine *e, nbody__buf b, size_
     nbody__piece pc[NBODY__DIST_PIECES];
     nbody_result r = NBODY_OK;
     int i, ok = 1, all = 0, np = nbody__dist_pieces(d, e->n, off, len, pc, NBODY__DIST_PIECES);
+    if (np < 0) return nbody__dist_refuse_range(e, off, len);   /* on every rank alike */
+    if (d->dd) b = ((nbody__dd_buf *)b)->p;
     for (i = 0; i < np && r == NBODY_OK && ok; ++i) r = d->local.ops->all_finite(&d->local, b, pc[i].loc, pc[i].len, &ok);
     if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, d->comm) != MPI_SUCCESS && r == NBODY_OK) r = NBODY_ERR_DEVICE;
     *finite = all;

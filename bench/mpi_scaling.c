@@ -117,12 +117,12 @@ int main(int argc, char **argv) {
         const nbody__dd *g = nbody__dist_of(&sim->eng)->dd;
         double mine[10], *all = (double *)malloc(10 * (size_t)size * sizeof(double));
         mine[0] = (double)g->domain; mine[1] = (double)g->bytes_bodies; mine[2] = (double)g->bytes_let;
-        mine[3] = (double)g->bytes_acc; mine[4] = (double)g->let_nodes; mine[5] = (double)g->let_bodies;
+        mine[3] = (double)g->moved; mine[4] = (double)g->let_nodes; mine[5] = (double)g->let_bodies;
         mine[6] = g->walk_s; mine[7] = g->build_s; mine[8] = g->exchange_s; mine[9] = peak_mb();
         MPI_Gather(mine, 10, MPI_DOUBLE, all, 10, MPI_DOUBLE, 0, world);
         for (k = 0; rank == 0 && k < size; ++k) {
             const double *a = all + 10 * k;
-            printf("| dd rank %d of %d | N %lu | domain %.0f | sent: bodies %.0f B, LETs %.0f B, accelerations %.0f B | LET nodes "
+            printf("| dd rank %d of %d | N %lu | domain %.0f | sent: migrating rows %.0f B, LETs %.0f B; bodies moved %.0f | LET nodes "
                    "%.0f, bodies %.0f | walk %.1f ms (processor), build %.1f ms, other %.1f ms | peak memory %.0f MB |\n", k, size,
                    (unsigned long)n, a[0], a[1], a[2], a[3], a[4], a[5], 1e3 * a[6], 1e3 * a[7], 1e3 * a[8], a[9]);
         }
