@@ -2897,6 +2897,11 @@ static nbody_result nbody__method_check(const nbody_desc *d, const nbody_system 
                        nbody_engine_name(d->engine));
             return NBODY_ERR_UNAVAILABLE;
         }
+        if (d->mpi_comm) {         /* its drifts and kicks read the whole state in one process's memory */
+            nbody__log(d, NBODY_LOG_ERROR, "nbody: whfast refuses mpi_comm (its Kepler drifts run on the whole state in one "
+                       "process)");
+            return NBODY_ERR_UNAVAILABLE;
+        }
         if (d->whfast_corrector && d->whfast_coordinates != NBODY_WHFAST_JACOBI) {
             nbody__log(d, NBODY_LOG_ERROR, "nbody: desc.whfast_corrector = %d needs Jacobi coordinates", d->whfast_corrector);
             return NBODY_ERR_INVALID_ARGUMENT;
@@ -8786,11 +8791,12 @@ typedef struct nbody__dd_buf {
 
 typedef struct nbody__dd {
     size_t cap;                    /* rows every per-body array has room for (>= the rank's count) */
-    size_t *id;                    /* each body of this rank: its index in the system */
+    size_t *id;                    /* each body of this rank: its index in the system (the attracting
+                                      ones first: nbody__dd_order) */
     nbody_real *m;                 /* each of them: its mass */
-    int *dest;                     /* each of them: its domain at the last split */
-    unsigned long long *key;       /* each of them: its Hilbert key */
-    double *w;                     /* each of them: its estimated walk cost */
+    int *dest;                     /* each of them: its domain (while bodies migrate, else NULL) */
+    unsigned long long *key;       /* each of them: its Hilbert key (likewise) */
+    double weight;                 /* each of them: its estimated walk cost (nbody__dd_weights) */
     nbody__dd_buf bufs;            /* the list of the engine's buffers (a ring through this head) */
     MPI_Datatype index;            /* size_t as bytes */
     unsigned long long *split;     /* domain k holds the keys [split[k], split[k + 1]) */
@@ -8800,16 +8806,15 @@ typedef struct nbody__dd {
     size_t *dcount;                /* each domain's bodies, summed over the same evaluations */
     unsigned long long epoch;      /* the step attempt the splitters were set for */
     int placed;                    /* splitters set (the first evaluation sets them by count) */
+    int broken;                    /* a migration failed half way (nbody__dd_migrate): nothing works */
     int *cnt;                      /* 10 size: bodies sent, received (items), their bytes and
                                       displacements, the same for LETs */
     nbody_real *gather;            /* NBODY__DD_GATHER size: each rank's boxes and flags */
     nbody_real *box;               /* NBODY__DD_BOXES + 1 boxes a domain, lo then hi */
     int *nbox;                     /* each domain's number of boxes */
-    nbody_real *dx, *dm, *dacc;    /* the domain: positions x, y, z (3 count), masses, accelerations */
-    size_t *slot;                  /* domain body -> the rank's body (the attracting ones first) */
     unsigned char *let_out, *let_in;
     nbody__kdtree tree, *views;    /* the domain's tree; the received LETs (size) */
-    size_t dom_cap, out_cap, in_cap;
+    size_t out_cap, in_cap;
     /* this rank's figures of the last evaluation (bench/mpi_scaling.c prints them) */
     size_t domain, let_nodes, let_bodies, moved;   /* moved: bodies it sent at the step's migration */
     unsigned long long bytes_bodies, bytes_let;    /* sent to other ranks: migrating rows, LETs */
@@ -8884,7 +8889,7 @@ static nbody_result nbody__dd_split(nbody__dist *d) {
     g->split[P] = ~0ULL;           /* keys have 63 bits */
     if (P == 1) return NBODY_OK;
     memset(h1, 0, B * sizeof *h1);
-    for (i = 0; i < d->count; ++i) h1[g->key[i] >> NBODY__DD_SHIFT1] += g->w[i];
+    for (i = 0; i < d->count; ++i) h1[g->key[i] >> NBODY__DD_SHIFT1] += g->weight;
     if (MPI_Allreduce(MPI_IN_PLACE, h1, (int)B, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
     for (i = 0; i < B; ++i) total += h1[i];
     for (k = 1; k < P; ++k) {
@@ -8898,7 +8903,7 @@ static nbody_result nbody__dd_split(nbody__dist *d) {
     for (i = 0; i < d->count; ++i) {
         size_t b = (size_t)(g->key[i] >> NBODY__DD_SHIFT1), s = (size_t)(g->key[i] >> NBODY__DD_SHIFT2) & (B - 1);
         if (b < bin[1] || b > bin[P - 1]) continue;
-        for (k = 1; k < P; ++k) if (bin[k] == b) h2[(size_t)(k - 1) * B + s] += g->w[i];
+        for (k = 1; k < P; ++k) if (bin[k] == b) h2[(size_t)(k - 1) * B + s] += g->weight;
     }
     if (MPI_Allreduce(MPI_IN_PLACE, h2, (int)((size_t)(P - 1) * B), MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS)
         return NBODY_ERR_DEVICE;
@@ -8921,14 +8926,13 @@ static int nbody__dd_domain(const unsigned long long *split, int size, unsigned 
     return a;
 }
 
-/* each body's estimated walk cost: its domain's walk time over its bodies (the sums over the
-   last step's evaluations; a rank's bodies were its domain), relative to the mean over all
-   bodies, averaged with 1 (the count split) so that a noisy time moves the boundaries half the
-   way; 1 before the first measurement or when a time is not usable */
+/* each body's estimated walk cost (the same for all of a rank's bodies, its domain's): the
+   domain's walk time over its bodies (the sums over the last step's evaluations), relative to
+   the mean over all bodies, averaged with 1 (the count split) so that a noisy time moves the
+   boundaries half the way; 1 before the first measurement or when a time is not usable */
 static void nbody__dd_weights(nbody__dist *d) {
     nbody__dd *g = d->dd;
     double tt = 0, nn = 0, mean, w = 1;
-    size_t i;
     int k, ok = 1, q = d->rank;
     for (k = 0; k < d->size; ++k) {
         if (!(g->wtime[k] >= 0 && g->wtime[k] < 1e30) || (g->dcount[k] > 0 && !(g->wtime[k] > 0))) ok = 0;
@@ -8936,7 +8940,7 @@ static void nbody__dd_weights(nbody__dist *d) {
     }
     mean = nn > 0 ? tt / nn : 0;
     if (ok && mean > 0 && g->dcount[q] > 0) w = 0.5 * (g->wtime[q] / (double)g->dcount[q] / mean + 1);
-    for (i = 0; i < d->count; ++i) g->w[i] = w;
+    g->weight = w;
 }
 
 /* the global bounding box of the positions (x, y, z of the m bodies, stride apart) into box,
@@ -8983,123 +8987,149 @@ static int nbody__dd_bytes(const int *items, int P, size_t size, int *bytes, int
 }
 
 /* A migration's plan (nbody__dd_migrate): the bodies leaving in the send order (by their new
-   domain), how many leave, arrive and stay, the rows every array has after it, and scratch for
-   one array's rows of those leaving and of those arriving */
+   domain), how many leave and arrive, the rank's bodies and the rows every array has after it,
+   where each new row comes from (src[i] < count: the rank's body src[i]; else the arriving
+   body src[i] - count), and scratch: one array's rows of those leaving and of those arriving,
+   one component of the new rows */
 typedef struct nbody__dd_move {
-    size_t *out;
-    size_t nout, nin, stay, cap;
-    unsigned char *send, *recv;
+    size_t *out, *src;
+    size_t nout, nin, count, cap;
+    unsigned char *send, *recv, *tmp;
 } nbody__dd_move;
 
-/* One per-body array through a migration: comps components of elements of esize bytes, g->cap
-   apart in from; the rows of the bodies leaving sent (an all-to-all), the staying rows packed
-   to the front in their order, the arriving ones appended, mv->cap apart in to (from itself,
-   or a new array when the rank's bodies outgrow it). Collective. */
-static nbody_result nbody__dd_move_rows(nbody__dist *d, const nbody__dd_move *mv, unsigned char *from, unsigned char *to,
-                                        size_t comps, size_t esize) {
+/* the rows (comps elements of esize bytes, g->cap apart in from) of the bodies leaving to their
+   new domains, received into mv->recv (a body's row after another's, in the order of the
+   ranks they came from). Collective. */
+static nbody_result nbody__dd_send_rows(nbody__dist *d, const nbody__dd_move *mv, const unsigned char *from, size_t comps,
+                                        size_t esize) {
     nbody__dd *g = d->dd;
     int P = d->size, *sc = g->cnt, *rc = sc + P, *sb = rc + P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
-    size_t row = comps * esize, j, k, c, w;
+    size_t row = comps * esize, j, c;
     for (j = 0; j < mv->nout; ++j)
         for (c = 0; c < comps; ++c) memcpy(mv->send + j * row + c * esize, from + (c * g->cap + mv->out[j]) * esize, esize);
     if (!nbody__dd_bytes(sc, P, row, sb, sd) || !nbody__dd_bytes(rc, P, row, rb, rd)) return NBODY_ERR_UNAVAILABLE;
     if (MPI_Alltoallv(mv->send, sb, sd, MPI_BYTE, mv->recv, rb, rd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
-    for (c = 0; c < comps; ++c) {
-        const unsigned char *src = from + c * g->cap * esize;
-        unsigned char *dst = to + c * mv->cap * esize;
-        for (k = 0, w = 0; k < d->count; ++k) {
-            if (g->dest[k] != d->rank) continue;
-            if (dst + w * esize != src + k * esize) memmove(dst + w * esize, src + k * esize, esize);
-            ++w;
-        }
-        for (j = 0; j < mv->nin; ++j) memcpy(dst + (mv->stay + j) * esize, mv->recv + j * row + c * esize, esize);
-    }
     g->bytes_bodies += (unsigned long long)(mv->nout * row);
     return NBODY_OK;
 }
 
+/* One per-body array through a migration: the rows of the bodies leaving sent, then each
+   component's new rows (mv->src) gathered in mv->tmp and written mv->cap apart into to (from
+   itself, or a new array when the rank's bodies outgrow it). Collective. */
+static nbody_result nbody__dd_move_rows(nbody__dist *d, const nbody__dd_move *mv, unsigned char *from, unsigned char *to,
+                                        size_t comps, size_t esize) {
+    const nbody__dd *g = d->dd;
+    size_t row = comps * esize, i, c;
+    nbody_result r = nbody__dd_send_rows(d, mv, from, comps, esize);
+    if (r != NBODY_OK) return r;
+    for (c = 0; c < comps; ++c) {
+        for (i = 0; i < mv->count; ++i) {
+            size_t q = mv->src[i];
+            memcpy(mv->tmp + i * esize, q < d->count ? from + (c * g->cap + q) * esize : mv->recv + (q - d->count) * row + c * esize,
+                   esize);
+        }
+        memcpy(to + c * mv->cap * esize, mv->tmp, mv->count * esize);
+    }
+    return NBODY_OK;
+}
+
+/* the new order of the rank's bodies: the attracting ones first (those staying, then those
+   arriving), then the test particles likewise, so that the first na rows are the domain's
+   tree's bodies; the arriving bodies' indices are exchanged here. Collective. */
+static nbody_result nbody__dd_order(nbody__dist *d, nbody__engine *e, nbody__dd_move *mv) {
+    nbody__dd *g = d->dd;
+    size_t nsrc = nbody__n_src(e), k, j, at = 0;
+    const size_t *in = (const size_t *)(void *)mv->recv;
+    int pass;
+    nbody_result r = nbody__dd_send_rows(d, mv, (const unsigned char *)g->id, 1, sizeof(size_t));
+    if (r != NBODY_OK) return r;
+    for (pass = 0; pass < 2; ++pass) {
+        for (k = 0; k < d->count; ++k)
+            if (g->dest[k] == d->rank && (g->id[k] < nsrc) == !pass) mv->src[at++] = k;
+        for (j = 0; j < mv->nin; ++j)
+            if ((in[j] < nsrc) == !pass) mv->src[at++] = d->count + j;
+    }
+    return NBODY_OK;
+}
+
+/* One array of the rank's bodies (*arr: comps components, esize bytes an element) through a
+   migration: moved in place, or into a new array of mv->cap rows a component (allocated on
+   every rank first, or none moves: *broken is set when one rank lacks the memory) that replaces
+   it. Collective. */
+static nbody_result nbody__dd_move_array(nbody__dist *d, const nbody__dd_move *mv, void **arr, size_t comps, size_t esize,
+                                         int *broken) {
+    const nbody_desc *ds = &d->local.desc;
+    unsigned char *to = (unsigned char *)*arr;
+    nbody_result r = NBODY_OK;
+    if (mv->cap != d->dd->cap) {
+        to = (unsigned char *)nbody__alloc(ds, nbody__bytes(comps * mv->cap + 1, esize));
+        r = nbody__mpi_worst(d->comm, to ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY);
+        if (r != NBODY_OK) { nbody__free(ds, to); *broken = 1; return r; }
+    }
+    r = nbody__dd_move_rows(d, mv, (unsigned char *)*arr, to, comps, esize);
+    if (to != (unsigned char *)*arr) { nbody__free(ds, *arr); *arr = to; }
+    return r;
+}
+
 /* The bodies whose domain (g->dest) is another rank's move there: their indices, masses and
-   rows of every buffer. The arrays grow (by an eighth more) when the rank's bodies outgrow
-   them. Everything is allocated first and nothing moves unless every rank has it (else all
-   fail alike, the state as it was). Collective. */
+   rows of every buffer. The arrays are resized (to the rank's bodies and a sixteenth more)
+   when its bodies outgrow them or fill less than half, one array after the other (so the
+   rank's memory grows by one array at a time, not by a copy of the state): an allocation
+   that fails on a rank then, with some arrays resized and others not, leaves the domains
+   unusable (g->broken: every later operation fails with NBODY_ERR_OUT_OF_MEMORY). Collective. */
 static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e) {
     nbody__dd *g = d->dd;
     const nbody_desc *ds = &e->desc;
-    int P = d->size, k, *sc = g->cnt, *rc = sc + P, *tmp = rc + P;
-    size_t i, j, nbuf = 0, row = sizeof(size_t) > sizeof(nbody_real) ? sizeof(size_t) : sizeof(nbody_real);
+    int P = d->size, k, *sc = g->cnt, *rc = sc + P, *tmp = rc + P, broken = 0;
+    size_t i, esize = sizeof(size_t) > sizeof(nbody_real) ? sizeof(size_t) : sizeof(nbody_real), row = esize;
     size_t run[NBODY__DIST_MAX_RANKS];
     nbody__dd_move mv;
     nbody__dd_buf *q;
-    void **fresh = NULL;           /* grown arrays: ids, masses, dest, keys, weights, the buffers */
     nbody_result r = NBODY_OK;
     memset(&mv, 0, sizeof mv);
     for (k = 0; k < P; ++k) sc[k] = 0;
     for (i = 0; i < d->count; ++i) if (g->dest[i] != d->rank) ++sc[g->dest[i]];
     if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
     for (k = 0; k < P; ++k) { run[k] = mv.nout; mv.nout += (size_t)sc[k]; mv.nin += (size_t)rc[k]; }
-    mv.stay = d->count - mv.nout;
-    mv.cap = mv.stay + mv.nin > g->cap ? mv.stay + mv.nin + (mv.stay + mv.nin) / 8 + 16 : g->cap;
-    for (q = g->bufs.next; q != &g->bufs; q = q->next) {
-        ++nbuf;
+    mv.count = d->count - mv.nout + mv.nin;
+    mv.cap = mv.count > g->cap || mv.count + mv.count / 16 + 16 < g->cap / 2 ? mv.count + mv.count / 16 + 16 : g->cap;
+    for (q = g->bufs.next; q != &g->bufs; q = q->next)
         if (q->comps * sizeof(nbody_real) > row) row = q->comps * sizeof(nbody_real);
-    }
     if (!nbody__dd_bytes(sc, P, row, tmp, tmp + P) || !nbody__dd_bytes(rc, P, row, tmp, tmp + P)) r = NBODY_ERR_UNAVAILABLE;
     if (r == NBODY_OK) {
         mv.out = (size_t *)nbody__alloc(ds, nbody__bytes(mv.nout + 1, sizeof(size_t)));
+        mv.src = (size_t *)nbody__alloc(ds, nbody__bytes(mv.count + 1, sizeof(size_t)));
         mv.send = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nout + 1, row));
         mv.recv = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nin + 1, row));
-        if (!mv.out || !mv.send || !mv.recv) r = NBODY_ERR_OUT_OF_MEMORY;
-    }
-    if (r == NBODY_OK && mv.cap != g->cap) {
-        fresh = (void **)nbody__alloc(ds, (nbuf + 5) * sizeof(void *));
-        if (!fresh) r = NBODY_ERR_OUT_OF_MEMORY;
-        else {
-            size_t sizes[5];
-            sizes[0] = sizeof(size_t); sizes[1] = sizeof(nbody_real); sizes[2] = sizeof(int);
-            sizes[3] = sizeof(unsigned long long); sizes[4] = sizeof(double);
-            for (j = 0; j < 5; ++j) fresh[j] = nbody__alloc(ds, nbody__bytes(mv.cap, sizes[j]));
-            for (q = g->bufs.next; q != &g->bufs; q = q->next, ++j)
-                fresh[j] = nbody__alloc(ds, nbody__bytes(q->comps * mv.cap + 1, sizeof(nbody_real)));
-            for (j = 0; j < nbuf + 5; ++j) if (!fresh[j]) r = NBODY_ERR_OUT_OF_MEMORY;
-        }
+        mv.tmp = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.count + 1, esize));
+        if (!mv.out || !mv.src || !mv.send || !mv.recv || !mv.tmp) r = NBODY_ERR_OUT_OF_MEMORY;
     }
     r = nbody__mpi_worst(d->comm, r);
     if (r == NBODY_OK) {
         for (i = 0; i < d->count; ++i) if (g->dest[i] != d->rank) mv.out[run[g->dest[i]]++] = i;
         g->bytes_bodies = 0;
-        r = nbody__dd_move_rows(d, &mv, (unsigned char *)g->id, (unsigned char *)(fresh ? fresh[0] : g->id), 1, sizeof(size_t));
-        if (r == NBODY_OK)
-            r = nbody__dd_move_rows(d, &mv, (unsigned char *)g->m, (unsigned char *)(fresh ? fresh[1] : g->m), 1, sizeof(nbody_real));
-        for (q = g->bufs.next, j = 5; q != &g->bufs && r == NBODY_OK; q = q->next, ++j)
-            r = nbody__dd_move_rows(d, &mv, (unsigned char *)q->p, (unsigned char *)(fresh ? fresh[j] : q->p), q->comps,
-                                    sizeof(nbody_real));
+        r = nbody__dd_order(d, e, &mv);
+        if (r == NBODY_OK) r = nbody__dd_move_array(d, &mv, (void **)&g->id, 1, sizeof(size_t), &broken);
+        if (r == NBODY_OK) r = nbody__dd_move_array(d, &mv, (void **)&g->m, 1, sizeof(nbody_real), &broken);
+        for (q = g->bufs.next; q != &g->bufs && r == NBODY_OK; q = q->next)
+            r = nbody__dd_move_array(d, &mv, (void **)&q->p, q->comps, sizeof(nbody_real), &broken);
+        if (r != NBODY_OK) broken = 1;   /* some arrays moved, not all */
     }
-    if (r == NBODY_OK && fresh) {  /* the new arrays in, the old ones out */
-        nbody__free(ds, g->id); g->id = (size_t *)fresh[0];
-        nbody__free(ds, g->m); g->m = (nbody_real *)fresh[1];
-        nbody__free(ds, g->dest); g->dest = (int *)fresh[2];
-        nbody__free(ds, g->key); g->key = (unsigned long long *)fresh[3];
-        nbody__free(ds, g->w); g->w = (double *)fresh[4];
-        for (q = g->bufs.next, j = 5; q != &g->bufs; q = q->next, ++j) { nbody__free(ds, q->p); q->p = (nbody_real *)fresh[j]; }
-        nbody__free(ds, fresh); fresh = NULL;
+    nbody__free(ds, mv.out); nbody__free(ds, mv.src); nbody__free(ds, mv.send); nbody__free(ds, mv.recv); nbody__free(ds, mv.tmp);
+    if (broken) {
+        g->broken = 1;
+        nbody__log(ds, NBODY_LOG_ERROR, "nbody: desc.decompose: bodies migrating between ranks: %s; the simulation's state is lost",
+                   nbody_result_string(r));
     }
-    if (fresh) {
-        for (j = 0; j < nbuf + 5; ++j) nbody__free(ds, fresh[j]);
-        nbody__free(ds, fresh);
-    }
-    nbody__free(ds, mv.out); nbody__free(ds, mv.send); nbody__free(ds, mv.recv);
     if (r != NBODY_OK) return r;
-    g->cap = mv.cap; d->count = mv.stay + mv.nin; g->moved = mv.nout;
-    for (i = 0; i < d->count; ++i) g->dest[i] = d->rank;
+    g->cap = mv.cap; d->count = mv.count; g->moved = mv.nout;
     return NBODY_OK;
 }
 
-/* at the first evaluation of a step: the keys of this rank's bodies (positions y, g->cap
-   apart) in the global box, the splitters from the last step's walk times, each body's domain,
-   the migration. Collective. */
-static nbody_result nbody__dd_place(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box) {
+/* nbody__dd_place with g->key and g->dest allocated (the rank's bodies) */
+static nbody_result nbody__dd_place_keys(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box, size_t cap) {
     nbody__dd *g = d->dd;
-    size_t i, cap = g->cap;
+    size_t i;
     nbody_result r;
     for (i = 0; i < d->count; ++i)
         g->key[i] = nbody__tree_key(y[i], y[cap + i], y[2 * cap + i], box[0], box[1], box[2], box[3], box[4], box[5]);
@@ -9112,26 +9142,30 @@ static nbody_result nbody__dd_place(nbody__dist *d, nbody__engine *e, const nbod
     return nbody__dd_migrate(d, e);
 }
 
-/* the domain's bodies (this rank's, positions y g->cap apart) copied for the tree: the
-   attracting ones first (x, y, z, m at 0 .. na), then the test particles; slot[q] = the rank's
-   body at domain place q; the tree built over the first na. Local. */
+/* at the first evaluation of a step: the keys of this rank's bodies (positions y, g->cap
+   apart) in the global box, the splitters from the last step's walk times, each body's domain,
+   the migration. Collective. */
+static nbody_result nbody__dd_place(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box) {
+    nbody__dd *g = d->dd;
+    nbody_result r = NBODY_OK;
+    g->key = (unsigned long long *)nbody__alloc(&e->desc, nbody__bytes(d->count + 1, sizeof(unsigned long long)));
+    g->dest = (int *)nbody__alloc(&e->desc, nbody__bytes(d->count + 1, sizeof(int)));
+    if (!g->key || !g->dest) r = NBODY_ERR_OUT_OF_MEMORY;
+    if ((r = nbody__mpi_worst(d->comm, r)) == NBODY_OK) r = nbody__dd_place_keys(d, e, y, box, g->cap);
+    nbody__free(&e->desc, g->key); nbody__free(&e->desc, g->dest);
+    g->key = NULL; g->dest = NULL;
+    return r;
+}
+
+/* the tree of the domain's attracting bodies: the first na of the rank's (nbody__dd_order),
+   built from the positions y (g->cap apart) and masses where they are. Local. */
 static nbody_result nbody__dd_domain_tree(nbody__dist *d, nbody__engine *e, const nbody_real *y, size_t *na_out) {
     nbody__dd *g = d->dd;
-    size_t q, k, na = 0, nd = d->count, cap = g->cap, nsrc = nbody__n_src(e), rbytes = nbody__bytes(7 * nd, sizeof(nbody_real));
-    nbody_real *x, *yy, *z;
+    size_t na = 0, nsrc = nbody__n_src(e);
     nbody_result r = NBODY_OK;
-    g->dx = (nbody_real *)nbody__dd_grow(&e->desc, g->dx, &g->dom_cap, rbytes + nbody__bytes(nd, sizeof(size_t)));
-    if (!g->dx) return NBODY_ERR_OUT_OF_MEMORY;
-    x = g->dx; yy = x + nd; z = yy + nd; g->dm = z + nd; g->dacc = g->dm + nd;
-    g->slot = (size_t *)(void *)((char *)g->dx + rbytes);
-    for (k = 0; k < nd; ++k) if (g->id[k] < nsrc) g->slot[na++] = k;
-    for (k = 0, q = na; k < nd; ++k) if (g->id[k] >= nsrc) g->slot[q++] = k;
-    for (q = 0; q < nd; ++q) {
-        k = g->slot[q];
-        x[q] = y[k]; yy[q] = y[cap + k]; z[q] = y[2 * cap + k]; g->dm[q] = g->m[k];
-    }
+    while (na < d->count && g->id[na] < nsrc) ++na;
     if (na) {
-        r = nbody__kdtree_build(&g->tree, &e->desc, x, yy, z, g->dm, na);
+        r = nbody__kdtree_build(&g->tree, &e->desc, y, y + g->cap, y + 2 * g->cap, g->m, na);
         if (r == NBODY_OK) r = nbody__tree_prepare(&g->tree, &e->desc, (size_t)e->desc.leaf_size);
         g->tree.walk = nbody__tree_walk_of(((nbody__cpu *)d->local.impl)->simd);
     }
@@ -9154,22 +9188,22 @@ static void nbody__dd_box_of(const nbody_real *x, size_t n, size_t i0, size_t i1
 
 /* this domain as boxes into out (6 reals each); returns their number: those of its tree's nodes
    at one level (nbody__tree_level_boxes), then one of its test particles */
-static int nbody__dd_boxes(const nbody__dd *g, size_t nd, size_t na, nbody_real *out) {
+static int nbody__dd_boxes(const nbody__dd *g, const nbody_real *y, size_t nd, size_t na, nbody_real *out) {
     int nb = na ? nbody__tree_level_boxes(&g->tree, NBODY__DD_BOXES, out) : 0;
-    if (nd > na) nbody__dd_box_of(g->dx, nd, na, nd, out + 6 * nb++);
+    if (nd > na) nbody__dd_box_of(y, g->cap, na, nd, out + 6 * nb++);
     return nb;
 }
 
 /* every domain's boxes (nbody__dd_boxes) to every rank, then the LETs of this rank's tree for the other
    domains, exchanged (an all-to-all of bytes); g->views the received ones, *nl their number.
    Collective. */
-static nbody_result nbody__dd_exchange_lets(nbody__dist *d, nbody__engine *e, size_t nd, size_t na, int *nl) {
+static nbody_result nbody__dd_exchange_lets(nbody__dist *d, nbody__engine *e, const nbody_real *y, size_t nd, size_t na, int *nl) {
     nbody__dd *g = d->dd;
     int P = d->size, k, b, *sb = g->cnt + 6 * P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
     nbody_real mine[NBODY__DD_GATHER];
     size_t total = 0, got = 0;
     nbody_result r = NBODY_OK;
-    int nb = nbody__dd_boxes(g, nd, na, mine);
+    int nb = nbody__dd_boxes(g, y, nd, na, mine);
     mine[NBODY__DD_GATHER - 2] = (nbody_real)nb; mine[NBODY__DD_GATHER - 1] = 0;
     if (MPI_Allgather(mine, NBODY__DD_GATHER, d->real, g->gather, NBODY__DD_GATHER, d->real, d->comm) != MPI_SUCCESS)
         return NBODY_ERR_DEVICE;
@@ -9224,17 +9258,17 @@ static void nbody__dd_free(nbody__engine *e, nbody__dd *g) {
         nbody__free(ds, b->p); nbody__free(ds, b);
     }
     if (g->index != MPI_DATATYPE_NULL) MPI_Type_free(&g->index);
-    nbody__free(ds, g->id); nbody__free(ds, g->m); nbody__free(ds, g->dest); nbody__free(ds, g->key); nbody__free(ds, g->w);
+    nbody__free(ds, g->id); nbody__free(ds, g->m);
     nbody__free(ds, g->split); nbody__free(ds, g->hist); nbody__free(ds, g->wtime); nbody__free(ds, g->dcount);
     nbody__free(ds, g->cnt); nbody__free(ds, g->gather); nbody__free(ds, g->box); nbody__free(ds, g->nbox);
     nbody__free(ds, g->views);
-    nbody__free(ds, g->dx); nbody__free(ds, g->let_out); nbody__free(ds, g->let_in);
+    nbody__free(ds, g->let_out); nbody__free(ds, g->let_in);
     nbody__kdtree_release(&g->tree, ds);
     nbody__free(ds, g);
 }
 
 /* the domains' state of this rank: its bodies [lo, lo + count) until the first evaluation
-   moves them to their domains, room for an eighth more; what grows with the domain and the
+   moves them to their domains, room for a sixteenth more; what grows with the domain and the
    LETs is allocated by the evaluations */
 static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     const nbody_desc *ds = &e->desc;
@@ -9250,16 +9284,13 @@ static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     g->index = MPI_DATATYPE_NULL;
     g->bufs.next = g->bufs.prev = &g->bufs;
     d->dd = g;
-    g->cap = m + m / 8 + 16;
+    g->cap = m + m / 16 + 16;
     if (MPI_Type_contiguous((int)sizeof(size_t), MPI_BYTE, &g->index) != MPI_SUCCESS || MPI_Type_commit(&g->index) != MPI_SUCCESS) {
         g->index = MPI_DATATYPE_NULL;
         return NBODY_ERR_DEVICE;
     }
     g->id = (size_t *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(size_t)));
     g->m = (nbody_real *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(nbody_real)));
-    g->dest = (int *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(int)));
-    g->key = (unsigned long long *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(unsigned long long)));
-    g->w = (double *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(double)));
     g->split = (unsigned long long *)nbody__alloc(ds, (P + 1) * sizeof(unsigned long long));
     g->hist = (double *)nbody__alloc(ds, NBODY__DD_BINS * P * sizeof(double));
     g->wtime = (double *)nbody__alloc(ds, P * sizeof(double));
@@ -9269,10 +9300,10 @@ static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     g->box = (nbody_real *)nbody__alloc(ds, 6 * (NBODY__DD_BOXES + 1) * P * sizeof(nbody_real));
     g->nbox = (int *)nbody__alloc(ds, P * sizeof(int));
     g->views = (nbody__kdtree *)nbody__alloc(ds, P * sizeof(nbody__kdtree));
-    if (!g->id || !g->m || !g->dest || !g->key || !g->w || !g->split || !g->hist || !g->wtime || !g->dcount || !g->cnt ||
+    if (!g->id || !g->m || !g->split || !g->hist || !g->wtime || !g->dcount || !g->cnt ||
         !g->gather || !g->box || !g->nbox || !g->views)
         return NBODY_ERR_OUT_OF_MEMORY;
-    for (i = 0; i < m; ++i) { g->id[i] = d->lo + i; g->m[i] = 0; g->dest[i] = d->rank; }
+    for (i = 0; i < m; ++i) { g->id[i] = d->lo + i; g->m[i] = 0; }
     memset(g->wtime, 0, P * sizeof(double));
     memset(g->dcount, 0, P * sizeof(size_t));   /* no measurement yet: the first split by count */
     return NBODY_OK;
@@ -9285,7 +9316,7 @@ static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__bu
     const nbody__dd_buf *Y = (const nbody__dd_buf *)yb, *Fb = (const nbody__dd_buf *)fb;
     const nbody_real *y;
     nbody_real *f, box[6];
-    size_t nd, na = 0, i, q, cap;
+    size_t nd, na = 0, i, cap;
     int finite = 1, nl = 0, k;
     double t0 = MPI_Wtime(), w0, wall, build;
     nbody_result r;
@@ -9305,22 +9336,18 @@ static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__bu
     g->build_s = MPI_Wtime() - build;
     r = nbody__mpi_worst(d->comm, r);
     if (r != NBODY_OK) return r;
-    if ((r = nbody__dd_exchange_lets(d, e, nd, na, &nl)) != NBODY_OK) return r;
-    {
+    if ((r = nbody__dd_exchange_lets(d, e, y, nd, na, &nl)) != NBODY_OK) return r;
+    {   /* the walk reads the rank's bodies and writes their accelerations in place */
         nbody__forces F;
         memset(&F, 0, sizeof F);
-        F.x = g->dx; F.y = g->dx + nd; F.z = g->dx + 2 * nd; F.m = g->dm;
-        F.ax = g->dacc; F.ay = g->dacc + nd; F.az = g->dacc + 2 * nd;
+        F.x = y; F.y = y + cap; F.z = y + 2 * cap; F.m = g->m;
+        F.ax = f + 3 * cap; F.ay = f + 4 * cap; F.az = f + 5 * cap;
         F.n = nd; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
         w0 = (double)clock();      /* processor time: the work, not other jobs' turns */
         wall = MPI_Wtime();
         nbody__tree_forces_domain(na ? &g->tree : NULL, g->views, nl, &e->desc, &F);
         g->walk_s = ((double)clock() - w0) / (double)CLOCKS_PER_SEC;
         wall = MPI_Wtime() - wall;
-    }
-    for (q = 0; q < nd; ++q) {     /* the accelerations to the rank's bodies */
-        size_t b = g->slot[q];
-        f[3 * cap + b] = g->dacc[q]; f[4 * cap + b] = g->dacc[nd + q]; f[5 * cap + b] = g->dacc[2 * nd + q];
     }
     {   /* every domain's walk time and size: the next evaluation's weights */
         double mine[2], *all = g->hist;
@@ -9442,6 +9469,9 @@ static int nbody__dist_pieces(const nbody__dist *d, size_t n, size_t off, size_t
 }
 #define NBODY__DIST_PIECES 64      /* components a range may span: 6 in a state vector */
 
+/* desc.decompose's domains lost to a failed migration (nbody__dd_migrate): every operation fails */
+static int nbody__dist_broken(const nbody__dist *d) { return d->dd && d->dd->broken; }
+
 /* the local ops' rows of a global range: a component's rows are count apart (cap with
    desc.decompose) */
 static size_t nbody__dist_stride(const nbody__dist *d) { return d->dd ? d->dd->cap : d->count; }
@@ -9481,6 +9511,7 @@ static nbody_result nbody__dist_upload(nbody__engine *e, nbody__buf dst, size_t 
     nbody__piece pc[NBODY__DIST_PIECES];
     nbody_result r = NBODY_OK;
     int i, np;
+    if (nbody__dist_broken(d)) return NBODY_ERR_OUT_OF_MEMORY;
     if (d->dd) return nbody__dd_upload(d, e->n, (nbody__dd_buf *)dst, off, src, len);
     np = nbody__dist_pieces(d, e->n, off, len, pc, NBODY__DIST_PIECES);
     for (i = 0; i < np && r == NBODY_OK; ++i) r = d->local.ops->upload(&d->local, dst, pc[i].loc, src + pc[i].rel, pc[i].len);
@@ -9491,6 +9522,7 @@ static nbody_result nbody__dist_download(nbody__engine *e, nbody_real *dst, nbod
     nbody__dist *d = nbody__dist_of(e);
     size_t n = e->n, end = off + len, c;
     nbody_result r = NBODY_OK;
+    if (nbody__dist_broken(d)) return NBODY_ERR_OUT_OF_MEMORY;
     if (d->dd) return nbody__mpi_worst(d->comm, nbody__dd_download(d, n, dst, (const nbody__dd_buf *)src, off, len));
     for (c = len ? off / n : 0; len && c * n < end; ++c) {
         size_t b0 = (off > c * n ? off - c * n : 0), b1 = (end < (c + 1) * n ? end - c * n : n);
@@ -9511,6 +9543,7 @@ static nbody_result nbody__dist_download(nbody__engine *e, nbody_real *dst, nbod
 }
 static nbody_result nbody__dist_set_masses(nbody__engine *e, const nbody_real *m) {
     nbody__dist *d = nbody__dist_of(e);
+    if (nbody__dist_broken(d)) return NBODY_ERR_OUT_OF_MEMORY;
     if (d->dd) {                   /* the domains need this rank's masses only, by index */
         size_t k;
         for (k = 0; k < d->count; ++k) d->dd->m[k] = m[d->dd->id[k]];
@@ -9574,6 +9607,7 @@ static nbody_result nbody__dist_derivative(nbody__engine *e, nbody__buf y, nbody
     nbody__dist *d = nbody__dist_of(e);
     nbody_result r = NBODY_OK;
     int k, c;
+    if (nbody__dist_broken(d)) return NBODY_ERR_OUT_OF_MEMORY;
     if (d->dd) return nbody__mpi_worst(d->comm, nbody__dd_forces(d, e, y, f));
     if (d->count) r = d->local.ops->download(&d->local, d->packed + 3 * d->lo, y, 0, 3 * d->count);
     if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d->packed, d->counts3, d->displs3, d->real, d->comm) != MPI_SUCCESS &&
@@ -9609,6 +9643,7 @@ static nbody_result nbody__dist_lincomb(nbody__engine *e, const nbody__lincomb *
     nbody__lincomb top = *op;
     nbody_result r = NBODY_OK;
     int i, np = nbody__dist_pieces(d, e->n, op->out_off, op->len, pc, NBODY__DIST_PIECES);
+    if (nbody__dist_broken(d)) return NBODY_ERR_OUT_OF_MEMORY;
     if (np < 0) return nbody__dist_refuse_range(e, op->out_off, op->len);
     nbody__dist_local_bufs(d, &top);
     for (i = 0; i < np && r == NBODY_OK; ++i) {
@@ -9627,7 +9662,8 @@ static nbody_result nbody__dist_error_norm(nbody__engine *e, const nbody__lincom
     nbody_real worst = 0, *all = d->norms;
     nbody_result r = NBODY_OK;
     int i, np = nbody__dist_pieces(d, e->n, op->out_off, op->len, pc, NBODY__DIST_PIECES);
-    if (np < 0) return nbody__dist_refuse_range(e, op->out_off, op->len);   /* on every rank alike */
+    if (nbody__dist_broken(d)) return NBODY_ERR_OUT_OF_MEMORY;   /* on every rank alike */
+    if (np < 0) return nbody__dist_refuse_range(e, op->out_off, op->len);
     nbody__dist_local_bufs(d, &top);
     for (i = 0; i < np && r == NBODY_OK; ++i) {
         nbody__lincomb lop;
@@ -9651,7 +9687,8 @@ static nbody_result nbody__dist_all_finite(nbody__engine *e, nbody__buf b, size_
     nbody__piece pc[NBODY__DIST_PIECES];
     nbody_result r = NBODY_OK;
     int i, ok = 1, all = 0, np = nbody__dist_pieces(d, e->n, off, len, pc, NBODY__DIST_PIECES);
-    if (np < 0) return nbody__dist_refuse_range(e, off, len);   /* on every rank alike */
+    if (nbody__dist_broken(d)) return NBODY_ERR_OUT_OF_MEMORY;   /* on every rank alike */
+    if (np < 0) return nbody__dist_refuse_range(e, off, len);
     if (d->dd) b = ((nbody__dd_buf *)b)->p;
     for (i = 0; i < np && r == NBODY_OK && ok; ++i) r = d->local.ops->all_finite(&d->local, b, pc[i].loc, pc[i].len, &ok);
     if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, d->comm) != MPI_SUCCESS && r == NBODY_OK) r = NBODY_ERR_DEVICE;

@@ -282,6 +282,200 @@ static void check_collisions(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* Each rank holds its own bodies, its Hilbert domain, and they migrate as they move: a galaxy
+   collision stepped on the world; after each step:
+   - every body is held by exactly one rank (the indices the ranks hold are a permutation);
+   - the rows a rank keeps for each buffer are at least its bodies and at most the most it held
+     and a sixteenth (+ 16);
+   - bodies moved between ranks at the steps (not only at the first placement), and a step moved
+     fewer than a fifth of them (the movers, not the whole state);
+   then an evaluation of a new step attempt (the splitters move, the bodies migrate): each body a
+   rank holds has its Hilbert key (recomputed here from the positions the rank holds, in the
+   global box) inside the rank's range [split[rank], split[rank + 1]). */
+static void check_ownership(void) {
+    nbody_system s0 = {0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    size_t n = 3000, later = 0, most = 0, held = 0;
+    int step, bad_perm = 0, bad_key = 0, bad_cap = 0, k;
+    nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 17);
+    d.engine = NBODY_ENGINE_TREE; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.02; d.dt = (nbody_real)1 / 64;
+    d.threads = 1; d.mpi_comm = &world_; d.decompose = 1;
+    r = nbody_create(&sim, &d, &s0);
+    for (step = 0; step < 12 && r == NBODY_OK; ++step) {
+        nbody__dist *dist;
+        nbody__dd *g;
+        int cnt, *counts = (int *)malloc((size_t)size_ * sizeof(int)), *displs = (int *)malloc((size_t)size_ * sizeof(int));
+        unsigned long long *ids, mine_moved, moved = 0;
+        unsigned char *seen = (unsigned char *)calloc(n, 1);
+        size_t i, total = 0;
+        r = nbody_step(sim);
+        if (r != NBODY_OK) { free(counts); free(displs); free(seen); break; }
+        dist = nbody__dist_of(&sim->eng); g = dist->dd;
+        mine_moved = g->moved;
+        MPI_Allreduce(&mine_moved, &moved, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, world_);
+        if (step > 0 && moved > most) most = (size_t)moved;
+        if (step > 0) later += (size_t)moved;
+        cnt = (int)dist->count;
+        if (dist->count > held) held = dist->count;
+        MPI_Allgather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, world_);
+        for (k = 0; k < size_; ++k) { displs[k] = (int)total; total += (size_t)counts[k]; }
+        ids = (unsigned long long *)malloc((total + 1) * sizeof *ids);
+        for (i = 0; i < dist->count; ++i) ids[(size_t)displs[rank_] + i] = g->id[i];
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ids, counts, displs, MPI_UNSIGNED_LONG_LONG, world_);
+        for (i = 0; i < total; ++i) {
+            if (ids[i] >= n || seen[ids[i]]) bad_perm = 1;
+            else seen[ids[i]] = 1;
+        }
+        if (total != n) bad_perm = 1;
+        if (g->cap < dist->count || g->cap > held + held / 16 + 16) bad_cap = 1;
+        free(ids); free(counts); free(displs); free(seen);
+    }
+    if (r == NBODY_OK) {           /* a new step attempt: the splitters move, the bodies migrate; their keys then */
+        nbody__dist *dist = nbody__dist_of(&sim->eng);
+        nbody__dd *g = dist->dd;
+        const nbody_real *y;
+        double lo[3], hi[3], glo[3], ghi[3];
+        size_t i;
+        sim->eng.epoch += 1;
+        r = sim->eng.ops->derivative(&sim->eng, sim->y, sim->ytmp);
+        y = ((const nbody__dd_buf *)sim->y)->p;
+        for (k = 0; k < 3; ++k) { lo[k] = HUGE_VAL; hi[k] = -HUGE_VAL; }
+        for (i = 0; i < dist->count; ++i)
+            for (k = 0; k < 3; ++k) {
+                double v = (double)y[(size_t)k * g->cap + i];
+                if (v < lo[k]) lo[k] = v;
+                if (v > hi[k]) hi[k] = v;
+            }
+        MPI_Allreduce(lo, glo, 3, MPI_DOUBLE, MPI_MIN, world_);
+        MPI_Allreduce(hi, ghi, 3, MPI_DOUBLE, MPI_MAX, world_);
+        for (i = 0; i < dist->count; ++i) {
+            unsigned long long key = nbody__tree_key(y[i], y[g->cap + i], y[2 * g->cap + i], (nbody_real)glo[0], (nbody_real)glo[1],
+                                                     (nbody_real)glo[2], (nbody_real)ghi[0], (nbody_real)ghi[1], (nbody_real)ghi[2]);
+            if (key < g->split[rank_] || key >= g->split[rank_ + 1]) bad_key = 1;
+        }
+    }
+    CHECK(r == NBODY_OK && !bad_perm, "%d ranks: every body held by exactly one rank through 12 steps (%s)", size_,
+          nbody_result_string(r));
+    CHECK(r == NBODY_OK && !bad_key, "%d ranks: each rank's bodies inside its range of the Hilbert curve after a migration", size_);
+    CHECK(!bad_cap, "%d ranks: each buffer's rows at least the rank's bodies, at most the most it held and a sixteenth", size_);
+    CHECK(size_ == 1 ? later == 0 : later > 0 && most < n / 5,
+          "%d ranks: bodies migrated as they moved: %lu over 11 steps, at most %lu in one (of %lu)", size_, (unsigned long)later,
+          (unsigned long)most, (unsigned long)n);
+    nbody_destroy(sim);
+    nbody_system_free(&s0);
+}
+
+/* a counting allocator: the bytes held and their peak (a header holds each block's size) */
+static size_t held_, peak_;
+static void *count_alloc(size_t size, void *user) {
+    size_t *p = (size_t *)malloc(size + 16);
+    (void)user;
+    if (!p) return NULL;
+    p[0] = size; held_ += size;
+    if (held_ > peak_) peak_ = held_;
+    return (char *)p + 16;
+}
+static void count_free(void *ptr, void *user) {
+    size_t *p;
+    (void)user;
+    if (!ptr) return;
+    p = (size_t *)(void *)((char *)ptr - 16);
+    held_ -= p[0];
+    free(p);
+}
+
+/* the memory a rank holds is O(N/P): the peak of what the library allocated on each rank for a
+   Plummer sphere of 40000 bodies (leapfrog, 3 steps), the state, the domain's tree and the LETs
+   together, at most 1/P + 0.15 of the same decomposed tree's on one rank (and above 1/P - 0.1:
+   the counter counts); one process's plain tree printed beside it */
+static void check_memory(void) {
+    nbody_system s0 = {0};
+    size_t peaks[3], mine, worst = 0;
+    int q;
+    nbody_ic_plummer(&s0, 40000, 23);
+    for (q = 0; q < 3; ++q) {      /* one process's plain tree, the decomposed tree on one rank, on the world */
+        nbody_desc d = NBODY__ZERO_INIT;
+        nbody_sim *sim = NULL;
+        nbody_result r;
+        d.engine = NBODY_ENGINE_TREE; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.01; d.dt = (nbody_real)1e-3;
+        d.threads = 1;
+        d.allocator.alloc = count_alloc; d.allocator.free = count_free;
+        d.mpi_comm = q == 0 ? NULL : q == 1 ? (void *)&self_ : (void *)&world_; d.decompose = q > 0;
+        held_ = peak_ = 0;
+        r = nbody_create(&sim, &d, &s0);
+        if (r == NBODY_OK) r = steps(sim, 3);
+        nbody_destroy(sim);
+        CHECK(r == NBODY_OK && held_ == 0, "%d ranks, memory (%s): %s, %lu bytes left", size_,
+              q == 0 ? "one process" : q == 1 ? "decomposed, one rank" : "decomposed", nbody_result_string(r), (unsigned long)held_);
+        peaks[q] = peak_;
+    }
+    mine = peaks[2];
+    MPI_Allreduce(&mine, &worst, 1, sizeof(size_t) == 8 ? MPI_UNSIGNED_LONG_LONG : MPI_UNSIGNED, MPI_MAX, world_);
+    CHECK((double)worst <= (1.0 / size_ + 0.15) * (double)peaks[1] && (double)worst >= (1.0 / size_ - 0.1) * (double)peaks[1],
+          "%d ranks: the largest peak a rank allocated %.2f MB, one rank's %.2f MB (%.3f; at most %.3f)", size_, worst / 1e6,
+          peaks[1] / 1e6, (double)worst / (double)peaks[1], 1.0 / size_ + 0.15);
+    if (rank_ == 0)
+        printf("%d ranks: peak allocated a rank %.2f MB, decomposed on one rank %.2f MB (%.3f), one process's plain tree %.2f MB "
+               "(%.3f)\n", size_, worst / 1e6, peaks[1] / 1e6, (double)worst / (double)peaks[1], peaks[0] / 1e6,
+               (double)worst / (double)peaks[0]);
+    nbody_system_free(&s0);
+}
+
+/* what the decomposed tree keeps working beside the methods: a force callback, test particles
+   under an adaptive method, stop and escape distances, fewer bodies than ranks (ranks that hold
+   none), Gauss-Radau, each as one process's tree runs it (or fails as it does); WHFast (with a
+   dominant body) refused on every rank with NBODY_ERR_UNAVAILABLE */
+static nbody_real drag_(nbody_real v) { return (nbody_real)-0.5 * v; }
+static void drag(size_t n, nbody_real t, const nbody_real *x, const nbody_real *y, const nbody_real *z, const nbody_real *vx,
+                 const nbody_real *vy, const nbody_real *vz, const nbody_real *m, nbody_real *ax, nbody_real *ay, nbody_real *az,
+                 void *user) {
+    size_t i;
+    (void)t; (void)x; (void)y; (void)z; (void)m; (void)user;
+    for (i = 0; i < n; ++i) { ax[i] += drag_(vx[i]); ay[i] += drag_(vy[i]); az[i] += drag_(vz[i]); }
+}
+static void check_features(const nbody_system *small) {
+    nbody_system three = {0}, sun = {0}, a = {0}, b = {0};
+    int c;
+    size_t i;
+    nbody_ic_figure_eight(&three);
+    nbody_ic_plummer(&sun, 60, 29);
+    sun.m[0] = 1000;               /* a dominant body for WHFast */
+    for (i = 1; i < sun.n; ++i) { sun.x[i] *= 4; sun.y[i] *= 4; sun.z[i] *= 4; sun.vx[i] *= 15; sun.vy[i] *= 15; sun.vz[i] *= 15; }
+    for (c = 0; c < 7; ++c) {
+        static const char *what[] = {"extra_force (drag)", "test particles, rkdp adaptive", "stop_distance", "escape_distance",
+                                     "3 bodies (fewer than ranks)", "whfast", "radau"};
+        const nbody_system *s0 = c == 4 ? &three : c == 5 ? &sun : small;
+        nbody_desc d = NBODY__ZERO_INIT;
+        nbody_result ra, rb;
+        double off;
+        d.engine = NBODY_ENGINE_TREE; d.method = NBODY_RK4; d.softening = (nbody_real)0.05; d.dt = (nbody_real)4e-3;
+        if (c == 0) d.extra_force = drag;
+        if (c == 1) { d.method = NBODY_RKDP; d.tolerance = (nbody_real)1e-7; d.n_active = 150; }
+        if (c == 2) d.stop_distance = (nbody_real)0.02;
+        if (c == 3) d.escape_distance = (nbody_real)1.5;
+        if (c == 4) { d.softening = 0; d.theta = (nbody_real)0.3; d.dt = (nbody_real)1e-3; }
+        if (c == 5) { d.method = NBODY_WHFAST; d.softening = 0; d.dt = (nbody_real)1e-3; d.theta = (nbody_real)0.2; }
+        if (c == 6) { d.method = NBODY_RADAU; d.tolerance = (nbody_real)1e-6; }
+        nbody_system_alloc(&a, s0->n); nbody_system_alloc(&b, s0->n);
+        rb = run(d, NULL, s0, (nbody_real)0.1, &b, NULL);
+        ra = run(d, &world_, s0, (nbody_real)0.1, &a, NULL);
+        off = max_offset(&a, &b);
+        if (c == 5) {              /* WHFast refuses ranks (its drifts need the whole state in one process) */
+            CHECK(ra == NBODY_ERR_UNAVAILABLE && rb == NBODY_OK, "%d ranks, whfast: %s (refused), one process %s", size_,
+                  nbody_result_string(ra), nbody_result_string(rb));
+            nbody_system_free(&a); nbody_system_free(&b);
+            continue;
+        }
+        CHECK(ra == rb && (rb != NBODY_OK && rb != NBODY_STOPPED ? 1 : off <= 1e-4 && a.t == b.t) && same_on_all_ranks(&a),
+              "%d ranks, %s: %s / one process %s, t %g / %g, largest offset %.3g", size_, what[c], nbody_result_string(ra),
+              nbody_result_string(rb), (double)a.t, (double)b.t, off);
+        nbody_system_free(&a); nbody_system_free(&b);
+    }
+    nbody_system_free(&three); nbody_system_free(&sun);
+}
+
 /* a NaN position: NaN forces on every rank, nothing hangs; bad settings fail on every rank */
 static void check_refusals(const nbody_system *s0) {
     nbody_system s = {0};
@@ -331,6 +525,9 @@ int main(int argc, char **argv) {
     check_checkpoints(&small, dir);
     check_collisions();
     check_refusals(&small);
+    check_ownership();
+    check_memory();
+    check_features(&small);
     nbody_system_free(&plummer); nbody_system_free(&galaxies); nbody_system_free(&small);
     return mpi_check_finish(rank_);
 }
