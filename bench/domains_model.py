@@ -14,9 +14,15 @@ body-walks to a domain's N / P (kappa from the P = 1 and P > 1 walk times).
 A force evaluation on P GPUs, N bodies (float: s = 4 bytes a real):
 
     T_P = w (N / P + kappa L) + r N / P                 walk and build of the own domain
-        + (28 N / P + V) / B                            positions out, accelerations back, LETs
+        + (f N / P b + V) / B                           the bodies migrating, the LETs
         + c alpha (P - 1) + 8 (P - 1) 4096 * 2 / B      c all-to-alls (P - 1 messages each) and
                                                         the splitters' second histogram
+
+Each rank holds its own bodies' state: a fraction f of them migrate a step (measured: the
+"bodies moved" of the lines that give it, over the domain), b bytes each in float (index 8,
+mass 4, 6 state vectors of 6 reals: the leapfrog's buffers), in one all-to-all an array (9) and
+one of counts; the LETs take two a evaluation. Lines of the earlier design (positions out and
+accelerations back every evaluation, 28 bytes a body in float) are read for V and L alike.
 
 w, r: one H200's tree walk and build per body (2^24: 182 and 11 ms, docs/scaling.md); B, alpha:
 InfiniBand per GPU (50 GB/s, 5 us a message). Usage: python3 bench/domains_model.py FILE.md
@@ -29,19 +35,25 @@ B = 50e9            # bytes/s per GPU (one NDR 400 Gb/s adapter)
 ALPHA = 5e-6        # s per message
 W_GPU = 0.182 / 2 ** 24   # s per body: one H200's walk, theta 0.5 monopoles (docs/scaling.md)
 R_GPU = 0.011 / 2 ** 24   # s per body: its build
-COLLECTIVES = 5     # all-to-alls an evaluation: counts, positions, LET sizes, LETs, accelerations
+COLLECTIVES = 12    # all-to-alls a leapfrog step: migration counts, indices (order), then indices,
+                    # masses and 6 state vectors; LET sizes, LETs
+MIGRANT_BYTES = 8 + 4 + 6 * 6 * 4   # a migrating body in float: index, mass, 6 vectors of 6 reals
 
 
 def parse(path):
-    """{(N, P): [[domain, LET bytes, LET items, walk ms] a rank]}"""
-    runs = {}
+    """{(N, P): [[domain, LET bytes, LET items, walk ms] a rank]}, and the moved fractions (bodies
+    moved over the domain) of the lines that give them"""
+    runs, moved = {}, []
     for line in open(path):
-        m = re.match(r"\| dd rank (\d+) of (\d+) \| N (\d+) \| domain (\d+) \| sent: bodies (\d+) B, LETs (\d+) B, "
-                     r"accelerations (\d+) B \| LET nodes (\d+), bodies (\d+) \| walk ([\d.]+) ms", line)
+        m = re.match(r"\| dd rank (\d+) of (\d+) \| N (\d+) \| domain (\d+) \| sent: (?:bodies|migrating rows) (\d+) B, "
+                     r"LETs (\d+) B(?:, accelerations \d+ B|; bodies moved (\d+)) \| LET nodes (\d+), bodies (\d+) \| "
+                     r"walk ([\d.]+) ms", line)
         if m:
             runs.setdefault((int(m.group(3)), int(m.group(2))), []).append(
                 [int(m.group(4)), int(m.group(6)), int(m.group(8)) + int(m.group(9)), float(m.group(10))])
-    return runs
+            if m.group(7) is not None and int(m.group(2)) > 1:
+                moved.append(int(m.group(7)) / int(m.group(4)))
+    return runs, moved
 
 
 def fit(points):
@@ -61,7 +73,8 @@ def fit(points):
 
 
 def main():
-    runs = parse(sys.argv[1])
+    runs, moved = parse(sys.argv[1])
+    f = sorted(moved)[len(moved) // 2] if moved else 0.0   # the median moved fraction a step
     vpts, lpts, kap = [], [], []
     for (n, p), rows in sorted(runs.items()):
         if p < 2:
@@ -80,6 +93,7 @@ def main():
     print(f"LET bytes a rank:  V = {math.exp(a):.4g} (N/P)^{d:.3f} (P-1)^{g:.3f}")
     print(f"LET items a rank:  L = {math.exp(al):.4g} (N/P)^{dl:.3f} (P-1)^{gl:.3f}")
     print(f"walk of received LET items: kappa = {kappa:.3f} body-walks an item (median of {len(kap)})")
+    print(f"bodies migrating a step: f = {f:.4f} of a domain (median of {len(moved)} rank lines)")
     print("\n| measured | N | P | LET bytes a rank | fitted |\n|---|---:|---:|---:|---:|")
     for x, q, v in vpts:
         p = q + 1
@@ -92,7 +106,7 @@ def main():
         terms = {
             "walk": W_GPU * (x + kappa * l),
             "build": R_GPU * x,
-            "bodies out and back": (0 if p == 1 else 28 * x) / B,
+            "bodies migrating": (0 if p == 1 else f * x * MIGRANT_BYTES) / B,
             "LETs": v / B,
             "latency": COLLECTIVES * ALPHA * (p - 1),
             "splitter histogram": (p - 1) * 8 * 4096 * 2 / B,

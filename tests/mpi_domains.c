@@ -10,9 +10,13 @@
    - whatever the rank count, the same bounds (the bounds do not depend on P);
    - energy conservation of galaxy collisions (leapfrog) as one process's tree;
    - every method runs and ends where one process's tree ends, to the force error; the state
-     is the same on every rank; checkpoints of P ranks restart on 1 and on about P/2 ranks;
-     collisions merge bodies as one process does; NaN positions give NaN forces on every rank;
-     bad settings fail on every rank.
+     is the same on every rank; checkpoints of P ranks restart on 1 and on about P/2 ranks, and
+     those of about P/2 on P; collisions merge bodies as one process does; a force callback,
+     test particles, stop and escape distances, fewer bodies than ranks and Gauss-Radau run as
+     one process's tree runs them, WHFast is refused; NaN positions give NaN forces on every
+     rank; bad settings fail on every rank;
+   - each rank holds its own bodies (its Hilbert range), they migrate as they move (a step moves
+     a few), and what the library allocates on a rank is O(N/P) (a counting allocator).
    Build: make build/mpi_domains (mpicc). Rank 0 prints the summed "RESULT passed failed skipped". */
 #define NBODY_IMPLEMENTATION
 #ifndef NBODY_WITH_MPI
@@ -237,6 +241,64 @@ static void check_checkpoints(const nbody_system *s0, const char *dir) {
             nbody_destroy(back);
         }
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank_ == 0) remove(path);
+    MPI_Comm_free(&half);
+    nbody_system_free(&ref); nbody_system_free(&got); nbody_system_free(&saved);
+}
+
+/* rank 0's system on every rank of the world */
+static void bcast_system(nbody_system *s) {
+    nbody_real *f[7];
+    int k;
+    f[0] = s->x; f[1] = s->y; f[2] = s->z; f[3] = s->vx; f[4] = s->vy; f[5] = s->vz; f[6] = s->m;
+    for (k = 0; k < 7; ++k) MPI_Bcast(f[k], (int)(s->n * sizeof(nbody_real)), MPI_BYTE, 0, world_);
+    MPI_Bcast(&s->t, (int)sizeof s->t, MPI_BYTE, 0, world_);
+}
+
+/* a checkpoint written by half the ranks (those of even rank, as one communicator) restarted
+   on all of them (more ranks than wrote it): the state loaded is bitwise the state saved, and
+   the run on to t = 0.1 ends within 1e-4 of the half's run straight through */
+static void check_checkpoint_more_ranks(const nbody_system *s0, const char *dir) {
+    char path[512];
+    nbody_system ref = {0}, got = {0}, saved = {0};
+    nbody_desc d = NBODY__ZERO_INIT;
+    nbody_sim *sim = NULL;
+    nbody_result r = NBODY_OK;
+    int rr, half_size;
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank_ % 2, rank_, &half);
+    MPI_Comm_size(half, &half_size);
+    nbody_system_alloc(&ref, s0->n); nbody_system_alloc(&got, s0->n); nbody_system_alloc(&saved, s0->n);
+    snprintf(path, sizeof path, "%s/domains_more_%d.ckp", dir, size_);
+    d.engine = NBODY_ENGINE_TREE; d.method = NBODY_RKDP; d.softening = (nbody_real)0.05; d.dt = (nbody_real)4e-3;
+    d.tolerance = (nbody_real)1e-7; d.decompose = 1;
+    if (rank_ % 2 == 0) {
+        d.mpi_comm = &half;
+        r = nbody_create(&sim, &d, s0);
+        if (r == NBODY_OK) r = steps(sim, 12);
+        if (r == NBODY_OK) r = nbody_checkpoint_save(sim, path);
+        if (r == NBODY_OK) r = nbody_get_state(sim, &saved);
+        if (r == NBODY_OK) r = nbody_advance(sim, (nbody_real)0.1);
+        if (r == NBODY_OK) r = nbody_get_state(sim, &ref);
+        nbody_destroy(sim);
+    }
+    rr = (int)r;
+    MPI_Bcast(&rr, 1, MPI_INT, 0, world_);
+    bcast_system(&saved); bcast_system(&ref);
+    r = (nbody_result)rr;
+    d.mpi_comm = &world_;
+    sim = NULL;
+    if (r == NBODY_OK) r = nbody_checkpoint_load(&sim, &d, path);
+    if (r == NBODY_OK) r = nbody_get_state(sim, &got);
+    CHECK(r == NBODY_OK && same_system(&got, &saved), "a checkpoint of %d ranks loaded on %d: %s, state %s", half_size, size_,
+          nbody_result_string(r), same_system(&got, &saved) ? "as saved" : "not as saved");
+    if (r == NBODY_OK) r = nbody_advance(sim, (nbody_real)0.1);
+    if (r == NBODY_OK) r = nbody_get_state(sim, &got);
+    CHECK(r == NBODY_OK && max_offset(&got, &ref) <= 1e-4 && got.t == ref.t,
+          "a checkpoint of %d ranks restarted on %d: %s, offset %.3g from the %d ranks' run, t %g / %g", half_size, size_,
+          nbody_result_string(r), max_offset(&got, &ref), half_size, (double)got.t, (double)ref.t);
+    nbody_destroy(sim);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank_ == 0) remove(path);
     MPI_Comm_free(&half);
@@ -523,6 +585,7 @@ int main(int argc, char **argv) {
     check_energy();
     check_methods(&small);
     check_checkpoints(&small, dir);
+    check_checkpoint_more_ranks(&small, dir);
     check_collisions();
     check_refusals(&small);
     check_ownership();
