@@ -25,7 +25,7 @@ one of counts; the LETs take two a evaluation. Lines of the earlier design (posi
 accelerations back every evaluation, 28 bytes a body in float) are read for V and L alike.
 
 w, r: one H200's tree walk and build per body (2^24: 182 and 11 ms, docs/scaling.md); B, alpha:
-InfiniBand per GPU (50 GB/s, 5 us a message). Usage: python3 bench/domains_model.py FILE.md
+InfiniBand per GPU (50 GB/s, 5 us a message). Usage: python3 bench/domains_model.py FILE.md...
 """
 import math
 import re
@@ -73,7 +73,12 @@ def fit(points):
 
 
 def main():
-    runs, moved = parse(sys.argv[1])
+    runs, moved = {}, []
+    for path in sys.argv[1:]:     # every file's runs together
+        r, m = parse(path)
+        for key, rows in r.items():
+            runs.setdefault(key, []).extend(rows)
+        moved += m
     f = sorted(moved)[len(moved) // 2] if moved else 0.0   # the median moved fraction a step
     vpts, lpts, kap = [], [], []
     for (n, p), rows in sorted(runs.items()):
