@@ -9053,18 +9053,21 @@ static nbody_result nbody__dd_order(nbody__dist *d, nbody__engine *e, nbody__dd_
 }
 
 /* One array of the rank's bodies (*arr: comps components, esize bytes an element) through a
-   migration: moved in place, or into a new array of mv->cap rows a component (allocated on
-   every rank first, or none moves: *broken is set when one rank lacks the memory) that replaces
-   it. Collective. */
+   migration: moved in place, or into a new array of mv->cap rows a component that replaces it
+   (a rank resizes when its own bodies need it; the ranks agree that every one that resizes
+   has the memory, or none moves and *broken is set). Collective. */
 static nbody_result nbody__dd_move_array(nbody__dist *d, const nbody__dd_move *mv, void **arr, size_t comps, size_t esize,
                                          int *broken) {
     const nbody_desc *ds = &d->local.desc;
     unsigned char *to = (unsigned char *)*arr;
     nbody_result r = NBODY_OK;
-    if (mv->cap != d->dd->cap) {
-        to = (unsigned char *)nbody__alloc(ds, nbody__bytes(comps * mv->cap + 1, esize));
-        r = nbody__mpi_worst(d->comm, to ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY);
-        if (r != NBODY_OK) { nbody__free(ds, to); *broken = 1; return r; }
+    if (mv->cap != d->dd->cap) to = (unsigned char *)nbody__alloc(ds, nbody__bytes(comps * mv->cap + 1, esize));
+    /* on every rank, whether it resizes or not (each decides for its own bodies) */
+    r = nbody__mpi_worst(d->comm, to ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY);
+    if (r != NBODY_OK) {
+        if (to != (unsigned char *)*arr) nbody__free(ds, to);
+        *broken = 1;
+        return r;
     }
     r = nbody__dd_move_rows(d, mv, (unsigned char *)*arr, to, comps, esize);
     if (to != (unsigned char *)*arr) { nbody__free(ds, *arr); *arr = to; }
