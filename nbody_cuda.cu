@@ -2146,8 +2146,14 @@ static void nbody__cu_h_free(nbody__cu_hermite *h, const nbody_desc *d) {
     d->allocator.free(h, d->allocator.user_data);
 }
 
+/* host memory the GPU reads and writes in place (mapped; flags: cudaHostAllocPortable where
+   several GPUs share it) */
+template <class P> static nbody_result nbody__cu_host_alloc(nbody__engine *e, P **host, size_t count, unsigned int flags) {
+    *host = NULL;
+    return nbody__cu_check(e, cudaHostAlloc((void **)host, (count ? count : 1) * sizeof(P), cudaHostAllocMapped | flags), "cudaHostAlloc");
+}
 template <class P> static nbody_result nbody__cu_host_mapped(nbody__engine *e, P **host, P **dev, size_t count) {
-    nbody_result r = nbody__cu_check(e, cudaHostAlloc((void **)host, (count ? count : 1) * sizeof(P), cudaHostAllocMapped), "cudaHostAlloc");
+    nbody_result r = nbody__cu_host_alloc(e, host, count, 0);
     if (r == NBODY_OK) r = nbody__cu_check(e, cudaHostGetDevicePointer((void **)dev, *host, 0), "cudaHostGetDevicePointer");
     return r;
 }
@@ -4210,14 +4216,6 @@ static void nbody__cu_mh_free(nbody__cu_multi *g, const nbody_desc *d) {
     g->herm = NULL;
 }
 
-/* mapped host memory every GPU reads and writes (portable: one allocation for all of them;
-   with unified addressing its device address is its host address) */
-template <class P> static nbody_result nbody__cu_mh_host(nbody__engine *e, P **p, size_t count) {
-    *p = NULL;
-    NBODY__CU(cudaHostAlloc((void **)p, (count ? count : 1) * sizeof(P), cudaHostAllocMapped | cudaHostAllocPortable));
-    return NBODY_OK;
-}
-
 static nbody_result nbody__cu_mh_work(nbody__engine *e, nbody__cu_mherm **out) {
     nbody__cu_multi *g = nbody__cu_mu(e);
     nbody__cu_mherm *h = g->herm;
@@ -4228,10 +4226,11 @@ static nbody_result nbody__cu_mh_work(nbody__engine *e, nbody__cu_mherm **out) {
     if (!h) return NBODY_ERR_OUT_OF_MEMORY;
     memset(h, 0, sizeof *h);
     g->herm = h;
-    r = nbody__cu_mh_host(e, &h->rows, 24 * n);
-    if (r == NBODY_OK) r = nbody__cu_mh_host(e, &h->sums, (size_t)g->count * 9 * n);
-    if (r == NBODY_OK) r = nbody__cu_mh_host(e, &h->list, n);
-    if (r == NBODY_OK) r = nbody__cu_mh_host(e, &h->next, 18 * n);
+    /* portable: one allocation for every GPU; with unified addressing its device address is its host address */
+    r = nbody__cu_host_alloc(e, &h->rows, 24 * n, cudaHostAllocPortable);
+    if (r == NBODY_OK) r = nbody__cu_host_alloc(e, &h->sums, (size_t)g->count * 9 * n, cudaHostAllocPortable);
+    if (r == NBODY_OK) r = nbody__cu_host_alloc(e, &h->list, n, cudaHostAllocPortable);
+    if (r == NBODY_OK) r = nbody__cu_host_alloc(e, &h->next, 18 * n, cudaHostAllocPortable);
     for (int k = 0; k < g->count && r == NBODY_OK; ++k)
         if ((r = nbody__cu_enter(&g->sub[k])) == NBODY_OK) r = nbody__cu_malloc(&g->sub[k], &h->ticks[k], nbody__cu_mcount(g, k));
     if (r != NBODY_OK) { nbody__cu_mh_free(g, &e->desc); return r; }
