@@ -169,8 +169,11 @@ ASAN_LIBS     = -lm $(BACKEND_LIBS) $(if $(ASAN_OMP),-L$(dir $(ASAN_OMP)) -lomp 
 ASAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/asan/%,$(TEST_SRCS))
 # suites that run two programs at a time start the longest ones first, so that both end
 # together: $(call slow_first,PROGRAMS,SUFFIX)
-SLOW_TESTS   := test_tree test_sweep test_opencl_devices test_opencl_devices_float test_opencl_float test_opencl \
-                test_block test_block_float test_reasons test_tree_block test_methods test_steer
+# (the order: the programs' times natively, under Wine and under qemu-aarch64, docs/platforms.md;
+# test_hermite and test_tree_block take the longest under Wine and qemu)
+SLOW_TESTS   := test_tree test_sweep test_hermite test_opencl_devices test_opencl_devices_float test_opencl_float test_opencl \
+                test_tree_block test_block test_block_float test_hermite_float test_tree_block_float test_reasons \
+                test_methods test_core test_whfast test_orbital test_steer
 slow_first    = $(foreach t,$(SLOW_TESTS),$(filter %/$(t)$(2),$(1))) $(filter-out $(foreach t,$(SLOW_TESTS),%/$(t)$(2)),$(1))
 TSAN_TESTS   := $(patsubst tests/%.c,$(BUILD)/tsan/%,$(TEST_SRCS))
 # make test's order: the programs and scripts that take longest natively first; test_mpi.sh
@@ -185,7 +188,7 @@ native_first  = $(foreach t,$(NATIVE_SLOW),$(filter %/$(t),$(1))) \
 
 .PHONY: all test demo bench bench-tables examples clean check-embedded embed
 .PHONY: test-asan test-tsan fuzz fuzz-load fuzz-load-half fuzz-archive fuzz-archive-half soak test-cuda bench-cuda test-cuda-gl help web test-web
-.PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small test-windows python bench-python test-arm64 test-wasm
+.PHONY: bench-dispatch mpi bench-mpi plot-orbital bench-omp-small test-windows python bench-python test-arm64 test-wasm build-arm64 build-wasm build-asan
 
 # ==== build rules ===============================================================================
 all: examples $(CLI_FLOAT) $(TESTS) $(PRECISION_TESTS) $(MPI_TESTS)
@@ -339,6 +342,10 @@ $(BUILD)/wasm/test_block_float.js: tests/test_block.c $(CROSS_DEPS)
 
 # no OpenCL, MPI or GL there: those requirements of CI's native run do not apply
 CROSS_ENV     := NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER=
+# the programs of a suite built without running them (CI builds them at a low priority while
+# the Windows programs run: those wait on the wineserver, the cores idle; .ci/run)
+build-arm64: $(ARM64_TESTS)
+build-wasm: $(WASM_TESTS)
 test-arm64: $(ARM64_TESTS)
 	@$(CROSS_ENV) NBODY_TEST_JOBS=$(TEST_JOBS) NBODY_TEST_RUNNER="$(ARM64_RUN)" sh tests/run.sh $(call slow_first,$(ARM64_TESTS))
 	@echo "not run under qemu-aarch64 (its time): $(notdir $(ARM64_SKIP))"
@@ -391,8 +398,9 @@ test-web: web
 # make test-tsan   every test under ThreadSanitizer, clang + libomp with the Archer OMPT tool
 # make fuzz        fuzz nbody_load / nbody_checkpoint_load and the archive reader, FUZZ_SECONDS (default 60) in all
 # (two programs at a time, TEST_JOBS: many of them run on one core most of the time)
-test-asan:
+build-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CC=$(ASAN_CC) CFLAGS="$(ASAN_FLAGS)" LIBS="$(ASAN_LIBS)" $(ASAN_TESTS)
+test-asan: build-asan
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    NBODY_TEST_JOBS=$(TEST_JOBS) sh tests/run.sh $(call slow_first,$(ASAN_TESTS))
 
