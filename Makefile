@@ -582,6 +582,7 @@ help:
 	@echo 'make test-tsan       every test under ThreadSanitizer'
 	@echo 'make test-arm64      every test built for aarch64 and run under qemu-aarch64'
 	@echo 'make test-wasm       every test built for wasm32 (emscripten) and run under node'
+	@echo 'make build-wasm       the programs of test-wasm built, not run (so build-arm64, build-asan)'
 	@echo 'make fuzz            fuzz the snapshot, checkpoint and archive readers (FUZZ_SECONDS=60 in all)'
 	@echo 'make fuzz-archive    fuzz the archive reader alone (FUZZ_SECONDS=1200 for the long run)'
 	@echo 'make soak            10^6 leapfrog steps: bounded energy, no allocation'
