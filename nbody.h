@@ -7706,18 +7706,76 @@ static nbody_result nbody__tree_layout(nbody__kdtree *t, const nbody_desc *d, co
 }
 
 /* Refit (nbody__active_op): the walk data of the tree laid out in items recomputed for the
-   positions x, y, z and masses m: the leaves, then the internal nodes level by level from the
-   deepest, each from its children by nbody__tree_inner, the GPU builds' formula (the radius
-   the smaller of the sphere around the children's spheres and the box's farthest corner, the
+   positions x, y, z and masses m: the leaves, then the internal nodes from the deepest level
+   up, each from its children by nbody__tree_inner, the GPU builds' formula (the radius the
+   smaller of the sphere around the children's spheres and the box's farthest corner, the
    second moment by the parallel-axis theorem): O(n) and no selection, where a build selects
    along every level. The shared-layout arrays (cx .. crit2) are left as the last build's: the
    walks read the walk data only. */
+
+/* leaf j (n <= j < 2n): its body's position and mass, exactly; 1 when not finite */
+static int nbody__tree_refit_leaf(nbody__kdtree *t, size_t j, const nbody_real *x, const nbody_real *y, const nbody_real *z,
+                                  const nbody_real *m) {
+    size_t it = t->node[j].first, b = t->items[it].idx;
+    nbody__tree_node *r = &t->node[j];
+    nbody_real *fj = t->fit + 8 * j;
+    r->c[0] = fj[0] = fj[3] = t->bx[it] = x[b];
+    r->c[1] = fj[1] = fj[4] = t->by[it] = y[b];
+    r->c[2] = fj[2] = fj[5] = t->bz[it] = z[b];
+    r->mass = t->bm[it] = m[b];
+    r->crit2 = fj[6] = fj[7] = 0;
+    return !nbody__isfinite(x[b]) || !nbody__isfinite(y[b]) || !nbody__isfinite(z[b]);
+}
+
+/* internal node i from its children (refitted before it) */
+static void nbody__tree_refit_inner(nbody__kdtree *t, size_t i) {
+    size_t a = 2 * i, b = a + 1;
+    const nbody__tree_node *ra = &t->node[a], *rb = &t->node[b];
+    const nbody_real *fa = t->fit + 8 * a, *fb = t->fit + 8 * b;
+    nbody_real *fi = t->fit + 8 * i, crit;
+    nbody__tree_node *r = &t->node[i];
+    int c;
+    for (c = 0; c < 3; ++c) { fi[c] = NBODY__FMIN(fa[c], fb[c]); fi[3 + c] = NBODY__FMAX(fa[3 + c], fb[3 + c]); }
+    crit = nbody__tree_inner(ra->c[0], ra->c[1], ra->c[2], ra->mass, fa[6], fa[7], rb->c[0], rb->c[1], rb->c[2], rb->mass, fb[6], fb[7],
+                             fi[0], fi[1], fi[2], fi[3], fi[4], fi[5], t->inv_theta, a >= t->n, &r->c[0], &r->c[1], &r->c[2], &fi[6],
+                             &fi[7]);
+    r->crit2 = crit * crit;
+    r->mass = ra->mass + rb->mass;
+    if (t->quad) {   /* parallel-axis theorem, as the build */
+        nbody_real *q = t->quad + 6 * i;
+        for (c = 0; c < 6; ++c) q[c] = 0;
+        nbody__quad_shift(q, t->quad + 6 * a, ra->mass, ra->c[0] - r->c[0], ra->c[1] - r->c[1], ra->c[2] - r->c[2]);
+        nbody__quad_shift(q, t->quad + 6 * b, rb->mass, rb->c[0] - r->c[0], rb->c[1] - r->c[1], rb->c[2] - r->c[2]);
+    }
+}
+
+/* the subtree under heap node r (the nodes r 2^l .. (r + 1) 2^l - 1 of each level l below it):
+   its leaves, then, all finite, its internal nodes from the deepest level up; 1 when a leaf is
+   not finite */
+static int nbody__tree_refit_subtree(nbody__kdtree *t, size_t r, const nbody_real *x, const nbody_real *y, const nbody_real *z,
+                                     const nbody_real *m) {
+    size_t n = t->n, nodes = 2 * n, i;
+    int L = 0, l, bad = 0;
+    while ((r << (L + 1)) < nodes) ++L;
+    for (l = 0; l <= L; ++l) {
+        size_t hi = (r + 1) << l < nodes ? (r + 1) << l : nodes;
+        for (i = r << l > n ? r << l : n; i < hi; ++i) bad |= nbody__tree_refit_leaf(t, i, x, y, z, m);
+    }
+    for (l = L; l >= 0 && !bad; --l) {
+        size_t hi = (r + 1) << l < n ? (r + 1) << l : n;
+        for (i = r << l; i < hi; ++i) nbody__tree_refit_inner(t, i);
+    }
+    return bad;
+}
+
+/* The heap cut at the depth D where 2^D subtrees give every thread some 16 (2^D <= n, so the
+   nodes above them are internal): the subtrees in one parallel loop, then the nodes above. The
+   same bits as any order: each node is its children's function. */
 static nbody_result nbody__tree_refit(nbody__kdtree *t, const nbody_desc *d, const nbody_real *x, const nbody_real *y, const nbody_real *z,
                                       const nbody_real *m, int *finite) {
-    size_t n = t->n, nodes = 2 * n;
-    long long k, nn = (long long)n;
-    int L = 0, bad = 0;
-    nbody_real *f;
+    size_t n = t->n, nodes = 2 * n, top = 1, i;
+    long long k, lo, hi;
+    int bad = 0, threads = nbody__threads(d);
     if (t->fit_cap != n) {
         nbody__free(d, t->fit);
         t->fit_cap = 0;
@@ -7725,46 +7783,13 @@ static nbody_result nbody__tree_refit(nbody__kdtree *t, const nbody_desc *d, con
             return NBODY_ERR_OUT_OF_MEMORY;
         t->fit_cap = n;
     }
-    f = t->fit;
-    NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (nn > 16384) reduction(|:bad))
-    for (k = 0; k < nn; ++k) {          /* the leaves n .. 2n-1: their bodies, exactly */
-        size_t j = (size_t)k + n, it = t->node[j].first, b = t->items[it].idx;
-        nbody__tree_node *r = &t->node[j];
-        nbody_real *fj = f + 8 * j;
-        r->c[0] = fj[0] = fj[3] = t->bx[it] = x[b];
-        r->c[1] = fj[1] = fj[4] = t->by[it] = y[b];
-        r->c[2] = fj[2] = fj[5] = t->bz[it] = z[b];
-        r->mass = t->bm[it] = m[b];
-        r->crit2 = fj[6] = fj[7] = 0;
-        bad |= !nbody__isfinite(x[b]) || !nbody__isfinite(y[b]) || !nbody__isfinite(z[b]);
-    }
+    while (top < (size_t)16 * (size_t)threads && 2 * top <= n) top *= 2;
+    lo = (long long)top; hi = 2 * (long long)top;
+    NBODY__PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads) if (n > 16384) reduction(|:bad))
+    for (k = lo; k < hi; ++k) bad |= nbody__tree_refit_subtree(t, (size_t)k, x, y, z, m);
     *finite = !bad;
     if (bad) return NBODY_OK;          /* the nodes would be NaN: the caller reports it */
-    while (((size_t)2 << L) < n) ++L;    /* the deepest level holding internal nodes */
-    for (; L >= 0; --L) {
-        long long lo = (long long)1 << L, hi = (long long)2 << L < nn ? (long long)2 << L : nn;
-        NBODY__PRAGMA(omp parallel for schedule(static) num_threads(nbody__threads(d)) if (hi - lo > 8192))
-        for (k = lo; k < hi; ++k) {
-            size_t i = (size_t)k, a = 2 * i, b = a + 1;
-            const nbody__tree_node *ra = &t->node[a], *rb = &t->node[b];
-            const nbody_real *fa = f + 8 * a, *fb = f + 8 * b;
-            nbody_real *fi = f + 8 * i, crit;
-            nbody__tree_node *r = &t->node[i];
-            int c;
-            for (c = 0; c < 3; ++c) { fi[c] = NBODY__FMIN(fa[c], fb[c]); fi[3 + c] = NBODY__FMAX(fa[3 + c], fb[3 + c]); }
-            crit = nbody__tree_inner(ra->c[0], ra->c[1], ra->c[2], ra->mass, fa[6], fa[7], rb->c[0], rb->c[1], rb->c[2], rb->mass, fb[6],
-                                     fb[7], fi[0], fi[1], fi[2], fi[3], fi[4], fi[5], t->inv_theta, a >= n, &r->c[0], &r->c[1], &r->c[2],
-                                     &fi[6], &fi[7]);
-            r->crit2 = crit * crit;
-            r->mass = ra->mass + rb->mass;
-            if (t->quad) {   /* parallel-axis theorem, as the build */
-                nbody_real *q = t->quad + 6 * i;
-                for (c = 0; c < 6; ++c) q[c] = 0;
-                nbody__quad_shift(q, t->quad + 6 * a, ra->mass, ra->c[0] - r->c[0], ra->c[1] - r->c[1], ra->c[2] - r->c[2]);
-                nbody__quad_shift(q, t->quad + 6 * b, rb->mass, rb->c[0] - r->c[0], rb->c[1] - r->c[1], rb->c[2] - r->c[2]);
-            }
-        }
-    }
+    for (i = top - 1; i >= 1; --i) nbody__tree_refit_inner(t, i);
     return NBODY_OK;
 }
 

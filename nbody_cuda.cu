@@ -797,22 +797,44 @@ template <class T> __global__ void nbody__cu_leaves(const T *x, const T *m, size
    done (grid-stride). lo[i].w holds the node's second moment B2 = sum m |x - c|^2 about its
    centre of mass (parallel-axis theorem from the children's); node[i].w the squared critical
    distance of NBODY__TREE_CRIT, the CPU tree's formula (nbody__tree_inner, nbody.h). */
+/* a node's record: centre of mass and squared critical distance (c), box (lo, hi; lo.w: B2),
+   mass and radius */
+template <class T> struct nbody__cu_nodeval {
+    nbody__v4<T> c, lo, hi;
+    T m, r;
+};
+/* node i from its children's records */
+template <class T>
+__device__ __forceinline__ nbody__cu_nodeval<T> nbody__cu_node_of(size_t i, size_t n, const nbody__cu_nodeval<T> &l,
+                                                                  const nbody__cu_nodeval<T> &r, T inv_theta) {
+    nbody__cu_nodeval<T> v;
+    T b2, crit;
+    v.lo.x = fmin(l.lo.x, r.lo.x); v.lo.y = fmin(l.lo.y, r.lo.y); v.lo.z = fmin(l.lo.z, r.lo.z); v.lo.w = 0;
+    v.hi.x = fmax(l.hi.x, r.hi.x); v.hi.y = fmax(l.hi.y, r.hi.y); v.hi.z = fmax(l.hi.z, r.hi.z); v.hi.w = 0;
+    crit = nbody__tree_inner(l.c.x, l.c.y, l.c.z, l.m, l.r, l.lo.w, r.c.x, r.c.y, r.c.z, r.m, r.r, r.lo.w, v.lo.x, v.lo.y, v.lo.z, v.hi.x,
+                            v.hi.y, v.hi.z, inv_theta, 2 * i >= n, &v.c.x, &v.c.y, &v.c.z, &v.r, &b2);
+    v.lo.w = b2;
+    v.c.w = crit * crit;
+    v.m = l.m + r.m;
+    return v;
+}
+template <class T>
+__device__ __forceinline__ void nbody__cu_node_store(size_t i, const nbody__cu_nodeval<T> &v, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
+                                                     nbody__v4<T> *hi, T *rad) {
+    node[i] = v.c; nmass[i] = v.m; lo[i] = v.lo; hi[i] = v.hi; rad[i] = v.r;
+}
 /* node i from its children's centres (cl, cr), boxes (bl..hl, br..hr; lo.w: B2), masses and radii */
 template <class T>
 __device__ __forceinline__ nbody__v4<T> nbody__cu_node_from(size_t i, size_t n, nbody__v4<T> cl, nbody__v4<T> cr, nbody__v4<T> bl,
                                                            nbody__v4<T> br, nbody__v4<T> hl, nbody__v4<T> hr, T ml, T mr, T rl, T rr,
                                                            T inv_theta, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
                                                            T *rad) {
-    nbody__v4<T> c, blo, bhi;
-    T radius, b2, crit;
-    blo.x = fmin(bl.x, br.x); blo.y = fmin(bl.y, br.y); blo.z = fmin(bl.z, br.z); blo.w = 0;
-    bhi.x = fmax(hl.x, hr.x); bhi.y = fmax(hl.y, hr.y); bhi.z = fmax(hl.z, hr.z); bhi.w = 0;
-    crit = nbody__tree_inner(cl.x, cl.y, cl.z, ml, rl, bl.w, cr.x, cr.y, cr.z, mr, rr, br.w, blo.x, blo.y, blo.z, bhi.x, bhi.y, bhi.z,
-                            inv_theta, 2 * i >= n, &c.x, &c.y, &c.z, &radius, &b2);
-    blo.w = b2;
-    c.w = crit * crit;
-    node[i] = c; nmass[i] = ml + mr; lo[i] = blo; hi[i] = bhi; rad[i] = radius;
-    return c;
+    nbody__cu_nodeval<T> a, b, v;
+    a.c = cl; a.lo = bl; a.hi = hl; a.m = ml; a.r = rl;
+    b.c = cr; b.lo = br; b.hi = hr; b.m = mr; b.r = rr;
+    v = nbody__cu_node_of<T>(i, n, a, b, inv_theta);
+    nbody__cu_node_store<T>(i, v, node, nmass, lo, hi, rad);
+    return v.c;
 }
 
 template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
@@ -2911,22 +2933,47 @@ static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     d->allocator.free(w, d->allocator.user_data);
 }
 
-/* Refit: leaf n + k takes the body sorted[p(k)] at the positions x (stride: one coordinate's
-   length) as nbody__cu_leaves does, then its thread climbs: at each parent the first child's
-   thread stops (its writes fenced before the counter), the second computes the parent from
-   both children as nbody__cu_internal does, reads through L2, and clears the counter for the
-   next refit. A position that is not finite sets *bad. */
+/* Refit: leaf j (n <= j < 2n) takes the body sorted[p(j)] at the positions x (stride: one
+   coordinate's length) as nbody__cu_leaves does. A block takes NBODY__CU_REFIT_B heap positions
+   j0 + B blockIdx.x + t (j0 a multiple of B, so a block's run is aligned): when they are all
+   leaves, they are the bottom of one subtree of log2 B levels, which the block computes level by
+   level in shared memory, and its root's thread climbs on; otherwise (the runs holding n or 2n,
+   or climb = 1) each leaf's thread climbs. A climb: at each parent the first child's thread
+   stops (its writes fenced before the counter), the second computes the parent from both
+   children as nbody__cu_internal does, reads through L2, and clears the counter for the next
+   refit. No node below a whole block's root is reached by a climb (its leaves are all in the
+   block), so its counters stay zero. Every node is its children's function: the same bits
+   either way. A position that is not finite sets *bad. */
+#define NBODY__CU_REFIT_B 256
+#define NBODY__CU_REFIT_LOG2B 8
 template <class T>
-__global__ void nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n, size_t P, const unsigned int *sorted, nbody__v4<T> *node,
-                                T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi, T *rad, unsigned int *up, unsigned int *bad, T inv_theta) {
-    size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x, j = n + k, i;
-    if (k >= n) return;
-    {
+__global__ void __launch_bounds__(NBODY__CU_REFIT_B)
+nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n, size_t P, size_t j0, const unsigned int *sorted, nbody__v4<T> *node, T *nmass,
+                nbody__v4<T> *lo, nbody__v4<T> *hi, T *rad, unsigned int *up, unsigned int *bad, T inv_theta, int climb) {
+    __shared__ nbody__cu_nodeval<T> sv[NBODY__CU_REFIT_B];
+    const unsigned int t = threadIdx.x;
+    size_t base = j0 + blockIdx.x * (size_t)NBODY__CU_REFIT_B, j = base + t, i;
+    bool whole = !climb && base >= n && base + NBODY__CU_REFIT_B <= 2 * n;
+    nbody__cu_nodeval<T> v;
+    if (j >= n && j < 2 * n) {
         size_t p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
-        nbody__v4<T> v = {x[b], x[stride + b], x[2 * stride + b], (T)0};
-        if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) atomicOr(bad, 1u);
-        node[j] = v; lo[j] = v; hi[j] = v; nmass[j] = m[b]; rad[j] = 0;
+        v.c.x = x[b]; v.c.y = x[stride + b]; v.c.z = x[2 * stride + b]; v.c.w = 0;
+        if (!(isfinite(v.c.x) && isfinite(v.c.y) && isfinite(v.c.z))) atomicOr(bad, 1u);
+        v.lo = v.c; v.hi = v.c; v.m = m[b]; v.r = 0;
+        nbody__cu_node_store<T>(j, v, node, nmass, lo, hi, rad);
+    } else if (!whole) return;
+    if (whole) {                                  /* the block's subtree, a level at a time */
+        sv[t] = v;
+        __syncthreads();
+        for (unsigned int w = NBODY__CU_REFIT_B / 2, s = 1; w >= 1; w >>= 1, ++s) {
+            if (t < w) v = nbody__cu_node_of<T>((base >> s) + t, n, sv[2 * t], sv[2 * t + 1], inv_theta);
+            __syncthreads();
+            if (t < w) { sv[t] = v; nbody__cu_node_store<T>((base >> s) + t, v, node, nmass, lo, hi, rad); }
+            __syncthreads();
+        }
+        if (t != 0) return;
+        j = base >> NBODY__CU_REFIT_LOG2B;
     }
     for (i = j / 2; i >= 1; i /= 2) {
         size_t l = 2 * i, r = l + 1;
@@ -3010,20 +3057,20 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
    accepted, the body's own among them, skipped; an internal node opened: its two children go to
    the next frontier, in the frontier's order through a prefix sum over the block), so each node
    of the walk is tested once and the chain of dependent loads is the tree's depth times the
-   frontier's chunks of NBODY__CU_FRONT_T, not the length of a subtree's walk. A node whose
+   frontier's chunks of FT (the block's threads), not the length of a subtree's walk. A node whose
    children would pass the frontier's room is walked depth first by its thread. The accepted
    nodes are those of nbody__cu_walk_body; the sum is grouped by thread, then the warps' sums in
-   order: the bits depend on the body and the tree alone. Leaf k = list[blockIdx.x]; G times the
-   sum to acc[k], acc[as + k], acc[2 as + k]. */
-#define NBODY__CU_FRONT_T 128
+   order: the bits depend on the body, the tree and FT alone (FT from the step's count of active
+   bodies, nbody__cu_front_threads). Leaf k = list[blockIdx.x]; G times the sum to acc[k],
+   acc[as + k], acc[2 as + k]. */
 #define NBODY__CU_FRONT_CAP 2048
-template <class T>
-__global__ void __launch_bounds__(NBODY__CU_FRONT_T)
+template <class T, unsigned int FT>
+__global__ void __launch_bounds__(FT)
 nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list, T *acc,
                      size_t as, unsigned int n, T eps2, T G) {
     __shared__ unsigned int fr[2][NBODY__CU_FRONT_CAP];
-    __shared__ unsigned int wsum[NBODY__CU_FRONT_T / 32];
-    __shared__ T part[3 * (NBODY__CU_FRONT_T / 32)];
+    __shared__ unsigned int wsum[FT / 32];
+    __shared__ T part[3 * (FT / 32)];
     const unsigned int tid = threadIdx.x, lane = tid & 31u, wi = tid >> 5;
     unsigned int k = list[blockIdx.x], cnt = 1, buf = 0;
     nbody__v4<T> me = nbody__ldg4(node + n + k);
@@ -3032,7 +3079,7 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
     __syncthreads();
     while (cnt) {
         unsigned int next = 0;
-        for (unsigned int base = 0; base < cnt; base += NBODY__CU_FRONT_T) {
+        for (unsigned int base = 0; base < cnt; base += FT) {
             unsigned int idx = base + tid, c = 0, off = 0, tot = 0, bal;
             bool open = false;
             if (idx < cnt) {
@@ -3045,7 +3092,7 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
             bal = __ballot_sync(~0u, open);
             if (lane == 0) wsum[wi] = (unsigned int)__popc(bal);
             __syncthreads();
-            for (unsigned int v = 0; v < NBODY__CU_FRONT_T / 32; ++v) {
+            for (unsigned int v = 0; v < FT / 32; ++v) {
                 if (v < wi) off += wsum[v];
                 tot += wsum[v];
             }
@@ -3069,7 +3116,7 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
     if (lane == 0) { part[3 * wi] = ax; part[3 * wi + 1] = ay; part[3 * wi + 2] = az; }
     __syncthreads();
     if (tid == 0) {
-        for (unsigned int v = 1; v < NBODY__CU_FRONT_T / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
+        for (unsigned int v = 1; v < FT / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
         acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az;
     }
 }
@@ -3088,47 +3135,76 @@ __device__ __forceinline__ float nbody__cu_add_rn(float a, float b) { return __f
 __device__ __forceinline__ double nbody__cu_add_rn(double a, double b) { return __dadd_rn(a, b); }
 
 /* kdk_step's levels (nbody__kdk_levels): active body q (level level[q], forces at slot[q] as
-   the gather takes them) gets its next level into lev[2 + q] from GADGET's criterion
-   sqrt(crit / |a|) and nbody__block_level_of, computed as the host does (nbody__kdk_criterion,
-   no fma), and its kick coefficients into io after its forces (nbody__kick_op's layout);
-   flag[1] = 1 when a force is not finite or a level past NBODY__BLOCK_LEVELS */
+   the gather takes them, all NaN when nan) gets its next level into flag[2 + q] from GADGET's
+   criterion sqrt(crit / |a|) and nbody__block_level_of, computed as the host does
+   (nbody__kdk_criterion, no fma), and its kick coefficients into io after its forces
+   (nbody__kick_op's layout); returns 1 (refused) when a force is not finite or a level past
+   NBODY__BLOCK_LEVELS */
+template <class T>
+__device__ __forceinline__ bool nbody__cu_kdk_level(size_t q, bool nan, const T *acc, size_t n, const unsigned int *slot,
+                                                    const unsigned int *level, size_t count, unsigned int *flag, T *io,
+                                                    unsigned long long now, T dt_max, T dt_min, T crit) {
+    T a[3], an, cr, dt, e;
+    unsigned long long k = level[q], k1;
+    bool refused = false;
+    for (int d = 0; d < 3; ++d) io[d * count + q] = a[d] = nan ? (T)NAN : acc[d * n + slot[q]];
+    an = sqrt(nbody__cu_add_rn(nbody__cu_add_rn(nbody__cu_mul_rn(a[0], a[0]), nbody__cu_mul_rn(a[1], a[1])), nbody__cu_mul_rn(a[2], a[2])));
+    cr = an > 0 ? sqrt(crit / an) : (T)HUGE_VAL;
+    k1 = nbody__block_level_of(k, cr, now, dt_max, dt_min);
+    if (!(isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2])) || k1 > NBODY__BLOCK_LEVELS) {
+        refused = true;
+        k1 = NBODY__BLOCK_LEVELS + 1;
+    }
+    dt = dt_max / (T)(1ULL << k); e = dt;
+    io[3 * count + q] = -(dt - e) / 2; io[4 * count + q] = e / 2;
+    io[5 * count + q] = k1 <= NBODY__BLOCK_LEVELS ? dt_max / (T)(1ULL << k1) / 2 : (T)0;
+    flag[2 + q] = (unsigned int)k1;
+    return refused;
+}
+/* the levels of all active bodies; flag[1] = 1 when one is refused */
 template <class T>
 __global__ void nbody__cu_kdk_levels(const T *acc, size_t n, const unsigned int *slot, const unsigned int *level, size_t count,
                                      unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit) {
     bool nan = flag[0] != 0;
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
-        T a[3], an, cr, dt, e;
-        unsigned long long k = level[q], k1;
-        for (int d = 0; d < 3; ++d) io[d * count + q] = a[d] = nan ? (T)NAN : acc[d * n + slot[q]];
-        an = sqrt(nbody__cu_add_rn(nbody__cu_add_rn(nbody__cu_mul_rn(a[0], a[0]), nbody__cu_mul_rn(a[1], a[1])), nbody__cu_mul_rn(a[2], a[2])));
-        cr = an > 0 ? sqrt(crit / an) : (T)HUGE_VAL;
-        k1 = nbody__block_level_of(k, cr, now, dt_max, dt_min);
-        if (!(isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2])) || k1 > NBODY__BLOCK_LEVELS) {
-            atomicOr(flag + 1, 1u);
-            k1 = NBODY__BLOCK_LEVELS + 1;
-        }
-        dt = dt_max / (T)(1ULL << k); e = dt;
-        io[3 * count + q] = -(dt - e) / 2; io[4 * count + q] = e / 2;
-        io[5 * count + q] = k1 <= NBODY__BLOCK_LEVELS ? dt_max / (T)(1ULL << k1) / 2 : (T)0;
-        flag[2 + q] = (unsigned int)k1;
-    }
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
+        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit)) atomicOr(flag + 1, 1u);
 }
 
-/* nbody__kick_op: v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to kick = [v | a0];
-   nothing when refused is set and not zero */
+/* nbody__kick_op for active body q: v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to
+   kick = [v | a0] */
+template <class T>
+__device__ __forceinline__ void nbody__cu_kdk_kick_one(size_t q, T *y, T *kick, const unsigned int *list, size_t count, size_t n, const T *acc,
+                                                       const T *coef) {
+    size_t i = list[q];
+    for (int k = 0; k < 3; ++k) {
+        T ak = acc[k * count + q], v1 = kick[k * n + i] + coef[q] * kick[(3 + k) * n + i] + coef[count + q] * ak;
+        y[(3 + k) * n + i] = v1;
+        kick[k * n + i] = v1 + coef[2 * count + q] * ak;
+        kick[(3 + k) * n + i] = ak;
+    }
+}
+/* the kicks of all active bodies; nothing when refused is set and not zero */
 template <class T>
 __global__ void nbody__cu_kdk_kick(T *y, T *kick, const unsigned int *list, size_t count, size_t n, const T *acc, const T *coef,
                                    const unsigned int *refused) {
     if (refused && refused[0]) return;
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
-        size_t i = list[q];
-        for (int k = 0; k < 3; ++k) {
-            T ak = acc[k * count + q], v1 = kick[k * n + i] + coef[q] * kick[(3 + k) * n + i] + coef[count + q] * ak;
-            y[(3 + k) * n + i] = v1;
-            kick[k * n + i] = v1 + coef[2 * count + q] * ak;
-            kick[(3 + k) * n + i] = ak;
-        }
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
+        nbody__cu_kdk_kick_one<T>(q, y, kick, list, count, n, acc, coef);
+}
+
+/* both in one block (count <= its threads, the steps of few active bodies: one launch fewer);
+   the block's threads agree on a refusal before any kicks */
+template <class T>
+__global__ void nbody__cu_kdk_levels_kick(const T *acc, size_t n, const unsigned int *slot, const unsigned int *level, size_t count,
+                                          unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit, T *y, T *kick,
+                                          const unsigned int *list) {
+    size_t q = threadIdx.x;
+    int refused = q < count && nbody__cu_kdk_level<T>(q, flag[0] != 0, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit);
+    if (__syncthreads_or(refused)) {
+        if (q == 0) flag[1] = 1u;
+        return;
     }
+    if (q < count) nbody__cu_kdk_kick_one<T>(q, y, kick, list, count, n, io, io + 3 * count);
 }
 
 static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
@@ -3157,6 +3233,32 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
     return NBODY_OK;
 }
 
+/* Benchmarks (bench/bench_treeblock.c): the warps' union walk when more than 1 / kdk_union of
+   the sources are active (0: never; measured slower than the breadth-first walk at every
+   count, bench/results/treeblock-2026-11-27.md); at most kdk_lanes lanes a body in the split
+   walk (32: a warp), each
+   with 2^kdk_roots subtrees; kdk_device = 0: kdk_step declines (the host's path:
+   active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too;
+   kdk_front = 0: the split walk where the breadth-first walk would be; at most kdk_front_max
+   threads a body in the breadth-first walk (128: every count walks with 128); kdk_climb = 1:
+   the refit climbs from every leaf (no block's subtree in shared memory); kdk_fuse = 0: the
+   levels and kicks in two launches at every count */
+static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES, nbody__cu_kdk_front_max = 1024;
+static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1, nbody__cu_kdk_climb = 0,
+           nbody__cu_kdk_fuse = 1;
+extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
+                                       int front, unsigned int front_max, int climb, int fuse) {
+    nbody__cu_kdk_front_max = front_max >= 128 && front_max <= 1024 ? front_max : 1024;
+    nbody__cu_kdk_climb = climb;
+    nbody__cu_kdk_fuse = fuse;
+    nbody__cu_kdk_full = full;
+    nbody__cu_kdk_front = front;
+    nbody__cu_kdk_union = union_fraction;
+    nbody__cu_kdk_lanes = max_lanes >= 32 && max_lanes <= NBODY__CU_SPLIT_LANES ? max_lanes : NBODY__CU_SPLIT_LANES;
+    nbody__cu_kdk_device = device_step;
+    nbody__cu_kdk_roots = roots_log2 > 0 && roots_log2 <= 6 ? roots_log2 : 2;
+}
+
 /* the heap's P (the largest power of two at most 2 nt - 1) and the leaf of depth-first position p */
 static size_t nbody__cu_heap_p(size_t nt) { size_t P = 1; while (P * 2 <= 2 * nt - 1) P *= 2; return P; }
 static size_t nbody__cu_leaf_of(size_t p, size_t nt, size_t P) { return p < 2 * nt - P ? P + p - nt : p - (2 * nt - P); }
@@ -3183,8 +3285,9 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
             c->depth = depth;
         }
         c->ycur = y;
-        nbody__cu_refit<nbody__r><<<(unsigned int)((nt + 255) / 256), 256>>>(y, n, c->m, nt, P, c->val[1], c->node, c->nmass, c->lo, c->hi,
-                                                                              c->rad, w->up, w->flag, 1 / e->desc.theta);
+        size_t j0 = nt / NBODY__CU_REFIT_B * NBODY__CU_REFIT_B;
+        nbody__cu_refit<nbody__r><<<(unsigned int)((2 * nt - j0 + NBODY__CU_REFIT_B - 1) / NBODY__CU_REFIT_B), NBODY__CU_REFIT_B>>>(
+            y, n, c->m, nt, P, j0, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, w->up, w->flag, 1 / e->desc.theta, nbody__cu_kdk_climb);
         NBODY__CU(cudaGetLastError());
     }
     if (op->build || !c->kdk_tree) {
@@ -3193,25 +3296,6 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
     }
     op->wrote = 1;
     return NBODY_OK;
-}
-
-/* Benchmarks (bench/bench_treeblock.c): the warps' union walk when more than 1 / kdk_union of
-   the sources are active (0: never; measured slower than the breadth-first walk at every
-   count, bench/results/treeblock-2026-11-27.md); at most kdk_lanes lanes a body in the split
-   walk (32: a warp), each
-   with 2^kdk_roots subtrees; kdk_device = 0: kdk_step declines (the host's path:
-   active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too;
-   kdk_front = 0: the split walk where the breadth-first walk would be */
-static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
-static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1;
-extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
-                                       int front) {
-    nbody__cu_kdk_full = full;
-    nbody__cu_kdk_front = front;
-    nbody__cu_kdk_union = union_fraction;
-    nbody__cu_kdk_lanes = max_lanes >= 32 && max_lanes <= NBODY__CU_SPLIT_LANES ? max_lanes : NBODY__CU_SPLIT_LANES;
-    nbody__cu_kdk_device = device_step;
-    nbody__cu_kdk_roots = roots_log2 > 0 && roots_log2 <= 6 ? roots_log2 : 2;
 }
 
 /* the split walk's lanes a body and depth: a warp, or (few bodies) more lanes, up to a block,
@@ -3226,6 +3310,15 @@ static void nbody__cu_split_shape(const nbody__cuda *c, size_t bodies, size_t nt
     if (l > d) l = d > 5 ? d : 5;
     *L = 1u << l;
     *D = d;
+}
+
+/* the breadth-first walk's threads a body: a lone body's walk is a chain of levels, each its
+   frontier's chunks of that many nodes, so the fewer the bodies the more threads each, as long
+   as the bodies' blocks fit on the device at once (128 to kdk_front_max) */
+static unsigned int nbody__cu_front_threads(const nbody__cuda *c, size_t bodies) {
+    unsigned int t = 128;
+    while (t < nbody__cu_kdk_front_max && bodies * 2 * t <= (size_t)c->sms * 2048) t *= 2;
+    return t;
 }
 
 /* the tree (nbody__cu_kdk_tree), the active list up (with level: the active bodies' levels
@@ -3272,8 +3365,11 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
                                        n, 1)) != NBODY_OK)
             return r;
     } else if (src && nbody__cu_kdk_front) {
-        nbody__cu_walk_front<nbody__r><<<(unsigned int)src, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt,
-                                                                                eps2, e->desc.G);
+        unsigned int ft = nbody__cu_front_threads(c, src), g = (unsigned int)src;
+        if (ft == 1024) nbody__cu_walk_front<nbody__r, 1024><<<g, 1024>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
+        else if (ft == 512) nbody__cu_walk_front<nbody__r, 512><<<g, 512>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
+        else if (ft == 256) nbody__cu_walk_front<nbody__r, 256><<<g, 256>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
+        else nbody__cu_walk_front<nbody__r, 128><<<g, 128>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
         NBODY__CU(cudaGetLastError());
     } else if (src) {
         unsigned int L, T;
@@ -3335,12 +3431,20 @@ static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, n
     lv->ok = 0;
     if (r != NBODY_OK || !count || !nbody__cu_kdk_device) return r;
     if ((r = nbody__cu_kdk_walk(e, op, lv->level, &w, &src, &acc, &slot)) != NBODY_OK) return r;
-    nbody__cu_kdk_levels<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, w->list + src + 2 * count, count,
-                                                                           w->flag, w->io, lv->now, lv->dt_max, lv->dt_min, lv->crit);
-    NBODY__CU(cudaGetLastError());
-    nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>((nbody__r *)op->y, (nbody__r *)lv->kick, w->list + src + count,
-                                                                         count, e->n, w->io, w->io + 3 * count, w->flag + 1);
-    NBODY__CU(cudaGetLastError());
+    if (nbody__cu_kdk_fuse && count <= 1024) {
+        nbody__cu_kdk_levels_kick<nbody__r><<<1, (unsigned int)(count + 31) / 32 * 32>>>(acc, e->n, slot, w->list + src + 2 * count, count,
+                                                                                         w->flag, w->io, lv->now, lv->dt_max, lv->dt_min,
+                                                                                         lv->crit, (nbody__r *)op->y, (nbody__r *)lv->kick,
+                                                                                         w->list + src + count);
+        NBODY__CU(cudaGetLastError());
+    } else {
+        nbody__cu_kdk_levels<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, w->list + src + 2 * count, count, w->flag,
+                                                                               w->io, lv->now, lv->dt_max, lv->dt_min, lv->crit);
+        NBODY__CU(cudaGetLastError());
+        nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>((nbody__r *)op->y, (nbody__r *)lv->kick, w->list + src + count,
+                                                                             count, e->n, w->io, w->io + 3 * count, w->flag + 1);
+        NBODY__CU(cudaGetLastError());
+    }
     back = w->host + 4 * e->n;
     NBODY__CU(cudaMemcpy(back, w->flag, (count + 2) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
     for (q = 0; q < count; ++q) lv->level_new[q] = back[2 + q];

@@ -561,7 +561,7 @@ static void test_tree_block_steps(void) {
     size_t n = scaled(3000) < 3000 ? 300 : 3000;
     nbody_stats sa, sb, sx;
     nbody_result ra, rb, rx;
-    check_tree_active(NBODY_ENGINE_CUDA_TREE, "cuda_tree", warp_walk, 0);
+    check_tree_active(NBODY_ENGINE_CUDA_TREE, "cuda_tree", warp_walk, 0, 1);
     nbody_ic_plummer(&ic, n / 3, 6);
     nbody_system_alloc(&a, ic.n); nbody_system_alloc(&b, ic.n); nbody_system_alloc(&x, ic.n);
     rb = block_run(NBODY_ENGINE_CUDA_TREE, 0.3, &ic, 0.25, &b, &sb);

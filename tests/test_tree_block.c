@@ -171,7 +171,7 @@ static void test_opencl(void) {
               (double)sb.body_steps > 0.9 * (double)sa.body_steps && (double)sb.body_steps < 1.1 * (double)sa.body_steps,
               "body steps: tree %llu, opencl_tree %llu", sa.body_steps, sb.body_steps);
     }
-    check_tree_active(NBODY_ENGINE_OPENCL_TREE, "opencl_tree", NULL, 1);
+    check_tree_active(NBODY_ENGINE_OPENCL_TREE, "opencl_tree", NULL, 1, 0);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&x);
 }
 
@@ -194,7 +194,7 @@ static void test_refusals(void) {
 }
 
 int main(void) {
-    check_tree_active(NBODY_ENGINE_TREE, "tree", NULL, 1);
+    check_tree_active(NBODY_ENGINE_TREE, "tree", NULL, 1, 0);
     test_convergence();
     test_energy();
     test_synchronised_state();

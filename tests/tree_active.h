@@ -13,7 +13,9 @@
      the levels and the bits of the host's path (active_forces, the criterion, kick), and
      kicks nothing where a level is refused or a position is not finite.
    Included by test_tree_block.c and cuda_engines.c after nbody.h's implementation and check.h;
-   config (may be NULL) sets the engine up after its start (the CUDA tree: the warps' walk). */
+   config (may be NULL) sets the engine up after its start (the CUDA tree: the warps' walk);
+   refit_is_build = 1: the engine's refit computes the nodes with its build's formula (the CUDA
+   tree), so a refit at the build's positions gives the build's forces bit for bit. */
 #ifndef TREE_ACTIVE_H
 #define TREE_ACTIVE_H
 #include <math.h>
@@ -123,7 +125,7 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
     free(level); free(la); free(lb); free(acc); free(ha); free(hb);
 }
 
-static void check_tree_active(nbody_engine engine, const char *name, void (*config)(nbody__engine *), int bits) {
+static void check_tree_active(nbody_engine engine, const char *name, void (*config)(nbody__engine *), int bits, int refit_is_build) {
     nbody_system s = NBODY_ZERO;
     nbody_desc d = NBODY_ZERO;
     nbody__engine e, e2;
@@ -190,6 +192,11 @@ static void check_tree_active(nbody_engine engine, const char *name, void (*conf
         count = 0;
     } else {
         CHECK(nbody__is_permutation(order, n, full, 6 * n * sizeof(nbody_real)), "%s: the build's leaf order is a permutation", name);
+        if (refit_is_build) {          /* the same positions: every node recomputed as it was built */
+            op.build = 0; op.out = fit; op.wrote = 0;
+            CHECK(e.ops->active_forces(&e, &op) == NBODY_OK && op.wrote && !memcmp(out, fit, 3 * count * sizeof(nbody_real)),
+                  "%s: a refit where the tree was built gives the build's forces, bit for bit", name);
+        }
     }
     if (count) {
     /* the bodies drift for 0.05 (a collision speed of about 1: several softening lengths) */
