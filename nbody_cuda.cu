@@ -3057,20 +3057,21 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
    accepted, the body's own among them, skipped; an internal node opened: its two children go to
    the next frontier, in the frontier's order through a prefix sum over the block), so each node
    of the walk is tested once and the chain of dependent loads is the tree's depth times the
-   frontier's chunks of FT (the block's threads), not the length of a subtree's walk. A node whose
-   children would pass the frontier's room is walked depth first by its thread. The accepted
-   nodes are those of nbody__cu_walk_body; the sum is grouped by thread, then the warps' sums in
-   order: the bits depend on the body, the tree and FT alone (FT from the step's count of active
-   bodies, nbody__cu_front_threads). Leaf k = list[blockIdx.x]; G times the sum to acc[k],
-   acc[as + k], acc[2 as + k]. */
+   frontier's chunks of NBODY__CU_FRONT_T, not the length of a subtree's walk (512 or 1024
+   threads a body when few are active were no faster: bench/results/treeblock-2026-11-27.md,
+   run 5). A node whose children would pass the frontier's room is walked depth first by its
+   thread. The accepted nodes are those of nbody__cu_walk_body; the sum is grouped by thread,
+   then the warps' sums in order: the bits depend on the body and the tree alone. Leaf
+   k = list[blockIdx.x]; G times the sum to acc[k], acc[as + k], acc[2 as + k]. */
+#define NBODY__CU_FRONT_T 128
 #define NBODY__CU_FRONT_CAP 2048
-template <class T, unsigned int FT>
-__global__ void __launch_bounds__(FT)
+template <class T>
+__global__ void __launch_bounds__(NBODY__CU_FRONT_T)
 nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list, T *acc,
                      size_t as, unsigned int n, T eps2, T G) {
     __shared__ unsigned int fr[2][NBODY__CU_FRONT_CAP];
-    __shared__ unsigned int wsum[FT / 32];
-    __shared__ T part[3 * (FT / 32)];
+    __shared__ unsigned int wsum[NBODY__CU_FRONT_T / 32];
+    __shared__ T part[3 * (NBODY__CU_FRONT_T / 32)];
     const unsigned int tid = threadIdx.x, lane = tid & 31u, wi = tid >> 5;
     unsigned int k = list[blockIdx.x], cnt = 1, buf = 0;
     nbody__v4<T> me = nbody__ldg4(node + n + k);
@@ -3079,7 +3080,7 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
     __syncthreads();
     while (cnt) {
         unsigned int next = 0;
-        for (unsigned int base = 0; base < cnt; base += FT) {
+        for (unsigned int base = 0; base < cnt; base += NBODY__CU_FRONT_T) {
             unsigned int idx = base + tid, c = 0, off = 0, tot = 0, bal;
             bool open = false;
             if (idx < cnt) {
@@ -3092,7 +3093,7 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
             bal = __ballot_sync(~0u, open);
             if (lane == 0) wsum[wi] = (unsigned int)__popc(bal);
             __syncthreads();
-            for (unsigned int v = 0; v < FT / 32; ++v) {
+            for (unsigned int v = 0; v < NBODY__CU_FRONT_T / 32; ++v) {
                 if (v < wi) off += wsum[v];
                 tot += wsum[v];
             }
@@ -3116,7 +3117,7 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
     if (lane == 0) { part[3 * wi] = ax; part[3 * wi + 1] = ay; part[3 * wi + 2] = az; }
     __syncthreads();
     if (tid == 0) {
-        for (unsigned int v = 1; v < FT / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
+        for (unsigned int v = 1; v < NBODY__CU_FRONT_T / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
         acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az;
     }
 }
@@ -3239,16 +3240,14 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
    walk (32: a warp), each
    with 2^kdk_roots subtrees; kdk_device = 0: kdk_step declines (the host's path:
    active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too;
-   kdk_front = 0: the split walk where the breadth-first walk would be; at most kdk_front_max
-   threads a body in the breadth-first walk (128: every count walks with 128); kdk_climb = 1:
-   the refit climbs from every leaf (no block's subtree in shared memory); kdk_fuse = 0: the
-   levels and kicks in two launches at every count */
-static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES, nbody__cu_kdk_front_max = 1024;
+   kdk_front = 0: the split walk where the breadth-first walk would be; kdk_climb = 1: the
+   refit climbs from every leaf (no block's subtree in shared memory); kdk_fuse = 0: the levels
+   and kicks in two launches at every count */
+static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
 static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1, nbody__cu_kdk_climb = 0,
            nbody__cu_kdk_fuse = 1;
 extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
-                                       int front, unsigned int front_max, int climb, int fuse) {
-    nbody__cu_kdk_front_max = front_max >= 128 && front_max <= 1024 ? front_max : 1024;
+                                       int front, int climb, int fuse) {
     nbody__cu_kdk_climb = climb;
     nbody__cu_kdk_fuse = fuse;
     nbody__cu_kdk_full = full;
@@ -3312,15 +3311,6 @@ static void nbody__cu_split_shape(const nbody__cuda *c, size_t bodies, size_t nt
     *D = d;
 }
 
-/* the breadth-first walk's threads a body: a lone body's walk is a chain of levels, each its
-   frontier's chunks of that many nodes, so the fewer the bodies the more threads each, as long
-   as the bodies' blocks fit on the device at once (128 to kdk_front_max) */
-static unsigned int nbody__cu_front_threads(const nbody__cuda *c, size_t bodies) {
-    unsigned int t = 128;
-    while (t < nbody__cu_kdk_front_max && bodies * 2 * t <= (size_t)c->sms * 2048) t *= 2;
-    return t;
-}
-
 /* the tree (nbody__cu_kdk_tree), the active list up (with level: the active bodies' levels
    too) and the walks: active body q's forces at (*acc)[d n + (*slot)[q]], d = 0, 1, 2 (by leaf,
    test particles by body; a step of every body on a tree built for it walks as the derivative
@@ -3365,11 +3355,8 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
                                        n, 1)) != NBODY_OK)
             return r;
     } else if (src && nbody__cu_kdk_front) {
-        unsigned int ft = nbody__cu_front_threads(c, src), g = (unsigned int)src;
-        if (ft == 1024) nbody__cu_walk_front<nbody__r, 1024><<<g, 1024>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
-        else if (ft == 512) nbody__cu_walk_front<nbody__r, 512><<<g, 512>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
-        else if (ft == 256) nbody__cu_walk_front<nbody__r, 256><<<g, 256>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
-        else nbody__cu_walk_front<nbody__r, 128><<<g, 128>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt, eps2, e->desc.G);
+        nbody__cu_walk_front<nbody__r><<<(unsigned int)src, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt,
+                                                                                eps2, e->desc.G);
         NBODY__CU(cudaGetLastError());
     } else if (src) {
         unsigned int L, T;
