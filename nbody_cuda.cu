@@ -2897,8 +2897,9 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
 /* ======================================================================================
    the tree leapfrog's block steps (>>kdk in nbody.h, nbody__active_op). A step that builds
    runs the tree build of the derivative and sends the leaf order to the host (the method keeps
-   it for checkpoints); the others refit that tree in one launch (nbody__cu_refit: a thread a
-   leaf, then up the heap, the second child to arrive computing its parent), with no sort. The
+   it for checkpoints); the others refit that tree in one launch (nbody__cu_refit: a block's
+   subtree above its leaves in shared memory, then up the heap, the second child to arrive
+   computing its parent), with no sort. The
    host sorts the active bodies' leaves (from its copy of the order, a bitmap over the leaves)
    and sends them with the list (and their levels) in one copy; each is walked breadth first
    by a block (nbody__cu_walk_front: each node of its walk tested once, the chain of dependent
@@ -2909,8 +2910,9 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
    forces in list order for the one copy back, and the kick reuses the device's list and
    forces with the host's coefficients; or (kdk_step) one launch chooses each active body's
    next level and its coefficients there (nbody__cu_kdk_levels), one kicks unless a body was
-   refused (nbody__cu_kdk_kick), and one copy brings the levels back: a block step is then the
-   drift, the refit, the list up, the walk, two small launches and one wait.
+   refused (nbody__cu_kdk_kick), both in one block's launch up to 1024 active bodies
+   (nbody__cu_kdk_levels_kick), and one copy brings the levels back: a block step is then the
+   drift, the refit, the list up, the walk, one or two small launches and one wait.
    ====================================================================================== */
 struct nbody__cu_kdk {
     unsigned int *list;            /* device, 4n: the active sources' leaves (sorted), each active
