@@ -825,7 +825,44 @@ static NBODY__UNUSED void nbody__ptr_store(const void *volatile *p, const void *
 #endif
 }
 
-/* Windows: the four kernel32 functions used, declared as stb_image declares them (no
+/* Counters shared by the threads of one parallel region (the symmetric BLOCK schedule's
+   tickets and progress, >>block): an add returning the new value (acquire and release), a
+   load that acquires, a store that releases. NBODY__ATOMICS is 0 for a compiler with neither
+   GCC's builtins nor MSVC's intrinsics: the schedule then runs on one thread. */
+#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define NBODY__ATOMICS 1
+#else
+#define NBODY__ATOMICS 0
+#endif
+static NBODY__UNUSED long long nbody__count_add(volatile long long *p, long long v) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL);
+#elif defined(_MSC_VER)
+    return _InterlockedExchangeAdd64(p, v) + v;
+#else
+    return *p += v;
+#endif
+}
+static NBODY__UNUSED long long nbody__count_load(const volatile long long *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#elif defined(_MSC_VER)
+    return _InterlockedCompareExchange64((volatile long long *)p, 0, 0);
+#else
+    return *p;
+#endif
+}
+static NBODY__UNUSED void nbody__count_store(volatile long long *p, long long v) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#elif defined(_MSC_VER)
+    _InterlockedExchange64(p, v);
+#else
+    *p = v;
+#endif
+}
+
+/* Windows: the five kernel32 functions used, declared as stb_image declares them (no
    <windows.h> and its macros: near, far, min, max); the same types as windows.h's
    declarations, which may come before or after */
 #if defined(_WIN32)
@@ -836,6 +873,7 @@ union _LARGE_INTEGER;
 __declspec(dllimport) int __stdcall QueryPerformanceCounter(union _LARGE_INTEGER *count);
 __declspec(dllimport) int __stdcall QueryPerformanceFrequency(union _LARGE_INTEGER *frequency);
 __declspec(dllimport) int __stdcall MoveFileExW(const wchar_t *from, const wchar_t *to, unsigned long flags);
+__declspec(dllimport) int __stdcall SwitchToThread(void);
 __declspec(dllimport) int __stdcall MultiByteToWideChar(unsigned int code_page, unsigned long flags, const char *str,
                                                         int bytes, wchar_t *wide, int wide_chars);
 #ifdef __cplusplus
@@ -844,6 +882,34 @@ __declspec(dllimport) int __stdcall MultiByteToWideChar(unsigned int code_page, 
 #elif defined(__EMSCRIPTEN__)
 #include <emscripten.h>
 #endif
+#if NBODY__OPENMP && !defined(_WIN32)
+#include <sched.h>
+#endif
+
+/* One step of a spinning wait (threads of one region waiting for each other's results): the
+   CPU's spin-wait hint for the first NBODY__SPIN_PAUSES steps (about 50 us on current x86),
+   then the rest of the time slice offered to another thread: SwitchToThread on Windows (which
+   Wine serves without a call to its server), POSIX's sched_yield. */
+#define NBODY__SPIN_PAUSES 1000u
+static NBODY__UNUSED void nbody__spin_step(unsigned long step) {
+    if (step < NBODY__SPIN_PAUSES) {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+        __builtin_ia32_pause();
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+        _mm_pause();
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#elif defined(_MSC_VER) && defined(_M_ARM64)
+        __yield();
+#endif
+        return;
+    }
+#if defined(_WIN32)
+    SwitchToThread();
+#elif NBODY__OPENMP
+    sched_yield();
+#endif
+}
 
 /* wall-clock seconds from a monotonic clock, for intervals only (progress, checkpoints):
    QueryPerformanceCounter, emscripten_get_now, POSIX's CLOCK_MONOTONIC; clock() only in a C
@@ -6516,53 +6582,104 @@ static NBODY__UNUSED void nbody__simd_sym_block(const nbody__simd_kernels *k, co
 /* Deterministic schedule: blocks of desc.block_size bodies (a multiple of every level's tile,
    checked at nbody_create), or of nbody__sym_block(n) when it is 0 (a function of n only); first
    each block against itself (which zeroes the sums), then the block pairs in the rounds of a
-   round-robin tournament (circle method), each round's pairs disjoint. Each pair is a task
-   that depends (inout) on its two blocks: the tasks on a block run in the order they were
-   created, so every body receives its contributions in the same order whatever the thread
-   count, yet no thread waits for a whole round (a barrier per round loses badly when one
-   thread is descheduled on a shared machine). */
+   round-robin tournament (circle method), each round's pairs disjoint. Each of these tasks
+   runs after the earlier tasks on its blocks, so every body receives its contributions in the
+   same order whatever the thread count, yet no thread waits for a whole round (a barrier per
+   round loses badly when one thread is descheduled on a shared machine).
+   The threads of one parallel region take the tasks in that order from a ticket counter and
+   spin (then yield) until the earlier tasks on the task's two blocks are done: no barrier,
+   task queue or task wait inside the evaluation, whose only blocking waits are the region's
+   fork and join. Blocking waits are what MinGW-w64's libgomp does at every barrier and empty
+   task queue, and under Wine each is a call to its server (docs/platforms.md); an OpenMP task
+   graph with the same dependences cost 25 such calls an evaluation
+   (bench/results/wine-server-calls-*.md). */
+/* the schedule's task k in creation order: k < nb is block k against itself (round -1); then
+   round r = (k - nb) / (nt / 2)'s pair q = (k - nb) % (nt / 2) of a tournament of nt = nb +
+   (nb & 1) players: pair 0 is r against nt - 1, pair q > 0 is r + q against r - q (mod nt - 1).
+   0 for a pair with the phantom player nb (odd nb: block r sits round r out) */
+static NBODY__UNUSED int nbody__sym_task(long long k, long long nb, long long *lo, long long *hi, long long *r) {
+    long long nt = nb + (nb & 1), q, p, o;
+    if (k < nb) { *lo = *hi = k; *r = -1; return 1; }
+    *r = (k - nb) / (nt / 2); q = (k - nb) % (nt / 2);
+    p = q ? (*r + q) % (nt - 1) : *r; o = q ? (*r - q + nt - 1) % (nt - 1) : nt - 1;
+    *lo = p < o ? p : o; *hi = p < o ? o : p;
+    return *hi < nb;
+}
+/* the last task on block b before round r >= 0 (nbody__sym_task's numbering): its pair of the
+   round before, or of the one before that when b sat the round out, or its own task */
+static NBODY__UNUSED long long nbody__sym_before(long long b, long long r, long long nb) {
+    long long nt = nb + (nb & 1), d, q;
+    if ((nb & 1) && b == r - 1) --r;
+    if (--r < 0) return b;
+    if (b == r || b == nt - 1) q = 0;
+    else { d = (b - r + nt - 1) % (nt - 1); q = d < nt / 2 ? d : nt - 1 - d; }
+    return nb + r * (nt / 2) + q;
+}
+/* The threads' shared state. slot[u] is a lower bound of the tickets thread u holds and has
+   not finished (LLONG_MAX: none), so every task below the smallest slot is done: a thread
+   stores the counter's value in its slot before it takes a ticket (the add that takes it
+   releases that store) and again after each task. At most NBODY__SYM_TEAM threads (a round
+   has nb / 2 pairs to share; 256 threads would need 512 blocks to keep busy). */
+#define NBODY__SYM_TEAM 256
+typedef struct nbody__sym_state {
+    const nbody__simd_kernels *k;
+    const nbody__forces *f;
+    size_t bs;
+    long long nb, ntask;
+    int team;
+    volatile long long next, slot[NBODY__SYM_TEAM];
+} nbody__sym_state;
+static NBODY__UNUSED long long nbody__sym_oldest(const nbody__sym_state *s) {
+    long long m = LLONG_MAX, v;
+    int u;
+    for (u = 0; u < s->team; ++u)
+        if ((v = nbody__count_load(&s->slot[u])) < m) m = v;
+    return m;
+}
+/* thread me's part: tickets until none is left */
+static NBODY__UNUSED void nbody__sym_worker(nbody__sym_state *s, int me) {
+    const nbody__forces *f = s->f;
+    for (;;) {
+        long long t, lo, hi, r, before;
+        unsigned long step = 0;
+        size_t b0, b1;
+        nbody__count_store(&s->slot[me], nbody__count_load(&s->next));
+        t = nbody__count_add(&s->next, 1) - 1;
+        if (t >= s->ntask) break;
+        nbody__count_store(&s->slot[me], t);
+        if (!nbody__sym_task(t, s->nb, &lo, &hi, &r)) continue;
+        if (r >= 0) {
+            before = nbody__sym_before(lo, r, s->nb);
+            if (nbody__sym_before(hi, r, s->nb) > before) before = nbody__sym_before(hi, r, s->nb);
+            while (nbody__sym_oldest(s) <= before) nbody__spin_step(step++);
+        }
+        b0 = (size_t)hi * s->bs; b1 = b0 + s->bs < f->n ? b0 + s->bs : f->n;
+        if (lo == hi) nbody__simd_sym_block(s->k, f, b0, b1);
+        else s->k->sym_pair(f, (size_t)lo * s->bs, (size_t)lo * s->bs + s->bs, b0, b1);
+    }
+    nbody__count_store(&s->slot[me], LLONG_MAX);
+}
 static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
-    size_t n = f->n, bs = block > 0 ? ((size_t)block + k->tw - 1) / k->tw * k->tw : nbody__sym_block(n, k->tw, k->w);
-    long long nb = (long long)((n + bs - 1) / bs), nt = nb + (nb & 1), q;
-    nbody_real *tok = f->ax;       /* block b's dependence token: tok[b * bs] */
-    (void)threads; (void)tok;
-    if (n < NBODY__BLOCK_PARALLEL_N) {   /* serially, in the tasks' order: no parallel region entered */
-        long long r, b;
-        for (b = 0; b < nb; ++b)
-            nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
-        for (r = 0; r < nt - 1; ++r)
-            for (q = 0; q < nt / 2; ++q) {
-                long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
-                long long lo = p < o ? p : o, hi = p < o ? o : p;
-                if (hi >= nb) continue;
-                k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
-            }
-        for (q = 0; q < (long long)n; ++q) { f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G; }
-        return;
+    nbody__sym_state s;
+    size_t n = f->n, i;
+    long long nt;
+    int u;
+    s.k = k; s.f = f;
+    s.bs = block > 0 ? ((size_t)block + k->tw - 1) / k->tw * k->tw : nbody__sym_block(n, k->tw, k->w);
+    s.nb = (long long)((n + s.bs - 1) / s.bs); nt = s.nb + (s.nb & 1);
+    s.ntask = s.nb + (nt - 1) * (nt / 2);
+    s.team = !NBODY__OPENMP || !NBODY__ATOMICS || n < NBODY__BLOCK_PARALLEL_N || threads < 2 ? 1
+             : threads < NBODY__SYM_TEAM ? threads : NBODY__SYM_TEAM;
+    s.next = 0;
+    for (u = 0; u < s.team; ++u) s.slot[u] = LLONG_MAX;
+    if (s.team == 1) nbody__sym_worker(&s, 0);   /* no parallel region entered */
+#if NBODY__OPENMP
+    else {
+        NBODY__PRAGMA(omp parallel num_threads(s.team))
+        nbody__sym_worker(&s, omp_get_thread_num());
     }
-    NBODY__PRAGMA(omp parallel num_threads(threads))
-    {
-        NBODY__PRAGMA(omp single)
-        {
-            long long r, b;
-            for (b = 0; b < nb; ++b) {
-                NBODY__PRAGMA_OMP4(omp task firstprivate(b) depend(inout: tok[b * bs]))
-                nbody__simd_sym_block(k, f, (size_t)b * bs, (size_t)b * bs + bs < n ? (size_t)b * bs + bs : n);
-            }
-            for (r = 0; r < nt - 1; ++r)
-                for (q = 0; q < nt / 2; ++q) {
-                    long long p = q ? (r + q) % (nt - 1) : r, o = q ? (r - q + nt - 1) % (nt - 1) : nt - 1;
-                    long long lo = p < o ? p : o, hi = p < o ? o : p;
-                    if (hi >= nb) continue;
-                    NBODY__PRAGMA_OMP4(omp task firstprivate(lo, hi) depend(inout: tok[lo * bs], tok[hi * bs]))
-                    k->sym_pair(f, (size_t)lo * bs, (size_t)lo * bs + bs, (size_t)hi * bs, (size_t)hi * bs + bs < n ? (size_t)hi * bs + bs : n);
-                }
-        }
-        NBODY__PRAGMA(omp for schedule(static))
-        for (q = 0; q < (long long)n; ++q) {
-            f->ax[q] *= f->G; f->ay[q] *= f->G; f->az[q] *= f->G;
-        }
-    }
+#endif
+    for (i = 0; i < n; ++i) { f->ax[i] *= f->G; f->ay[i] *= f->G; f->az[i] *= f->G; }
 }
 /* (1 - e)^(-3/2) = 1 + e (1.5 + 1.875 e + 2.1875 e^2 + 2.4609375 e^3 + ...), |e| <= a = 2^-13:
    the e^3 term folded into the e term (minimax of e^4 - b e^2 on [-a, a]: b = 2 (sqrt 2 - 1) a^2),
