@@ -13,22 +13,35 @@
 # Prints markdown tables, Linux and Wine side by side; with an argument, also writes them there.
 #     sh bench/wine_vs_linux.sh [bench/results/wine-vs-linux-DATE.md]
 # Environment: REPS (bench_block's repetitions, default 7), THREADS (default 2), ROUNDS
-# (alternations, default 3).
+# (alternations, default 3), OLD (a commit: its nbody.h is built the same way and run in turn
+# with the working tree's, both ways, for before/after figures under the same load), NOBUILD=1
+# (run the programs the last run built: build first, time later).
 cd "$(dirname "$0")/.." || exit 1
 out=${1:-}
 B=build/wine-vs-linux
 REPS=${REPS:-7}; THREADS=${THREADS:-2}; ROUNDS=${ROUNDS:-3}
 mkdir -p "$B" || exit 1
 FLAGS="-std=c99 -Wall -Wextra -pedantic -Werror -O2 -ffp-contract=off -fopenmp -I."
-for real in double float; do
-    gcc $FLAGS -DNBODY_REAL=$real bench/bench_block.c -o "$B/linux_$real" -lm || exit 1
-    x86_64-w64-mingw32-gcc $FLAGS -static -DNBODY_REAL=$real bench/bench_block.c -o "$B/windows_$real.exe" -lm || exit 1
+versions=new
+if [ -n "${OLD:-}" ]; then
+    mkdir -p "$B/old" && git show "$OLD:nbody.h" > "$B/old/nbody.h" || exit 1
+    versions="old new"
+fi
+[ -n "${NOBUILD:-}" ] || for v in $versions; do
+    inc=.; [ "$v" = old ] && inc="$B/old"
+    for real in double float; do
+        gcc -I"$inc" $FLAGS -DNBODY_REAL=$real bench/bench_block.c -o "$B/linux_${v}_$real" -lm || exit 1
+        x86_64-w64-mingw32-gcc -I"$inc" $FLAGS -static -DNBODY_REAL=$real bench/bench_block.c -o "$B/windows_${v}_$real.exe" -lm || exit 1
+    done
 done
-gcc $FLAGS bench/omp_forkjoin.c -o "$B/linux_forkjoin" -lm || exit 1
-x86_64-w64-mingw32-gcc $FLAGS -static bench/omp_forkjoin.c -o "$B/windows_forkjoin.exe" -lm || exit 1
+if [ -z "${NOBUILD:-}" ]; then
+    gcc $FLAGS bench/omp_forkjoin.c -o "$B/linux_forkjoin" -lm || exit 1
+    x86_64-w64-mingw32-gcc $FLAGS -static bench/omp_forkjoin.c -o "$B/windows_forkjoin.exe" -lm || exit 1
+fi
 export WINEPREFIX="$(pwd)/$B/wineprefix" WINEDEBUG=-all
 wine wineboot -i >/dev/null 2>&1
-# lines "BLOCK double avx512 N=4096 threads=2: 1.23e+09 interactions/s" -> "double 4096 avx512 1.23e+09"
+# lines "BLOCK double avx512 N=4096 threads=2: 1.23e+09 interactions/s" -> "double 4096 avx512 1.23e+09",
+# kept in $B/runs as "OS VERSION double 4096 avx512 1.23e+09" (VERSION: old, new)
 parse() { tr -d '\r' | awk '/^BLOCK/ { n = $4; sub("N=", "", n); print $2, n, $3, $(NF - 1) }'; }
 load=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)
 : > "$B/runs"
@@ -36,8 +49,10 @@ round=0
 while [ "$round" -lt "$ROUNDS" ]; do
     round=$((round + 1))
     for real in double float; do
-        "./$B/linux_$real" "$REPS" "$THREADS" | parse | sed 's/^/linux /' >> "$B/runs"
-        wine "./$B/windows_$real.exe" "$REPS" "$THREADS" | parse | sed 's/^/wine /' >> "$B/runs"
+        for v in $versions; do
+            "./$B/linux_${v}_$real" "$REPS" "$THREADS" | parse | sed "s/^/linux $v /" >> "$B/runs"
+            wine "./$B/windows_${v}_$real.exe" "$REPS" "$THREADS" | parse | sed "s/^/wine $v /" >> "$B/runs"
+        done
     done
 done
 # lines "REGION empty threads=2: best 1.0 us median 1.2 us" -> "linux empty 1.0 1.2"
@@ -49,10 +64,10 @@ regions=$(awk '{ key = $2; if (!(key in seen)) { seen[key] = 1; order[++k] = key
         print "|---|---|---|---|---|"
         for (i = 1; i <= k; ++i) printf "| %s | %s | %s | %s | %s |\n", order[i], best["linux", order[i]], best["wine", order[i]], med["linux", order[i]], med["wine", order[i]]
     }' "$B/regions")
-table=$(awk '
-    { key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++k] = key }
-      lvl[$1, key] = $4; if ($5 + 0 > best[$1, key] + 0) best[$1, key] = $5
-      runs[$1, key, ++cnt[$1, key]] = $5 + 0 }
+table=$(awk -v two="$versions" '
+    { key = $2 " " $3 " " $4; if (!(key in seen)) { seen[key] = 1; order[++k] = key }
+      lvl[$1, key] = $5; if ($6 + 0 > best[$1, key] + 0) best[$1, key] = $6
+      runs[$1, key, ++cnt[$1, key]] = $6 + 0 }
     function median(os, key,    n, i, j, t, a) {
         n = cnt[os, key]
         for (i = 1; i <= n; ++i) a[i] = runs[os, key, i]
@@ -60,18 +75,18 @@ table=$(awk '
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
     END {
-        print "| precision | N | SIMD level (Linux / Wine) | Linux best | Wine best | Wine / Linux, best | Linux median | Wine median | Wine / Linux, median |"
-        print "|---|---|---|---|---|---|---|---|---|"
+        print "| nbody.h | precision | N | SIMD level (Linux / Wine) | Linux best | Wine best | Wine / Linux, best | Linux median | Wine median | Wine / Linux, median |"
+        print "|---|---|---|---|---|---|---|---|---|---|"
         for (i = 1; i <= k; ++i) {
             key = order[i]; split(key, p, " ")
             l = best["linux", key]; w = best["wine", key]; ml = median("linux", key); mw = median("wine", key)
-            printf "| %s | %s | %s / %s | %.3g | %.3g | %.3f | %.3g | %.3g | %.3f |\n", p[1], p[2], lvl["linux", key], lvl["wine", key], l, w,
+            printf "| %s | %s | %s | %s / %s | %.3g | %.3g | %.3f | %.3g | %.3g | %.3f |\n", p[1] == "old" ? "old" : "new", p[2], p[3], lvl["linux", key], lvl["wine", key], l, w,
                    (l > 0 ? w / l : 0), ml, mw, (ml > 0 ? mw / ml : 0)
         }
     }' "$B/runs")
 head="Machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')
-Commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- nbody.h bench/bench_block.c 2>/dev/null || echo ' (modified)')
+Commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- nbody.h bench/bench_block.c 2>/dev/null || echo ' (modified)') (new)${OLD:+; old: nbody.h of $(git rev-parse --short "$OLD")}
 Compilers: $(gcc --version | head -n 1); $(x86_64-w64-mingw32-gcc --version | head -n 1); $(wine --version)
-Command: REPS=$REPS THREADS=$THREADS ROUNDS=$ROUNDS sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, $ROUNDS alternating runs each way, best and median; load average before: $load, after: $(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null))"
+Command: ${OLD:+OLD=$OLD }REPS=$REPS THREADS=$THREADS ROUNDS=$ROUNDS sh bench/wine_vs_linux.sh (bench_block $REPS repetitions, $THREADS threads, $ROUNDS alternating runs each way, best and median; load average before: $load, after: $(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null))"
 printf '%s\n\n%s\n\n%s\n' "$head" "$table" "$regions"
 if [ -n "$out" ]; then printf '# BLOCK: the Windows build under Wine against the Linux build\n\n%s\n\n%s\n\n%s\n' "$head" "$table" "$regions" > "$out"; fi
