@@ -1552,27 +1552,34 @@ NBODY__SHARED void nbody__hermite_predict1(NBODY__REAL x, NBODY__REAL v, NBODY__
    Aarseth (1992) eq. 5-6, the higher derivatives from the cubic interpolant; order 6:
    Nitadori & Makino (2008) eq. 14 and the quintic's derivatives. */
 NBODY__SHARED NBODY__REAL nbody__norm3(NBODY__REAL x, NBODY__REAL y, NBODY__REAL z) { return NBODY__SQRT(x * x + y * y + z * z); }
+/* one axis of the corrector (the GPU engines give each its own thread): x1, v1, the snap s1 and
+   crackle c at the end, and dd, e (order 6: the 4th and 5th derivatives; 0 at order 4) */
+NBODY__SHARED void nbody__hermite_correct_axis(int order, NBODY__REAL a1, NBODY__REAL j1, NBODY__REAL s1_in, NBODY__REAL x0, NBODY__REAL v0,
+                                               NBODY__REAL a0, NBODY__REAL j0, NBODY__REAL s0, NBODY__REAL dt, NBODY__REAL *x1,
+                                               NBODY__REAL *v1, NBODY__REAL *s1, NBODY__REAL *c, NBODY__REAL *dd, NBODY__REAL *e) {
+    NBODY__REAL h2 = dt * dt, h3 = h2 * dt, D = a1 - a0;
+    if (order == 6) {
+        *s1 = s1_in;
+        *v1 = v0 + dt / 2 * (a0 + a1) - h2 / 10 * (j1 - j0) + h3 / 120 * (s0 + s1_in);
+        *x1 = x0 + dt / 2 * (v0 + *v1) - h2 / 10 * D + h3 / 120 * (j0 + j1);
+        *c = (60 * D - dt * (24 * j0 + 36 * j1) + h2 * (9 * s1_in - 3 * s0)) / h3;
+        *dd = (360 * D - dt * (168 * j0 + 192 * j1) + h2 * (36 * s1_in - 24 * s0)) / (h3 * dt);
+        *e = (720 * D - 360 * dt * (j0 + j1) + 60 * h2 * (s1_in - s0)) / (h3 * h2);
+    } else {
+        *v1 = v0 + dt / 2 * (a0 + a1) + h2 / 12 * (j0 - j1);
+        *x1 = x0 + dt / 2 * (v0 + *v1) - h2 / 12 * D;
+        *c = (-12 * D + 6 * dt * (j0 + j1)) / h3;
+        *s1 = (6 * D - dt * (4 * j0 + 2 * j1)) / h2 + dt * *c;
+        *dd = *e = 0;
+    }
+}
 NBODY__SHARED void nbody__hermite_correct(int order, const NBODY__REAL *b, NBODY__REAL dt, NBODY__REAL *nx, NBODY__REAL *d) {
-    NBODY__REAL h2 = dt * dt, h3 = h2 * dt, c[3], dd[3], e[3];
+    NBODY__REAL c[3], dd[3], e[3];
     int k;
     for (k = 0; k < 3; ++k) {
-        NBODY__REAL a1 = b[k], j1 = b[3 + k], x0 = b[9 + k], v0 = b[12 + k], a0 = b[15 + k], j0 = b[18 + k], s0 = b[21 + k];
-        NBODY__REAL D = a1 - a0, v1, x1, s1;
-        if (order == 6) {
-            s1 = b[6 + k];
-            v1 = v0 + dt / 2 * (a0 + a1) - h2 / 10 * (j1 - j0) + h3 / 120 * (s0 + s1);
-            x1 = x0 + dt / 2 * (v0 + v1) - h2 / 10 * D + h3 / 120 * (j0 + j1);
-            c[k] = (60 * D - dt * (24 * j0 + 36 * j1) + h2 * (9 * s1 - 3 * s0)) / h3;
-            dd[k] = (360 * D - dt * (168 * j0 + 192 * j1) + h2 * (36 * s1 - 24 * s0)) / (h3 * dt);
-            e[k] = (720 * D - 360 * dt * (j0 + j1) + 60 * h2 * (s1 - s0)) / (h3 * h2);
-        } else {
-            v1 = v0 + dt / 2 * (a0 + a1) + h2 / 12 * (j0 - j1);
-            x1 = x0 + dt / 2 * (v0 + v1) - h2 / 12 * D;
-            c[k] = (-12 * D + 6 * dt * (j0 + j1)) / h3;
-            s1 = (6 * D - dt * (4 * j0 + 2 * j1)) / h2 + dt * c[k];
-            dd[k] = e[k] = 0;
-        }
-        nx[k] = x1; nx[3 + k] = v1; nx[6 + k] = a1; nx[9 + k] = j1; nx[12 + k] = s1; nx[15 + k] = c[k];
+        nbody__hermite_correct_axis(order, b[k], b[3 + k], b[6 + k], b[9 + k], b[12 + k], b[15 + k], b[18 + k], b[21 + k], dt, &nx[k],
+                                    &nx[3 + k], &nx[12 + k], &c[k], &dd[k], &e[k]);
+        nx[6 + k] = b[k]; nx[9 + k] = b[3 + k]; nx[15 + k] = c[k];
     }
     d[0] = nbody__norm3(b[0], b[1], b[2]); d[1] = nbody__norm3(b[3], b[4], b[5]);
     d[2] = nbody__norm3(nx[12], nx[13], nx[14]); d[3] = nbody__norm3(c[0], c[1], c[2]);
@@ -1604,7 +1611,7 @@ NBODY__SHARED NBODY__U64 nbody__block_level_of(NBODY__U64 k, NBODY__REAL crit, N
     if (!(crit == crit)) return NBODY__BLOCK_LEVELS + 1;           /* NaN: no step fits */
     while (step > crit && k <= NBODY__BLOCK_LEVELS) { step /= 2; ++k; }
     if (k > NBODY__BLOCK_LEVELS || (dt_min > 0 && step < dt_min)) return NBODY__BLOCK_LEVELS + 1;
-    if (k > 0 && 2 * step <= crit && t1 % (NBODY__U64C(1) << (NBODY__BLOCK_LEVELS - (k - 1))) == 0) --k;
+    if (k > 0 && 2 * step <= crit && (t1 & ((NBODY__U64C(1) << (NBODY__BLOCK_LEVELS - (k - 1))) - 1)) == 0) --k;   /* a mask, not a 64-bit remainder */
     return k;
 }
 

@@ -2317,19 +2317,29 @@ __device__ __forceinline__ void nbody__cu_h_forces_group(const nbody__cu_h_state
             for (int c = 0; c < NK; ++c) s[c] += (double)t[c];
         }
     }
-    /* the TJ lanes of each body: a fixed tree, so the same bits every run */
+    /* the TJ lanes of each body: a fixed tree, so the same bits every run; its levels whose
+       partners are 32 threads or more apart through shared memory, the rest (TI < 32: the sums
+       are then in warp 0) by shuffles, the same additions */
 #pragma unroll
     for (int c = 0; c < NK; ++c) red[c][threadIdx.x] = s[c];
     __syncthreads();
-    for (int stride = TJ / 2; stride > 0; stride /= 2) {
+    int stride = TJ / 2;
+    for (; stride > 0 && stride * TI >= 32; stride /= 2) {
         if (lj < stride)
 #pragma unroll
             for (int c = 0; c < NK; ++c) red[c][threadIdx.x] += red[c][threadIdx.x + stride * TI];
         __syncthreads();
     }
-    if (lj == 0 && q < count)
+    if (threadIdx.x < 32 || lj == 0) {     /* warp 0 whole where levels are left (TI < 32) */
 #pragma unroll
-        for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * slices + by] = red[c][threadIdx.x];
+        for (int c = 0; c < NK; ++c) s[c] = red[c][threadIdx.x];
+        for (; stride > 0; stride /= 2)
+#pragma unroll
+            for (int c = 0; c < NK; ++c) s[c] += __shfl_down_sync(0xffffffffu, s[c], stride * TI);
+        if (lj == 0 && q < count)
+#pragma unroll
+            for (int c = 0; c < NK; ++c) part[((size_t)q * 9 + c) * slices + by] = s[c];
+    }
     if (copy) { list[q] = i; lev[q] = level; }
 }
 
@@ -2343,10 +2353,10 @@ nbody__cu_h_forces(nbody__cu_h_state<T> S, const unsigned int *hlist, const unsi
                                       blockIdx.x, blockIdx.y, gridDim.y);
 }
 
-/* G times active body q's sums of rows 0 .. nk over its slices, into f[0 .. 9) of lane 0 of its
-   warp (each lane's slices in order, then a fixed shuffle tree: the same bits every run; the
-   rows' loads and trees interleaved, where one thread's loop over hundreds of slices would
-   wait on each load) */
+/* G times active body q's sums of rows 0 .. nk over its slices, into f[0 .. 9) of every lane of
+   its warp (each lane's slices in order, then a fixed butterfly: the same bits every run and in
+   every lane; the rows' loads and trees interleaved, where one thread's loop over hundreds of
+   slices would wait on each load) */
 template <class T>
 __device__ __forceinline__ void nbody__cu_h_slice_sums(const double *part, unsigned int slices, size_t q, int nk, unsigned int lane,
                                                        T G, T *f) {
@@ -2359,7 +2369,7 @@ __device__ __forceinline__ void nbody__cu_h_slice_sums(const double *part, unsig
             if (k < nk) sum[k] += part[(q * 9 + (size_t)k) * slices + sl];
     for (int off = 16; off > 0; off >>= 1)
 #pragma unroll
-        for (int k = 0; k < 9; ++k) sum[k] += __shfl_down_sync(0xffffffffu, sum[k], off);
+        for (int k = 0; k < 9; ++k) sum[k] += __shfl_xor_sync(0xffffffffu, sum[k], off);
 #pragma unroll
     for (int k = 0; k < 9; ++k) f[k] = G * (T)sum[k];
 }
@@ -2386,36 +2396,40 @@ __global__ void nbody__cu_h_rows(const double *part, unsigned int slices, int nk
 }
 
 /* hermite_step's correction of active body q (body i, at level `level`), by a warp: its forces,
-   then in lane 0 its correction (nbody__hermite_correct) over its elapsed time, written in place
-   (base, force, high, its time; x, v into pred), the 18 values and the time it replaces into keep
-   and tkeep; lane 0 returns its next level (nbody__block_level_of), NBODY__BLOCK_LEVELS + 2 where
-   a corrected value is not finite */
+   then lane k < 3 corrects axis k (nbody__hermite_correct_axis) over its elapsed time, written
+   in place (base, force, high, its time; x, v into pred), the 18 values and the time it replaces
+   into keep and tkeep; lane 0 returns its next level (nbody__hermite_correct's norms,
+   nbody__hermite_criterion, nbody__block_level_of), NBODY__BLOCK_LEVELS + 2 where a corrected
+   value is not finite */
 template <class T>
 __device__ __forceinline__ unsigned int nbody__cu_h_correct1(const nbody__cu_h_state<T> &S, const double *part, unsigned int slices,
                                                               size_t q, size_t i, unsigned long long level, unsigned int lane, T G, T eta,
                                                               T dt_max, T dt_min, T *base, T *force, T *high, unsigned long long *ticks,
                                                               T *pred, T *keep, unsigned long long *tkeep) {
-    const size_t n = S.n;
-    unsigned long long t0;
-    T b[24], nx[18], d[6], old[18];
-    int finite = 1;
-    nbody__cu_h_slice_sums<T>(part, slices, q, S.order == 6 ? 9 : 6, lane, G, b);
-    if (lane != 0) return 0;
-    t0 = ticks[i];
+    const size_t n = S.n, xi = (size_t)lane * n + i, vi = xi + 3 * n;
+    T f[9], d[6], x1, v1, s1, c, dd, e, old[6];
+    int finite;
+    nbody__cu_h_slice_sums<T>(part, slices, q, S.order == 6 ? 9 : 6, lane, G, f);
+    if (lane >= 3) return 0;
+    const unsigned long long t0 = ticks[i];
+    const T a1 = lane == 0 ? f[0] : lane == 1 ? f[1] : f[2], j1 = lane == 0 ? f[3] : lane == 1 ? f[4] : f[5];
+    const T s1_in = lane == 0 ? f[6] : lane == 1 ? f[7] : f[8];
+    old[0] = base[xi]; old[1] = base[vi]; old[2] = force[xi]; old[3] = force[vi]; old[4] = high[xi]; old[5] = high[vi];
+    nbody__hermite_correct_axis(S.order, a1, j1, s1_in, old[0], old[1], old[2], old[3], old[4], nbody__hermite_dt(t0, S.now, S.tick, S.span),
+                                &x1, &v1, &s1, &c, &dd, &e);
+    finite = isfinite(x1) && isfinite(v1) && isfinite(a1) && isfinite(j1) && isfinite(s1) && isfinite(c);
 #pragma unroll
-    for (int k = 0; k < 6; ++k) {
-        old[k] = base[(size_t)k * n + i]; old[6 + k] = force[(size_t)k * n + i]; old[12 + k] = high[(size_t)k * n + i];
-    }
-#pragma unroll
-    for (int k = 0; k < 15; ++k) b[9 + k] = old[k];
-    nbody__hermite_correct(S.order, b, nbody__hermite_dt(t0, S.now, S.tick, S.span), nx, d);
-#pragma unroll
-    for (int k = 0; k < 18; ++k) finite &= isfinite(nx[k]) ? 1 : 0;
-#pragma unroll
-    for (int k = 0; k < 6; ++k) {
-        keep[18 * q + k] = old[k]; keep[18 * q + 6 + k] = old[6 + k]; keep[18 * q + 12 + k] = old[12 + k];
-        base[(size_t)k * n + i] = nx[k]; force[(size_t)k * n + i] = nx[6 + k]; high[(size_t)k * n + i] = nx[12 + k];
-        pred[(size_t)k * n + i] = nx[k];
+    for (int k = 0; k < 6; ++k) keep[18 * q + 3 * k + lane] = old[k];
+    base[xi] = x1; base[vi] = v1; force[xi] = a1; force[vi] = j1; high[xi] = s1; high[vi] = c;
+    pred[xi] = x1; pred[vi] = v1;
+    /* the norms of the axes' results (nbody__hermite_correct's d) in lane 0 */
+    {
+        const T sy = __shfl_sync(7u, s1, 1), sz = __shfl_sync(7u, s1, 2), cy = __shfl_sync(7u, c, 1), cz = __shfl_sync(7u, c, 2);
+        const T dy = __shfl_sync(7u, dd, 1), dz = __shfl_sync(7u, dd, 2), ey = __shfl_sync(7u, e, 1), ez = __shfl_sync(7u, e, 2);
+        finite &= __shfl_sync(7u, finite, 1) & __shfl_sync(7u, finite, 2);
+        if (lane != 0) return 0;
+        d[0] = nbody__norm3(f[0], f[1], f[2]); d[1] = nbody__norm3(f[3], f[4], f[5]);
+        d[2] = nbody__norm3(s1, sy, sz); d[3] = nbody__norm3(c, cy, cz); d[4] = nbody__norm3(dd, dy, dz); d[5] = nbody__norm3(e, ey, ez);
     }
     tkeep[q] = t0;
     ticks[i] = S.now;
@@ -2456,23 +2470,29 @@ __global__ void nbody__cu_h_undo(const T *keep, const unsigned long long *tkeep,
 }
 
 /* ---- a run of block steps in one launch (hermite_run) ----
-   A cooperative launch of as many blocks as are resident loops over the steps, three grid-wide
-   barriers a step: block 0 schedules (the census of the levels, kept in the control block with
-   atomics, gives the block time and the active count; a scan of the levels gives the list),
-   the blocks take the forces' groups and slices in turn (nbody__cu_h_forces_group, the shape
-   of the host's step for the same count, so the same bits), and the warps correct the active
-   bodies (nbody__cu_h_correct1) and move their levels in the census. A step with a refused
-   level is undone by the warps that corrected it, and the run ends before it. A step of more
-   active bodies ends the kernel with its list made: the host launches its two kernels
-   (nbody__cu_h_forces, nbody__cu_h_run_big) and the next run kernel, which first takes that
-   step into its totals (or undoes it). Measured slower on one H100 (bench/results/
-   hermite-gpu-run-2026-11-27.md): the last block done with the correction scheduling in a
-   barrier's place, 4 blocks an SM (the correction spills), a run ending at every large step. */
+   A cooperative launch of as many blocks as are resident loops over the steps, two grid-wide
+   barriers a step: every block schedules from the census of the levels, kept in the control
+   block with atomics (the block time, the first active level, the active count: a warp's
+   ballot and sum), and scans the levels into its own copy of the list in shared memory (the
+   same list in every block; block 0 keeps the control block and writes the list out for the
+   correction); the blocks take the forces' groups and slices in turn (nbody__cu_h_forces_group,
+   the shape of the host's step for the same count, so the same bits); barrier; the warps
+   correct the active bodies (nbody__cu_h_correct1) and move their levels in the census;
+   barrier. A step with a refused level is undone by the warps that corrected it, and the run
+   ends before it. A step of more active bodies ends the kernel with its list made by block 0:
+   the host launches its two kernels (nbody__cu_h_forces, nbody__cu_h_run_big) and the next
+   run kernel, which first takes that step into its totals (or undoes it). Measured on one H100
+   (bench/results/hermite-gpu-run-2026-11-27.md, hermite-gpu-sync-2026-11-27.md): block 0
+   scheduling alone behind a third barrier is slower at N = 16384 (0.93 s against 0.84), and so
+   are the last block scheduling in a barrier's place, 4 blocks an SM and a run ending at every
+   large step. */
 #ifndef NBODY__CU_H_RUN_MAX
-#define NBODY__CU_H_RUN_MAX 1024           /* the largest active count a run kernel's step takes (0: no runs) */
+#define NBODY__CU_H_RUN_MAX 1024           /* the largest active count a run kernel's step takes (0: no runs;
+                                              each block lists them in shared memory: 5 bytes a body) */
 #endif
 #ifndef NBODY__CU_H_RUN_BPS
-#define NBODY__CU_H_RUN_BPS 2              /* a run's blocks an SM (255 registers a thread fit 2; 1 is slower) */
+#define NBODY__CU_H_RUN_BPS 2              /* a run's blocks an SM (126-128 registers a thread would fit 4:
+                                              slower at N = 16384, 0.98 s against 0.84; 1 is slower) */
 #endif
 #define NBODY__CU_H_SCAN 8                 /* 16-byte words of levels a thread scans at once */
 
@@ -2480,9 +2500,11 @@ struct nbody__cu_h_shape { int ti_log2; unsigned int slices, slice_len; };
 
 /* the run's control block: at the head of one device buffer, every body's level (a byte) after it */
 struct nbody__cu_h_ctl {
-    unsigned long long now, prev, next;    /* the last step's tick, the one before it, this step's */
+    unsigned long long now, prev, next;    /* the last step's tick, the one before it, this step's
+                                              (block 0 keeps them; the blocks read them at launch) */
     unsigned long long tick_stop, body_steps;
-    unsigned int count;                    /* this step's active bodies; 0: the kernel ends */
+    unsigned int count;                    /* the kernel's step's active bodies, or a large step's once
+                                              the host's launches took it (the next kernel counts it) */
     unsigned int big;                      /* the kernel ended before a step of this many (the list
                                               ready), which the host's launches take; 0: the run ends */
     unsigned int steps, n_all, small, max_level;   /* steps taken; a step of n_all or more ends the run,
@@ -2505,51 +2527,58 @@ template <class T> struct nbody__cu_h_run_args {
     unsigned int nsrc;
 };
 
-/* block 0 before each step: the last step into the totals, then the next block time from the
-   census (the earliest end of an occupied level's step, nbody__block_census_due), the first
-   level k0 whose step divides it, and the bodies of levels >= k0 into list, lev (the order of
-   the scan: a body's sums do not depend on its place in the list); count 0 ends the run */
-__device__ void nbody__cu_h_schedule(nbody__cu_h_ctl *ctl, const unsigned char *level, size_t n, unsigned int *list, unsigned char *lev) {
-    const int B = NBODY__CU_H_THREADS, L = NBODY__BLOCK_LEVELS;
-    __shared__ unsigned int s_census[NBODY__BLOCK_LEVELS + 1], s_warp[NBODY__CU_H_THREADS / 32], s_k0, s_go;
-    volatile nbody__cu_h_ctl *c = ctl;
-    const unsigned int t = threadIdx.x, lane = t & 31, w = t >> 5;
-    const size_t words = (n + 15) / 16;
+/* the bodies listed in a 32-bit word of levels whose first is body j: bit 8 b set where byte b
+   is a body (j + b < n) at a level >= k0 (kk: k0 in each byte) */
+__device__ __forceinline__ unsigned int nbody__cu_h_active4(unsigned int word, unsigned int kk, unsigned int j, size_t n) {
+    const size_t left = j < n ? n - j : 0;
+    const unsigned int valid = left >= 4 ? 0x01010101u : 0x01010101u & ((1u << (8 * (unsigned int)left)) - 1u);
+    return __vcmpgeu4(word, kk) & valid;
+}
+/* how many bodies a 16-byte word of levels (word index wd) lists */
+__device__ __forceinline__ unsigned int nbody__cu_h_active16(uint4 v, unsigned int kk, unsigned int wd, size_t n) {
+    return __popc(nbody__cu_h_active4(v.x, kk, wd * 16, n)) + __popc(nbody__cu_h_active4(v.y, kk, wd * 16 + 4, n)) +
+           __popc(nbody__cu_h_active4(v.z, kk, wd * 16 + 8, n)) + __popc(nbody__cu_h_active4(v.w, kk, wd * 16 + 12, n));
+}
+
+/* a schedule from the census, by warp 0 (lane 0 writes *out, shared): after the step that
+   ended at tick now, the next block time (nbody__block_census_due: the earliest end of an
+   occupied level's step is the end of the finest occupied level's, since every coarser step
+   ends on the finer grid), the first level k0 whose step divides it (from its trailing zeros),
+   the active count m (the bodies at levels >= k0) and whether the run takes it (go) */
+struct nbody__cu_h_due { unsigned long long next; unsigned int k0, m; int go; };
+__device__ __forceinline__ void nbody__cu_h_due_of(volatile nbody__cu_h_ctl *c, unsigned long long now, nbody__cu_h_due *out) {
+    const int L = NBODY__BLOCK_LEVELS;
+    const unsigned int lane = threadIdx.x & 31;
+    const unsigned int lo = c->census[lane], hi = lane + 32 <= (unsigned int)L ? c->census[lane + 32] : 0u;
+    const unsigned int blo = __ballot_sync(0xffffffffu, lo != 0), bhi = __ballot_sync(0xffffffffu, hi != 0);
+    const int kmax = bhi ? 63 - __clz(bhi) : blo ? 31 - __clz(blo) : -1;
+    unsigned long long next = ~0ULL;
+    unsigned int k0, m;
+    if (kmax >= 0) {
+        const unsigned long long span = 1ULL << (L - kmax);
+        next = (now & ~(span - 1)) + span;
+    }
+    k0 = next == 0 ? 0u : (unsigned int)max(0, L - (__ffsll((long long)next) - 1));
+    m = __reduce_add_sync(0xffffffffu, (lane >= k0 ? lo : 0u) + (lane + 32 >= k0 ? hi : 0u));
+    if (lane == 0) { out->next = next; out->k0 = k0; out->m = m; out->go = m > 0 && m < c->n_all && next < c->tick_stop; }
+}
+
+/* the bodies of levels >= k0 into list, lev by the block (the order of the scan, the same in
+   every block: a body's sums do not depend on its place in the list); returns their count */
+__device__ unsigned int nbody__cu_h_scan(const unsigned char *level, size_t n, unsigned int k0, unsigned int *list, unsigned char *lev) {
+    const int B = NBODY__CU_H_THREADS;
+    __shared__ unsigned int s_warp[NBODY__CU_H_THREADS / 32];
+    const unsigned int t = threadIdx.x, lane = t & 31, w = t >> 5, words = (unsigned int)((n + 15) / 16);
+    const unsigned int kk = k0 * 0x01010101u;    /* k0 in each byte: __vcmpgeu4 tests four levels at once */
     unsigned int base = 0;
-    if (t <= (unsigned int)L) s_census[t] = c->census[t];
-    __syncthreads();
-    if (t == 0) {
-        unsigned long long now = c->now, next = ~0ULL;
-        unsigned int k, k0 = 0, m = 0;
-        if (c->count) { c->prev = now; now = c->now = c->next; c->steps = c->steps + 1; c->body_steps = c->body_steps + c->count; }
-        for (k = 0; k <= (unsigned int)L; ++k)     /* spans are powers of two: masks, not divisions */
-            if (s_census[k]) {
-                unsigned long long span = 1ULL << (L - k), tk = (now & ~(span - 1)) + span;
-                if (tk < next) next = tk;
-            }
-        while (k0 < (unsigned int)L && (next & ((1ULL << (L - k0)) - 1)) != 0) ++k0;
-        for (k = k0; k <= (unsigned int)L; ++k) m += s_census[k];
-        c->next = next;
-        s_k0 = k0;
-        s_go = m > 0 && m < c->n_all && next < c->tick_stop;
-    }
-    __syncthreads();
-    if (!s_go) {
-        if (t == 0) c->count = c->big = 0;
-        return;
-    }
-    for (size_t w0 = 0; w0 < words; w0 += (size_t)B * NBODY__CU_H_SCAN) {
+    for (unsigned int w0 = 0; w0 < words; w0 += B * NBODY__CU_H_SCAN) {
         uint4 v[NBODY__CU_H_SCAN];
         unsigned int mine = 0, before = 0, x;
 #pragma unroll
         for (int r = 0; r < NBODY__CU_H_SCAN; ++r) {
-            size_t wd = w0 + (size_t)r * B + t;
+            const unsigned int wd = w0 + (unsigned int)r * B + t;
             v[r] = wd < words ? ((const uint4 *)level)[wd] : make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (int b = 0; b < 16; ++b) {
-                unsigned int byte = ((b < 4 ? v[r].x : b < 8 ? v[r].y : b < 12 ? v[r].z : v[r].w) >> (8 * (b & 3))) & 255u;
-                mine += wd * 16 + b < n && byte >= s_k0;
-            }
+            mine += nbody__cu_h_active16(v[r], kk, wd, n);
         }
         x = mine;                          /* the block's exclusive scan of the counts */
         for (int o = 1; o < 32; o <<= 1) {
@@ -2562,21 +2591,21 @@ __device__ void nbody__cu_h_schedule(nbody__cu_h_ctl *ctl, const unsigned char *
         before += base + x - mine;
 #pragma unroll
         for (int r = 0; r < NBODY__CU_H_SCAN; ++r) {
-            size_t wd = w0 + (size_t)r * B + t;
+            const unsigned int wd = w0 + (unsigned int)r * B + t;
+            const unsigned int word[4] = {v[r].x, v[r].y, v[r].z, v[r].w};
 #pragma unroll
-            for (int b = 0; b < 16; ++b) {
-                unsigned int byte = ((b < 4 ? v[r].x : b < 8 ? v[r].y : b < 12 ? v[r].z : v[r].w) >> (8 * (b & 3))) & 255u;
-                if (wd * 16 + b < n && byte >= s_k0) { list[before] = (unsigned int)(wd * 16 + b); lev[before] = (unsigned char)byte; ++before; }
-            }
+            for (int h = 0; h < 4; ++h)
+                for (unsigned int bits = nbody__cu_h_active4(word[h], kk, wd * 16 + 4 * h, n); bits; bits &= bits - 1) {
+                    const unsigned int b = (unsigned int)(__ffs((int)bits) - 1) >> 3;
+                    list[before] = wd * 16 + 4 * h + b; lev[before] = (unsigned char)(word[h] >> (8 * b)); ++before;
+                }
         }
         for (unsigned int k = 0; k < B / 32; ++k) base += s_warp[k];
         __syncthreads();
     }
-    if (t == 0) {                          /* the census's count: the kernel's step or the host's */
-        c->count = base < c->small ? base : 0;
-        c->big = base < c->small || base >= c->n_all ? 0 : base;
-    }
+    return base;
 }
+
 
 /* the correction of the step's m active bodies by the warps of the grid, their levels moved in
    the census; a level above max_level marks the step bad */
@@ -2614,7 +2643,7 @@ __device__ __forceinline__ void nbody__cu_h_run_undo(const nbody__cu_h_run_args<
     }
 }
 
-/* the run: steps until block 0's schedule ends it, hands a large step to the host's launches, or a
+/* the run: steps until the schedule ends it, hands a large step to the host's launches, or a
    step is refused; first, a large step the host's launches took and marked bad is undone */
 template <class T, bool SNAP>
 __global__ void __launch_bounds__(NBODY__CU_H_THREADS)
@@ -2628,17 +2657,42 @@ nbody__cu_h_run(nbody__cu_h_state<T> S0, nbody__cu_h_run_args<T> A) {
         if (blockIdx.x == 0 && threadIdx.x == 0) c->count = c->big = 0;
         return;
     }
+    __shared__ unsigned int s_list[NBODY__CU_H_RUN_MAX > 0 ? NBODY__CU_H_RUN_MAX : 1];
+    __shared__ unsigned char s_lev[NBODY__CU_H_RUN_MAX > 0 ? NBODY__CU_H_RUN_MAX : 1];
+    __shared__ nbody__cu_h_due s_due;
+    unsigned long long prev = c->prev, now = c->now;
+    unsigned int taken = c->count, steps = c->steps;
+    const unsigned long long due0 = c->next;
+    const unsigned int small = c->small;
+    grid.sync();                           /* every block has read the control block before block 0 writes it */
+    if (taken) { prev = now; now = due0; }
     for (;;) {
-        if (blockIdx.x == 0) nbody__cu_h_schedule(A.ctl, A.level, S.n, A.list, A.lev);
-        grid.sync();
-        const unsigned int m = c->count;
-        if (m == 0) return;
-        const nbody__cu_h_shape sh = A.shape[m];
+        if (threadIdx.x < 32) nbody__cu_h_due_of(c, now, &s_due);
+        __syncthreads();
+        const nbody__cu_h_due due = s_due;
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            if (taken) { c->prev = prev; c->now = now; c->steps = steps + 1; c->body_steps = c->body_steps + taken; }
+            c->next = due.next;
+        }
+        if (taken) ++steps;
+        if (!due.go || due.m >= small) {   /* the end, or a large step for the host's launches */
+            if (blockIdx.x == 0) {
+                const unsigned int m = due.go ? nbody__cu_h_scan(A.level, S.n, due.k0, A.list, A.lev) : 0;
+                if (threadIdx.x == 0) { c->count = 0; c->big = m; }
+            }
+            return;
+        }
+        const nbody__cu_h_shape sh = A.shape[due.m];   /* loaded while the levels are scanned */
+        const unsigned int m = nbody__cu_h_scan(A.level, S.n, due.k0, s_list, s_lev);
+        if (blockIdx.x == 0) {             /* the list for the correction */
+            for (unsigned int q = threadIdx.x; q < m; q += NBODY__CU_H_THREADS) { A.list[q] = s_list[q]; A.lev[q] = s_lev[q]; }
+            if (threadIdx.x == 0) { c->count = m; c->big = 0; }
+        }
         const unsigned int groups = (m + (1u << sh.ti_log2) - 1) >> sh.ti_log2;
-        T *pred = A.pred[c->steps & 1];
-        S.now = c->next;
+        T *pred = A.pred[steps & 1];
+        S.now = due.next;
         for (unsigned int g = blockIdx.x; g < groups * sh.slices; g += gridDim.x) {
-            nbody__cu_h_forces_group<T, SNAP>(S, A.list, NULL, m, A.nsrc, sh.slice_len, sh.ti_log2, A.eps2, pred, A.part, A.list, A.lev,
+            nbody__cu_h_forces_group<T, SNAP>(S, s_list, NULL, m, A.nsrc, sh.slice_len, sh.ti_log2, A.eps2, pred, A.part, A.list, A.lev,
                                               false, g % groups, g / groups, sh.slices);
             __syncthreads();               /* the next group's tiles and sums reuse the shared memory */
         }
@@ -2649,6 +2703,7 @@ nbody__cu_h_run(nbody__cu_h_state<T> S0, nbody__cu_h_run_args<T> A) {
             nbody__cu_h_run_undo<T>(A, m, S.n);
             return;
         }
+        prev = now; now = due.next; taken = m;
     }
 }
 
