@@ -7,7 +7,8 @@
    The runs alternate (block, shared, block, shared ...) `repeat` times and the table gives
    each run's least wall time, so that other work on the machine slows both alike.
    Usage: bench_treeblock engine n t_end repeat run...
-            engine: tree, cuda_tree, opencl_tree; run: s:DT (shared, step DT) or
+            engine: tree, cuda_tree, opencl_tree, or block (BLOCK's exact forces: shared runs
+            only, the reference without the tree's force error); run: s:DT (shared, step DT) or
             b:ETA[:DT_MAX[:REBUILD[:UNION:LANES:HOST:ROOTS:LIST:SPLIT:CLIMB:FUSE]]] (block; DT_MAX desc.dt_max,
             REBUILD the fraction of n walked on a refitted tree before it is built afresh,
             nbody__kdk_rebuild; cuda_tree only: the warps' union walk above 1/UNION of the
@@ -20,6 +21,9 @@
           e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
           TB_BLOCK_THETA=x: the block runs at theta x (the shared runs stay at 0.5), to match
           their energy error by the force's accuracy too. TB_SEED=s: the collision's seed (1).
+          TB_EVERY=x: advance in pieces of x and print dE/E and the two central bodies'
+          distance after each to stderr (the energy against time; with x a multiple of dt_max
+          every piece ends at a block time of every body, so the run is the same bit for bit).
    Build: make build/bench_treeblock (WITH_CUDA=1 / WITH_OPENCL=1 for the GPU engines). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
 #define _DEFAULT_SOURCE            /* getrusage */
@@ -64,6 +68,27 @@ typedef struct bench_run {
 
 static double rebuild_default;
 
+/* nbody_advance to t_end, in pieces of TB_EVERY when set, printing dE/E after each (measured
+   outside the timing would be fairer, but the pieces are for reading the error's history) */
+static nbody_result advance(nbody_sim *sim, const nbody_system *s0, nbody_system *s, double t_end, nbody_real e0) {
+    double every = getenv("TB_EVERY") ? atof(getenv("TB_EVERY")) : 0, t;
+    size_t h = (s0->n + 1) / 2;      /* the second galaxy's central body (nbody_ic_collision) */
+    nbody_result r = NBODY_OK;
+    if (every <= 0) return nbody_advance(sim, (nbody_real)t_end);
+    for (t = every; r == NBODY_OK && t < t_end + every / 2; t += every) {
+        nbody_invariants e;
+        double dx, dy, dz;
+        r = nbody_advance(sim, (nbody_real)(t < t_end ? t : t_end));
+        if (r == NBODY_OK) r = nbody_get_state(sim, s);
+        if (r == NBODY_OK) r = nbody_measure(s, 1, (nbody_real)0.01, &e);
+        if (r != NBODY_OK) break;
+        dx = (double)(s->x[h] - s->x[0]); dy = (double)(s->y[h] - s->y[0]); dz = (double)(s->z[h] - s->z[0]);
+        fprintf(stderr, "t %.4g: dE/E %+.3e, central bodies %.3f apart\n", t < t_end ? t : t_end, (double)((e.energy - e0) / e0),
+                sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    return r;
+}
+
 static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, bench_run *b) {
     nbody_system s = {0};
     nbody_desc d;
@@ -91,7 +116,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
         return 0;
     }
     t0 = now(); c0 = cpu_now();
-    r = nbody_advance(sim, (nbody_real)t_end);
+    r = advance(sim, s0, &s, t_end, e0.energy);
     if (r == NBODY_OK) r = nbody_get_state(sim, &s);   /* a GPU engine's last step is done once its state is read */
     wall = now() - t0; cpu = cpu_now() - c0;
     if (r != NBODY_OK) fprintf(stderr, "nbody_advance: %s\n", nbody_result_string(r));
@@ -122,7 +147,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "cuda_tree")) engine = NBODY_ENGINE_CUDA_TREE;
     else if (!strcmp(argv[1], "opencl_tree")) engine = NBODY_ENGINE_OPENCL_TREE;
-    else if (strcmp(argv[1], "tree")) { fprintf(stderr, "engine: tree, cuda_tree or opencl_tree\n"); return 2; }
+    else if (!strcmp(argv[1], "block")) engine = NBODY_ENGINE_BLOCK;
+    else if (strcmp(argv[1], "tree")) { fprintf(stderr, "engine: tree, cuda_tree, opencl_tree or block\n"); return 2; }
     rebuild_default = nbody__kdk_rebuild;
     n = (size_t)atol(argv[2]); t_end = atof(argv[3]); repeat = atoi(argv[4]);
     for (k = 5; k < argc && nr < MAX_RUNS; ++k) {
