@@ -1082,15 +1082,22 @@ __device__ __forceinline__ void nbody__cu_gw_bodies(const nbody__cu_gw<T> &s, co
     }
     __syncwarp();
 }
-/* Each warp takes the next group from a work counter (zero at launch) when it is done, so a
-   block's warps never wait for its slowest group and the grid is only what is resident.
-   groups[0, *ngroups): the groups' nodes (nbody__cu_group_flags); a lane holds the bodies
-   lane, lane + 32, ... of its group. P: the heap's bottom level (nbody__cu_leaves). */
+/* the leaf (node n + k: returns k) at depth-first position p of a heap of n leaves whose bottom
+   level starts at P: the bottom level's leaves come first */
+__host__ __device__ __forceinline__ size_t nbody__cu_pos_leaf(size_t p, size_t n, size_t P) {
+    return p < 2 * n - P ? P + p - n : p - (2 * n - P);
+}
+/* Each warp takes the next group from a work counter when it is done, so a block's warps
+   never wait for its slowest group and the grid is only what is resident: next[0] the counter
+   (the first group to walk), next[1] the end; groups: the groups' nodes (nbody__cu_group_flags,
+   or a GPU's range of them in depth-first order); a lane holds the bodies lane, lane + 32, ...
+   of its group. P: the heap's bottom level (nbody__cu_leaves). G times the pull goes to f[j],
+   f[fs + j], f[2 fs + j]: j the body (leafbody given) or its depth-first position (NULL). */
 template <class T, bool QUAD, int BPL, bool GSTACK>
 __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass,
                                      const nbody__v4<T> *__restrict__ nquad, const uint2 *__restrict__ nrange,
                                      const nbody__v4<T> *__restrict__ sb, const unsigned int *__restrict__ leafbody, T *f,
-                                     unsigned int n, unsigned int P, unsigned int bstride, T eps2, T G, size_t nf, unsigned int bucket,
+                                     unsigned int n, unsigned int P, unsigned int bstride, T eps2, T G, size_t fs, unsigned int bucket,
                                      unsigned int scap, unsigned int *next, const unsigned int *__restrict__ groups,
                                      unsigned int *gstack) {
     extern __shared__ unsigned char nbody__smem[];
@@ -1192,8 +1199,8 @@ __global__ void nbody__cu_walk_group(const nbody__v4<T> *__restrict__ node, cons
         for (int b = 0; b < BPL; ++b) {
             unsigned int q = lane + 32 * b, p = grg.x + q;
             if (q < grg.y) {
-                size_t bi = leafbody[p < 2 * n - P ? P + p - n : p - (2 * n - P)];
-                f[3 * nf + bi] = G * a.ax[b]; f[4 * nf + bi] = G * a.ay[b]; f[5 * nf + bi] = G * a.az[b];
+                size_t bi = leafbody ? leafbody[nbody__cu_pos_leaf(p, n, P)] : p;
+                f[bi] = G * a.ax[b]; f[fs + bi] = G * a.ay[b]; f[2 * fs + bi] = G * a.az[b];
             }
         }
 #ifdef NBODY_CU_GW_STATS
@@ -1333,37 +1340,54 @@ static nbody_result nbody__cu_walk_launch(nbody__engine *e, int walk, unsigned i
     return NBODY_OK;
 }
 
+/* one launch of the group walk (nbody__cu_walk_group; walk NBODY__CU_WALK_GROUP or _GSTACK),
+   threads per block from B, as many blocks as are resident, at most a warp per group: the
+   groups [next[0], next[1]) of groups (every bstride-th of them), by body into f + 3 e->n
+   (leafbody given) or by depth-first position into f (fs apart; NULL) */
+static nbody_result nbody__cu_group_launch(nbody__engine *e, int B, int walk, size_t bstride, const unsigned int *groups, unsigned int *next,
+                                           const unsigned int *leafbody, nbody__r *f, size_t fs) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    size_t nt = nbody__cu_nsrc(e), smem, P = 1, warps = (nt + 31) / 32;
+    int gstack = walk == NBODY__CU_WALK_GROUP_GSTACK, T = nbody__cu_gw_threads(c, B, gstack, &smem);
+    nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL, gstack);
+    unsigned int blocks;
+    while (P * 2 <= 2 * nt - 1) P *= 2;
+    warps = (warps + bstride - 1) / bstride;
+    blocks = (unsigned int)((warps + T / 32 - 1) / (T / 32));
+    if (c->gw_occ_threads != 2 * T + gstack) {   /* blocks of T threads resident on an SM, asked once per T and kernel */
+        c->gw_occ_threads = 2 * T + gstack;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c->gw_occ, fn, T, smem) != cudaSuccess) { c->gw_occ = 0; (void)cudaGetLastError(); }
+    }
+    if (c->gw_occ > 0 && (size_t)c->gw_occ * c->sms < blocks) blocks = (unsigned int)(c->gw_occ * c->sms);
+    if (blocks > nbody__cu_grid_cap) blocks = nbody__cu_grid_cap;
+    if (gstack && (size_t)blocks * (T / 32) * nbody__cu_gw_scap(c) > c->gw_gstack_len) {   /* grown on demand */
+        size_t len = (size_t)blocks * (T / 32) * nbody__cu_gw_scap(c);
+        nbody_result rr;
+        cudaFree(c->gw_gstack);
+        c->gw_gstack = NULL; c->gw_gstack_len = 0;
+        if ((rr = nbody__cu_malloc(e, &c->gw_gstack, len)) != NBODY_OK) return rr;
+        c->gw_gstack_len = len;
+    }
+    fn<<<blocks, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, leafbody, leafbody ? f + 3 * e->n : f, (unsigned int)nt,
+                            (unsigned int)P, (unsigned int)bstride, eps2, e->desc.G, leafbody ? e->n : fs, (unsigned int)c->bucket,
+                            nbody__cu_gw_scap(c), next, groups, c->gw_gstack);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
 /* every bstride-th block only; quadrupoles always take the group walk */
 static nbody_result nbody__cu_tree_walk(nbody__engine *e, int B, int walk, size_t bstride, nbody__r *f) {
     nbody__cuda *c = nbody__cu(e);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     size_t nt = nbody__cu_nsrc(e);
     unsigned int blocks, sb;
-    if (walk >= NBODY__CU_WALK_GROUP || c->nquad) {   /* as many blocks as are resident, at most a warp per group */
-        size_t smem, P = 1, warps = (nt + 31) / 32;
-        int gstack = walk == NBODY__CU_WALK_GROUP_GSTACK, T = nbody__cu_gw_threads(c, B, gstack, &smem);
-        nbody__cu_gw_fn fn = nbody__cu_gw_kernel(c->nquad != NULL, gstack);
-        while (P * 2 <= 2 * nt - 1) P *= 2;
-        warps = (warps + bstride - 1) / bstride;
-        blocks = (unsigned int)((warps + T / 32 - 1) / (T / 32));
-        if (c->gw_occ_threads != 2 * T + gstack) {   /* blocks of T threads resident on an SM, asked once per T and kernel */
-            c->gw_occ_threads = 2 * T + gstack;
-            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c->gw_occ, fn, T, smem) != cudaSuccess) { c->gw_occ = 0; (void)cudaGetLastError(); }
-        }
-        if (c->gw_occ > 0 && (size_t)c->gw_occ * c->sms < blocks) blocks = (unsigned int)(c->gw_occ * c->sms);
-        if (blocks > nbody__cu_grid_cap) blocks = nbody__cu_grid_cap;
-        if (gstack && (size_t)blocks * (T / 32) * nbody__cu_gw_scap(c) > c->gw_gstack_len) {   /* grown on demand */
-            size_t len = (size_t)blocks * (T / 32) * nbody__cu_gw_scap(c);
-            nbody_result rr;
-            cudaFree(c->gw_gstack);
-            c->gw_gstack = NULL; c->gw_gstack_len = 0;
-            if ((rr = nbody__cu_malloc(e, &c->gw_gstack, len)) != NBODY_OK) return rr;
-            c->gw_gstack_len = len;
-        }
+    if (walk >= NBODY__CU_WALK_GROUP || c->nquad) {   /* every group: the counter from 0 */
+        nbody_result rg;
         NBODY__CU(cudaMemsetAsync(c->gw_next, 0, sizeof(unsigned int)));
-        fn<<<blocks, T, smem>>>(c->node, c->nmass, c->nquad, c->nrange, c->sb, c->leafbody, f, (unsigned int)nt, (unsigned int)P,
-                                (unsigned int)bstride, eps2, e->desc.G, e->n, (unsigned int)c->bucket, nbody__cu_gw_scap(c), c->gw_next,
-                                c->gw_groups, c->gw_gstack);
+        rg = nbody__cu_group_launch(e, B, walk >= NBODY__CU_WALK_GROUP ? walk : NBODY__CU_WALK_GROUP, bstride, c->gw_groups, c->gw_next,
+                                    c->leafbody, f, 0);
+        if (rg != NBODY_OK) return rg;
         walk = 0;
     }
     blocks = nbody__cu_blocks(nt, B); sb = (unsigned int)((blocks + bstride - 1) / bstride);
@@ -3727,7 +3751,8 @@ static nbody_result nbody__cu_slice_dense_launch(nbody__engine *e, nbody__r *f, 
 }
 
 /* no tuning on slices: the measured good defaults. Dense: 256 threads. Tree: each thread walks
-   alone, the walk one GPU's tuning chose at 2^20, 2^22 and 2^24 on the Hilbert tree, in blocks
+   alone (quadrupoles: the group walk, as many threads a block as fit), the walk one GPU's
+   tuning chose at 2^20, 2^22 and 2^24 on the Hilbert tree, in blocks
    of 1024 threads as there (or as many as the kernel's registers allow): neighbouring leaves
    in one block share the nodes in the SM's cache; measured on two H200s at 2^24, 102.5 ms a
    step against 112.1 with 256 threads. Both walks and every block give the same bits. */
@@ -3742,7 +3767,7 @@ static void nbody__cu_slice_defaults(nbody__cuda *c) {
         (void)cudaGetLastError();
     }
     c->bodies_per_thread = sizeof(nbody__r) == sizeof(float) ? 4 : 2;
-    c->walk = c->tree ? NBODY__CU_WALK_THREAD : NBODY__CU_WALK_WARP;
+    c->walk = !c->tree ? NBODY__CU_WALK_WARP : c->nquad ? NBODY__CU_WALK_GROUP : NBODY__CU_WALK_THREAD;   /* quadrupoles: groups */
     c->tuned = 1;
 }
 
@@ -3755,7 +3780,7 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
     if (r != NBODY_OK || m == 0) return r;
     NBODY__CU(cudaMemcpyAsync(f, y + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));   /* dx/dt = v */
     if (c->tree && c->nquad) {     /* the slices' walk over a leaf list has monopoles only */
-        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: quadrupole moments need one GPU in one process (not devices > 1 or MPI)");
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: quadrupole moments need the GPUs of one process (not MPI ranks)");
         return NBODY_ERR_INVALID_ARGUMENT;
     }
     nbody__cu_slice_defaults(c);
@@ -3784,6 +3809,10 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
 #include <nccl.h>
 #endif
 
+/* the phases of a tree evaluation on several GPUs, timed on each GPU by events at their edges
+   (nbody__cuda_multi_phases): the positions' all-gather, the build, the walk, the accelerations'
+   all-gather and the taking of its own */
+#define NBODY__CU_MPHASES 4
 struct nbody__cu_multi {
     int count;
     nbody__engine sub[NBODY__CU_MAX_DEVICES];      /* GPU k's engine: all n masses, its slice's buffers */
@@ -3801,8 +3830,17 @@ struct nbody__cu_multi {
        wtimed: the events hold walks not yet read; balance: move the boundaries by those times */
     size_t wfirst[NBODY__CU_MAX_DEVICES + 1];
     nbody__r *lacc[NBODY__CU_MAX_DEVICES];
-    cudaEvent_t wev[NBODY__CU_MAX_DEVICES][2];
+    cudaEvent_t wev[NBODY__CU_MAX_DEVICES][NBODY__CU_MPHASES + 1];   /* the phases' edges, below */
     int wtimed, balance;
+    /* the group walk (quadrupoles): GPU k's groups in depth-first order, gord[k] + nt (gord[k]:
+       the group starting at each position, gflag[k] flags those), gsel[k]: their count, the
+       counter and end of its range, then the D + 1 boundaries in positions; gbound: GPU 0's
+       boundaries on the host, gbev their copy's event */
+    unsigned int *gord[NBODY__CU_MAX_DEVICES], *gsel[NBODY__CU_MAX_DEVICES], *gbound;
+    unsigned char *gflag[NBODY__CU_MAX_DEVICES];
+    void *gtmp[NBODY__CU_MAX_DEVICES];
+    size_t gtmpbytes;
+    cudaEvent_t gbev;
     struct nbody__cu_mherm *herm;                  /* NBODY_HERMITE (dense): on first use */
 };
 #define NBODY__CU_UNDECIDED (-1)
@@ -3840,11 +3878,14 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
             cudaFree(g->pos[k]);
             cudaFree(g->recv[k]);
             cudaFree(g->lacc[k]);
-            if (g->wev[k][0]) cudaEventDestroy(g->wev[k][0]);
-            if (g->wev[k][1]) cudaEventDestroy(g->wev[k][1]);
+            cudaFree(g->gord[k]); cudaFree(g->gsel[k]); cudaFree(g->gflag[k]); cudaFree(g->gtmp[k]);
+            for (int q = 0; q <= NBODY__CU_MPHASES; ++q)
+                if (g->wev[k][q]) cudaEventDestroy(g->wev[k][q]);
+            if (k == 0 && g->gbev) cudaEventDestroy(g->gbev);
             nbody__cu_shutdown(&g->sub[k]);
         }
     }
+    if (g->gbound) cudaFreeHost(g->gbound);
     (void)cudaGetLastError();
     e->desc.allocator.free(g, e->desc.allocator.user_data);
     e->impl = NULL;
@@ -4199,37 +4240,96 @@ static nbody_result nbody__cu_multi_choose(nbody__engine *e, nbody__cu_mbuf *f) 
 #endif
 
 #ifdef NBODY_WITH_NCCL
-/* f[3m + c m + b - i0] = acc[c nt + q] for the leaf positions q whose body b is in [i0, i0 + m) */
-template <class T>
-__global__ void nbody__cu_leaf_take(const unsigned int *leafbody, const T *acc, size_t nt, size_t i0, size_t m, T *f) {
+/* f[3m + c m + b - i0] = acc[c nt + q] for the positions q whose body b is in [i0, i0 + m): q a
+   leaf (leaf order), or with POS a depth-first position (P: the heap's bottom level) */
+template <class T, bool POS>
+__global__ void nbody__cu_leaf_take(const unsigned int *leafbody, const T *acc, size_t nt, size_t P, size_t i0, size_t m, T *f) {
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < nt; q += (size_t)gridDim.x * blockDim.x) {
-        size_t b = (size_t)leafbody[q] - i0;
+        size_t b = (size_t)leafbody[POS ? nbody__cu_pos_leaf(q, nt, P) : q] - i0;
         if (b < m) { f[3 * m + b] = acc[q]; f[4 * m + b] = acc[nt + q]; f[5 * m + b] = acc[2 * nt + q]; }
     }
 }
 
+/* The group walk by ranges: the groups (count[0] of them, nodes in node order) listed by the
+   depth-first position where each starts: gid[p] = the group starting at p, flag[p] = 1 */
+__global__ void nbody__cu_group_starts(const unsigned int *groups, const unsigned int *count, const uint2 *nrange, unsigned char *flag,
+                                       unsigned int *gid) {
+    unsigned int cnt = count[0];
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < cnt; t += (size_t)gridDim.x * blockDim.x) {
+        unsigned int gn = groups[t], p = nrange[gn].x;
+        flag[p] = 1;
+        gid[p] = gn;
+    }
+}
+struct nbody__cu_wbounds { unsigned int w[NBODY__CU_MAX_DEVICES + 1]; };
+/* sel = (count of the groups ord[] in depth-first order, then written here:) the first group
+   and the end of GPU k's range, then the D + 1 boundaries in positions: the groups whose
+   first position lies in [w[j], w[j + 1]) are GPU j's, its bodies the positions
+   [S[j], S[j + 1]) (S[0] = 0, S[D] = nt). One warp: lane j searches boundary j. */
+__global__ void nbody__cu_group_bounds(const unsigned int *ord, const uint2 *nrange, unsigned int nt, nbody__cu_wbounds w, int D, int k,
+                                       unsigned int *sel) {
+    unsigned int cnt = sel[0], j = threadIdx.x, lo = 0, hi = cnt, S = nt;
+    if ((int)j <= D) {
+        while (lo < hi) {          /* the first group starting at or past w[j] */
+            unsigned int mid = lo + (hi - lo) / 2;
+            if (nrange[ord[mid]].x < w.w[j]) lo = mid + 1; else hi = mid;
+        }
+        if (lo < cnt) S = nrange[ord[lo]].x;
+        sel[3 + j] = S;
+        if ((int)j == k) sel[1] = lo;
+        if ((int)j == k + 1) sel[2] = lo;
+    }
+}
+
+/* GPU k's groups in depth-first order, its range of them [w[k], w[k + 1]) (positions) set up as
+   the walk's counter and end, the boundaries S copied to the host by GPU 0 (g->gbev) */
+static nbody_result nbody__cu_multi_groups(nbody__engine *e, int k) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__engine *s = &g->sub[k];
+    nbody__cuda *c = nbody__cu(s);
+    size_t nt = nbody__cu_nsrc(e), bytes = g->gtmpbytes;
+    nbody__cu_wbounds w;
+    for (int j = 0; j <= g->count; ++j) w.w[j] = (unsigned int)g->wfirst[j];
+    NBODY__CU(cudaMemsetAsync(g->gflag[k], 0, nt));
+    nbody__cu_group_starts<<<nbody__cu_blocks(nt, 256), 256>>>(c->gw_groups, c->gw_next + 1, c->nrange, g->gflag[k], g->gord[k]);
+    NBODY__CU(cudaGetLastError());
+    NBODY__CU(cub::DeviceSelect::Flagged(g->gtmp[k], bytes, g->gord[k], g->gflag[k], g->gord[k] + nt, g->gsel[k], (int)nt));
+    nbody__cu_group_bounds<<<1, 32>>>(g->gord[k] + nt, c->nrange, (unsigned int)nt, w, g->count, k, g->gsel[k]);
+    NBODY__CU(cudaGetLastError());
+    if (k == 0) {
+        NBODY__CU(cudaMemcpyAsync(g->gbound, g->gsel[k] + 3, ((size_t)g->count + 1) * sizeof(unsigned int), cudaMemcpyDeviceToHost, 0));
+        NBODY__CU(cudaEventRecord(g->gbev, 0));
+    }
+    return NBODY_OK;
+}
+
 /* The tree on several GPUs. Every GPU builds the whole tree from the gathered positions (the
-   same tree: the same build on the same numbers) and walks the leaf positions
-   [wfirst[k], wfirst[k + 1]), a compact stretch of the Hilbert curve, writing the
-   accelerations in leaf order; an all-gather of those (3 x the active bodies, as the
+   same tree: the same build on the same numbers) and walks a compact stretch of the Hilbert
+   curve: monopoles the leaf positions [wfirst[k], wfirst[k + 1]) (leaf order), quadrupoles
+   (the group walk) the groups that start at depth-first positions in that range (their
+   bodies' positions [S[k], S[k + 1]), the boundaries moved to the groups' starts), writing the
+   accelerations in that order; an all-gather of those (3 x the active bodies, as the
    positions) gives every GPU all of them, and each takes its own bodies' (and walks its own
-   test particles). A body's walk does not depend on which GPU walks it, so the forces are one
-   GPU's bit for bit whatever the boundaries. The boundaries then move halfway to equal walk
-   times (nbody__dist_rebalance, as the CPU tree's under MPI), from the walks' GPU times: the
-   cost of a body varies with its place (the core of a cluster opens more nodes), so equal
-   counts are not equal work. */
+   test particles). A body's walk, or its group's, does not depend on which GPU walks it, so the
+   forces are one GPU's bit for bit whatever the boundaries. The boundaries then move halfway
+   to equal walk times (nbody__dist_rebalance, as the CPU tree's under MPI), from the walks' GPU
+   times: the cost of a body varies with its place (the core of a cluster opens more nodes),
+   so equal counts are not equal work. The host waits once an evaluation, for the group
+   boundaries (GPU 0's build), while the walks run. */
 static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf *y, nbody__cu_mbuf *f) {
     nbody__cu_multi *g = nbody__cu_mu(e);
-    size_t nt = nbody__cu_nsrc(e);
+    size_t nt = nbody__cu_nsrc(e), P = 1;
     ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
     ncclResult_t nr;
     nbody_result r = NBODY_OK;
+    const int quad = nbody__cu(&g->sub[0])->nquad != NULL;
+    while (P * 2 <= 2 * nt - 1) P *= 2;
     if (g->wtimed) {               /* the last walks' times (they ended long ago, or end soon) */
         double t[NBODY__CU_MAX_DEVICES];
         int ok = 1;
         for (int k = 0; k < g->count && ok; ++k) {
             float ms = -1;
-            ok = cudaEventSynchronize(g->wev[k][1]) == cudaSuccess && cudaEventElapsedTime(&ms, g->wev[k][0], g->wev[k][1]) == cudaSuccess;
+            ok = cudaEventSynchronize(g->wev[k][3]) == cudaSuccess && cudaEventElapsedTime(&ms, g->wev[k][2], g->wev[k][3]) == cudaSuccess;
             t[k] = ms;
         }
         (void)cudaGetLastError();
@@ -4245,15 +4345,23 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
         nbody__cu_slice_defaults(c);
         B = (unsigned int)c->block;
+        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
         if (m) NBODY__CU(cudaMemcpyAsync(fk, (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
         if ((r = nbody__cu_tree_build(s, g->pos[k])) != NBODY_OK) break;
-        NBODY__CU(cudaEventRecord(g->wev[k][0], 0));
-        if (cnt && (r = nbody__cu_walk_launch(s, c->walk, (unsigned int)((cnt + B - 1) / B), B, NULL, w0, cnt, NULL, 0, g->lacc[k], nt, 1)) != NBODY_OK)
-            break;
-        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
+        if (quad && (r = nbody__cu_multi_groups(e, k)) != NBODY_OK) break;
+        NBODY__CU(cudaEventRecord(g->wev[k][2], 0));
+        if (quad) r = nbody__cu_group_launch(s, (int)B, c->walk, 1, g->gord[k] + nt, g->gsel[k] + 1, NULL, g->lacc[k], nt);
+        else if (cnt) r = nbody__cu_walk_launch(s, c->walk, (unsigned int)((cnt + B - 1) / B), B, NULL, w0, cnt, NULL, 0, g->lacc[k], nt, 1);
+        if (r != NBODY_OK) break;
+        NBODY__CU(cudaEventRecord(g->wev[k][3], 0));
     }
     if (r != NBODY_OK) return r;
     g->wtimed = 1;
+    if (quad) {                    /* the walked ranges: the boundaries at the groups' starts */
+        if ((r = nbody__cu_enter(&g->sub[0])) != NBODY_OK) return r;
+        if ((r = nbody__cu_check(&g->sub[0], cudaEventSynchronize(g->gbev), "group boundaries")) != NBODY_OK) return r;
+        for (int k = 0; k <= g->count; ++k) g->wfirst[k] = g->gbound[k];
+    }
     nr = ncclGroupStart();         /* the accelerations' all-gather: each range from its walker */
     for (int d = 0; d < g->count && nr == ncclSuccess; ++d)
         for (int k = 0; k < g->count && nr == ncclSuccess; ++k) {
@@ -4271,12 +4379,36 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         nbody__engine *s = &g->sub[k];
         nbody__cuda *c = nbody__cu(s);
         size_t m = nbody__cu_mcount(g, k);
-        if (!m || (r = nbody__cu_enter(s)) != NBODY_OK) continue;
-        nbody__cu_leaf_take<nbody__r><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, g->first[k], m, (nbody__r *)f->part[k]);
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        if (m && quad)
+            nbody__cu_leaf_take<nbody__r, true><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, P, g->first[k], m, (nbody__r *)f->part[k]);
+        else if (m)
+            nbody__cu_leaf_take<nbody__r, false><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, P, g->first[k], m, (nbody__r *)f->part[k]);
         NBODY__CU(cudaGetLastError());
-        r = nbody__cu_slice_walk(s, g->pos[k], NULL, 0, 0, (nbody__r *)f->part[k], g->first[k], m);   /* its test particles */
+        if (m) r = nbody__cu_slice_walk(s, g->pos[k], NULL, 0, 0, (nbody__r *)f->part[k], g->first[k], m);   /* its test particles */
+        if (r == NBODY_OK) r = nbody__cu_check(s, cudaEventRecord(g->wev[k][4], 0), "cudaEventRecord");
     }
     return r;
+}
+
+/* Benchmarks: the last tree evaluation's phases on each GPU in ms, ms[NBODY__CU_MPHASES k + q]:
+   q = 0 the positions' all-gather (waits for the slowest GPU included), 1 the build (and the
+   group ranges), 2 the walk, 3 the accelerations' all-gather and the taking of its own bodies'.
+   Waits for them. Returns D, 0 when e is not a tree on several GPUs or nothing was timed. */
+extern "C" int nbody__cuda_multi_phases(nbody__engine *e, double *ms) {
+    nbody__cu_multi *g;
+    if (!nbody__cu_is_multi(e) || !nbody__cu_mu(e)->tree) return 0;
+    g = nbody__cu_mu(e);
+    for (int k = 0; k < g->count; ++k)
+        for (int q = 0; q < NBODY__CU_MPHASES; ++q) {
+            float t = -1;
+            if (cudaEventSynchronize(g->wev[k][q + 1]) != cudaSuccess || cudaEventElapsedTime(&t, g->wev[k][q], g->wev[k][q + 1]) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return 0;
+            }
+            ms[NBODY__CU_MPHASES * k + q] = t;
+        }
+    return g->count;
 }
 #endif
 
@@ -4287,7 +4419,11 @@ static nbody_result nbody__cu_multi_derivative(nbody__engine *e, nbody__buf yb, 
     nbody_result r = NBODY_OK;
     size_t n = e->n;
     ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
-    ncclResult_t nr = ncclGroupStart();
+    ncclResult_t nr;
+    for (int k = 0; k < g->count && g->tree && r == NBODY_OK; ++k)   /* the phases' first edge */
+        if ((r = nbody__cu_enter(&g->sub[k])) == NBODY_OK) r = nbody__cu_check(&g->sub[k], cudaEventRecord(g->wev[k][0], 0), "cudaEventRecord");
+    if (r != NBODY_OK) return r;
+    nr = ncclGroupStart();
     for (int d = 0; d < g->count && nr == ncclSuccess; ++d)
         for (int k = 0; k < g->count && nr == ncclSuccess; ++k) {
             size_t cnt = nbody__cu_mcount(g, k);
@@ -4586,6 +4722,25 @@ static const nbody__engine_ops nbody__cuda_multi_ops[2] = {
      nbody__cu_multi_upload, nbody__cu_multi_download, nbody__cu_multi_set_masses, nbody__cu_multi_derivative,
      nbody__cu_multi_lincomb, nbody__cu_multi_error_norm, nbody__cu_multi_all_finite}};
 
+/* GPU k's buffers for the group walk by ranges (nbody__cu_multi_groups); GPU 0 also the host's
+   copy of the boundaries and its event */
+static nbody_result nbody__cu_multi_group_alloc(nbody__engine *e, int k) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__engine *s = &g->sub[k];
+    size_t nt = nbody__cu_nsrc(e), bytes = 0;
+    nbody_result r = nbody__cu_malloc(s, &g->gord[k], 2 * nt);
+    if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->gsel[k], 3 + (size_t)g->count + 1);
+    if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->gflag[k], nt);
+    if (r == NBODY_OK)
+        r = nbody__cu_check(s, cub::DeviceSelect::Flagged(NULL, bytes, g->gord[k], g->gflag[k], g->gord[k] + nt, g->gsel[k], (int)nt),
+                            "select size");
+    if (r == NBODY_OK) r = nbody__cu_malloc(s, (unsigned char **)&g->gtmp[k], bytes ? bytes : 1);
+    g->gtmpbytes = bytes;
+    if (r == NBODY_OK && k == 0) r = nbody__cu_host_alloc(s, &g->gbound, (size_t)g->count + 1, cudaHostAllocPortable);
+    if (r == NBODY_OK && k == 0) r = nbody__cu_check(s, cudaEventCreateWithFlags(&g->gbev, cudaEventDisableTiming), "cudaEventCreate");
+    return r;
+}
+
 /* Called by the single-GPU init when desc.devices > 1: from then on e runs on the multi-GPU
    operations (nbody__engine_start calls e->ops after init, so it follows the switch). */
 static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
@@ -4601,10 +4756,6 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: devices %d..%d requested, %d present (at most %d)", e->desc.device,
                       e->desc.device + D - 1, count, NBODY__CU_MAX_DEVICES);
         return NBODY_ERR_UNAVAILABLE;
-    }
-    if (tree && e->desc.quadrupole) {   /* the group walk has no leaf ranges: one GPU's */
-        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda-tree: quadrupole moments need one GPU in one process (not devices > 1 or MPI)");
-        return NBODY_ERR_INVALID_ARGUMENT;
     }
     g = (nbody__cu_multi *)e->desc.allocator.alloc(sizeof *g, e->desc.allocator.user_data);
     if (!g) return NBODY_ERR_OUT_OF_MEMORY;
@@ -4630,8 +4781,9 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
         r = nbody__cu_init_common(s, tree);
         if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->pos[k], 3 * e->n);
         if (r == NBODY_OK && tree) r = nbody__cu_malloc(s, &g->lacc[k], 3 * nbody__cu_nsrc(e));
-        if (r == NBODY_OK && tree) r = nbody__cu_check(s, cudaEventCreate(&g->wev[k][0]), "cudaEventCreate");
-        if (r == NBODY_OK && tree) r = nbody__cu_check(s, cudaEventCreate(&g->wev[k][1]), "cudaEventCreate");
+        for (int q = 0; q <= NBODY__CU_MPHASES && r == NBODY_OK && tree; ++q)
+            r = nbody__cu_check(s, cudaEventCreate(&g->wev[k][q]), "cudaEventCreate");
+        if (r == NBODY_OK && tree && e->desc.quadrupole) r = nbody__cu_multi_group_alloc(e, k);
         for (int j = 0; j < D && r == NBODY_OK; ++j)      /* NVLink / PCIe peer access where there is */
             if (j != k && cudaDeviceEnablePeerAccess(e->desc.device + j, 0) != cudaSuccess) (void)cudaGetLastError();
     }

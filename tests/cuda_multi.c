@@ -1,17 +1,18 @@
 /* cuda_multi.c - several GPUs in one process (desc.devices > 1, NCCL), on a GPU machine with
    at least NBODY_TEST_DEVICES GPUs (default 2): make WITH_CUDA=1 WITH_NCCL=1 build/cuda_multi.
-   Against one GPU: the tree's forces bitwise (each GPU walks a range of the leaf order as the
-   one GPU walks it, whatever the boundaries the measured times give), the dense engine's to
+   Against one GPU: the tree's forces bitwise, monopoles and quadrupoles (each GPU walks a range
+   of the leaf order, or of the group walk's groups, as the one GPU walks it, whatever the
+   boundaries the measured times give), the dense engine's to
    rounding (its source split follows the slice), with and without test particles;
    every method, fixed step and adaptive, on the tree to the same bits; nbody_get_state,
    stats; a checkpoint written on several GPUs restarts on one and continues to the same bits.
    The dense engine's split symmetric kernel (shares of its tournament on each GPU, partial
    sums reduce-scattered): against SIMPLE and one GPU, run to run, and the tuned choice of
    design. NBODY_TEST_DEVICES=1 runs the symmetric kernel checks on one GPU. More GPUs than
-   present are refused, and so are quadrupoles on several GPUs. NBODY_HERMITE on the dense
+   present are refused. NBODY_HERMITE on the dense
    engine (tests/hermite_engine.h: against one process's BLOCK, a few active bodies among 16384
    sources, energy, orders, restarts, test particles; NBODY_TEST_SMALL: one short run against
-   BLOCK); NBODY_TEST_ONLY=hermite runs these alone. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
+   BLOCK); NBODY_TEST_ONLY=hermite runs these alone, NBODY_TEST_ONLY=tree the tree's checks alone. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "tests/check.h"
@@ -63,11 +64,12 @@ static void check_forces(size_t n, size_t n_active) {
     int tree;
     nbody_ic_plummer(&s, n, 5);
     a = (nbody_real *)malloc(3 * n * sizeof *a); b = (nbody_real *)malloc(3 * n * sizeof *b);
-    for (tree = 0; tree < 2; ++tree) {
+    for (tree = 0; tree < 3; ++tree) {   /* dense, tree, tree with quadrupoles */
         nbody_desc d = NBODY__ZERO_INIT;
         nbody_result ra, rb;
         double e;
         d.engine = tree ? NBODY_ENGINE_CUDA_TREE : NBODY_ENGINE_CUDA; d.softening = (nbody_real)0.01;
+        d.quadrupole = tree == 2;
         d.n_active = n_active;   /* > 0: the bodies past it are test particles */
         d.block_size = 256;      /* a fixed kernel choice (the one-sided tiles): no tuning on either side */
         d.devices = devices_;
@@ -76,20 +78,22 @@ static void check_forces(size_t n, size_t n_active) {
         rb = nbody_accelerations(&d, &s, b, b + n, b + 2 * n);
         e = rel_diff(a, b, 3 * n);
         CHECK(ra == NBODY_OK && rb == NBODY_OK && (tree ? !memcmp(a, b, 3 * n * sizeof *a) : e <= (dbl ? 1e-12 : 1e-5)),
-              "%d GPUs, %s, n = %lu, n_active %lu: %s / %s, largest relative difference %.3g", devices_, nbody_engine_name(d.engine),
-              (unsigned long)n, (unsigned long)n_active, nbody_result_string(ra), nbody_result_string(rb), e);
+              "%d GPUs, %s%s, n = %lu, n_active %lu: %s / %s, largest relative difference %.3g", devices_, nbody_engine_name(d.engine),
+              d.quadrupole ? " with quadrupoles" : "", (unsigned long)n, (unsigned long)n_active, nbody_result_string(ra),
+              nbody_result_string(rb), e);
     }
     free(a); free(b);
     nbody_system_free(&s);
 }
 
-/* The tree's walks by ranges of the leaf order: with the boundaries forced to every extreme
-   (all leaves on one GPU, in turn), then left to the balance by measured walk times, every
-   evaluation gives one GPU's forces bit for bit (a body's walk does not depend on which GPU
-   walks it); the boundaries stay valid (rising from 0 to the active bodies) and move off the
-   last extreme (the idle GPUs take work). With and without test particles. Invalid
-   boundaries are refused. */
-static void check_tree_ranges(size_t n, size_t n_active) {
+/* The tree's walks by ranges of the leaf order (quadrupoles: of the groups, by the depth-first
+   position where each starts): with the boundaries forced to every extreme (all leaves on one
+   GPU, in turn), then left to the balance by measured walk times, every evaluation gives one
+   GPU's forces bit for bit (a body's walk, or its group's, does not depend on which GPU walks
+   it); the boundaries stay valid (rising from 0 to the active bodies) and move off the last
+   extreme (the idle GPUs take work). With and without test particles. Invalid boundaries are
+   refused. */
+static void check_tree_ranges(size_t n, size_t n_active, int quad) {
     nbody_system s = {0};
     nbody_desc d = NBODY__ZERO_INIT;
     nbody__engine e;
@@ -99,7 +103,7 @@ static void check_tree_ranges(size_t n, size_t n_active) {
     size_t w[17], nt = n_active ? n_active : n;
     int i, k, q, ok, same = 1, valid = 1, moved, D = 0;
     nbody_ic_plummer(&s, n, 17);
-    d.engine = NBODY_ENGINE_CUDA_TREE; d.softening = (nbody_real)0.01; d.n_active = n_active;
+    d.engine = NBODY_ENGINE_CUDA_TREE; d.softening = (nbody_real)0.01; d.n_active = n_active; d.quadrupole = quad;
     d = nbody__desc_defaults(&d);
     ok = nbody_accelerations(&d, &s, b, b + n, b + 2 * n) == NBODY_OK;     /* one GPU, its tuned walk */
     d.devices = devices_;
@@ -122,8 +126,8 @@ static void check_tree_ranges(size_t n, size_t n_active) {
         valid = valid && w[0] == 0 && w[D] == nt;
     }
     moved = ok && w[D - 1] > 0;    /* off the last extreme, where GPU D - 1 walked every leaf */
-    CHECK(ok && same && valid && moved, "%d GPUs, cuda-tree by leaf ranges, n = %lu, n_active %lu: ran %d, one GPU's bits %d, "
-          "valid boundaries %d, moved %d (w[1] = %lu)", D, (unsigned long)n, (unsigned long)n_active, ok, same, valid, moved,
+    CHECK(ok && same && valid && moved, "%d GPUs, cuda-tree%s by ranges, n = %lu, n_active %lu: ran %d, one GPU's bits %d, "
+          "valid boundaries %d, moved %d (w[1] = %lu)", D, quad ? " with quadrupoles" : "", (unsigned long)n, (unsigned long)n_active, ok, same, valid, moved,
           (unsigned long)(D > 1 ? w[1] : 0));
     if (ok) {
         w[1] = nt + 1;
@@ -294,18 +298,11 @@ static void check_refused(int present) {
     r = nbody_create(&sim, &d, &s);
     CHECK(r == NBODY_ERR_UNAVAILABLE && sim == NULL, "devices = %d with %d GPUs: %s", present + 1, present, nbody_result_string(r));
     nbody_destroy(sim);
-    sim = NULL;
-    if (present >= 2) {            /* quadrupoles: the group walk has no leaf ranges, one GPU only */
-        d.engine = NBODY_ENGINE_CUDA_TREE; d.devices = 2; d.quadrupole = 1;
-        r = nbody_create(&sim, &d, &s);
-        CHECK(r == NBODY_ERR_INVALID_ARGUMENT && sim == NULL, "cuda-tree, quadrupoles on 2 GPUs: %s", nbody_result_string(r));
-        nbody_destroy(sim);
-    }
     nbody_system_free(&s);
 }
 
 int main(void) {
-    int count = 0;
+    int count = 0, tree_only = getenv("NBODY_TEST_ONLY") && !strcmp(getenv("NBODY_TEST_ONLY"), "tree");
     const char *env = getenv("NBODY_TEST_DEVICES");
     if (env) devices_ = atoi(env);
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < devices_ || devices_ < 1) {
@@ -313,7 +310,7 @@ int main(void) {
         return check_finish();
     }
     check_refused(count);
-    if (devices_ > 1) {            /* NBODY_HERMITE: the sources split over the GPUs */
+    if (devices_ > 1 && !tree_only) {   /* NBODY_HERMITE: the sources split over the GPUs */
         hermite_devices = devices_;
         /* compute-sanitizer's small pass: one short run through every kernel of the step */
         if (getenv("NBODY_TEST_SMALL")) check_hermite_engine_vs_block(NBODY_ENGINE_CUDA, 100, 1.0 / 16);
@@ -327,7 +324,9 @@ int main(void) {
     }
     check_forces(4099, 0);
     check_forces(4099, 1500);
-    check_tree_ranges(3001, 0);
+    check_tree_ranges(3001, 0, 0);
+    check_tree_ranges(3001, 0, 1);
+    check_tree_ranges(3001, 1000, 1);
     if (getenv("NBODY_TEST_SMALL")) {     /* compute-sanitizer: the small cases */
         nbody_system s = {0};
         nbody_real *a = (nbody_real *)malloc(3 * 4099 * sizeof *a);
@@ -337,13 +336,17 @@ int main(void) {
         nbody_system_free(&s);
         return check_finish();
     }
-    check_split();
-    check_split_large(100003);
-    check_auto(20011);
+    if (!tree_only) {
+        check_split();
+        check_split_large(100003);
+        check_auto(20011);
+    }
     check_forces(100003, 0);
     check_forces(100003, 40000);
-    check_tree_ranges(100003, 0);
-    check_tree_ranges(50001, 20000);
+    check_tree_ranges(100003, 0, 0);
+    check_tree_ranges(50001, 20000, 0);
+    check_tree_ranges(100003, 0, 1);
+    check_tree_ranges(50001, 20000, 1);
     check_methods();
     check_checkpoint();
     return check_finish();

@@ -264,6 +264,22 @@ static double rel_error(const nbody_real *a, const nbody_real *ref, size_t n, do
     return med;
 }
 
+/* theta up to its bound, monopoles and quadrupoles (tree_accuracy.h) */
+static void test_wide_theta(void) {
+    nbody_system s = NBODY__ZERO_INIT;
+    nbody_desc d = NBODY__ZERO_INIT;
+    double *ref;
+    nbody_ic_plummer(&s, TREE_ACC_N, TREE_ACC_SEED);
+    ref = tree_acc_direct(&s, TREE_ACC_EPS);
+    CHECK(ref != NULL, "no memory");
+    d.engine = NBODY_ENGINE_TREE; d.softening = (nbody_real)TREE_ACC_EPS;
+    if (ref) tree_acc_check_wide("tree, Plummer 12347, monopole", d, &s, ref);
+    d.quadrupole = 1;
+    if (ref) tree_acc_check_wide("tree, Plummer 12347, quadrupole", d, &s, ref);
+    free(ref);
+    nbody_system_free(&s);
+}
+
 static void test_plummer_errors(void) {
     const size_t n = 20000;
     const double thetas[] = {0.5, 0.3, 0.2, 0.1};
@@ -653,6 +669,7 @@ int main(void) {
     test_leaf_size_one();
     test_small_and_degenerate();
     test_plummer_errors();
+    test_wide_theta();
     test_simulation();
 #ifdef NBODY_TEST_QUICK
     /* the Makefile's emulated and instrumented builds (Wine, node, AddressSanitizer): a
