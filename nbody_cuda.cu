@@ -135,6 +135,7 @@ typedef struct nbody__cuda {
     size_t gw_gstack_len;
     int timing;                    /* benchmarks: events around build and walk */
     cudaEvent_t tev[3];
+    cudaEvent_t bev[5];            /* benchmarks: the build's steps (box and keys, sort, leaves, internal nodes, groups) */
     struct nbody__cu_contacts *contacts;  /* contact search: radii, pair buffers, its tree; on first use */
     struct nbody__cu_hermite *herm;       /* NBODY_HERMITE's buffers, on first use */
     struct nbody__cu_kdk *kdk;     /* the tree leapfrog's block steps: scratch, on first use */
@@ -1251,34 +1252,58 @@ __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const
     }
 }
 
-static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
+/* The build in three parts: the keys (nbody__cu_tree_keys), their sort (the bodies in key order
+   in val[1]; several GPUs may share it out, nbody__cu_multi_sort), the tree from that order
+   (nbody__cu_tree_finish). The keys: the active positions packed (test particles: the build
+   reads [x(n) y(n) z(n)] of the n active bodies), their box, each body's key in key[0] and its
+   index in val[0]; *yk: the positions the rest of the build reads. */
+static nbody_result nbody__cu_tree_keys(nbody__engine *e, const nbody__r *y, const nbody__r **yk) {
     nbody__cuda *c = nbody__cu(e);
-    size_t n = nbody__cu_nsrc(e), P = 1;     /* the tree holds the active bodies */
+    size_t n = nbody__cu_nsrc(e);            /* the tree holds the active bodies */
     nbody__box<nbody__r> *box;
     c->ycur = y;
     c->kdk_tree = 0;
-    if (n < e->n) {                          /* pack their positions: the build reads [x(n) y(n) z(n)] */
+    if (n < e->n) {
         nbody_result rr = c->yact ? NBODY_OK : nbody__cu_malloc(e, &c->yact, 3 * n);
         if (rr != NBODY_OK) return rr;
         for (int d = 0; d < 3; ++d)
             NBODY__CU(cudaMemcpyAsync(c->yact + d * n, y + d * e->n, n * sizeof(nbody__r), cudaMemcpyDeviceToDevice));
         y = c->yact;
     }
+    *yk = y;
     nbody__cu_map_box<nbody__r> mb = {y, n};
     nbody_result r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box);
-    int depth = 0;
     if (r != NBODY_OK) return r;
-    while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
     nbody__cu_keys<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, c->key[0], c->val[0], !nbody__cu_tree_morton);
     NBODY__CU(cudaGetLastError());
-    {
+    if (c->bev[0]) NBODY__CU(cudaEventRecord(c->bev[0], 0));
+    return NBODY_OK;
+}
+
+static nbody_result nbody__cu_tree_finish(nbody__engine *e, const nbody__r *y);
+static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody_result r = nbody__cu_tree_keys(e, y, &y);
+    if (r != NBODY_OK) return r;
+    {   /* stable: equal keys keep the bodies' order, so every build of the same bodies is the same tree */
         size_t bytes = c->cubbytes;
-        NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)n, 0, 63));
+        NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)nbody__cu_nsrc(e), 0, 63));
     }
+    if (c->bev[1]) NBODY__CU(cudaEventRecord(c->bev[1], 0));
+    return nbody__cu_tree_finish(e, y);
+}
+
+/* the tree from the bodies in key order (val[1]) and the positions y the keys read */
+static nbody_result nbody__cu_tree_finish(nbody__engine *e, const nbody__r *y) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t n = nbody__cu_nsrc(e), P = 1;
+    int depth = 0;
+    while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
     c->depth = depth;
     nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody,
                                                         c->sb, c->nrange);
     NBODY__CU(cudaGetLastError());
+    if (c->bev[2]) NBODY__CU(cudaEventRecord(c->bev[2], 0));
     {
         nbody__r it = 1 / e->desc.theta;
         for (int L = depth - 1; L >= 0; --L) {
@@ -1289,6 +1314,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
             NBODY__CU(cudaGetLastError());
         }
     }
+    if (c->bev[3]) NBODY__CU(cudaEventRecord(c->bev[3], 0));
     if (c->nquad || c->walk >= NBODY__CU_WALK_GROUP) {   /* the group walk's groups, their count in gw_next[1] */
         size_t bytes = c->gw_tmpbytes;
         nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * NBODY__CU_GW_BPL, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
@@ -1296,6 +1322,7 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
         NBODY__CU(cudaGetLastError());
         NBODY__CU(cub::DeviceSelect::Flagged(c->gw_tmp, bytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1, (int)(2 * n - 1)));
     }
+    if (c->bev[4]) NBODY__CU(cudaEventRecord(c->bev[4], 0));
     return NBODY_OK;
 }
 
@@ -1883,6 +1910,8 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     nbody__cu_h_free(c->herm, &e->desc);
     nbody__cu_kdk_free(c->kdk, &e->desc);
     cudaFree(c->sb); cudaFree(c->nrange); cudaFree(c->nquad);
+    for (int k = 0; k < 5; ++k)
+        if (c->bev[k]) cudaEventDestroy(c->bev[k]);
     cudaFree(c->gw_next); cudaFree(c->gw_groups); cudaFree(c->gw_flag); cudaFree(c->gw_tmp); cudaFree(c->gw_gstack);
     for (int k = 0; k < 3; ++k)
         if (c->tev[k]) cudaEventDestroy(c->tev[k]);
@@ -3841,6 +3870,17 @@ struct nbody__cu_multi {
     void *gtmp[NBODY__CU_MAX_DEVICES];
     size_t gtmpbytes;
     cudaEvent_t gbev;
+    /* the shared sort (nbody__cu_multi_sort): split 1 to share it (0: every GPU sorts every key);
+       ordered: val[1] holds the last build's order; GPU k's keys of its key range and their
+       bodies (skey, ssel), its flags, the selection's scratch, the count it selected (scount,
+       then on the host hcount) and its event */
+    int split, ordered;
+    unsigned long long *skey[NBODY__CU_MAX_DEVICES];
+    unsigned int *ssel[NBODY__CU_MAX_DEVICES], *scount[NBODY__CU_MAX_DEVICES], *hcount;
+    unsigned char *sflag[NBODY__CU_MAX_DEVICES];
+    void *stmp[NBODY__CU_MAX_DEVICES];
+    size_t stmpbytes;
+    cudaEvent_t sev[NBODY__CU_MAX_DEVICES];
     struct nbody__cu_mherm *herm;                  /* NBODY_HERMITE (dense): on first use */
 };
 #define NBODY__CU_UNDECIDED (-1)
@@ -3879,6 +3919,8 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
             cudaFree(g->recv[k]);
             cudaFree(g->lacc[k]);
             cudaFree(g->gord[k]); cudaFree(g->gsel[k]); cudaFree(g->gflag[k]); cudaFree(g->gtmp[k]);
+            cudaFree(g->skey[k]); cudaFree(g->ssel[k]); cudaFree(g->scount[k]); cudaFree(g->sflag[k]); cudaFree(g->stmp[k]);
+            if (g->sev[k]) cudaEventDestroy(g->sev[k]);
             for (int q = 0; q <= NBODY__CU_MPHASES; ++q)
                 if (g->wev[k][q]) cudaEventDestroy(g->wev[k][q]);
             if (k == 0 && g->gbev) cudaEventDestroy(g->gbev);
@@ -3886,6 +3928,7 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
         }
     }
     if (g->gbound) cudaFreeHost(g->gbound);
+    if (g->hcount) cudaFreeHost(g->hcount);
     (void)cudaGetLastError();
     e->desc.allocator.free(g, e->desc.allocator.user_data);
     e->impl = NULL;
@@ -4303,6 +4346,125 @@ static nbody_result nbody__cu_multi_groups(nbody__engine *e, int k) {
     return NBODY_OK;
 }
 
+/* The shared sort. Every GPU has every body's key (the same keys: the same positions and box);
+   the one-GPU build sorts all of them, stably (equal keys in body order). Shared: GPU k takes
+   the bodies whose keys lie in its range [S[k], S[k + 1]) (their body order kept by the
+   selection), sorts them stably, and the sorted runs, concatenated in GPU order, are that
+   same order: an all-gather of the bodies' indices (4 bytes a body) puts it in every GPU's
+   val[1], and each GPU then builds the tree as one GPU does: the same bits. The ranges come
+   from the last build's order: S[j] = the key of the body then at position j nt / D (made
+   non-decreasing), so each GPU sorts about nt / D keys; the host reads the counts (one wait a
+   build, after the keys) to size the sorts and the all-gather. The first build, with no
+   order yet, sorts every key on every GPU. */
+__global__ void nbody__cu_sort_flags(const unsigned long long *key, const unsigned int *order, size_t nt, int D, int k,
+                                     unsigned char *flag) {
+    unsigned long long lo = 0, hi = ~0ull, s = 0;
+    for (int j = 1; j <= k + 1 && j < D; ++j) {   /* S[j] = max of the splitters up to j */
+        unsigned long long v = key[order[(size_t)j * nt / (size_t)D]];
+        s = v > s ? v : s;
+        if (j == k) lo = s;
+        if (j == k + 1) hi = s;
+    }
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nt; i += (size_t)gridDim.x * blockDim.x)
+        flag[i] = key[i] >= lo && key[i] < hi;
+}
+
+static nbody_result nbody__cu_multi_sort_alloc(nbody__engine *e) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t nt = nbody__cu_nsrc(e), b1 = 0, b2 = 0;
+    nbody_result r = NBODY_OK;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        r = nbody__cu_malloc(s, &g->skey[k], nt);
+        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->ssel[k], nt);
+        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->scount[k], 2);
+        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->sflag[k], nt);
+        if (r == NBODY_OK && k == 0)
+            r = nbody__cu_check(s, cub::DeviceSelect::Flagged(NULL, b1, nbody__cu(s)->key[0], g->sflag[k], g->skey[k], g->scount[k], (int)nt),
+                                "select size");
+        if (r == NBODY_OK && k == 0)
+            r = nbody__cu_check(s, cub::DeviceSelect::Flagged(NULL, b2, nbody__cu(s)->val[0], g->sflag[k], g->ssel[k], g->scount[k], (int)nt),
+                                "select size");
+        if (k == 0) g->stmpbytes = b1 > b2 ? b1 : b2;
+        if (r == NBODY_OK) r = nbody__cu_malloc(s, (unsigned char **)&g->stmp[k], g->stmpbytes ? g->stmpbytes : 1);
+        if (r == NBODY_OK) r = nbody__cu_check(s, cudaEventCreateWithFlags(&g->sev[k], cudaEventDisableTiming), "cudaEventCreate");
+    }
+    if (r == NBODY_OK) r = nbody__cu_host_alloc(&g->sub[0], &g->hcount, (size_t)g->count, cudaHostAllocPortable);
+    return r;
+}
+
+/* after every GPU's keys (nbody__cu_tree_keys): the bodies in key order in every GPU's val[1] */
+static nbody_result nbody__cu_multi_sort(nbody__engine *e) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    size_t nt = nbody__cu_nsrc(e), off[NBODY__CU_MAX_DEVICES + 1];
+    const int D = g->count;
+    nbody_result r = NBODY_OK;
+    ncclResult_t nr;
+    if (!g->split || !g->ordered) {   /* every key on every GPU (the first build) */
+        for (int k = 0; k < D && r == NBODY_OK; ++k) {
+            nbody__cuda *c = nbody__cu(&g->sub[k]);
+            size_t bytes = c->cubbytes;
+            if ((r = nbody__cu_enter(&g->sub[k])) != NBODY_OK) break;
+            NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)nt, 0, 63));
+        }
+        g->ordered = r == NBODY_OK;
+        return r;
+    }
+    if (!g->sflag[0] && (r = nbody__cu_multi_sort_alloc(e)) != NBODY_OK) return r;
+    for (int k = 0; k < D && r == NBODY_OK; ++k) {   /* each GPU's keys of its range, their bodies, their count */
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        size_t bytes = g->stmpbytes;
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        nbody__cu_sort_flags<<<nbody__cu_blocks(nt, 256), 256>>>(c->key[0], c->val[1], nt, D, k, g->sflag[k]);
+        NBODY__CU(cudaGetLastError());
+        NBODY__CU(cub::DeviceSelect::Flagged(g->stmp[k], bytes, c->key[0], g->sflag[k], g->skey[k], g->scount[k] + 1, (int)nt));
+        bytes = g->stmpbytes;
+        NBODY__CU(cub::DeviceSelect::Flagged(g->stmp[k], bytes, c->val[0], g->sflag[k], g->ssel[k], g->scount[k], (int)nt));
+        NBODY__CU(cudaMemcpyAsync(g->hcount + k, g->scount[k], sizeof(unsigned int), cudaMemcpyDeviceToHost, 0));
+        NBODY__CU(cudaEventRecord(g->sev[k], 0));
+    }
+    off[0] = 0;
+    for (int k = 0; k < D && r == NBODY_OK; ++k) {
+        if ((r = nbody__cu_enter(&g->sub[k])) != NBODY_OK) break;
+        r = nbody__cu_check(&g->sub[k], cudaEventSynchronize(g->sev[k]), "sort counts");
+        off[k + 1] = off[k] + g->hcount[k];
+    }
+    if (r == NBODY_OK && off[D] != nt) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: the shared sort's ranges hold %lu of %lu bodies", (unsigned long)off[D], (unsigned long)nt);
+        r = NBODY_ERR_DEVICE;
+    }
+    for (int k = 0; k < D && r == NBODY_OK; ++k) {   /* each range sorted into its place in val[1] */
+        nbody__engine *s = &g->sub[k];
+        nbody__cuda *c = nbody__cu(s);
+        size_t cnt = off[k + 1] - off[k], bytes = 0;
+        if ((r = nbody__cu_enter(s)) != NBODY_OK || !cnt) continue;
+        NBODY__CU(cub::DeviceRadixSort::SortPairs(NULL, bytes, g->skey[k], c->key[1], g->ssel[k], c->val[1] + off[k], (int)cnt, 0, 63));
+        if (bytes > c->cubbytes) {   /* the whole sort's scratch suffices in practice; grown otherwise */
+            cudaFree(c->cubtmp);
+            c->cubtmp = NULL; c->cubbytes = 0;
+            if ((r = nbody__cu_malloc(s, (unsigned char **)&c->cubtmp, bytes)) != NBODY_OK) break;
+            c->cubbytes = bytes;
+        }
+        bytes = c->cubbytes;
+        NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, g->skey[k], c->key[1], g->ssel[k], c->val[1] + off[k], (int)cnt, 0, 63));
+    }
+    if (r != NBODY_OK) { g->ordered = 0; return r; }
+    nr = ncclGroupStart();            /* the runs' all-gather, in place */
+    for (int d = 0; d < D && nr == ncclSuccess; ++d)
+        for (int k = 0; k < D && nr == ncclSuccess; ++k) {
+            unsigned int *v = nbody__cu(&g->sub[d])->val[1] + off[k];
+            if (off[k + 1] > off[k]) nr = ncclBroadcast(v, v, off[k + 1] - off[k], ncclUint32, k, g->comm[d], 0);
+        }
+    if (ncclGroupEnd() != ncclSuccess || nr != ncclSuccess) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: NCCL all-gather of the sorted bodies failed: %s", ncclGetErrorString(nr));
+        g->ordered = 0;
+        return NBODY_ERR_DEVICE;
+    }
+    return NBODY_OK;
+}
+
 /* The tree on several GPUs. Every GPU builds the whole tree from the gathered positions (the
    same tree: the same build on the same numbers) and walks a compact stretch of the Hilbert
    curve: monopoles the leaf positions [wfirst[k], wfirst[k + 1]) (leaf order), quadrupoles
@@ -4323,6 +4485,7 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
     ncclResult_t nr;
     nbody_result r = NBODY_OK;
     const int quad = nbody__cu(&g->sub[0])->nquad != NULL;
+    const nbody__r *yk[NBODY__CU_MAX_DEVICES];
     while (P * 2 <= 2 * nt - 1) P *= 2;
     if (g->wtimed) {               /* the last walks' times (they ended long ago, or end soon) */
         double t[NBODY__CU_MAX_DEVICES];
@@ -4336,18 +4499,24 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         if (ok && g->balance) nbody__dist_rebalance(g->wfirst, t, g->count, 1);
         g->wtimed = 0;
     }
-    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {   /* the keys */
+        nbody__engine *s = &g->sub[k];
+        size_t m = nbody__cu_mcount(g, k);
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        nbody__cu_slice_defaults(nbody__cu(s));
+        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
+        if (m) NBODY__CU(cudaMemcpyAsync(f->part[k], (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
+        r = nbody__cu_tree_keys(s, g->pos[k], &yk[k]);
+    }
+    if (r == NBODY_OK) r = nbody__cu_multi_sort(e);   /* the bodies in key order on every GPU */
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {   /* the rest of the build, the walks */
         nbody__engine *s = &g->sub[k];
         nbody__cuda *c = nbody__cu(s);
-        size_t m = nbody__cu_mcount(g, k), w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
-        nbody__r *fk = (nbody__r *)f->part[k];
-        unsigned int B;
+        size_t w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
+        unsigned int B = (unsigned int)c->block;
         if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
-        nbody__cu_slice_defaults(c);
-        B = (unsigned int)c->block;
-        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
-        if (m) NBODY__CU(cudaMemcpyAsync(fk, (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
-        if ((r = nbody__cu_tree_build(s, g->pos[k])) != NBODY_OK) break;
+        if (c->bev[1]) NBODY__CU(cudaEventRecord(c->bev[1], 0));
+        if ((r = nbody__cu_tree_finish(s, yk[k])) != NBODY_OK) break;
         if (quad && (r = nbody__cu_multi_groups(e, k)) != NBODY_OK) break;
         NBODY__CU(cudaEventRecord(g->wev[k][2], 0));
         if (quad) r = nbody__cu_group_launch(s, (int)B, c->walk, 1, g->gord[k] + nt, g->gsel[k] + 1, NULL, g->lacc[k], nt);
@@ -4771,6 +4940,7 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
         g->wfirst[k] = kk * (nt / (size_t)D) + (kk < nt % (size_t)D ? kk : nt % (size_t)D);   /* the first walks: by count */
     }
     g->balance = 1;
+    g->split = 1;
     for (int k = 0; k < D && r == NBODY_OK; ++k) {
         nbody__engine *s = &g->sub[k];
         s->ops = nbody__cuda_engine_ops(tree);
@@ -4848,6 +5018,34 @@ extern "C" int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int 
         memcpy(w, g->wfirst, ((size_t)g->count + 1) * sizeof *w);
     }
     return g->count;
+}
+/* Benchmarks only (tree; several GPUs: GPU 0's): from the next build on, events between the
+   build's steps; ms[0..3] of the last build: the sort, the leaves, the internal nodes, the
+   groups (the rest of the build is the box and the keys). Returns 0 before a timed build. */
+extern "C" int nbody__cuda_bench_build_steps(nbody__engine *e, double *ms) {
+    nbody__cuda *c = nbody__cu(nbody__cu_is_multi(e) ? &((nbody__cu_multi *)e->impl)->sub[0] : e);
+    int ok = 1;
+    if (cudaSetDevice(c->dev) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
+    if (!c->bev[0]) {
+        for (int k = 0; k < 5 && ok; ++k) ok = cudaEventCreate(&c->bev[k]) == cudaSuccess;
+        (void)cudaGetLastError();
+        return 0;
+    }
+    for (int k = 0; k < 4 && ok; ++k) {
+        float t = -1;
+        ok = cudaEventSynchronize(c->bev[k + 1]) == cudaSuccess && cudaEventElapsedTime(&t, c->bev[k], c->bev[k + 1]) == cudaSuccess;
+        ms[k] = t;
+    }
+    (void)cudaGetLastError();
+    return ok;
+}
+/* Tests and benchmarks (the tree on several GPUs): split 1 shares the sort of the build out
+   (nbody__cu_multi_sort, the default), 0 has every GPU sort every key; -1 keeps it. Returns D,
+   0 when e is not a tree on several GPUs. */
+extern "C" int nbody__cuda_multi_split_sort(nbody__engine *e, int split) {
+    if (!nbody__cu_is_multi(e) || !nbody__cu_mu(e)->tree) return 0;
+    if (split >= 0) nbody__cu_mu(e)->split = split != 0;
+    return nbody__cu_mu(e)->count;
 }
 static nbody_result nbody__cu_multi_init_dense(nbody__engine *e) { return nbody__cu_multi_init(e, 0); }
 static nbody_result nbody__cu_multi_init_tree(nbody__engine *e) { return nbody__cu_multi_init(e, 1); }
