@@ -761,10 +761,15 @@ static nbody_result nbody__cu_dense_forces(nbody__engine *e, int B, int R, size_
 /* the bodies' sort keys: each coordinate quantised to 21 bits over the bounding box, then
    the Hilbert key of nbody.h (nbody__tree_key: every run of sorted bodies a compact piece of
    space) or the Morton key (hilbert = 0: the contact search; the group walk's benchmarks) */
-template <class T> __global__ void nbody__cu_keys(const T *x, size_t n, const nbody__box<T> *box,
-                                                    unsigned long long *key, unsigned int *val, int hilbert) {
+/* each body's key and index; with pk given, also its (x, y, z, m) packed into pk */
+template <class T> __global__ void nbody__cu_keys(const T *x, const T *m, size_t n, const nbody__box<T> *box,
+                                                    unsigned long long *key, unsigned int *val, nbody__v4<T> *pk, int hilbert) {
     nbody__box<T> b = *box;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        if (pk) {
+            nbody__v4<T> w = {x[i], x[n + i], x[2 * n + i], m[i]};
+            pk[i] = w;
+        }
         key[i] = hilbert ? nbody__tree_key(x[i], x[n + i], x[2 * n + i], b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2])
                          : nbody__tree_morton((unsigned int)nbody__tree_coord(x[i], b.lo[0], b.hi[0]),
                                               (unsigned int)nbody__tree_coord(x[n + i], b.lo[1], b.hi[1]),
@@ -779,15 +784,15 @@ extern "C" void nbody__cuda_bench_tree_morton(int on) { nbody__cu_tree_morton = 
 
 /* leaf j in [n, 2n) holds the body at depth-first position p(j): the complete heap's bottom
    level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1))) */
-template <class T> __global__ void nbody__cu_leaves(const T *x, const T *m, size_t n, size_t P, const unsigned int *sorted,
+template <class T> __global__ void nbody__cu_leaves(const nbody__v4<T> *pk, size_t n, size_t P, const unsigned int *sorted,
                                                     nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
                                                     T *rad, unsigned int *leafbody, nbody__v4<T> *sb, uint2 *nrange) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
         size_t j = n + k, p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
-        nbody__v4<T> v = {x[b], x[n + b], x[2 * n + b], (T)0}, w = {v.x, v.y, v.z, m[b]};
+        nbody__v4<T> w = nbody__ldg4(pk + b), v = {w.x, w.y, w.z, (T)0};   /* (x, y, z, m) of body b */
         node[j] = v; lo[j] = v; hi[j] = v;
-        nmass[j] = m[b]; rad[j] = 0;
+        nmass[j] = w.w; rad[j] = 0;
         leafbody[k] = b;
         sb[p] = w;                                   /* the bodies in depth-first order */
         nrange[j] = make_uint2((unsigned int)p, 1u);
@@ -1252,55 +1257,39 @@ __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const
     }
 }
 
-/* The build in three parts: the keys (nbody__cu_tree_keys), their sort (the bodies in key order
-   in val[1]; several GPUs may share it out, nbody__cu_multi_sort), the tree from that order
-   (nbody__cu_tree_finish). The keys: the active positions packed (test particles: the build
-   reads [x(n) y(n) z(n)] of the n active bodies), their box, each body's key in key[0] and its
-   index in val[0]; *yk: the positions the rest of the build reads. */
-static nbody_result nbody__cu_tree_keys(nbody__engine *e, const nbody__r *y, const nbody__r **yk) {
+/* The build: the bodies sorted by the keys of their positions (stable: equal keys keep the
+   bodies' order, so every build of the same bodies is the same tree), laid into the leaves in
+   depth-first order, the internal nodes from their children level by level, the group walk's
+   groups. The keys' pass also packs each body's (x, y, z, m) into c->bodies, so the leaves
+   gather one 16-byte record a body in key order instead of four scattered numbers. */
+static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     nbody__cuda *c = nbody__cu(e);
-    size_t n = nbody__cu_nsrc(e);            /* the tree holds the active bodies */
+    size_t n = nbody__cu_nsrc(e), P = 1;     /* the tree holds the active bodies */
     nbody__box<nbody__r> *box;
+    int depth = 0;
     c->ycur = y;
     c->kdk_tree = 0;
-    if (n < e->n) {
+    if (n < e->n) {                          /* pack their positions: the build reads [x(n) y(n) z(n)] */
         nbody_result rr = c->yact ? NBODY_OK : nbody__cu_malloc(e, &c->yact, 3 * n);
         if (rr != NBODY_OK) return rr;
         for (int d = 0; d < 3; ++d)
             NBODY__CU(cudaMemcpyAsync(c->yact + d * n, y + d * e->n, n * sizeof(nbody__r), cudaMemcpyDeviceToDevice));
         y = c->yact;
     }
-    *yk = y;
     nbody__cu_map_box<nbody__r> mb = {y, n};
     nbody_result r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box);
     if (r != NBODY_OK) return r;
-    nbody__cu_keys<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, c->key[0], c->val[0], !nbody__cu_tree_morton);
+    while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
+    nbody__cu_keys<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, box, c->key[0], c->val[0], c->bodies, !nbody__cu_tree_morton);
     NBODY__CU(cudaGetLastError());
     if (c->bev[0]) NBODY__CU(cudaEventRecord(c->bev[0], 0));
-    return NBODY_OK;
-}
-
-static nbody_result nbody__cu_tree_finish(nbody__engine *e, const nbody__r *y);
-static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
-    nbody__cuda *c = nbody__cu(e);
-    nbody_result r = nbody__cu_tree_keys(e, y, &y);
-    if (r != NBODY_OK) return r;
-    {   /* stable: equal keys keep the bodies' order, so every build of the same bodies is the same tree */
+    {
         size_t bytes = c->cubbytes;
-        NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)nbody__cu_nsrc(e), 0, 63));
+        NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)n, 0, 63));
     }
     if (c->bev[1]) NBODY__CU(cudaEventRecord(c->bev[1], 0));
-    return nbody__cu_tree_finish(e, y);
-}
-
-/* the tree from the bodies in key order (val[1]) and the positions y the keys read */
-static nbody_result nbody__cu_tree_finish(nbody__engine *e, const nbody__r *y) {
-    nbody__cuda *c = nbody__cu(e);
-    size_t n = nbody__cu_nsrc(e), P = 1;
-    int depth = 0;
-    while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
     c->depth = depth;
-    nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(y, c->m, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody,
+    nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(c->bodies, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody,
                                                         c->sb, c->nrange);
     NBODY__CU(cudaGetLastError());
     if (c->bev[2]) NBODY__CU(cudaEventRecord(c->bev[2], 0));
@@ -1823,7 +1812,7 @@ static nbody_result nbody__cu_ct_build(nbody__engine *e, nbody__cu_contacts *w, 
     nbody__cu_map_box<nbody__r> mb = {y, n};
     if ((r = nbody__cu_reduce<nbody__cu_boxop<nbody__r> >(e, mb, n, &box)) != NBODY_OK) return r;
     while (P * 2 <= 2 * n - 1) { P *= 2; depth++; }
-    nbody__cu_keys<<<nbody__cu_blocks(n, 256), 256>>>(y, n, box, w->mkey[0], w->mval[0], 0);
+    nbody__cu_keys<<<nbody__cu_blocks(n, 256), 256>>>(y, (const nbody__r *)NULL, n, box, w->mkey[0], w->mval[0], (nbody__rec *)NULL, 0);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cub::DeviceRadixSort::SortPairs(NULL, bytes, w->mkey[0], w->mkey[1], w->mval[0], w->mval[1], (int)n, 0, 63));
     if ((r = nbody__cu_ct_tmp(e, w, bytes)) != NBODY_OK) return r;
@@ -1993,7 +1982,7 @@ static nbody_result nbody__cu_init_common(nbody__engine *e, int tree) {
     if (r == NBODY_OK) r = nbody__cu_check(e, cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount, c->dev), "device attributes");
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->m, e->n);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, (unsigned char **)&c->red, 2 * NBODY__RED_SLOTS * sizeof(nbody__box<nbody__r>));
-    if (r == NBODY_OK && !tree) r = nbody__cu_malloc(e, &c->bodies, e->n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &c->bodies, e->n);   /* dense: the packed bodies; tree: the build's */
     if (r == NBODY_OK && tree) {
         size_t nn = 2 * e->n;
         r = nbody__cu_malloc(e, &c->node, nn);
@@ -3840,8 +3829,8 @@ extern "C" nbody_result nbody__cuda_derivative_slice(nbody__engine *e, nbody__bu
 
 /* the phases of a tree evaluation on several GPUs, timed on each GPU by events at their edges
    (nbody__cuda_multi_phases): the positions' all-gather, the build, the walk, the accelerations'
-   all-gather and the taking of its own */
-#define NBODY__CU_MPHASES 4
+   all-gather, the taking of its own */
+#define NBODY__CU_MPHASES 5
 struct nbody__cu_multi {
     int count;
     nbody__engine sub[NBODY__CU_MAX_DEVICES];      /* GPU k's engine: all n masses, its slice's buffers */
@@ -3870,17 +3859,6 @@ struct nbody__cu_multi {
     void *gtmp[NBODY__CU_MAX_DEVICES];
     size_t gtmpbytes;
     cudaEvent_t gbev;
-    /* the shared sort (nbody__cu_multi_sort): split 1 to share it (0: every GPU sorts every key);
-       ordered: val[1] holds the last build's order; GPU k's keys of its key range and their
-       bodies (skey, ssel), its flags, the selection's scratch, the count it selected (scount,
-       then on the host hcount) and its event */
-    int split, ordered;
-    unsigned long long *skey[NBODY__CU_MAX_DEVICES];
-    unsigned int *ssel[NBODY__CU_MAX_DEVICES], *scount[NBODY__CU_MAX_DEVICES], *hcount;
-    unsigned char *sflag[NBODY__CU_MAX_DEVICES];
-    void *stmp[NBODY__CU_MAX_DEVICES];
-    size_t stmpbytes;
-    cudaEvent_t sev[NBODY__CU_MAX_DEVICES];
     struct nbody__cu_mherm *herm;                  /* NBODY_HERMITE (dense): on first use */
 };
 #define NBODY__CU_UNDECIDED (-1)
@@ -3919,8 +3897,6 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
             cudaFree(g->recv[k]);
             cudaFree(g->lacc[k]);
             cudaFree(g->gord[k]); cudaFree(g->gsel[k]); cudaFree(g->gflag[k]); cudaFree(g->gtmp[k]);
-            cudaFree(g->skey[k]); cudaFree(g->ssel[k]); cudaFree(g->scount[k]); cudaFree(g->sflag[k]); cudaFree(g->stmp[k]);
-            if (g->sev[k]) cudaEventDestroy(g->sev[k]);
             for (int q = 0; q <= NBODY__CU_MPHASES; ++q)
                 if (g->wev[k][q]) cudaEventDestroy(g->wev[k][q]);
             if (k == 0 && g->gbev) cudaEventDestroy(g->gbev);
@@ -3928,7 +3904,6 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
         }
     }
     if (g->gbound) cudaFreeHost(g->gbound);
-    if (g->hcount) cudaFreeHost(g->hcount);
     (void)cudaGetLastError();
     e->desc.allocator.free(g, e->desc.allocator.user_data);
     e->impl = NULL;
@@ -4346,125 +4321,6 @@ static nbody_result nbody__cu_multi_groups(nbody__engine *e, int k) {
     return NBODY_OK;
 }
 
-/* The shared sort. Every GPU has every body's key (the same keys: the same positions and box);
-   the one-GPU build sorts all of them, stably (equal keys in body order). Shared: GPU k takes
-   the bodies whose keys lie in its range [S[k], S[k + 1]) (their body order kept by the
-   selection), sorts them stably, and the sorted runs, concatenated in GPU order, are that
-   same order: an all-gather of the bodies' indices (4 bytes a body) puts it in every GPU's
-   val[1], and each GPU then builds the tree as one GPU does: the same bits. The ranges come
-   from the last build's order: S[j] = the key of the body then at position j nt / D (made
-   non-decreasing), so each GPU sorts about nt / D keys; the host reads the counts (one wait a
-   build, after the keys) to size the sorts and the all-gather. The first build, with no
-   order yet, sorts every key on every GPU. */
-__global__ void nbody__cu_sort_flags(const unsigned long long *key, const unsigned int *order, size_t nt, int D, int k,
-                                     unsigned char *flag) {
-    unsigned long long lo = 0, hi = ~0ull, s = 0;
-    for (int j = 1; j <= k + 1 && j < D; ++j) {   /* S[j] = max of the splitters up to j */
-        unsigned long long v = key[order[(size_t)j * nt / (size_t)D]];
-        s = v > s ? v : s;
-        if (j == k) lo = s;
-        if (j == k + 1) hi = s;
-    }
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nt; i += (size_t)gridDim.x * blockDim.x)
-        flag[i] = key[i] >= lo && key[i] < hi;
-}
-
-static nbody_result nbody__cu_multi_sort_alloc(nbody__engine *e) {
-    nbody__cu_multi *g = nbody__cu_mu(e);
-    size_t nt = nbody__cu_nsrc(e), b1 = 0, b2 = 0;
-    nbody_result r = NBODY_OK;
-    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
-        nbody__engine *s = &g->sub[k];
-        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
-        r = nbody__cu_malloc(s, &g->skey[k], nt);
-        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->ssel[k], nt);
-        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->scount[k], 2);
-        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->sflag[k], nt);
-        if (r == NBODY_OK && k == 0)
-            r = nbody__cu_check(s, cub::DeviceSelect::Flagged(NULL, b1, nbody__cu(s)->key[0], g->sflag[k], g->skey[k], g->scount[k], (int)nt),
-                                "select size");
-        if (r == NBODY_OK && k == 0)
-            r = nbody__cu_check(s, cub::DeviceSelect::Flagged(NULL, b2, nbody__cu(s)->val[0], g->sflag[k], g->ssel[k], g->scount[k], (int)nt),
-                                "select size");
-        if (k == 0) g->stmpbytes = b1 > b2 ? b1 : b2;
-        if (r == NBODY_OK) r = nbody__cu_malloc(s, (unsigned char **)&g->stmp[k], g->stmpbytes ? g->stmpbytes : 1);
-        if (r == NBODY_OK) r = nbody__cu_check(s, cudaEventCreateWithFlags(&g->sev[k], cudaEventDisableTiming), "cudaEventCreate");
-    }
-    if (r == NBODY_OK) r = nbody__cu_host_alloc(&g->sub[0], &g->hcount, (size_t)g->count, cudaHostAllocPortable);
-    return r;
-}
-
-/* after every GPU's keys (nbody__cu_tree_keys): the bodies in key order in every GPU's val[1] */
-static nbody_result nbody__cu_multi_sort(nbody__engine *e) {
-    nbody__cu_multi *g = nbody__cu_mu(e);
-    size_t nt = nbody__cu_nsrc(e), off[NBODY__CU_MAX_DEVICES + 1];
-    const int D = g->count;
-    nbody_result r = NBODY_OK;
-    ncclResult_t nr;
-    if (!g->split || !g->ordered) {   /* every key on every GPU (the first build) */
-        for (int k = 0; k < D && r == NBODY_OK; ++k) {
-            nbody__cuda *c = nbody__cu(&g->sub[k]);
-            size_t bytes = c->cubbytes;
-            if ((r = nbody__cu_enter(&g->sub[k])) != NBODY_OK) break;
-            NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, c->key[0], c->key[1], c->val[0], c->val[1], (int)nt, 0, 63));
-        }
-        g->ordered = r == NBODY_OK;
-        return r;
-    }
-    if (!g->sflag[0] && (r = nbody__cu_multi_sort_alloc(e)) != NBODY_OK) return r;
-    for (int k = 0; k < D && r == NBODY_OK; ++k) {   /* each GPU's keys of its range, their bodies, their count */
-        nbody__engine *s = &g->sub[k];
-        nbody__cuda *c = nbody__cu(s);
-        size_t bytes = g->stmpbytes;
-        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
-        nbody__cu_sort_flags<<<nbody__cu_blocks(nt, 256), 256>>>(c->key[0], c->val[1], nt, D, k, g->sflag[k]);
-        NBODY__CU(cudaGetLastError());
-        NBODY__CU(cub::DeviceSelect::Flagged(g->stmp[k], bytes, c->key[0], g->sflag[k], g->skey[k], g->scount[k] + 1, (int)nt));
-        bytes = g->stmpbytes;
-        NBODY__CU(cub::DeviceSelect::Flagged(g->stmp[k], bytes, c->val[0], g->sflag[k], g->ssel[k], g->scount[k], (int)nt));
-        NBODY__CU(cudaMemcpyAsync(g->hcount + k, g->scount[k], sizeof(unsigned int), cudaMemcpyDeviceToHost, 0));
-        NBODY__CU(cudaEventRecord(g->sev[k], 0));
-    }
-    off[0] = 0;
-    for (int k = 0; k < D && r == NBODY_OK; ++k) {
-        if ((r = nbody__cu_enter(&g->sub[k])) != NBODY_OK) break;
-        r = nbody__cu_check(&g->sub[k], cudaEventSynchronize(g->sev[k]), "sort counts");
-        off[k + 1] = off[k] + g->hcount[k];
-    }
-    if (r == NBODY_OK && off[D] != nt) {
-        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: the shared sort's ranges hold %lu of %lu bodies", (unsigned long)off[D], (unsigned long)nt);
-        r = NBODY_ERR_DEVICE;
-    }
-    for (int k = 0; k < D && r == NBODY_OK; ++k) {   /* each range sorted into its place in val[1] */
-        nbody__engine *s = &g->sub[k];
-        nbody__cuda *c = nbody__cu(s);
-        size_t cnt = off[k + 1] - off[k], bytes = 0;
-        if ((r = nbody__cu_enter(s)) != NBODY_OK || !cnt) continue;
-        NBODY__CU(cub::DeviceRadixSort::SortPairs(NULL, bytes, g->skey[k], c->key[1], g->ssel[k], c->val[1] + off[k], (int)cnt, 0, 63));
-        if (bytes > c->cubbytes) {   /* the whole sort's scratch suffices in practice; grown otherwise */
-            cudaFree(c->cubtmp);
-            c->cubtmp = NULL; c->cubbytes = 0;
-            if ((r = nbody__cu_malloc(s, (unsigned char **)&c->cubtmp, bytes)) != NBODY_OK) break;
-            c->cubbytes = bytes;
-        }
-        bytes = c->cubbytes;
-        NBODY__CU(cub::DeviceRadixSort::SortPairs(c->cubtmp, bytes, g->skey[k], c->key[1], g->ssel[k], c->val[1] + off[k], (int)cnt, 0, 63));
-    }
-    if (r != NBODY_OK) { g->ordered = 0; return r; }
-    nr = ncclGroupStart();            /* the runs' all-gather, in place */
-    for (int d = 0; d < D && nr == ncclSuccess; ++d)
-        for (int k = 0; k < D && nr == ncclSuccess; ++k) {
-            unsigned int *v = nbody__cu(&g->sub[d])->val[1] + off[k];
-            if (off[k + 1] > off[k]) nr = ncclBroadcast(v, v, off[k + 1] - off[k], ncclUint32, k, g->comm[d], 0);
-        }
-    if (ncclGroupEnd() != ncclSuccess || nr != ncclSuccess) {
-        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: NCCL all-gather of the sorted bodies failed: %s", ncclGetErrorString(nr));
-        g->ordered = 0;
-        return NBODY_ERR_DEVICE;
-    }
-    return NBODY_OK;
-}
-
 /* The tree on several GPUs. Every GPU builds the whole tree from the gathered positions (the
    same tree: the same build on the same numbers) and walks a compact stretch of the Hilbert
    curve: monopoles the leaf positions [wfirst[k], wfirst[k + 1]) (leaf order), quadrupoles
@@ -4485,7 +4341,6 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
     ncclResult_t nr;
     nbody_result r = NBODY_OK;
     const int quad = nbody__cu(&g->sub[0])->nquad != NULL;
-    const nbody__r *yk[NBODY__CU_MAX_DEVICES];
     while (P * 2 <= 2 * nt - 1) P *= 2;
     if (g->wtimed) {               /* the last walks' times (they ended long ago, or end soon) */
         double t[NBODY__CU_MAX_DEVICES];
@@ -4499,24 +4354,17 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         if (ok && g->balance) nbody__dist_rebalance(g->wfirst, t, g->count, 1);
         g->wtimed = 0;
     }
-    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {   /* the keys */
-        nbody__engine *s = &g->sub[k];
-        size_t m = nbody__cu_mcount(g, k);
-        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
-        nbody__cu_slice_defaults(nbody__cu(s));
-        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
-        if (m) NBODY__CU(cudaMemcpyAsync(f->part[k], (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
-        r = nbody__cu_tree_keys(s, g->pos[k], &yk[k]);
-    }
-    if (r == NBODY_OK) r = nbody__cu_multi_sort(e);   /* the bodies in key order on every GPU */
-    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {   /* the rest of the build, the walks */
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
         nbody__engine *s = &g->sub[k];
         nbody__cuda *c = nbody__cu(s);
-        size_t w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
-        unsigned int B = (unsigned int)c->block;
+        size_t m = nbody__cu_mcount(g, k), w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
+        unsigned int B;
         if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
-        if (c->bev[1]) NBODY__CU(cudaEventRecord(c->bev[1], 0));
-        if ((r = nbody__cu_tree_finish(s, yk[k])) != NBODY_OK) break;
+        nbody__cu_slice_defaults(c);
+        B = (unsigned int)c->block;
+        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
+        if (m) NBODY__CU(cudaMemcpyAsync(f->part[k], (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
+        if ((r = nbody__cu_tree_build(s, g->pos[k])) != NBODY_OK) break;
         if (quad && (r = nbody__cu_multi_groups(e, k)) != NBODY_OK) break;
         NBODY__CU(cudaEventRecord(g->wev[k][2], 0));
         if (quad) r = nbody__cu_group_launch(s, (int)B, c->walk, 1, g->gord[k] + nt, g->gsel[k] + 1, NULL, g->lacc[k], nt);
@@ -4549,20 +4397,21 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         nbody__cuda *c = nbody__cu(s);
         size_t m = nbody__cu_mcount(g, k);
         if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        NBODY__CU(cudaEventRecord(g->wev[k][4], 0));
         if (m && quad)
             nbody__cu_leaf_take<nbody__r, true><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, P, g->first[k], m, (nbody__r *)f->part[k]);
         else if (m)
             nbody__cu_leaf_take<nbody__r, false><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, P, g->first[k], m, (nbody__r *)f->part[k]);
         NBODY__CU(cudaGetLastError());
         if (m) r = nbody__cu_slice_walk(s, g->pos[k], NULL, 0, 0, (nbody__r *)f->part[k], g->first[k], m);   /* its test particles */
-        if (r == NBODY_OK) r = nbody__cu_check(s, cudaEventRecord(g->wev[k][4], 0), "cudaEventRecord");
+        if (r == NBODY_OK) r = nbody__cu_check(s, cudaEventRecord(g->wev[k][5], 0), "cudaEventRecord");
     }
     return r;
 }
 
 /* Benchmarks: the last tree evaluation's phases on each GPU in ms, ms[NBODY__CU_MPHASES k + q]:
    q = 0 the positions' all-gather (waits for the slowest GPU included), 1 the build (and the
-   group ranges), 2 the walk, 3 the accelerations' all-gather and the taking of its own bodies'.
+   group ranges), 2 the walk, 3 the accelerations' all-gather, 4 the taking of its own bodies'.
    Waits for them. Returns D, 0 when e is not a tree on several GPUs or nothing was timed. */
 extern "C" int nbody__cuda_multi_phases(nbody__engine *e, double *ms) {
     nbody__cu_multi *g;
@@ -4940,7 +4789,6 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
         g->wfirst[k] = kk * (nt / (size_t)D) + (kk < nt % (size_t)D ? kk : nt % (size_t)D);   /* the first walks: by count */
     }
     g->balance = 1;
-    g->split = 1;
     for (int k = 0; k < D && r == NBODY_OK; ++k) {
         nbody__engine *s = &g->sub[k];
         s->ops = nbody__cuda_engine_ops(tree);
@@ -5038,14 +4886,6 @@ extern "C" int nbody__cuda_bench_build_steps(nbody__engine *e, double *ms) {
     }
     (void)cudaGetLastError();
     return ok;
-}
-/* Tests and benchmarks (the tree on several GPUs): split 1 shares the sort of the build out
-   (nbody__cu_multi_sort, the default), 0 has every GPU sort every key; -1 keeps it. Returns D,
-   0 when e is not a tree on several GPUs. */
-extern "C" int nbody__cuda_multi_split_sort(nbody__engine *e, int split) {
-    if (!nbody__cu_is_multi(e) || !nbody__cu_mu(e)->tree) return 0;
-    if (split >= 0) nbody__cu_mu(e)->split = split != 0;
-    return nbody__cu_mu(e)->count;
 }
 static nbody_result nbody__cu_multi_init_dense(nbody__engine *e) { return nbody__cu_multi_init(e, 0); }
 static nbody_result nbody__cu_multi_init_tree(nbody__engine *e) { return nbody__cu_multi_init(e, 1); }

@@ -16,10 +16,8 @@
    one GPU against D, the engine's defaults (three warm-up steps, then the median of 3 to 15 steps
    or 5 s), and the phases of the D GPUs' evaluations
    (nbody__cuda_multi_phases): for each GPU the median over the timed steps of the positions'
-   all-gather, the build, the walk, and the accelerations' all-gather with the taking of its
-   own, in ms; and GPU 0's build by steps (nbody__cuda_bench_build_steps). The D GPUs share the
-   build's sort out (the default; MULTI_SORTS=1 adds rows with every key sorted on every GPU,
-   nbody__cuda_multi_split_sort). MULTI_WALK=1|2 forces the GPUs' monopole walk (each thread alone, the warp's
+   all-gather, the build, the walk, the accelerations' all-gather and the taking of its own,
+   in ms; and GPU 0's build by steps (nbody__cuda_bench_build_steps). MULTI_WALK=1|2 forces the GPUs' monopole walk (each thread alone, the warp's
    union; MULTI_BLOCK its threads per block, 1024). */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
@@ -32,7 +30,6 @@
 int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int balance);   /* nbody_cuda.cu */
 int nbody__cuda_multi_phases(nbody__engine *e, double *ms);
 int nbody__cuda_bench_build_steps(nbody__engine *e, double *ms);
-int nbody__cuda_multi_split_sort(nbody__engine *e, int split);
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread);
 
 static double now(void) {
@@ -77,8 +74,8 @@ static double step_ms(nbody_engine engine, size_t n, int devices, int balance, i
 
 /* the tree mode: ms per step of a ready system s on `devices` GPUs, the phases' medians into
    ph[4 k + q] (several GPUs) */
-#define MULTI_PHASES 4
-static double tree_ms(const nbody_system *s, int devices, int quad, double theta, int split, double *ph, double *bs) {
+#define MULTI_PHASES 5
+static double tree_ms(const nbody_system *s, int devices, int quad, double theta, double *ph, double *bs) {
     nbody_desc d = {0};
     nbody_sim *sim = NULL;
     double t[15], p[15][16 * MULTI_PHASES], b[15][4], total = 0, col[15];
@@ -87,7 +84,6 @@ static double tree_ms(const nbody_system *s, int devices, int quad, double theta
     d.engine = NBODY_ENGINE_CUDA_TREE; d.devices = devices; d.softening = (nbody_real)1e-3; d.dt = (nbody_real)1e-5;
     d.quadrupole = quad; d.theta = (nbody_real)theta;
     r = nbody_create(&sim, &d, s);
-    if (r == NBODY_OK && devices > 1) (void)nbody__cuda_multi_split_sort(&sim->eng, split);
     if (r == NBODY_OK && devices > 1 && getenv("MULTI_WALK"))   /* the GPUs' walk forced: 1 thread, 2 warp (monopoles) */
         nbody__cuda_bench_config(&sim->eng, 0, getenv("MULTI_BLOCK") ? atoi(getenv("MULTI_BLOCK")) : 1024, atoi(getenv("MULTI_WALK")));
     for (k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody_step(sim);
@@ -120,28 +116,24 @@ static int tree_mode(int D, int argc, char **argv) {
     int i, quad, k;
     printf("## The tree (%s), Plummer, softening 1e-3: ms per leapfrog step on 1 and %d GPUs, build and exchanges included\n\n",
            sizeof(nbody_real) == sizeof(float) ? "float" : "double", D);
-    printf("| N | moments, theta | sort on %d GPUs | 1 GPU ms | %d GPUs ms | speed-up | phases a GPU, ms: gather / build / walk / exchange | "
+    printf("| N | moments, theta | 1 GPU ms | %d GPUs ms | speed-up | phases a GPU, ms: gather / build / walk / all-gather / take | "
            "GPU 0's build, ms: sort / leaves / internal nodes / groups (1 GPU; %d GPUs) |\n"
-           "|---:|---|---|---:|---:|---:|---|---|\n", D, D, D);
+           "|---:|---|---:|---:|---:|---|---|\n", D, D);
     for (i = 0; i < argc; ++i) {
         size_t n = (size_t)1 << atoi(argv[i]);
         nbody_system s = {0};
         if (nbody_ic_plummer(&s, n, 1) != NBODY_OK) return 1;
         for (quad = 0; quad <= 1; ++quad) {
             double th = quad ? (qt ? atof(qt) : 1.0) : 0.5, ph[16 * MULTI_PHASES], b1[4], bD[4];
-            double t1 = tree_ms(&s, 1, quad, th, 0, ph, b1);
-            int split;
-            for (split = 1; split >= (getenv("MULTI_SORTS") ? 0 : 1); --split) {   /* MULTI_SORTS: the whole sort on every GPU too */
-                double tD = tree_ms(&s, D, quad, th, split, ph, bD);
-                printf("| 2^%s | %s %.2g | %s | %.2f | %.2f | %.2fx |", argv[i], quad ? "quadrupole" : "monopole", th,
-                       split ? "shared" : "whole", t1, tD, t1 / tD);
-                for (k = 0; k < D && tD > 0; ++k)
-                    printf(" %.2f / %.2f / %.2f / %.2f%s", ph[MULTI_PHASES * k], ph[MULTI_PHASES * k + 1], ph[MULTI_PHASES * k + 2],
-                           ph[MULTI_PHASES * k + 3], k + 1 < D ? ";" : "");
-                printf(" | %.2f / %.2f / %.2f / %.2f; %.2f / %.2f / %.2f / %.2f |\n", b1[0], b1[1], b1[2], b1[3], bD[0], bD[1], bD[2],
-                       bD[3]);
-                fflush(stdout);
+            double t1 = tree_ms(&s, 1, quad, th, ph, b1), tD = tree_ms(&s, D, quad, th, ph, bD);
+            printf("| 2^%s | %s %.2g | %.2f | %.2f | %.2fx |", argv[i], quad ? "quadrupole" : "monopole", th, t1, tD, t1 / tD);
+            for (k = 0; k < D && tD > 0; ++k) {
+                int q;
+                for (q = 0; q < MULTI_PHASES; ++q) printf(" %.2f%s", ph[MULTI_PHASES * k + q], q + 1 < MULTI_PHASES ? " /" : "");
+                printf("%s", k + 1 < D ? ";" : "");
             }
+            printf(" | %.2f / %.2f / %.2f / %.2f; %.2f / %.2f / %.2f / %.2f |\n", b1[0], b1[1], b1[2], b1[3], bD[0], bD[1], bD[2], bD[3]);
+            fflush(stdout);
         }
         nbody_system_free(&s);
     }

@@ -65,7 +65,7 @@ static void usage(FILE *f) {
             "  --dt DT               fixed step, or the first step with --tolerance (default: per scenario)\n"
             "  --tolerance TOL       adaptive step control; only for the embedded methods rkck, rkdp,\n"
             "                        rkdverk, rkf, rklc and bs (default 0: fixed steps of --dt)\n"
-            "  --theta THETA         tree engines: opening angle in (0, 1.5] (default 0.5)\n"
+            "  --theta THETA         tree engines: opening angle in (0, 1.2] (default 0.5)\n"
             "  --softening EPS       Plummer softening (default: per scenario)\n"
             "  --t-end T             simulated time to reach (default: per scenario)\n"
             "  --threads N           CPU threads (default: OpenMP's, OMP_NUM_THREADS)\n"

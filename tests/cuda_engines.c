@@ -731,7 +731,10 @@ int main(void) {
     }
     if (getenv("NBODY_TEST_ONLY") && !strcmp(getenv("NBODY_TEST_ONLY"), "tree")) {   /* a quick pass after a tree change */
         test_tree_accuracy();
+        test_tree_accuracy_per_body();
+        test_tree_refusals();
         test_tree_walks_agree();
+        test_tree_group_options();
         test_tree_block_steps();
         return check_finish();
     }

@@ -154,9 +154,9 @@ while IFS='|' read -r args want; do
     if [ "$rc" -eq 2 ] && grep -q -e "$want" "$tmp/err" && ! grep -q '^done' "$tmp/out"; then pass=$((pass + 1))
     else fail=$((fail + 1)); echo "FAIL nbody $args: exit $rc (want 2 and '$want'), stderr: $(head -c 300 "$tmp/err")"; fi
 done <<ARGS
---engine tree --theta 2 --t-end 0.01|desc.theta = 2 must be at most 1.5
+--engine tree --theta 2 --t-end 0.01|desc.theta = 2 must be at most 1.2
 --engine tree --theta 0 --t-end 0.01|--theta 0: the library reads 0 as its default
---engine tree --theta=1.6 --t-end 0.01|desc.theta = 1.6 must be at most 1.5
+--engine tree --theta=1.3 --t-end 0.01|desc.theta = 1.3 must be at most 1.2
 --theta 0.5 --t-end 0.01|applies to the tree engines
 --method leapfrog --tolerance 1e-8|needs an adaptive method
 --tolerance 1e-8|needs an adaptive method

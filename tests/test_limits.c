@@ -82,10 +82,10 @@ static void desc_limits(void) {
 
     d = logged(&b); d.engine = NBODY_ENGINE_TREE; d.theta = (nbody_real)1e6;
     refused("theta 1e6", d, &b, &s, NBODY_ERR_INVALID_ARGUMENT, "desc.theta = 1e+06");
-    d = logged(&b); d.theta = (nbody_real)1.5001;
-    refused("theta 1.5001", d, &b, &s, NBODY_ERR_INVALID_ARGUMENT, "desc.theta = 1.5001 must be at most 1.5");
-    d = logged(&b); d.theta = (nbody_real)1.5;
-    CHECK(nbody_desc_check(&d, &s) == NBODY_OK && b.lines == 0, "theta 1.5 (the bound) accepted");
+    d = logged(&b); d.theta = (nbody_real)1.2001;
+    refused("theta 1.2001", d, &b, &s, NBODY_ERR_INVALID_ARGUMENT, "desc.theta = 1.2001 must be at most 1.2");
+    d = logged(&b); d.theta = (nbody_real)1.2;
+    CHECK(nbody_desc_check(&d, &s) == NBODY_OK && b.lines == 0, "theta 1.2 (the bound) accepted");
     d = logged(&b); d.theta = 1;
     CHECK(nbody_desc_check(&d, &s) == NBODY_OK && b.lines == 0, "theta 1 accepted");
     d = logged(&b); d.theta = (nbody_real)-0.5;
