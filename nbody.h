@@ -431,8 +431,9 @@ typedef struct nbody_desc {        /* all zero = defaults */
                                       this process alone. Without NBODY_WITH_MPI it must be NULL
                                       (else NBODY_ERR_UNAVAILABLE). docs/scaling.md */
     int             decompose;     /* with mpi_comm and NBODY_ENGINE_TREE: 1 = domain decomposition
-                                      (each rank a range of the Hilbert curve balanced by measured
-                                      walk time, its own tree, locally essential trees exchanged);
+                                      (each rank a box of space cut by planes, balanced by each
+                                      body's counted walk work, its own tree, locally essential
+                                      trees exchanged);
                                       0 = every rank builds the whole tree (docs/scaling.md) */
     nbody_whfast_coordinates whfast_coordinates; /* NBODY_WHFAST: 0 = Jacobi */
     int             whfast_corrector;  /* NBODY_WHFAST: symplectic corrector order 0 (none), 3, 5,
@@ -7746,6 +7747,12 @@ static NBODY__UNUSED nbody_result nbody__kdtree_build(nbody__kdtree *t, const nb
 #endif
 #define NBODY__TREE_NONE ((size_t)-1)  /* item position of a padding lane: no body */
 typedef unsigned long long nbody__tree_mask;   /* a set of lanes, bit l = lane l */
+/* the number of lanes in m */
+static size_t nbody__tree_lanes_in(nbody__tree_mask m) {
+    size_t c = 0;
+    for (; m; m &= m - 1) ++c;
+    return c;
+}
 
 typedef struct nbody__tree_node {  /* CPU walk record of one heap node */
     nbody_real c[3], crit2, mass;
@@ -7759,6 +7766,10 @@ typedef struct nbody__tree_packet {
     nbody_real eps2;
     /* bucket sums apart, 4 partial sums per lane: body first + 4m + j goes to partial j */
     nbody_real b[3][NBODY__TREE_LANES][4];
+    /* the last walk's work in lane interactions: NBODY__TREE_LANES a node visited (every lane
+       is computed), a bucket's bodies for each lane that sums it; the decomposed tree's cost
+       of its bodies (>>mpi, nbody__tree_forces_domain). Set by every walk. */
+    size_t work;
 } nbody__tree_packet;
 
 /* each node's bodies as a range of items: counts bottom-up, then first items top-down (the
@@ -8157,7 +8168,11 @@ static NBODY__TARGET_AVX2 nbody__tree_mask nbody__tree_visit_avx2(const nbody__k
             nbody__v256_store(p->az + l, nbody__v256_select(on, nbody__v256_add(bz, nbody__v256_mul(w, dz)), az));
         }
     }
-    if (open && nd->count <= t->leaf_size) { nbody__tree_bucket_avx2(t, nd, p, open); return 0; }
+    if (open && nd->count <= t->leaf_size) {
+        p->work += nd->count * nbody__tree_lanes_in(open);
+        nbody__tree_bucket_avx2(t, nd, p, open);
+        return 0;
+    }
     return open;
 }
 /* nbody__tree_lanes_at and nbody__tree_lanes_set for the AVX2 level (64-bit size_t) */
@@ -8206,7 +8221,11 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
     } else if (acc) {
         nbody__tree_add(p, acc, nd->mass, dx, dy, dz, d2);
     }
-    if (open && nd->count <= t->leaf_size) { nbody__tree_bucket_at(t, nd, p, open, walk); return 0; }
+    if (open && nd->count <= t->leaf_size) {
+        p->work += nd->count * nbody__tree_lanes_in(open);
+        nbody__tree_bucket_at(t, nd, p, open, walk);
+        return 0;
+    }
     return open;
 }
 
@@ -8262,9 +8281,11 @@ static NBODY__FORCEINLINE void nbody__tree_walk_stackless_body(const nbody__kdtr
         live |= (nbody__tree_mask)(p->self[l] != NBODY__TREE_NONE) << l;
     }
     act = live;
+    p->work = 0;
     do {
         size_t skip = nbody__heap_skip(i);
         nbody__tree_mask open = nbody__tree_visit_level(t, i, p, act, walk);
+        p->work += NBODY__TREE_LANES;
         if (open) {               /* the acceptors wait for the skip, the rest go down */
             if (act & ~open) nbody__tree_lanes_set_level(next, act & ~open, skip, walk);
             act = open;
@@ -8282,10 +8303,12 @@ static NBODY__FORCEINLINE void nbody__tree_walk_stack_body(const nbody__kdtree *
     int sp = 0, l;
     for (l = 0; l < NBODY__TREE_LANES; ++l) m |= (nbody__tree_mask)(p->self[l] != NBODY__TREE_NONE) << l;
     stack[sp] = 1; mask[sp++] = m;
+    p->work = 0;
     while (sp > 0) {
         size_t i = stack[--sp];
         size_t c = t->kid ? t->kid[i] : 2 * i;
         m = nbody__tree_visit_level(t, i, p, mask[sp], walk);
+        p->work += NBODY__TREE_LANES;
         if (m && c) { stack[sp] = c + 1; mask[sp++] = m; stack[sp] = c; mask[sp++] = m; }   /* left on top */
     }
 }
@@ -8668,16 +8691,19 @@ static NBODY__UNUSED void nbody__let_view(nbody__kdtree *v, unsigned char *bytes
 
 /* A domain's accelerations: the bodies [0, t->n) of its tree (NULL when it has none) walk it in
    leaf order, the test particles [t->n, F->n) after them, and every body then walks each
-   received LET, the terms added in that order (ax[i] of domain body i, G applied) */
+   received LET, the terms added in that order (ax[i] of domain body i, G applied). Each
+   body's cost is added to cost[i]: its packet's work in all those walks (lane interactions,
+   nbody__tree_packet) shared among the packet's bodies, the per-body cost GADGET balances its
+   domains by (Springel 2005), counted rather than timed so that other jobs do not move it. */
 static NBODY__UNUSED void nbody__tree_forces_domain(const nbody__kdtree *t, const nbody__kdtree *lets, int nl, const nbody_desc *d,
-                                      const nbody__forces *F) {
+                                      const nbody__forces *F, double *cost) {
     size_t na = t ? t->n : 0;
     long long k, n = (long long)F->n, npk = (n + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
     int stack = d->traversal == NBODY_TRAVERSAL_STACK;
     NBODY__PRAGMA(omp parallel for schedule(dynamic, 8) num_threads(nbody__threads(d)) if (n > 256))
     for (k = 0; k < npk; ++k) {
         nbody__tree_packet p;
-        size_t body[NBODY__TREE_LANES];
+        size_t body[NBODY__TREE_LANES], work = 0, live = 0;
         int l, q;
         p.eps2 = F->eps2;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
@@ -8691,11 +8717,13 @@ static NBODY__UNUSED void nbody__tree_forces_domain(const nbody__kdtree *t, cons
             p.ax[l] = p.ay[l] = p.az[l] = 0;
         }
         memset(p.b, 0, sizeof p.b);
-        if (t) nbody__tree_walk_packet(t, &p, stack);
+        if (t) { nbody__tree_walk_packet(t, &p, stack); work += p.work; }
         for (l = 0; l < NBODY__TREE_LANES; ++l)
-            if (p.self[l] != NBODY__TREE_NONE) p.self[l] = NBODY__LET_SELF;
-        for (q = 0; q < nl; ++q) nbody__tree_walk_packet(&lets[q], &p, 1);
+            if (p.self[l] != NBODY__TREE_NONE) { p.self[l] = NBODY__LET_SELF; ++live; }
+        for (q = 0; q < nl; ++q) { nbody__tree_walk_packet(&lets[q], &p, 1); work += p.work; }
         nbody__tree_packet_store(&p, body, F, 0);
+        for (l = 0; cost && l < NBODY__TREE_LANES; ++l)
+            if (body[l] != NBODY__TREE_NONE) cost[body[l]] += (double)work / (double)live;
     }
 }
 
@@ -8910,11 +8938,11 @@ static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv);
 
 /* ---- desc.decompose: the domain-decomposed tree (TREE) --------------------------------------
    Each rank holds the whole state of its own bodies only (every engine buffer's rows of them,
-   their indices and masses: O(N/P) a rank) and its bodies are its domain: one contiguous range
-   of keys along the Hilbert curve in the global bounding box, balanced by the walk times the
-   domains measured. At the first evaluation of each step the splitters move (from the walks
-   of the step before, so that one step's evaluations are one function of the state: implicit
-   stages converge) and the bodies whose keys left the rank's range migrate to their new
+   their indices and masses: O(N/P) a rank) and its bodies are its domain: a box of space cut
+   by orthogonal recursive bisection (nbody__dd_split), balanced by each body's walk work
+   counted in the step before. At the first evaluation of each step the cuts move (from the
+   walks of the step before, so that one step's evaluations are one function of the state:
+   implicit stages converge) and the bodies that left the rank's box migrate to their new
    domains with every row of every buffer (an all-to-all of the movers only: a step moves few).
    Each evaluation then builds the tree of the domain's bodies, writes for every other domain
    the locally essential tree (LET, >>tree) of its tree against that domain's bounding boxes,
@@ -8927,13 +8955,11 @@ static void nbody__ckp_desc(const nbody_desc *d, int *iv, nbody_real *rv);
    the one of one process and restarts on any number), and the vector operations run on whole
    components. Left O(N) on every rank: the simulation's copy of the masses and radii (host
    side, by index), and what a caller downloads. */
-#define NBODY__DD_BINS 4096        /* histogram bins a level of the splitter search (12 key bits) */
-#define NBODY__DD_SHIFT1 51        /* the first level: the key's top 12 of 63 bits */
-#define NBODY__DD_SHIFT2 39        /* the second: the next 12 */
+#define NBODY__DD_BINS 1024        /* histogram bins a level of a cut's search (two levels: 20 bits) */
 /* A domain is seen by the others as the bounding boxes of its tree's nodes at one level, at
-   most this many, and of its test particles: a Hilbert range of a centrally concentrated
-   system has outliers whose one bounding box would cover other domains' cores (and make their
-   LETs their whole trees) */
+   most this many, and of its test particles: a domain of a centrally concentrated system has
+   outliers whose one bounding box would cover other domains' cores (and make their LETs their
+   whole trees) */
 #define NBODY__DD_BOXES 16
 #define NBODY__DD_GATHER (6 * (NBODY__DD_BOXES + 1) + 2)   /* reals a rank gathers: boxes, counts */
 
@@ -8952,17 +8978,25 @@ typedef struct nbody__dd {
                                       ones first: nbody__dd_order) */
     nbody_real *m;                 /* each of them: its mass */
     int *dest;                     /* each of them: its domain (while bodies migrate, else NULL) */
-    unsigned long long *key;       /* each of them: its Hilbert key (likewise) */
-    double weight;                 /* each of them: its estimated walk cost (nbody__dd_weights) */
+    double *cost;                  /* each of them: its walks' work since the cuts last moved
+                                      (nbody__tree_forces_domain), then its estimated seconds
+                                      (nbody__dd_weights); cost_cap bytes */
+    size_t cost_cap;
     nbody__dd_buf bufs;            /* the list of the engine's buffers (a ring through this head) */
     MPI_Datatype index;            /* size_t as bytes */
-    unsigned long long *split;     /* domain k holds the keys [split[k], split[k + 1]) */
-    double *hist;                  /* the splitter search's histograms: NBODY__DD_BINS x size */
-    double *wtime;                 /* each domain's walks since the splitters last moved, processor
+    int *orb;                      /* the cut tree (nbody__dd_split), heap order: node v shares the
+                                      ranks [orb[2v], orb[2v + 1]) and, when that is more than one,
+                                      cuts at axis[v] = cut[v] (4 size nodes) */
+    int *axis;
+    double *cut;
+    double *hist;                  /* the cuts' boxes and histograms: (2 NBODY__DD_BINS + 16) x size */
+    double *wtime;                 /* each domain's walks since the cuts last moved, processor
                                       seconds summed over the evaluations */
     size_t *dcount;                /* each domain's bodies, summed over the same evaluations */
-    unsigned long long epoch;      /* the step attempt the splitters were set for */
-    int placed;                    /* splitters set (the first evaluation sets them by count) */
+    double *wwork;                 /* each domain's walk work (lane interactions), summed likewise */
+    double *wbuild;                /* each domain's tree builds, processor seconds, summed likewise */
+    unsigned long long epoch;      /* the step attempt the cuts were set for */
+    int placed;                    /* cuts set (the first evaluation sets them by count) */
     int broken;                    /* a migration failed half way (nbody__dd_migrate): nothing works */
     int *cnt;                      /* 10 size: bodies sent, received (items), their bytes and
                                       displacements, the same for LETs */
@@ -8976,7 +9010,10 @@ typedef struct nbody__dd {
     size_t domain, let_nodes, let_bodies, moved;   /* moved: bodies it sent at the step's migration */
     unsigned long long bytes_bodies, bytes_let;    /* sent to other ranks: migrating rows, LETs */
     double walk_s, build_s, exchange_s;   /* processor seconds of the walk; wall seconds of the
-                                      tree's build and of the rest (keys, splitters, exchanges) */
+                                      tree's build and of the rest (cuts, exchanges) */
+    double place_s, let_s, wait_s;  /* wall seconds of the parts of the rest: the cuts and the
+                                      migration; the LETs written and exchanged; the wait for the
+                                      other domains' walks (the all-gather of the walk times) */
 } nbody__dd;
 
 
@@ -9031,73 +9068,161 @@ static void *nbody__dd_grow(const nbody_desc *d, void *p, size_t *cap, size_t by
     return p;
 }
 
-/* Splitting keys between the domains: domain k gets the keys from split[k] on, where the
-   cumulative estimated cost w of all bodies in key order reaches k / size of the total, to
-   24 bits of the key (8 levels of the octree): a histogram of the key's top 12 bits over
-   every rank's bodies (one all-reduce), then one of the next 12 bits inside the bin each
-   splitter falls in (a second). Collective. */
-static nbody_result nbody__dd_split(nbody__dist *d) {
+/* The domains: orthogonal recursive bisection (Salmon 1991; Dubinski 1996) of the global
+   bodies by their estimated cost (g->cost). Node v of the cut tree (heap order, the root 1
+   holds the ranks [0, P)) shares its ranks [a, b) between its children [a, m) and [m, b),
+   m = a + (b - a) / 2, by a plane across the widest axis of its bodies' bounding box, where
+   the cost below reaches (m - a) / (b - a) of the node's: the first cuts of a kd-tree, which
+   is what each domain builds (nbody__kdtree_build: the widest axis, the median), so that a
+   domain's tree is nearly the subtree that one tree of all bodies has there and the P walks
+   cost what one walk costs. (A cut along a space-filling curve crosses the kd-tree's nodes:
+   2 ranks at 2^17 walked 13.6 % more than one tree when cut along the Hilbert curve, 2 % when
+   cut by this plane.) Each cut is found to 20 bits of the box's extent by two histograms
+   summed over the ranks, the second inside the first's bin; a level of the cut tree costs
+   three all-reduces (boxes, the two histograms). A cut on the axis of the last step's moves
+   half the way to where the costs put it: a cut through a dense core overshot, the bodies
+   near it costing more on their new side (2 ranks at 2^16 alternated 4-8 % from balance
+   undamped). Every rank gets the same cuts; g->dest[i] becomes body i's domain. Collective. */
+static void nbody__dd_orb_ranges(int *orb, size_t v, int a, int b) {
+    orb[2 * v] = a; orb[2 * v + 1] = b;
+    if (b - a > 1) {
+        int m = a + (b - a) / 2;
+        nbody__dd_orb_ranges(orb, 2 * v, a, m);
+        nbody__dd_orb_ranges(orb, 2 * v + 1, m, b);
+    }
+}
+/* the domain of the point p (x, y, z): down the cut tree */
+static int nbody__dd_domain_at(const nbody__dd *g, const double *p) {
+    size_t v = 1;
+    while (g->orb[2 * v + 1] - g->orb[2 * v] > 1) v = 2 * v + (p[g->axis[v]] >= g->cut[v]);
+    return g->orb[2 * v];
+}
+/* the bin of the histogram h (B bins) in which the cumulative cost, from *before on, reaches
+   target; *before becomes the cost below that bin */
+static size_t nbody__dd_cut_bin(const double *h, size_t B, double target, double *before) {
+    double cum = *before;
+    size_t b = 0;
+    while (b < B - 1 && cum + h[b] < target) cum += h[b++];
+    *before = cum;
+    return b;
+}
+/* a coordinate x as a fraction of the node's extent [lo, lo + w] (0 when w is 0), and a
+   fraction's bin of B (clamped) */
+static double nbody__dd_unit(double x, double lo, double w) { return w > 0 ? (x - lo) / w : 0; }
+static size_t nbody__dd_bin(double u, size_t B) {
+    double b = u * (double)B;
+    return b <= 0 ? 0 : b >= (double)(B - 1) ? B - 1 : (size_t)b;
+}
+/* node v of the cut tree has ranks to share (v < 4 size: beyond the leaves every range is empty) */
+static int nbody__dd_orb_inner(const nbody__dd *g, size_t v) { return g->orb[2 * v + 1] - g->orb[2 * v] > 1; }
+static nbody_result nbody__dd_split(nbody__dist *d, const nbody_real *y, size_t cap) {
     nbody__dd *g = d->dd;
     const size_t B = NBODY__DD_BINS;
-    size_t i, bin[NBODY__DIST_MAX_RANKS];
-    double *h1 = g->hist, *h2 = g->hist + B, total = 0, before[NBODY__DIST_MAX_RANKS], target[NBODY__DIST_MAX_RANKS];
-    int k, P = d->size;
-    g->split[0] = 0;
-    g->split[P] = ~0ULL;           /* keys have 63 bits */
-    if (P == 1) return NBODY_OK;
-    memset(h1, 0, B * sizeof *h1);
-    for (i = 0; i < d->count; ++i) h1[g->key[i] >> NBODY__DD_SHIFT1] += g->weight;
-    if (MPI_Allreduce(MPI_IN_PLACE, h1, (int)B, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
-    for (i = 0; i < B; ++i) total += h1[i];
-    for (k = 1; k < P; ++k) {
-        double cum = 0;
-        size_t b = 0;
-        target[k] = total * k / P;
-        while (b < B - 1 && cum + h1[b] < target[k]) cum += h1[b++];
-        bin[k] = b; before[k] = cum;
+    size_t i, first, v, s;
+    int *node = g->dest, c;
+    for (i = 0; i < d->count; ++i) node[i] = 1;
+    for (first = 1; 2 * first <= 4 * (size_t)d->size; first *= 2) {
+        /* the nodes at this depth, [first, 2 first): slot s = v - first. Per slot: the box (lo,
+           then -hi), two histograms, the axis's low end and extent, the target cost below the
+           cut, the cost below the first histogram's bin, that bin */
+        const size_t cnt = first;
+        double *box = g->hist, *h1 = box + 6 * cnt, *h2 = h1 + cnt * B, *lo = h2 + cnt * B, *w = lo + cnt, *target = w + cnt;
+        double *before = target + cnt, *bin = before + cnt, *damp = bin + cnt;
+        int inner = 0;
+        for (v = first; v < 2 * first; ++v) inner |= nbody__dd_orb_inner(g, v);
+        if (!inner) break;
+        for (s = 0; s < 6 * cnt; ++s) box[s] = HUGE_VAL;
+        for (i = 0; i < d->count; ++i)
+            if ((size_t)node[i] >= first)
+                for (c = 0; c < 3; ++c) {
+                    double x = (double)y[(size_t)c * cap + i], *b6 = box + 6 * ((size_t)node[i] - first);
+                    if (x < b6[c]) b6[c] = x;
+                    if (-x < b6[3 + c]) b6[3 + c] = -x;
+                }
+        if (MPI_Allreduce(MPI_IN_PLACE, box, (int)(6 * cnt), MPI_DOUBLE, MPI_MIN, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+        for (s = 0; s < cnt; ++s) {
+            const double *b6 = box + 6 * s;
+            int ax = 0;
+            for (c = 1; c < 3; ++c) if (-b6[3 + c] - b6[c] > -b6[3 + ax] - b6[ax]) ax = c;
+            damp[s] = g->placed && g->axis[first + s] == ax;   /* the last step's cut, on this axis */
+            g->axis[first + s] = ax;
+            lo[s] = b6[ax] < HUGE_VAL ? b6[ax] : 0;   /* a node without bodies: any cut */
+            w[s] = b6[ax] < HUGE_VAL ? -b6[3 + ax] - b6[ax] : 0;
+        }
+        memset(h1, 0, 2 * cnt * B * sizeof *h1);
+        for (i = 0; i < d->count; ++i)
+            if ((size_t)node[i] >= first) {
+                s = (size_t)node[i] - first;
+                h1[s * B + nbody__dd_bin(nbody__dd_unit((double)y[(size_t)g->axis[node[i]] * cap + i], lo[s], w[s]), B)] += g->cost[i];
+            }
+        if (MPI_Allreduce(MPI_IN_PLACE, h1, (int)(cnt * B), MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+        for (s = 0; s < cnt; ++s) {
+            double total = 0;
+            const int *r = g->orb + 2 * (first + s);
+            for (i = 0; i < B; ++i) total += h1[s * B + i];
+            target[s] = r[1] - r[0] > 1 ? total * (double)((r[1] - r[0]) / 2) / (double)(r[1] - r[0]) : 0;
+            before[s] = 0;
+            bin[s] = (double)nbody__dd_cut_bin(h1 + s * B, B, target[s], &before[s]);
+        }
+        for (i = 0; i < d->count; ++i)
+            if ((size_t)node[i] >= first) {
+                double u;
+                s = (size_t)node[i] - first;
+                u = nbody__dd_unit((double)y[(size_t)g->axis[node[i]] * cap + i], lo[s], w[s]);
+                if ((double)nbody__dd_bin(u, B) == bin[s]) h2[s * B + nbody__dd_bin(u * (double)B - bin[s], B)] += g->cost[i];
+            }
+        if (MPI_Allreduce(MPI_IN_PLACE, h2, (int)(cnt * B), MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+        for (s = 0; s < cnt; ++s) {
+            double cum = before[s];
+            const double *h = h2 + s * B;
+            size_t q = 0;
+            while (q < B && cum + h[q] < target[s]) cum += h[q++];
+            if (q < B && cum + h[q] - target[s] < target[s] - cum) ++q;   /* the nearer edge of sub-bin q */
+            cum = lo[s] + (bin[s] + (double)q / (double)B) / (double)B * w[s];
+            g->cut[first + s] = damp[s] ? 0.5 * (g->cut[first + s] + cum) : cum;
+        }
+        for (i = 0; i < d->count; ++i) {
+            v = (size_t)node[i];
+            if (v >= first && nbody__dd_orb_inner(g, v))
+                node[i] = (int)(2 * v + ((double)y[(size_t)g->axis[v] * cap + i] >= g->cut[v]));
+        }
     }
-    memset(h2, 0, (size_t)(P - 1) * B * sizeof *h2);
-    for (i = 0; i < d->count; ++i) {
-        size_t b = (size_t)(g->key[i] >> NBODY__DD_SHIFT1), s = (size_t)(g->key[i] >> NBODY__DD_SHIFT2) & (B - 1);
-        if (b < bin[1] || b > bin[P - 1]) continue;
-        for (k = 1; k < P; ++k) if (bin[k] == b) h2[(size_t)(k - 1) * B + s] += g->weight;
-    }
-    if (MPI_Allreduce(MPI_IN_PLACE, h2, (int)((size_t)(P - 1) * B), MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS)
-        return NBODY_ERR_DEVICE;
-    for (k = 1; k < P; ++k) {
-        const double *h = h2 + (size_t)(k - 1) * B;
-        double cum = before[k];
-        size_t s = 0;
-        while (s < B && cum + h[s] < target[k]) cum += h[s++];
-        if (s < B && cum + h[s] - target[k] < target[k] - cum) ++s;   /* the nearer edge of sub-bin s */
-        g->split[k] = (unsigned long long)bin[k] << NBODY__DD_SHIFT1 | (unsigned long long)s << NBODY__DD_SHIFT2;
-        if (g->split[k] < g->split[k - 1]) g->split[k] = g->split[k - 1];
+    for (i = 0; i < d->count; ++i) {   /* the leaf reached: the domain of the position */
+        double p[3];
+        for (c = 0; c < 3; ++c) p[c] = (double)y[(size_t)c * cap + i];
+        node[i] = nbody__dd_domain_at(g, p);
     }
     return NBODY_OK;
 }
 
-/* the domain of a key: the k with split[k] <= key < split[k + 1] */
-static int nbody__dd_domain(const unsigned long long *split, int size, unsigned long long key) {
-    int a = 0, b = size;
-    while (b - a > 1) { int c = (a + b) / 2; if (split[c] <= key) a = c; else b = c; }
-    return a;
-}
-
-/* each body's estimated walk cost (the same for all of a rank's bodies, its domain's): the
-   domain's walk time over its bodies (the sums over the last step's evaluations), relative to
-   the mean over all bodies, averaged with 1 (the count split) so that a noisy time moves the
-   boundaries half the way; 1 before the first measurement or when a time is not usable */
+/* each body's estimated seconds a step into g->cost, by which nbody__dd_split cuts the curve:
+   its counted walk work (g->cost, summed over the step's evaluations) at the seconds a unit of
+   work took, plus the domains' build time a body. The rate is the mean over all domains
+   averaged with this domain's own (the received trees' walks, caches: a rank's unit of work
+   may cost more than another's), so that one step's noisy processor time moves the boundaries
+   half as far as it asks. With no usable times the work alone; with no work counted (the
+   first evaluation, a rank that did not walk) every body weighs 1: the split by count. Every
+   rank decides from the same gathered sums. */
 static void nbody__dd_weights(nbody__dist *d) {
     nbody__dd *g = d->dd;
-    double tt = 0, nn = 0, mean, w = 1;
-    int k, ok = 1, q = d->rank;
+    double tt = 0, ww = 0, bb = 0, nn = 0, rate = 1, build = 0;
+    int k, work = 1, timed = 1, q = d->rank;
+    size_t i;
     for (k = 0; k < d->size; ++k) {
-        if (!(g->wtime[k] >= 0 && g->wtime[k] < 1e30) || (g->dcount[k] > 0 && !(g->wtime[k] > 0))) ok = 0;
-        tt += g->wtime[k]; nn += (double)g->dcount[k];
+        if (g->dcount[k] > 0 && !(g->wwork[k] > 0 && g->wwork[k] < 1e300)) work = 0;
+        if (!(g->wtime[k] >= 0 && g->wtime[k] < 1e30 && g->wbuild[k] >= 0 && g->wbuild[k] < 1e30)) timed = 0;
+        tt += g->wtime[k]; ww += g->wwork[k]; bb += g->wbuild[k]; nn += (double)g->dcount[k];
     }
-    mean = nn > 0 ? tt / nn : 0;
-    if (ok && mean > 0 && g->dcount[q] > 0) w = 0.5 * (g->wtime[q] / (double)g->dcount[q] / mean + 1);
-    g->weight = w;
+    if (!(work && ww > 0 && nn > 0)) {
+        for (i = 0; i < d->count; ++i) g->cost[i] = 1;
+        return;
+    }
+    if (timed && tt > 0) {
+        double own = g->wwork[q] > 0 && g->wtime[q] > 0 ? g->wtime[q] / g->wwork[q] : tt / ww;
+        rate = 0.5 * (tt / ww + own);
+        build = bb / nn;
+    }
+    for (i = 0; i < d->count; ++i) g->cost[i] = g->cost[i] * rate + build;
 }
 
 /* the global bounding box of the positions (x, y, z of the m bodies, stride apart) into box,
@@ -9286,34 +9411,38 @@ static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e) {
     return NBODY_OK;
 }
 
-/* nbody__dd_place with g->key and g->dest allocated (the rank's bodies) */
-static nbody_result nbody__dd_place_keys(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box, size_t cap) {
+/* nbody__dd_place with g->dest allocated (the rank's bodies) */
+static nbody_result nbody__dd_place_bodies(nbody__dist *d, nbody__engine *e, const nbody_real *y, size_t cap) {
     nbody__dd *g = d->dd;
-    size_t i;
     nbody_result r;
-    for (i = 0; i < d->count; ++i)
-        g->key[i] = nbody__tree_key(y[i], y[cap + i], y[2 * cap + i], box[0], box[1], box[2], box[3], box[4], box[5]);
     nbody__dd_weights(d);
-    if ((r = nbody__dd_split(d)) != NBODY_OK) return r;
-    for (i = 0; i < d->count; ++i) g->dest[i] = nbody__dd_domain(g->split, d->size, g->key[i]);
+    if ((r = nbody__dd_split(d, y, cap)) != NBODY_OK) return r;
     memset(g->wtime, 0, (size_t)d->size * sizeof(double));
     memset(g->dcount, 0, (size_t)d->size * sizeof(size_t));
+    memset(g->wwork, 0, (size_t)d->size * sizeof(double));
+    memset(g->wbuild, 0, (size_t)d->size * sizeof(double));
     g->placed = 1; g->epoch = e->epoch;
-    return nbody__dd_migrate(d, e);
+    if ((r = nbody__dd_migrate(d, e)) != NBODY_OK) return r;
+    /* the costs of the bodies now held, counted from zero by this step's walks */
+    g->cost = (double *)nbody__dd_grow(&e->desc, g->cost, &g->cost_cap, nbody__bytes(g->cap, sizeof(double)));
+    if (g->cost) memset(g->cost, 0, g->cost_cap);
+    return nbody__mpi_worst(d->comm, g->cost ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY);
 }
 
-/* at the first evaluation of a step: the keys of this rank's bodies (positions y, g->cap
-   apart) in the global box, the splitters from the last step's walk times, each body's domain,
-   the migration. Collective. */
-static nbody_result nbody__dd_place(nbody__dist *d, nbody__engine *e, const nbody_real *y, const nbody_real *box) {
+/* at the first evaluation of a step: the domains cut from this rank's bodies' positions (y,
+   g->cap apart) and the last step's costs, each body's domain, the migration. Collective. */
+static nbody_result nbody__dd_place(nbody__dist *d, nbody__engine *e, const nbody_real *y) {
     nbody__dd *g = d->dd;
     nbody_result r = NBODY_OK;
-    g->key = (unsigned long long *)nbody__alloc(&e->desc, nbody__bytes(d->count + 1, sizeof(unsigned long long)));
     g->dest = (int *)nbody__alloc(&e->desc, nbody__bytes(d->count + 1, sizeof(int)));
-    if (!g->key || !g->dest) r = NBODY_ERR_OUT_OF_MEMORY;
-    if ((r = nbody__mpi_worst(d->comm, r)) == NBODY_OK) r = nbody__dd_place_keys(d, e, y, box, g->cap);
-    nbody__free(&e->desc, g->key); nbody__free(&e->desc, g->dest);
-    g->key = NULL; g->dest = NULL;
+    if (!g->cost) {                /* lost to a failed allocation: no costs, the split by count */
+        g->cost = (double *)nbody__dd_grow(&e->desc, NULL, &g->cost_cap, nbody__bytes(g->cap, sizeof(double)));
+        memset(g->wwork, 0, (size_t)d->size * sizeof(double));
+    }
+    if (!g->dest || !g->cost) r = NBODY_ERR_OUT_OF_MEMORY;
+    if ((r = nbody__mpi_worst(d->comm, r)) == NBODY_OK) r = nbody__dd_place_bodies(d, e, y, g->cap);
+    nbody__free(&e->desc, g->dest);
+    g->dest = NULL;
     return r;
 }
 
@@ -9419,7 +9548,8 @@ static void nbody__dd_free(nbody__engine *e, nbody__dd *g) {
     }
     if (g->index != MPI_DATATYPE_NULL) MPI_Type_free(&g->index);
     nbody__free(ds, g->id); nbody__free(ds, g->m);
-    nbody__free(ds, g->split); nbody__free(ds, g->hist); nbody__free(ds, g->wtime); nbody__free(ds, g->dcount);
+    nbody__free(ds, g->orb); nbody__free(ds, g->axis); nbody__free(ds, g->cut); nbody__free(ds, g->hist); nbody__free(ds, g->wtime); nbody__free(ds, g->dcount);
+    nbody__free(ds, g->wwork); nbody__free(ds, g->wbuild); nbody__free(ds, g->cost);
     nbody__free(ds, g->cnt); nbody__free(ds, g->gather); nbody__free(ds, g->box); nbody__free(ds, g->nbox);
     nbody__free(ds, g->views);
     nbody__free(ds, g->let_out); nbody__free(ds, g->let_in);
@@ -9451,21 +9581,33 @@ static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     }
     g->id = (size_t *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(size_t)));
     g->m = (nbody_real *)nbody__alloc(ds, nbody__bytes(g->cap, sizeof(nbody_real)));
-    g->split = (unsigned long long *)nbody__alloc(ds, (P + 1) * sizeof(unsigned long long));
-    g->hist = (double *)nbody__alloc(ds, NBODY__DD_BINS * P * sizeof(double));
+    g->orb = (int *)nbody__alloc(ds, 8 * P * sizeof(int));
+    g->axis = (int *)nbody__alloc(ds, 4 * P * sizeof(int));
+    g->cut = (double *)nbody__alloc(ds, 4 * P * sizeof(double));
+    g->hist = (double *)nbody__alloc(ds, (2 * NBODY__DD_BINS + 16) * P * sizeof(double));
     g->wtime = (double *)nbody__alloc(ds, P * sizeof(double));
     g->dcount = (size_t *)nbody__alloc(ds, P * sizeof(size_t));
+    g->wwork = (double *)nbody__alloc(ds, P * sizeof(double));
+    g->wbuild = (double *)nbody__alloc(ds, P * sizeof(double));
+    g->cost = (double *)nbody__dd_grow(ds, NULL, &g->cost_cap, nbody__bytes(g->cap, sizeof(double)));
     g->cnt = (int *)nbody__alloc(ds, 10 * P * sizeof(int));
     g->gather = (nbody_real *)nbody__alloc(ds, NBODY__DD_GATHER * P * sizeof(nbody_real));
     g->box = (nbody_real *)nbody__alloc(ds, 6 * (NBODY__DD_BOXES + 1) * P * sizeof(nbody_real));
     g->nbox = (int *)nbody__alloc(ds, P * sizeof(int));
     g->views = (nbody__kdtree *)nbody__alloc(ds, P * sizeof(nbody__kdtree));
-    if (!g->id || !g->m || !g->split || !g->hist || !g->wtime || !g->dcount || !g->cnt ||
+    if (!g->id || !g->m || !g->orb || !g->axis || !g->cut || !g->hist || !g->wtime || !g->dcount || !g->wwork || !g->wbuild || !g->cost || !g->cnt ||
         !g->gather || !g->box || !g->nbox || !g->views)
         return NBODY_ERR_OUT_OF_MEMORY;
     for (i = 0; i < m; ++i) { g->id[i] = d->lo + i; g->m[i] = 0; }
     memset(g->wtime, 0, P * sizeof(double));
     memset(g->dcount, 0, P * sizeof(size_t));   /* no measurement yet: the first split by count */
+    memset(g->wwork, 0, P * sizeof(double));
+    memset(g->wbuild, 0, P * sizeof(double));
+    memset(g->cost, 0, g->cost_cap);
+    memset(g->orb, 0, 8 * P * sizeof(int));   /* nodes beyond the leaves: no ranks */
+    memset(g->axis, 0, 4 * P * sizeof(int));
+    memset(g->cut, 0, 4 * P * sizeof(double));
+    nbody__dd_orb_ranges(g->orb, 1, 0, d->size);
     return NBODY_OK;
 }
 
@@ -9478,11 +9620,14 @@ static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__bu
     nbody_real *f, box[6];
     size_t nd, na = 0, i, cap;
     int finite = 1, nl = 0, k;
-    double t0 = MPI_Wtime(), w0, wall, build;
+    double t0 = MPI_Wtime(), w0, wall, build, build_cpu;
     nbody_result r;
     if ((r = nbody__dd_bounds(d, Y->p, d->count, g->cap, box, &finite)) != NBODY_OK) return r;
+    g->place_s = 0;
     if (finite && (!g->placed || e->epoch != g->epoch)) {   /* once a step: its evaluations share the domains */
-        if ((r = nbody__dd_place(d, e, Y->p, box)) != NBODY_OK) return r;
+        g->place_s = MPI_Wtime();
+        if ((r = nbody__dd_place(d, e, Y->p)) != NBODY_OK) return r;
+        g->place_s = MPI_Wtime() - g->place_s;
     }
     y = Y->p; f = Fb->p; cap = g->cap; nd = d->count;   /* after the migration: the domain's bodies */
     for (k = 0; k < 3; ++k) if (nd) memcpy(f + (size_t)k * cap, y + (size_t)(3 + k) * cap, nd * sizeof(nbody_real));   /* dx/dt = v */
@@ -9492,11 +9637,15 @@ static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__bu
         return NBODY_OK;
     }
     build = MPI_Wtime();
+    build_cpu = (double)clock();
     r = nbody__dd_domain_tree(d, e, y, &na);
+    build_cpu = ((double)clock() - build_cpu) / (double)CLOCKS_PER_SEC;
     g->build_s = MPI_Wtime() - build;
     r = nbody__mpi_worst(d->comm, r);
     if (r != NBODY_OK) return r;
+    g->let_s = MPI_Wtime();
     if ((r = nbody__dd_exchange_lets(d, e, y, nd, na, &nl)) != NBODY_OK) return r;
+    g->let_s = MPI_Wtime() - g->let_s;
     {   /* the walk reads the rank's bodies and writes their accelerations in place */
         nbody__forces F;
         memset(&F, 0, sizeof F);
@@ -9505,15 +9654,22 @@ static nbody_result nbody__dd_forces(nbody__dist *d, nbody__engine *e, nbody__bu
         F.n = nd; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
         w0 = (double)clock();      /* processor time: the work, not other jobs' turns */
         wall = MPI_Wtime();
-        nbody__tree_forces_domain(na ? &g->tree : NULL, g->views, nl, &e->desc, &F);
+        nbody__tree_forces_domain(na ? &g->tree : NULL, g->views, nl, &e->desc, &F, g->cost);
         g->walk_s = ((double)clock() - w0) / (double)CLOCKS_PER_SEC;
         wall = MPI_Wtime() - wall;
     }
-    {   /* every domain's walk time and size: the next evaluation's weights */
-        double mine[2], *all = g->hist;
-        mine[0] = g->walk_s; mine[1] = (double)nd;
-        if (MPI_Allgather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
-        for (k = 0; k < d->size; ++k) { g->wtime[k] += all[2 * k]; g->dcount[k] += (size_t)all[2 * k + 1]; }
+    {   /* every domain's walk time, size, work (its bodies' costs, summed since the cuts
+           moved) and build time: the next step's weights (nbody__dd_weights) */
+        double mine[4], *all = g->hist, work = 0;
+        for (i = 0; i < nd; ++i) work += g->cost[i];
+        mine[0] = g->walk_s; mine[1] = (double)nd; mine[2] = work; mine[3] = build_cpu;
+        g->wait_s = MPI_Wtime();
+        if (MPI_Allgather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+        g->wait_s = MPI_Wtime() - g->wait_s;
+        for (k = 0; k < d->size; ++k) {
+            g->wtime[k] += all[4 * k]; g->dcount[k] += (size_t)all[4 * k + 1]; g->wwork[k] = all[4 * k + 2];
+            g->wbuild[k] += all[4 * k + 3];
+        }
     }
     g->domain = nd;
     g->exchange_s = MPI_Wtime() - t0 - wall - g->build_s;

@@ -15,8 +15,10 @@
                          owned (the default is the engine's: split by the measured walk times)
      BENCH_DECOMPOSE=1   TREE with desc.decompose (the domain-decomposed tree); prints a second
                          line a rank: its domain's bodies, the bytes it sent in the last step
-                         (positions to the domains, LETs, accelerations back), the LET nodes and
-                         bodies it wrote, its walk (processor ms), build and other (wall ms)
+                         (migrating rows, LETs), the LET nodes and bodies it wrote, its walk
+                         (processor ms) and its work (lane interactions counted in the walk
+                         since the splitters moved), build and other (wall ms), the other's parts (the
+                         splitters and migration, the LETs, the wait for the slowest walk)
      BENCH_QUAD=1, BENCH_THETA=x   quadrupoles, the opening angle (default monopoles, 0.5)
      BENCH_STEPS=k       at most k timed steps (default 9; at least 3 unless k is smaller), for
                          the exchange volumes of large N where the times are not the point
@@ -117,16 +119,18 @@ int main(int argc, char **argv) {
     }
     if (!plain && nbody__dist_of(&sim->eng)->dd) {   /* each rank's figures of the last step */
         const nbody__dd *g = nbody__dist_of(&sim->eng)->dd;
-        double mine[10], *all = (double *)malloc(10 * (size_t)size * sizeof(double));
+        double mine[14], *all = (double *)malloc(14 * (size_t)size * sizeof(double));
         mine[0] = (double)g->domain; mine[1] = (double)g->bytes_bodies; mine[2] = (double)g->bytes_let;
         mine[3] = (double)g->moved; mine[4] = (double)g->let_nodes; mine[5] = (double)g->let_bodies;
         mine[6] = g->walk_s; mine[7] = g->build_s; mine[8] = g->exchange_s; mine[9] = peak_mb();
-        MPI_Gather(mine, 10, MPI_DOUBLE, all, 10, MPI_DOUBLE, 0, world);
+        mine[10] = g->place_s; mine[11] = g->let_s; mine[12] = g->wait_s; mine[13] = g->wwork[rank];
+        MPI_Gather(mine, 14, MPI_DOUBLE, all, 14, MPI_DOUBLE, 0, world);
         for (k = 0; rank == 0 && k < size; ++k) {
-            const double *a = all + 10 * k;
+            const double *a = all + 14 * k;
             printf("| dd rank %d of %d | N %lu | domain %.0f | sent: migrating rows %.0f B, LETs %.0f B; bodies moved %.0f | LET nodes "
-                   "%.0f, bodies %.0f | walk %.1f ms (processor), build %.1f ms, other %.1f ms | peak memory %.0f MB |\n", k, size,
-                   (unsigned long)n, a[0], a[1], a[2], a[3], a[4], a[5], 1e3 * a[6], 1e3 * a[7], 1e3 * a[8], a[9]);
+                   "%.0f, bodies %.0f | walk %.1f ms (processor), work %.4g, build %.1f ms, other %.1f ms (splitters + migration %.1f, LETs %.1f, "
+                   "waiting for the walks %.1f) | peak memory %.0f MB |\n", k, size, (unsigned long)n, a[0], a[1], a[2], a[3], a[4], a[5],
+                   1e3 * a[6], a[13], 1e3 * a[7], 1e3 * a[8], 1e3 * a[10], 1e3 * a[11], 1e3 * a[12], a[9]);
         }
         free(all);
     }

@@ -1,6 +1,6 @@
 /* mpi_domains.c - the domain-decomposed tree (desc.decompose with NBODY_ENGINE_TREE under
    desc.mpi_comm), run by tests/test_mpi.sh under mpirun -np 1, 2, 3 and 4. Its forces are sums
-   of walks of P trees (one a rank's Hilbert domain, the others' locally essential trees), so
+   of walks of P trees (one a rank's domain, the others' locally essential trees), so
    they are not the bits of one process's tree but must keep its error bounds:
    - per-body force errors against a direct sum (SIMPLE): the median, the 99th percentile and
      the largest, beside one process's tree at the same theta (monopoles at 0.5, quadrupoles
@@ -15,8 +15,8 @@
      test particles, stop and escape distances, fewer bodies than ranks and Gauss-Radau run as
      one process's tree runs them, WHFast is refused; NaN positions give NaN forces on every
      rank; bad settings fail on every rank;
-   - each rank holds its own bodies (its Hilbert range), they migrate as they move (a step moves
-     a few), and what the library allocates on a rank is O(N/P) (a counting allocator).
+   - each rank holds its own bodies (its domain, a box cut by planes), they migrate as they move
+     (a step moves a few), and what the library allocates on a rank is O(N/P) (a counting allocator).
    Build: make build/mpi_domains (mpicc). Rank 0 prints the summed "RESULT passed failed skipped". */
 #define NBODY_IMPLEMENTATION
 #ifndef NBODY_WITH_MPI
@@ -344,16 +344,17 @@ static void check_collisions(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
-/* Each rank holds its own bodies, its Hilbert domain, and they migrate as they move: a galaxy
+/* Each rank holds its own bodies, its domain, and they migrate as they move: a galaxy
    collision stepped on the world; after each step:
    - every body is held by exactly one rank (the indices the ranks hold are a permutation);
    - the rows a rank keeps for each buffer are at least its bodies and at most the most it held
      and a sixteenth (+ 16);
    - bodies moved between ranks at the steps (not only at the first placement), and a step moved
      fewer than a fifth of them (the movers, not the whole state);
-   then an evaluation of a new step attempt (the splitters move, the bodies migrate): each body a
-   rank holds has its Hilbert key (recomputed here from the positions the rank holds, in the
-   global box) inside the rank's range [split[rank], split[rank + 1]). */
+   then an evaluation of a new step attempt (the cuts move, the bodies migrate): each body a
+   rank holds lies in the rank's domain (its position, down the tree of cuts, reaches the rank),
+   and the ranks' domains are boxes that do not overlap (each rank's bodies' bounding box lies
+   on its side of every cut above it). */
 static void check_ownership(void) {
     nbody_system s0 = {0};
     nbody_desc d = NBODY__ZERO_INIT;
@@ -398,29 +399,26 @@ static void check_ownership(void) {
         nbody__dist *dist = nbody__dist_of(&sim->eng);
         nbody__dd *g = dist->dd;
         const nbody_real *y;
-        double lo[3], hi[3], glo[3], ghi[3];
-        size_t i;
+        size_t i, v;
         sim->eng.epoch += 1;
         r = sim->eng.ops->derivative(&sim->eng, sim->y, sim->ytmp);
         y = ((const nbody__dd_buf *)sim->y)->p;
-        for (k = 0; k < 3; ++k) { lo[k] = HUGE_VAL; hi[k] = -HUGE_VAL; }
-        for (i = 0; i < dist->count; ++i)
-            for (k = 0; k < 3; ++k) {
-                double v = (double)y[(size_t)k * g->cap + i];
-                if (v < lo[k]) lo[k] = v;
-                if (v > hi[k]) hi[k] = v;
-            }
-        MPI_Allreduce(lo, glo, 3, MPI_DOUBLE, MPI_MIN, world_);
-        MPI_Allreduce(hi, ghi, 3, MPI_DOUBLE, MPI_MAX, world_);
         for (i = 0; i < dist->count; ++i) {
-            unsigned long long key = nbody__tree_key(y[i], y[g->cap + i], y[2 * g->cap + i], (nbody_real)glo[0], (nbody_real)glo[1],
-                                                     (nbody_real)glo[2], (nbody_real)ghi[0], (nbody_real)ghi[1], (nbody_real)ghi[2]);
-            if (key < g->split[rank_] || key >= g->split[rank_ + 1]) bad_key = 1;
+            double p[3];
+            for (k = 0; k < 3; ++k) p[k] = (double)y[(size_t)k * g->cap + i];
+            if (nbody__dd_domain_at(g, p) != rank_) bad_key = 1;
+            /* independently of nbody__dd_domain_at: on the rank's side of every cut whose ranks
+               hold it */
+            for (v = 1; g->orb[2 * v + 1] - g->orb[2 * v] > 1;) {
+                int a = g->orb[2 * v], b = g->orb[2 * v + 1], m = a + (b - a) / 2, up = p[g->axis[v]] >= g->cut[v];
+                if (rank_ < a || rank_ >= b || up != (rank_ >= m)) { bad_key = 1; break; }
+                v = 2 * v + (size_t)up;
+            }
         }
     }
     CHECK(r == NBODY_OK && !bad_perm, "%d ranks: every body held by exactly one rank through 12 steps (%s)", size_,
           nbody_result_string(r));
-    CHECK(r == NBODY_OK && !bad_key, "%d ranks: each rank's bodies inside its range of the Hilbert curve after a migration", size_);
+    CHECK(r == NBODY_OK && !bad_key, "%d ranks: each rank's bodies inside its domain (the cuts' box) after a migration", size_);
     CHECK(!bad_cap, "%d ranks: each buffer's rows at least the rank's bodies, at most the most it held and a sixteenth", size_);
     CHECK(size_ == 1 ? later == 0 : later > 0 && most < n / 5,
           "%d ranks: bodies migrated as they moved: %lu over 11 steps, at most %lu in one (of %lu)", size_, (unsigned long)later,

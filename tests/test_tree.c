@@ -601,9 +601,9 @@ static void let_case(const nbody_system *s, const size_t *order, size_t a0, size
     memset(&F, 0, sizeof F);
     F.x = pb; F.y = pb + nb; F.z = pb + 2 * nb; F.m = pb + 3 * nb; F.n = nb; F.G = 1; F.eps2 = d.softening * d.softening;
     F.ax = acc; F.ay = acc + nb; F.az = acc + 2 * nb;
-    nbody__tree_forces_domain(NULL, &ta, 1, &d, &F);           /* the whole of A */
+    nbody__tree_forces_domain(NULL, &ta, 1, &d, &F, NULL);   /* the whole of A */
     F.ax = acc + 3 * nb; F.ay = acc + 4 * nb; F.az = acc + 5 * nb;
-    nbody__tree_forces_domain(NULL, &view, 1, &d, &F);         /* its LET for B's boxes */
+    nbody__tree_forces_domain(NULL, &view, 1, &d, &F, NULL); /* its LET for B's boxes */
     same = !memcmp(acc, acc + 3 * nb, 3 * nb * sizeof(nbody_real));
     CHECK(same && h.nodes > 2 && h.nodes <= 2 * na && acc[0] != 0,
           "%s, theta %g%s, leaf_size %d, %d boxes, walk %d: LET of %lu nodes and %lu bodies (the tree %lu nodes); "
