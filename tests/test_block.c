@@ -225,7 +225,7 @@ static void schedule_order(void) {
         for (b = 0; b < nb; ++b) last[b] = -1;
         for (k = 0; k < ntask; ++k) {
             if (!nbody__sym_task(k, nb, &lo, &hi, &r)) { ok &= hi == nb && lo < nb; continue; }
-            ok &= lo <= hi && hi < nb && (r < 0) == (lo == hi) && (lo == hi ? k == lo && last[lo] == -1 : last[lo] >= 0 && last[hi] >= 0);
+            ok &= lo <= hi && hi < nb && (r < 0) == (lo == hi) && (lo == hi ? last[lo] == -1 : last[lo] >= 0 && last[hi] >= 0);
             if (r >= 0) waits &= nbody__sym_before(lo, r, nb) == last[lo] && nbody__sym_before(hi, r, nb) == last[hi];
             met[lo][hi] += 1; last[lo] = last[hi] = k;
         }
