@@ -1,6 +1,7 @@
 /* omp_forkjoin.c - what an OpenMP parallel region of two threads costs apart from its work:
    the runtime's fork and join (an empty region), and the same region running the task graph
-   of BLOCK's symmetric schedule at N = 4096 in float (8 blocks: 8 block tasks and 28 block
+   that BLOCK's symmetric schedule was until 2026-11-27 (it is now the "spin" region's scheme,
+   nbody__sym_worker), at N = 4096 in float (8 blocks: 8 block tasks and 28 block
    pairs in the rounds of a round-robin tournament, each task depending on its blocks), with
    the tasks empty and with each task spinning for WORK_US microseconds of arithmetic (about a
    block pair's time there: 36 of them on two threads make one evaluation of about 1.5 ms, so
