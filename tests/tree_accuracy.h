@@ -72,7 +72,7 @@ static void tree_acc_check_bounds(const char *what, nbody_result r, const tree_a
    theta 0.5, 1 and the bound the median error rises with theta (no jump, no plateau: the
    criterion still decides), and at the bound the worst body's error stays below its force,
    the reason for the bound */
-static void tree_acc_check_wide(const char *what, nbody_desc d, const nbody_system *s, const double *ref) {
+CHECK_UNUSED static void tree_acc_check_wide(const char *what, nbody_desc d, const nbody_system *s, const double *ref) {
     const double th[3] = {0.5, 1.0, NBODY__THETA_MAX};
     tree_acc_stats st[3];
     nbody_result r[3];
