@@ -402,6 +402,7 @@ build-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CC=$(ASAN_CC) CFLAGS="$(ASAN_FLAGS)" LIBS="$(ASAN_LIBS)" $(ASAN_TESTS)
 test-asan: build-asan
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	    NBODY_TEST_JOBS=$(TEST_JOBS) sh tests/run.sh $(call slow_first,$(ASAN_TESTS))
 
 test-tsan:
