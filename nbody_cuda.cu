@@ -128,6 +128,7 @@ typedef struct nbody__cuda {
     unsigned int *gw_next;         /* that counter, then the number of groups */
     int gw_occ_threads, gw_occ;    /* the group walk's resident blocks an SM (gw_occ) at gw_occ_threads a block */
     unsigned int *gw_groups;       /* n: the groups' nodes (nbody__cu_group_flags) */
+    size_t gw_n;                   /* n + 1: gw_groups holds the Hilbert tree's groups of n bodies; 0: none */
     unsigned char *gw_flag;        /* 2n: node i is a group */
     void *gw_tmp;                  /* scratch of the selection */
     size_t gw_tmpbytes;
@@ -782,18 +783,33 @@ template <class T> __global__ void nbody__cu_keys(const T *x, const T *m, size_t
 static int nbody__cu_tree_morton = 0;
 extern "C" void nbody__cuda_bench_tree_morton(int on) { nbody__cu_tree_morton = on != 0; }
 
+/* The build of part of the tree (several GPUs dividing it, nbody__cu_multi_tree_forces): node i
+   of heap level `level` is built when its ancestor at level cut.L, a = i >> (level - L), has
+   mask[a - 2^L] == want; mask NULL: every node. */
+struct nbody__cu_cut {
+    const unsigned char *mask;
+    unsigned int L;
+    unsigned char want;
+};
+__device__ __forceinline__ bool nbody__cu_cut_skip(const nbody__cu_cut &cut, size_t i, int level) {
+    return cut.mask && cut.mask[(i >> (level - (int)cut.L)) - ((size_t)1 << cut.L)] != cut.want;
+}
+
 /* leaf j in [n, 2n) holds the body at depth-first position p(j): the complete heap's bottom
-   level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1))) */
+   level [P, 2n) comes first, then the leaves [n, P) one level up (P = 2^floor(log2(2n-1)) =
+   2^depth) */
 template <class T> __global__ void nbody__cu_leaves(const nbody__v4<T> *pk, size_t n, size_t P, const unsigned int *sorted,
                                                     nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
-                                                    T *rad, unsigned int *leafbody, nbody__v4<T> *sb, uint2 *nrange) {
+                                                    T *rad, unsigned int *leafbody, nbody__v4<T> *sb, uint2 *nrange,
+                                                    nbody__cu_cut cut, int depth) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
         size_t j = n + k, p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
+        leafbody[k] = b;                             /* every leaf's: several GPUs take their bodies' by it */
+        if (nbody__cu_cut_skip(cut, j, j >= P ? depth : depth - 1)) continue;
         nbody__v4<T> w = nbody__ldg4(pk + b), v = {w.x, w.y, w.z, (T)0};   /* (x, y, z, m) of body b */
         node[j] = v; lo[j] = v; hi[j] = v;
         nmass[j] = w.w; rad[j] = 0;
-        leafbody[k] = b;
         sb[p] = w;                                   /* the bodies in depth-first order */
         nrange[j] = make_uint2((unsigned int)p, 1u);
     }
@@ -844,9 +860,11 @@ __device__ __forceinline__ nbody__v4<T> nbody__cu_node_from(size_t i, size_t n, 
 }
 
 template <class T> __global__ void nbody__cu_internal(size_t i0, size_t i1, size_t n, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo,
-                                                      nbody__v4<T> *hi, T *rad, T inv_theta, uint2 *nrange, nbody__v4<T> *quad) {
+                                                      nbody__v4<T> *hi, T *rad, T inv_theta, uint2 *nrange, nbody__v4<T> *quad,
+                                                      nbody__cu_cut cut, int level) {
     for (size_t i = i0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < i1; i += (size_t)gridDim.x * blockDim.x) {
         size_t l = 2 * i, r = l + 1;
+        if (nbody__cu_cut_skip(cut, i, level)) continue;
         nbody__v4<T> cl = node[l], cr = node[r];
         T ml = nmass[l], mr = nmass[r];
         nbody__v4<T> c = nbody__cu_node_from<T>(i, n, cl, cr, lo[l], lo[r], hi[l], hi[r], ml, mr, rad[l], rad[r], inv_theta, node, nmass, lo,
@@ -1261,8 +1279,12 @@ __global__ void nbody__cu_walk_test(const nbody__v4<T> *__restrict__ node, const
    bodies' order, so every build of the same bodies is the same tree), laid into the leaves in
    depth-first order, the internal nodes from their children level by level, the group walk's
    groups. The keys' pass also packs each body's (x, y, z, m) into c->bodies, so the leaves
-   gather one 16-byte record a body in key order instead of four scattered numbers. */
-static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
+   gather one 16-byte record a body in key order instead of four scattered numbers.
+   Its parts: nbody__cu_tree_sort (the box, the keys, the sort: c->val[1] the bodies in key
+   order; returns the tree's active bodies in *nt and P), nbody__cu_tree_leaves and
+   nbody__cu_tree_levels (the nodes a cut selects: several GPUs divide them) and
+   nbody__cu_tree_groups. */
+static nbody_result nbody__cu_tree_sort(nbody__engine *e, const nbody__r *y, size_t *nt, size_t *Pout) {
     nbody__cuda *c = nbody__cu(e);
     size_t n = nbody__cu_nsrc(e), P = 1;     /* the tree holds the active bodies */
     nbody__box<nbody__r> *box;
@@ -1289,30 +1311,56 @@ static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
     }
     if (c->bev[1]) NBODY__CU(cudaEventRecord(c->bev[1], 0));
     c->depth = depth;
+    *nt = n;
+    *Pout = P;
+    return NBODY_OK;
+}
+static nbody_result nbody__cu_tree_leaves(nbody__engine *e, size_t n, size_t P, nbody__cu_cut cut) {
+    nbody__cuda *c = nbody__cu(e);
     nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(c->bodies, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody,
-                                                        c->sb, c->nrange);
+                                                        c->sb, c->nrange, cut, c->depth);
     NBODY__CU(cudaGetLastError());
-    if (c->bev[2]) NBODY__CU(cudaEventRecord(c->bev[2], 0));
-    {
-        nbody__r it = 1 / e->desc.theta;
-        for (int L = depth - 1; L >= 0; --L) {
-            size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
-            if (i0 >= i1) continue;
-            nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it,
-                                                                        c->nrange, c->nquad);
-            NBODY__CU(cudaGetLastError());
-        }
+    return NBODY_OK;
+}
+/* the internal nodes of the levels [lev0, lev1), deepest first */
+static nbody_result nbody__cu_tree_levels(nbody__engine *e, size_t n, int lev0, int lev1, nbody__cu_cut cut) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__r it = 1 / e->desc.theta;
+    for (int L = lev1 - 1; L >= lev0; --L) {
+        size_t i0 = (size_t)1 << L, i1 = ((size_t)2 << L) < n ? ((size_t)2 << L) : n;
+        if (i0 >= i1) continue;
+        nbody__cu_internal<<<nbody__cu_blocks(i1 - i0, 256), 256>>>(i0, i1, n, c->node, c->nmass, c->lo, c->hi, c->rad, it, c->nrange,
+                                                                    c->nquad, cut, L);
+        NBODY__CU(cudaGetLastError());
     }
-    if (c->bev[3]) NBODY__CU(cudaEventRecord(c->bev[3], 0));
-    if (c->nquad || c->walk >= NBODY__CU_WALK_GROUP) {   /* the group walk's groups, their count in gw_next[1] */
+    return NBODY_OK;
+}
+/* the group walk's groups, their count in gw_next[1]. On the Hilbert tree they are the largest
+   nodes of at most 64 bodies, which depends on n alone: made once for each n (c->gw_n) */
+static nbody_result nbody__cu_tree_groups(nbody__engine *e, size_t n) {
+    nbody__cuda *c = nbody__cu(e);
+    if ((c->nquad || c->walk >= NBODY__CU_WALK_GROUP) && (nbody__cu_tree_morton || c->gw_n != n + 1)) {
         size_t bytes = c->gw_tmpbytes;
         nbody__cu_group_flags<nbody__r><<<nbody__cu_blocks(2 * n, 256), 256>>>(n, 32u * NBODY__CU_GW_BPL, c->nrange, c->node, c->lo, c->hi, c->gw_flag,
                                                                                c->val[0], nbody__cu_tree_morton);
         NBODY__CU(cudaGetLastError());
         NBODY__CU(cub::DeviceSelect::Flagged(c->gw_tmp, bytes, c->val[0] + 1, c->gw_flag + 1, c->gw_groups, c->gw_next + 1, (int)(2 * n - 1)));
+        c->gw_n = nbody__cu_tree_morton ? 0 : n + 1;
     }
-    if (c->bev[4]) NBODY__CU(cudaEventRecord(c->bev[4], 0));
     return NBODY_OK;
+}
+static nbody_result nbody__cu_tree_build(nbody__engine *e, const nbody__r *y) {
+    nbody__cuda *c = nbody__cu(e);
+    nbody__cu_cut all = {NULL, 0, 0};
+    size_t n, P;
+    nbody_result r = nbody__cu_tree_sort(e, y, &n, &P);
+    if (r == NBODY_OK) r = nbody__cu_tree_leaves(e, n, P, all);
+    if (r == NBODY_OK && c->bev[2]) r = nbody__cu_check(e, cudaEventRecord(c->bev[2], 0), "cudaEventRecord");
+    if (r == NBODY_OK) r = nbody__cu_tree_levels(e, n, 0, c->depth, all);
+    if (r == NBODY_OK && c->bev[3]) r = nbody__cu_check(e, cudaEventRecord(c->bev[3], 0), "cudaEventRecord");
+    if (r == NBODY_OK) r = nbody__cu_tree_groups(e, n);
+    if (r == NBODY_OK && c->bev[4]) r = nbody__cu_check(e, cudaEventRecord(c->bev[4], 0), "cudaEventRecord");
+    return r;
 }
 
 
@@ -3859,8 +3907,21 @@ struct nbody__cu_multi {
     void *gtmp[NBODY__CU_MAX_DEVICES];
     size_t gtmpbytes;
     cudaEvent_t gbev;
+    int gready;                                    /* gord holds the groups (they depend on n alone) */
+    /* the divided build (nbody__cu_multi_tree_forces): the heap's level cutL holds 2^cutL
+       subtrees; GPU k builds those of its run [crun[k], crun[k + 1]) and the others its walks
+       may open (cmask[k]: 1 its own, 2 those, 0 none), the subtrees' roots are all-gathered
+       (croot[k]: NBODY__CU_ROOT numbers each) and every GPU makes the levels above. divide: on
+       (default) or off (the whole build on every GPU; tests, benchmarks); divided: this engine
+       builds so (the active bodies are all the bodies, the Hilbert tree, enough levels);
+       ready: a first build made nrange and the groups, which depend on n alone, on every GPU */
+    int divide, divided, ready, cutL;
+    size_t crun[NBODY__CU_MAX_DEVICES + 1];
+    unsigned char *cmask[NBODY__CU_MAX_DEVICES];
+    nbody__r *croot[NBODY__CU_MAX_DEVICES];
     struct nbody__cu_mherm *herm;                  /* NBODY_HERMITE (dense): on first use */
 };
+#define NBODY__CU_ROOT 24                          /* a root's numbers: node, lo, hi, (mass, radius), quadrupole x 2 */
 #define NBODY__CU_UNDECIDED (-1)
 #define NBODY__CU_GATHER 0
 #define NBODY__CU_SPLIT 1
@@ -3897,6 +3958,7 @@ static void nbody__cu_multi_shutdown(nbody__engine *e) {
             cudaFree(g->recv[k]);
             cudaFree(g->lacc[k]);
             cudaFree(g->gord[k]); cudaFree(g->gsel[k]); cudaFree(g->gflag[k]); cudaFree(g->gtmp[k]);
+            cudaFree(g->cmask[k]); cudaFree(g->croot[k]);
             for (int q = 0; q <= NBODY__CU_MPHASES; ++q)
                 if (g->wev[k][q]) cudaEventDestroy(g->wev[k][q]);
             if (k == 0 && g->gbev) cudaEventDestroy(g->gbev);
@@ -4308,10 +4370,12 @@ static nbody_result nbody__cu_multi_groups(nbody__engine *e, int k) {
     size_t nt = nbody__cu_nsrc(e), bytes = g->gtmpbytes;
     nbody__cu_wbounds w;
     for (int j = 0; j <= g->count; ++j) w.w[j] = (unsigned int)g->wfirst[j];
-    NBODY__CU(cudaMemsetAsync(g->gflag[k], 0, nt));
-    nbody__cu_group_starts<<<nbody__cu_blocks(nt, 256), 256>>>(c->gw_groups, c->gw_next + 1, c->nrange, g->gflag[k], g->gord[k]);
-    NBODY__CU(cudaGetLastError());
-    NBODY__CU(cub::DeviceSelect::Flagged(g->gtmp[k], bytes, g->gord[k], g->gflag[k], g->gord[k] + nt, g->gsel[k], (int)nt));
+    if (!g->gready) {              /* the groups in depth-first order: made once (n alone decides them) */
+        NBODY__CU(cudaMemsetAsync(g->gflag[k], 0, nt));
+        nbody__cu_group_starts<<<nbody__cu_blocks(nt, 256), 256>>>(c->gw_groups, c->gw_next + 1, c->nrange, g->gflag[k], g->gord[k]);
+        NBODY__CU(cudaGetLastError());
+        NBODY__CU(cub::DeviceSelect::Flagged(g->gtmp[k], bytes, g->gord[k], g->gflag[k], g->gord[k] + nt, g->gsel[k], (int)nt));
+    }
     nbody__cu_group_bounds<<<1, 32>>>(g->gord[k] + nt, c->nrange, (unsigned int)nt, w, g->count, k, g->gsel[k]);
     NBODY__CU(cudaGetLastError());
     if (k == 0) {
@@ -4321,27 +4385,193 @@ static nbody_result nbody__cu_multi_groups(nbody__engine *e, int k) {
     return NBODY_OK;
 }
 
-/* The tree on several GPUs. Every GPU builds the whole tree from the gathered positions (the
-   same tree: the same build on the same numbers) and walks a compact stretch of the Hilbert
-   curve: monopoles the leaf positions [wfirst[k], wfirst[k + 1]) (leaf order), quadrupoles
-   (the group walk) the groups that start at depth-first positions in that range (their
-   bodies' positions [S[k], S[k + 1]), the boundaries moved to the groups' starts), writing the
-   accelerations in that order; an all-gather of those (3 x the active bodies, as the
-   positions) gives every GPU all of them, and each takes its own bodies' (and walks its own
-   test particles). A body's walk, or its group's, does not depend on which GPU walks it, so the
-   forces are one GPU's bit for bit whatever the boundaries. The boundaries then move halfway
-   to equal walk times (nbody__dist_rebalance, as the CPU tree's under MPI), from the walks' GPU
-   times: the cost of a body varies with its place (the core of a cluster opens more nodes),
-   so equal counts are not equal work. The host waits once an evaluation, for the group
-   boundaries (GPU 0's build), while the walks run. */
+/* The divided build's pieces. A subtree's root r (level L: node 2^L + r) packed into
+   NBODY__CU_ROOT numbers at out + r NBODY__CU_ROOT, or (unpack) from there into the tree */
+template <class T>
+__global__ void nbody__cu_root_pack(size_t r0, size_t r1, unsigned int L, nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
+                                    T *rad, nbody__v4<T> *quad, T *out, int unpack) {
+    for (size_t r = r0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x; r < r1; r += (size_t)gridDim.x * blockDim.x) {
+        size_t i = ((size_t)1 << L) + r;
+        nbody__v4<T> *o = (nbody__v4<T> *)(out + r * NBODY__CU_ROOT);
+        if (unpack) {
+            node[i] = o[0]; lo[i] = o[1]; hi[i] = o[2]; nmass[i] = o[3].x; rad[i] = o[3].y;
+            if (quad) { quad[2 * i] = o[4]; quad[2 * i + 1] = o[5]; }
+        } else {
+            nbody__v4<T> mr = {nmass[i], rad[i], (T)0, (T)0};
+            o[0] = node[i]; o[1] = lo[i]; o[2] = hi[i]; o[3] = mr;
+            if (quad) { o[4] = quad[2 * i]; o[5] = quad[2 * i + 1]; }
+        }
+    }
+}
+/* mask[f] = 2 for each subtree f outside the run [s0, s1) whose root a walk of the run's bodies
+   may open: the root is not accepted from some box of the level-Lb nodes [b0, b1] that hold the
+   run. The box holds every walking body and group, and its distance from the root's centre
+   is computed as the walks compute a body's or a group's (rounding is monotonic), so a root
+   accepted from every box is accepted by every walk of the run, which then never reads below
+   it. Lanes: (subtree, 32 boxes). */
+template <class T>
+__global__ void nbody__cu_cut_open(const nbody__v4<T> *node, const nbody__v4<T> *lo, const nbody__v4<T> *hi, unsigned int L, unsigned int Lb,
+                                   size_t s0, size_t s1, size_t b0, size_t b1, unsigned char *mask) {
+    size_t chunks = (b1 - b0 + 32) / 32, items = chunks << L;
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < items; t += (size_t)gridDim.x * blockDim.x) {
+        size_t f = t / chunks, b = b0 + (t % chunks) * 32, be = b + 32 <= b1 + 1 ? b + 32 : b1 + 1;
+        if (f >= s0 && f < s1) continue;
+        nbody__v4<T> q = node[((size_t)1 << L) + f];
+        for (; b < be; ++b) {
+            nbody__v4<T> l = lo[((size_t)1 << Lb) + b], h = hi[((size_t)1 << Lb) + b];
+            T ex = fmax(fmax(q.x - h.x, l.x - q.x), (T)0), ey = fmax(fmax(q.y - h.y, l.y - q.y), (T)0);
+            T ez = fmax(fmax(q.z - h.z, l.z - q.z), (T)0);
+            if (!(fma(ex, ex, fma(ey, ey, ez * ez)) > q.w)) { mask[f] = 2; break; }
+        }
+    }
+}
+
+/* the first depth-first position of subtree r of level L (r = 2^L: the end, nt) */
+static size_t nbody__cu_cut_pos(size_t r, int L, int depth, size_t nt, size_t P) {
+    size_t jb = (((size_t)1 << L) + r) << (depth - L);    /* its leftmost descendant on the bottom level */
+    if (r >= ((size_t)1 << L)) return nt;
+    return jb < 2 * nt ? jb - P : (2 * nt - P) + ((jb >> 1) - nt);   /* or a leaf one level up */
+}
+/* the leaves (leaf order: node nt + k) at the depth-first positions [a, b): up to two ranges
+   [k[0], k[1]), [k[2], k[3]); returns how many */
+static int nbody__cu_pos_leaves(size_t a, size_t b, size_t nt, size_t P, size_t *k) {
+    size_t m = 2 * nt - P;         /* positions [0, m): the bottom level's leaves P - nt + p; [m, nt): leaves p - m */
+    int c = 0;
+    if (a < b && a < m) { k[0] = P - nt + a; k[1] = P - nt + (b < m ? b : m); c = 1; }
+    if (a < b && b > m) { k[2 * c] = (a > m ? a : m) - m; k[2 * c + 1] = b - m; c++; }
+    return c;
+}
+/* the walks' boundaries (positions) moved to the nearest subtree boundaries: the runs crun */
+static void nbody__cu_cut_snap(nbody__cu_multi *g, size_t nt, size_t P, int depth) {
+    size_t R = (size_t)1 << g->cutL;
+    g->crun[0] = 0; g->crun[g->count] = R;
+    for (int k = 1; k < g->count; ++k) {
+        size_t lo = 0, hi = R;     /* the first subtree starting at or past wfirst[k] */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (nbody__cu_cut_pos(mid, g->cutL, depth, nt, P) < g->wfirst[k]) lo = mid + 1; else hi = mid;
+        }
+        if (lo > 0 && g->wfirst[k] - nbody__cu_cut_pos(lo - 1, g->cutL, depth, nt, P) < nbody__cu_cut_pos(lo, g->cutL, depth, nt, P) - g->wfirst[k]) lo--;
+        g->crun[k] = lo < g->crun[k - 1] ? g->crun[k - 1] : lo;
+    }
+    for (int k = 0; k <= g->count; ++k) g->wfirst[k] = nbody__cu_cut_pos(g->crun[k], g->cutL, depth, nt, P);
+}
+/* GPU k's subtrees: its own run, their roots packed for the all-gather */
+static nbody_result nbody__cu_cut_own(nbody__engine *e, int k, size_t nt, size_t P) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__engine *s = &g->sub[k];
+    nbody__cuda *c = nbody__cu(s);
+    size_t s0 = g->crun[k], s1 = g->crun[k + 1];
+    nbody__cu_cut own = {g->cmask[k], (unsigned int)g->cutL, 1};
+    nbody_result r;
+    NBODY__CU(cudaMemsetAsync(g->cmask[k], 0, (size_t)1 << g->cutL));
+    if (s1 > s0) NBODY__CU(cudaMemsetAsync(g->cmask[k] + s0, 1, s1 - s0));
+    if ((r = nbody__cu_tree_leaves(s, nt, P, own)) != NBODY_OK) return r;
+    if (c->bev[2]) NBODY__CU(cudaEventRecord(c->bev[2], 0));
+    if ((r = nbody__cu_tree_levels(s, nt, g->cutL, c->depth, own)) != NBODY_OK) return r;
+    if (c->bev[3]) NBODY__CU(cudaEventRecord(c->bev[3], 0));
+    if (s1 > s0) {
+        nbody__cu_root_pack<nbody__r><<<nbody__cu_blocks(s1 - s0, 256), 256>>>(s0, s1, (unsigned int)g->cutL, c->node, c->nmass, c->lo, c->hi,
+                                                                               c->rad, c->nquad, g->croot[k], 0);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+/* GPU k, after the roots' all-gather: the levels above them, then the subtrees its walks may open */
+static nbody_result nbody__cu_cut_rest(nbody__engine *e, int k, size_t nt, size_t P) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody__engine *s = &g->sub[k];
+    nbody__cuda *c = nbody__cu(s);
+    size_t R = (size_t)1 << g->cutL, s0 = g->crun[k], s1 = g->crun[k + 1];
+    int L = g->cutL, Lb = L >= 3 ? L - 3 : 0;
+    nbody__cu_cut all = {NULL, 0, 0}, open = {g->cmask[k], (unsigned int)L, 2};
+    nbody_result r;
+    nbody__cu_root_pack<nbody__r><<<nbody__cu_blocks(R, 256), 256>>>(0, R, (unsigned int)L, c->node, c->nmass, c->lo, c->hi, c->rad, c->nquad,
+                                                                     g->croot[k], 1);
+    NBODY__CU(cudaGetLastError());
+    if ((r = nbody__cu_tree_levels(s, nt, 0, L, all)) != NBODY_OK) return r;
+    if (s1 > s0) {
+        size_t b0 = s0 >> (L - Lb), b1 = (s1 - 1) >> (L - Lb), items = ((b1 - b0 + 32) / 32) << L;
+        nbody__cu_cut_open<nbody__r><<<nbody__cu_blocks(items, 256), 256>>>(c->node, c->lo, c->hi, (unsigned int)L, (unsigned int)Lb, s0, s1, b0,
+                                                                             b1, g->cmask[k]);
+        NBODY__CU(cudaGetLastError());
+        if ((r = nbody__cu_tree_leaves(s, nt, P, open)) != NBODY_OK) return r;
+        if ((r = nbody__cu_tree_levels(s, nt, L + 1, c->depth, open)) != NBODY_OK) return r;
+    }
+    if (c->bev[4]) NBODY__CU(cudaEventRecord(c->bev[4], 0));
+    return NBODY_OK;
+}
+/* the subtrees' roots from their builders to every GPU (in place) */
+static nbody_result nbody__cu_cut_gather(nbody__engine *e) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
+    ncclResult_t nr = ncclGroupStart();
+    for (int d = 0; d < g->count && nr == ncclSuccess; ++d)
+        for (int j = 0; j < g->count && nr == ncclSuccess; ++j) {
+            size_t s0 = g->crun[j], s1 = g->crun[j + 1];
+            nbody__r *a = g->croot[d] + s0 * NBODY__CU_ROOT;
+            if (s1 > s0) nr = ncclBroadcast(a, a, (s1 - s0) * NBODY__CU_ROOT, type, j, g->comm[d], 0);
+        }
+    if (ncclGroupEnd() != ncclSuccess || nr != ncclSuccess) {
+        nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: NCCL exchange of the subtrees' roots failed: %s", ncclGetErrorString(nr));
+        return NBODY_ERR_DEVICE;
+    }
+    return NBODY_OK;
+}
+/* whether this evaluation divides the build (then the walks' boundaries are depth-first
+   positions at subtree boundaries), its level cutL; the masks and roots' buffers on first use */
+static nbody_result nbody__cu_cut_setup(nbody__engine *e, size_t nt, int depth) {
+    nbody__cu_multi *g = nbody__cu_mu(e);
+    nbody_result r = NBODY_OK;
+    /* subtrees of 512 to 1024 bodies, at least 128: the groups (at most 64 bodies) lie inside
+       them, and a node summed directly (its bodies, at most the leaf bucket) too */
+    int L = depth - 10 >= 1 ? depth - 10 : 1;
+    g->divided = g->divide && nt == e->n && !nbody__cu_tree_morton && depth >= 9 &&
+                 (size_t)nbody__cu(&g->sub[0])->bucket < ((size_t)1 << (depth - L - 1));
+    if (nbody__cu_tree_morton) g->ready = g->gready = 0;
+    if (!g->divided) return NBODY_OK;
+    g->cutL = L;
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        if (g->cmask[k] || (r = nbody__cu_enter(s)) != NBODY_OK) continue;
+        r = nbody__cu_malloc(s, &g->cmask[k], (size_t)1 << g->cutL);
+        if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->croot[k], ((size_t)NBODY__CU_ROOT) << g->cutL);
+    }
+    return r;
+}
+
+/* The tree on several GPUs, one tree: a body's walk, or its group's, is the one GPU's walk of
+   the same tree, so the forces are one GPU's bit for bit whatever GPU walks it. Each GPU walks
+   a compact stretch of the Hilbert curve: monopoles the leaves of a range of depth-first
+   positions (or, without the divided build, of leaf order), quadrupoles (the group walk) the
+   groups that start in it, writing the accelerations in that order; an all-gather of those
+   (3 x the active bodies) gives every GPU all of them, and each takes its own bodies' (and
+   walks its own test particles). The boundaries move halfway to equal walk times
+   (nbody__dist_rebalance, as the CPU tree's under MPI), from the walks' GPU times: the cost of
+   a body varies with its place (the core of a cluster opens more nodes), so equal counts are
+   not equal work.
+   The build is divided (nbody__cu_cut_*): every GPU sorts all the gathered positions (the same
+   order), the heap's level L = depth - 10 (at least 1) cuts the tree into 2^L subtrees whose bodies are runs
+   of depth-first positions, and GPU k builds the subtrees of its walks' run (the boundaries
+   snap to subtree boundaries), all-gathers their roots, makes the levels above them (the same
+   nodes from the same roots on every GPU), then builds the other subtrees whose roots its
+   walks may open (nbody__cu_cut_open); the others' insides it never reads. Each node it reads
+   is made by the same kernel from the same numbers as one GPU's, so the bits stay one GPU's.
+   The first evaluation builds the whole tree on every GPU: the node ranges and groups, which
+   depend on n alone, are kept from it. Without the divided build (test particles, which walk
+   from anywhere; small trees) every GPU builds the whole tree. The host waits once an
+   evaluation, for the group boundaries (GPU 0's build), while the walks run. */
 static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf *y, nbody__cu_mbuf *f) {
     nbody__cu_multi *g = nbody__cu_mu(e);
-    size_t nt = nbody__cu_nsrc(e), P = 1;
+    size_t nt = nbody__cu_nsrc(e), P = 1, pn;
     ncclDataType_t type = sizeof(nbody__r) == sizeof(float) ? ncclFloat : ncclDouble;
     ncclResult_t nr;
     nbody_result r = NBODY_OK;
     const int quad = nbody__cu(&g->sub[0])->nquad != NULL;
-    while (P * 2 <= 2 * nt - 1) P *= 2;
+    int depth = 0, cut;
+    while (P * 2 <= 2 * nt - 1) { P *= 2; depth++; }
+    if ((r = nbody__cu_cut_setup(e, nt, depth)) != NBODY_OK) return r;
+    cut = g->divided && g->ready;
     if (g->wtimed) {               /* the last walks' times (they ended long ago, or end soon) */
         double t[NBODY__CU_MAX_DEVICES];
         int ok = 1;
@@ -4354,26 +4584,41 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         if (ok && g->balance) nbody__dist_rebalance(g->wfirst, t, g->count, 1);
         g->wtimed = 0;
     }
+    if (g->divided) nbody__cu_cut_snap(g, nt, P, depth);
+    for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
+        nbody__engine *s = &g->sub[k];
+        size_t m = nbody__cu_mcount(g, k);
+        if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
+        if (m) NBODY__CU(cudaMemcpyAsync(f->part[k], (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
+        if (!cut) r = nbody__cu_tree_build(s, g->pos[k]);
+        else if ((r = nbody__cu_tree_sort(s, g->pos[k], &pn, &P)) == NBODY_OK) r = nbody__cu_cut_own(e, k, nt, P);
+    }
+    if (r == NBODY_OK && cut) r = nbody__cu_cut_gather(e);
     for (int k = 0; k < g->count && r == NBODY_OK; ++k) {
         nbody__engine *s = &g->sub[k];
         nbody__cuda *c = nbody__cu(s);
-        size_t m = nbody__cu_mcount(g, k), w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
+        size_t w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0, lr[4];
         unsigned int B;
         if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
+        if (cut && (r = nbody__cu_cut_rest(e, k, nt, P)) != NBODY_OK) break;
         nbody__cu_slice_defaults(c);
         B = (unsigned int)c->block;
-        NBODY__CU(cudaEventRecord(g->wev[k][1], 0));
-        if (m) NBODY__CU(cudaMemcpyAsync(f->part[k], (const nbody__r *)y->part[k] + 3 * m, 3 * m * sizeof(nbody__r), cudaMemcpyDeviceToDevice, 0));
-        if ((r = nbody__cu_tree_build(s, g->pos[k])) != NBODY_OK) break;
         if (quad && (r = nbody__cu_multi_groups(e, k)) != NBODY_OK) break;
         NBODY__CU(cudaEventRecord(g->wev[k][2], 0));
         if (quad) r = nbody__cu_group_launch(s, (int)B, c->walk, 1, g->gord[k] + nt, g->gsel[k] + 1, NULL, g->lacc[k], nt);
-        else if (cnt) r = nbody__cu_walk_launch(s, c->walk, (unsigned int)((cnt + B - 1) / B), B, NULL, w0, cnt, NULL, 0, g->lacc[k], nt, 1);
+        else if (g->divided) {     /* the positions [w0, w0 + cnt): one or two ranges of leaves */
+            for (int q = 0, nq = nbody__cu_pos_leaves(w0, w0 + cnt, nt, P, lr); q < nq && r == NBODY_OK; ++q)
+                r = nbody__cu_walk_launch(s, c->walk, (unsigned int)((lr[2 * q + 1] - lr[2 * q] + B - 1) / B), B, NULL, lr[2 * q],
+                                          lr[2 * q + 1] - lr[2 * q], NULL, 0, g->lacc[k], nt, 1);
+        } else if (cnt) r = nbody__cu_walk_launch(s, c->walk, (unsigned int)((cnt + B - 1) / B), B, NULL, w0, cnt, NULL, 0, g->lacc[k], nt, 1);
         if (r != NBODY_OK) break;
         NBODY__CU(cudaEventRecord(g->wev[k][3], 0));
     }
     if (r != NBODY_OK) return r;
     g->wtimed = 1;
+    if (quad) g->gready = !nbody__cu_tree_morton;
+    if (g->divided) g->ready = 1;  /* nrange and the groups are made on every GPU */
     if (quad) {                    /* the walked ranges: the boundaries at the groups' starts */
         if ((r = nbody__cu_enter(&g->sub[0])) != NBODY_OK) return r;
         if ((r = nbody__cu_check(&g->sub[0], cudaEventSynchronize(g->gbev), "group boundaries")) != NBODY_OK) return r;
@@ -4382,11 +4627,15 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
     nr = ncclGroupStart();         /* the accelerations' all-gather: each range from its walker */
     for (int d = 0; d < g->count && nr == ncclSuccess; ++d)
         for (int k = 0; k < g->count && nr == ncclSuccess; ++k) {
-            size_t w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
-            for (size_t c = 0; c < 3 && cnt && nr == ncclSuccess; ++c) {
-                nbody__r *a = g->lacc[d] + c * nt + w0;
-                nr = ncclBroadcast(a, a, cnt, type, k, g->comm[d], 0);   /* in place */
-            }
+            size_t lr[4], w0 = g->wfirst[k], cnt = g->wfirst[k + 1] - w0;
+            int nq = 1;
+            lr[0] = w0; lr[1] = w0 + cnt;
+            if (g->divided && !quad) nq = nbody__cu_pos_leaves(w0, w0 + cnt, nt, P, lr);
+            for (int q = 0; q < nq && nr == ncclSuccess; ++q)
+                for (size_t c = 0; c < 3 && lr[2 * q + 1] > lr[2 * q] && nr == ncclSuccess; ++c) {
+                    nbody__r *a = g->lacc[d] + c * nt + lr[2 * q];
+                    nr = ncclBroadcast(a, a, lr[2 * q + 1] - lr[2 * q], type, k, g->comm[d], 0);   /* in place */
+                }
         }
     if (ncclGroupEnd() != ncclSuccess || nr != ncclSuccess) {
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody cuda: NCCL exchange of the tree's accelerations failed: %s", ncclGetErrorString(nr));
@@ -4789,6 +5038,7 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
         g->wfirst[k] = kk * (nt / (size_t)D) + (kk < nt % (size_t)D ? kk : nt % (size_t)D);   /* the first walks: by count */
     }
     g->balance = 1;
+    g->divide = 1;
     for (int k = 0; k < D && r == NBODY_OK; ++k) {
         nbody__engine *s = &g->sub[k];
         s->ops = nbody__cuda_engine_ops(tree);
@@ -4866,6 +5116,13 @@ extern "C" int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int 
         memcpy(w, g->wfirst, ((size_t)g->count + 1) * sizeof *w);
     }
     return g->count;
+}
+/* Tests and benchmarks (the tree on several GPUs): the divided build on (on = 1, the default) or
+   off (0: every GPU builds the whole tree). Returns D, 0 when e is not a tree on several GPUs. */
+extern "C" int nbody__cuda_multi_divide(nbody__engine *e, int on) {
+    if (!nbody__cu_is_multi(e) || !nbody__cu_mu(e)->tree) return 0;
+    nbody__cu_mu(e)->divide = on != 0;
+    return nbody__cu_mu(e)->count;
 }
 /* Benchmarks only (tree; several GPUs: GPU 0's): from the next build on, events between the
    build's steps; ms[0..3] of the last build: the sort, the leaves, the internal nodes, the

@@ -17,8 +17,12 @@
    or 5 s), and the phases of the D GPUs' evaluations
    (nbody__cuda_multi_phases): for each GPU the median over the timed steps of the positions'
    all-gather, the build, the walk, the accelerations' all-gather and the taking of its own,
-   in ms; and GPU 0's build by steps (nbody__cuda_bench_build_steps). MULTI_WALK=1|2 forces the GPUs' monopole walk (each thread alone, the warp's
-   union; MULTI_BLOCK its threads per block, 1024). */
+   in ms; and GPU 0's build by steps (nbody__cuda_bench_build_steps: with the divided build
+   its last step is the roots' all-gather, the levels above them and the subtrees the walks
+   open). D GPUs run twice: the build divided over the GPUs (the engine's default) and whole
+   on every GPU (nbody__cuda_multi_divide off), in that order, each with its phases.
+   MULTI_WALK=1|2 forces the GPUs' monopole walk (each thread alone, the warp's union;
+   MULTI_BLOCK its threads per block, 1024). */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -29,6 +33,7 @@
 
 int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int balance);   /* nbody_cuda.cu */
 int nbody__cuda_multi_phases(nbody__engine *e, double *ms);
+int nbody__cuda_multi_divide(nbody__engine *e, int on);
 int nbody__cuda_bench_build_steps(nbody__engine *e, double *ms);
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int per_thread);
 
@@ -75,7 +80,7 @@ static double step_ms(nbody_engine engine, size_t n, int devices, int balance, i
 /* the tree mode: ms per step of a ready system s on `devices` GPUs, the phases' medians into
    ph[4 k + q] (several GPUs) */
 #define MULTI_PHASES 5
-static double tree_ms(const nbody_system *s, int devices, int quad, double theta, double *ph, double *bs) {
+static double tree_ms(const nbody_system *s, int devices, int quad, double theta, int divide, double *ph, double *bs) {
     nbody_desc d = {0};
     nbody_sim *sim = NULL;
     double t[15], p[15][16 * MULTI_PHASES], b[15][4], total = 0, col[15];
@@ -84,6 +89,7 @@ static double tree_ms(const nbody_system *s, int devices, int quad, double theta
     d.engine = NBODY_ENGINE_CUDA_TREE; d.devices = devices; d.softening = (nbody_real)1e-3; d.dt = (nbody_real)1e-5;
     d.quadrupole = quad; d.theta = (nbody_real)theta;
     r = nbody_create(&sim, &d, s);
+    if (r == NBODY_OK && devices > 1) (void)nbody__cuda_multi_divide(&sim->eng, divide);
     if (r == NBODY_OK && devices > 1 && getenv("MULTI_WALK"))   /* the GPUs' walk forced: 1 thread, 2 warp (monopoles) */
         nbody__cuda_bench_config(&sim->eng, 0, getenv("MULTI_BLOCK") ? atoi(getenv("MULTI_BLOCK")) : 1024, atoi(getenv("MULTI_WALK")));
     for (k = 0; k < 3 && r == NBODY_OK; ++k) r = nbody_step(sim);
@@ -116,24 +122,29 @@ static int tree_mode(int D, int argc, char **argv) {
     int i, quad, k;
     printf("## The tree (%s), Plummer, softening 1e-3: ms per leapfrog step on 1 and %d GPUs, build and exchanges included\n\n",
            sizeof(nbody_real) == sizeof(float) ? "float" : "double", D);
-    printf("| N | moments, theta | 1 GPU ms | %d GPUs ms | speed-up | phases a GPU, ms: gather / build / walk / all-gather / take | "
-           "GPU 0's build, ms: sort / leaves / internal nodes / groups (1 GPU; %d GPUs) |\n"
-           "|---:|---|---:|---:|---:|---|---|\n", D, D);
+    printf("| N | moments, theta | 1 GPU ms | %d GPUs ms | speed-up | build | phases a GPU, ms: gather / build / walk / all-gather / take | "
+           "GPU 0's build, ms: sort / leaves / internal nodes / groups or rest (1 GPU; %d GPUs) |\n"
+           "|---:|---|---:|---:|---:|---|---|---|\n", D, D);
     for (i = 0; i < argc; ++i) {
         size_t n = (size_t)1 << atoi(argv[i]);
         nbody_system s = {0};
         if (nbody_ic_plummer(&s, n, 1) != NBODY_OK) return 1;
         for (quad = 0; quad <= 1; ++quad) {
             double th = quad ? (qt ? atof(qt) : 1.0) : 0.5, ph[16 * MULTI_PHASES], b1[4], bD[4];
-            double t1 = tree_ms(&s, 1, quad, th, ph, b1), tD = tree_ms(&s, D, quad, th, ph, bD);
-            printf("| 2^%s | %s %.2g | %.2f | %.2f | %.2fx |", argv[i], quad ? "quadrupole" : "monopole", th, t1, tD, t1 / tD);
-            for (k = 0; k < D && tD > 0; ++k) {
-                int q;
-                for (q = 0; q < MULTI_PHASES; ++q) printf(" %.2f%s", ph[MULTI_PHASES * k + q], q + 1 < MULTI_PHASES ? " /" : "");
-                printf("%s", k + 1 < D ? ";" : "");
+            double t1 = tree_ms(&s, 1, quad, th, 1, ph, b1);
+            int divide;
+            for (divide = 1; divide >= 0; --divide) {
+                double tD = tree_ms(&s, D, quad, th, divide, ph, bD);
+                printf("| 2^%s | %s %.2g | %.2f | %.2f | %.2fx | %s |", argv[i], quad ? "quadrupole" : "monopole", th, t1, tD, t1 / tD,
+                       divide ? "divided" : "whole");
+                for (k = 0; k < D && tD > 0; ++k) {
+                    int q;
+                    for (q = 0; q < MULTI_PHASES; ++q) printf(" %.2f%s", ph[MULTI_PHASES * k + q], q + 1 < MULTI_PHASES ? " /" : "");
+                    printf("%s", k + 1 < D ? ";" : "");
+                }
+                printf(" | %.2f / %.2f / %.2f / %.2f; %.2f / %.2f / %.2f / %.2f |\n", b1[0], b1[1], b1[2], b1[3], bD[0], bD[1], bD[2], bD[3]);
+                fflush(stdout);
             }
-            printf(" | %.2f / %.2f / %.2f / %.2f; %.2f / %.2f / %.2f / %.2f |\n", b1[0], b1[1], b1[2], b1[3], bD[0], bD[1], bD[2], bD[3]);
-            fflush(stdout);
         }
         nbody_system_free(&s);
     }

@@ -25,6 +25,7 @@ static int devices_ = 2;
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric);
 int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int balance);
+int nbody__cuda_multi_divide(nbody__engine *e, int on);
 
 /* the accelerations of the dense engine on `devices` GPUs with a forced design: variant 2 the
    split symmetric kernel of block x rb (one GPU: the symmetric kernel), 0 the all-gather and
@@ -91,9 +92,11 @@ static void check_forces(size_t n, size_t n_active) {
    GPU, in turn), then left to the balance by measured walk times, every evaluation gives one
    GPU's forces bit for bit (a body's walk, or its group's, does not depend on which GPU walks
    it); the boundaries stay valid (rising from 0 to the active bodies) and move off the last
-   extreme (the idle GPUs take work). With and without test particles. Invalid boundaries are
-   refused. */
-static void check_tree_ranges(size_t n, size_t n_active, int quad) {
+   extreme (the idle GPUs take work). With and without test particles, with the build divided
+   over the GPUs (each builds its run of subtrees and those its walks open; not with test
+   particles, which walk from anywhere) and whole on every GPU (divide 0). Invalid boundaries
+   are refused. */
+static void check_tree_ranges(size_t n, size_t n_active, int quad, int divide) {
     nbody_system s = {0};
     nbody_desc d = NBODY__ZERO_INIT;
     nbody__engine e;
@@ -113,7 +116,7 @@ static void check_tree_ranges(size_t n, size_t n_active, int quad) {
     src[0] = s.x; src[1] = s.y; src[2] = s.z; src[3] = s.vx; src[4] = s.vy; src[5] = s.vz;
     for (i = 0; i < 6 && ok; ++i) ok = e.ops->upload(&e, y, (size_t)i * n, src[i], n) == NBODY_OK;
     D = ok ? nbody__cuda_multi_walk(&e, w, 0, -1) : 0;
-    ok = ok && D == devices_ && D <= 16;
+    ok = ok && D == devices_ && D <= 16 && nbody__cuda_multi_divide(&e, divide) == D;
     for (k = 0; k < 2 * D + 2 && ok; ++k) {
         if (k < D) {               /* every leaf on GPU k */
             for (q = 0; q <= D; ++q) w[q] = q <= k ? 0 : nt;
@@ -126,9 +129,9 @@ static void check_tree_ranges(size_t n, size_t n_active, int quad) {
         valid = valid && w[0] == 0 && w[D] == nt;
     }
     moved = ok && w[D - 1] > 0;    /* off the last extreme, where GPU D - 1 walked every leaf */
-    CHECK(ok && same && valid && moved, "%d GPUs, cuda-tree%s by ranges, n = %lu, n_active %lu: ran %d, one GPU's bits %d, "
-          "valid boundaries %d, moved %d (w[1] = %lu)", D, quad ? " with quadrupoles" : "", (unsigned long)n, (unsigned long)n_active, ok,
-          same, valid, moved,
+    CHECK(ok && same && valid && moved, "%d GPUs, cuda-tree%s by ranges, %s build, n = %lu, n_active %lu: ran %d, one GPU's bits %d, "
+          "valid boundaries %d, moved %d (w[1] = %lu)", D, quad ? " with quadrupoles" : "", divide ? "divided" : "whole",
+          (unsigned long)n, (unsigned long)n_active, ok, same, valid, moved,
           (unsigned long)(D > 1 ? w[1] : 0));
     if (ok) {
         w[1] = nt + 1;
@@ -325,9 +328,10 @@ int main(void) {
     }
     check_forces(4099, 0);
     check_forces(4099, 1500);
-    check_tree_ranges(3001, 0, 0);
-    check_tree_ranges(3001, 0, 1);
-    check_tree_ranges(3001, 1000, 1);
+    check_tree_ranges(3001, 0, 0, 1);
+    check_tree_ranges(3001, 0, 1, 1);
+    check_tree_ranges(3001, 0, 1, 0);
+    check_tree_ranges(3001, 1000, 1, 1);
     if (getenv("NBODY_TEST_SMALL")) {     /* compute-sanitizer: the small cases */
         nbody_system s = {0};
         nbody_real *a = (nbody_real *)malloc(3 * 4099 * sizeof *a);
@@ -344,10 +348,12 @@ int main(void) {
     }
     check_forces(100003, 0);
     check_forces(100003, 40000);
-    check_tree_ranges(100003, 0, 0);
-    check_tree_ranges(50001, 20000, 0);
-    check_tree_ranges(100003, 0, 1);
-    check_tree_ranges(50001, 20000, 1);
+    check_tree_ranges(100003, 0, 0, 1);
+    check_tree_ranges(100003, 0, 0, 0);
+    check_tree_ranges(50001, 20000, 0, 1);
+    check_tree_ranges(100003, 0, 1, 1);
+    check_tree_ranges(50001, 20000, 1, 1);
+    check_tree_ranges(262147, 0, 1, 1);
     check_methods();
     check_checkpoint();
     return check_finish();
