@@ -112,6 +112,8 @@ typedef struct nbody__cuda {
     nbody__r *nmass, *rad;         /* 2n */
     unsigned long long *key[2];
     unsigned int *val[2], *leafbody;
+    unsigned int *ownpos;          /* several GPUs: the depth-first position of each body of [own0, own0 + ownm), from the leaves' pass */
+    size_t own0, ownm;
     void *cubtmp;
     size_t cubbytes;
     /* test particles (desc.n_active < n): the active positions packed for the tree build */
@@ -801,11 +803,12 @@ __device__ __forceinline__ bool nbody__cu_cut_skip(const nbody__cu_cut &cut, siz
 template <class T> __global__ void nbody__cu_leaves(const nbody__v4<T> *pk, size_t n, size_t P, const unsigned int *sorted,
                                                     nbody__v4<T> *node, T *nmass, nbody__v4<T> *lo, nbody__v4<T> *hi,
                                                     T *rad, unsigned int *leafbody, nbody__v4<T> *sb, uint2 *nrange,
-                                                    nbody__cu_cut cut, int depth) {
+                                                    nbody__cu_cut cut, int depth, unsigned int *ownpos, size_t own0, size_t ownm) {
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
         size_t j = n + k, p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
-        leafbody[k] = b;                             /* every leaf's: several GPUs take their bodies' by it */
+        leafbody[k] = b;                             /* every leaf's, whatever the cut */
+        if (ownpos && b - own0 < ownm) ownpos[b - own0] = (unsigned int)p;
         if (nbody__cu_cut_skip(cut, j, j >= P ? depth : depth - 1)) continue;
         nbody__v4<T> w = nbody__ldg4(pk + b), v = {w.x, w.y, w.z, (T)0};   /* (x, y, z, m) of body b */
         node[j] = v; lo[j] = v; hi[j] = v;
@@ -1318,7 +1321,7 @@ static nbody_result nbody__cu_tree_sort(nbody__engine *e, const nbody__r *y, siz
 static nbody_result nbody__cu_tree_leaves(nbody__engine *e, size_t n, size_t P, nbody__cu_cut cut) {
     nbody__cuda *c = nbody__cu(e);
     nbody__cu_leaves<<<nbody__cu_blocks(n, 256), 256>>>(c->bodies, n, P, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, c->leafbody,
-                                                        c->sb, c->nrange, cut, c->depth);
+                                                        c->sb, c->nrange, cut, c->depth, c->ownpos, c->own0, c->ownm);
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
@@ -1941,7 +1944,7 @@ static void nbody__cu_shutdown(nbody__engine *e) {
     cudaFree(c->m); cudaFree(c->bodies); cudaFree(c->partial); cudaFree(c->red); cudaFree(c->flags);
     cudaFree(c->node); cudaFree(c->lo); cudaFree(c->hi); cudaFree(c->nmass); cudaFree(c->rad);
     cudaFree(c->key[0]); cudaFree(c->key[1]); cudaFree(c->val[0]); cudaFree(c->val[1]);
-    cudaFree(c->leafbody); cudaFree(c->cubtmp); cudaFree(c->yact);
+    cudaFree(c->leafbody); cudaFree(c->ownpos); cudaFree(c->cubtmp); cudaFree(c->yact);
     nbody__cu_slice_free(c->slice, &e->desc);
     nbody__cu_ct_free(c->contacts, &e->desc);
     nbody__cu_h_free(c->herm, &e->desc);
@@ -4320,13 +4323,15 @@ static nbody_result nbody__cu_multi_choose(nbody__engine *e, nbody__cu_mbuf *f) 
 #endif
 
 #ifdef NBODY_WITH_NCCL
-/* f[3m + c m + b - i0] = acc[c nt + q] for the positions q whose body b is in [i0, i0 + m): q a
-   leaf (leaf order), or with POS a depth-first position (P: the heap's bottom level) */
+/* a GPU's bodies' accelerations from the gathered ones: f[3m + c m + t] = acc[c nt + q] for the
+   bodies t < mt of its slice (m in all), q the depth-first position pos[t] of body t (POS) or its
+   leaf (leaf order). Reads scattered, writes in order (scattered writes of single numbers cost
+   a read and a write of their memory sector: five times slower, measured at 2^26). */
 template <class T, bool POS>
-__global__ void nbody__cu_leaf_take(const unsigned int *leafbody, const T *acc, size_t nt, size_t P, size_t i0, size_t m, T *f) {
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < nt; q += (size_t)gridDim.x * blockDim.x) {
-        size_t b = (size_t)leafbody[POS ? nbody__cu_pos_leaf(q, nt, P) : q] - i0;
-        if (b < m) { f[3 * m + b] = acc[q]; f[4 * m + b] = acc[nt + q]; f[5 * m + b] = acc[2 * nt + q]; }
+__global__ void nbody__cu_take(const unsigned int *pos, const T *acc, size_t nt, size_t P, size_t mt, size_t m, T *f) {
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < mt; t += (size_t)gridDim.x * blockDim.x) {
+        size_t q = POS ? (size_t)pos[t] : nbody__cu_pos_leaf(pos[t], nt, P);
+        f[3 * m + t] = acc[q]; f[4 * m + t] = acc[nt + q]; f[5 * m + t] = acc[2 * nt + q];
     }
 }
 
@@ -4403,26 +4408,35 @@ __global__ void nbody__cu_root_pack(size_t r0, size_t r1, unsigned int L, nbody_
         }
     }
 }
+/* whether the box (l, h) may see the node (centre q.xyz, squared critical distance q.w) opened:
+   the walks' test of a group's box (a body's distance is at least its box's) */
+template <class T> __device__ __forceinline__ bool nbody__cu_box_opens(nbody__v4<T> q, nbody__v4<T> l, nbody__v4<T> h) {
+    T ex = fmax(fmax(q.x - h.x, l.x - q.x), (T)0), ey = fmax(fmax(q.y - h.y, l.y - q.y), (T)0);
+    T ez = fmax(fmax(q.z - h.z, l.z - q.z), (T)0);
+    return !(fma(ex, ex, fma(ey, ey, ez * ez)) > q.w);
+}
 /* mask[f] = 2 for each subtree f outside the run [s0, s1) whose root a walk of the run's bodies
-   may open: the root is not accepted from some box of the level-Lb nodes [b0, b1] that hold the
-   run. The box holds every walking body and group, and its distance from the root's centre
-   is computed as the walks compute a body's or a group's (rounding is monotonic), so a root
-   accepted from every box is accepted by every walk of the run, which then never reads below
-   it. Lanes: (subtree, 32 boxes). */
+   may open: the root is not accepted from the box of some subtree of the run. Those boxes are
+   tested where the box of their level-Lb ancestor (nodes [b0, b1] of level Lb hold the run) is
+   not accepted. A box holds every walking body and group in it, and its distance from the
+   root's centre is computed as the walks compute a body's or a group's (rounding is
+   monotonic), so a root accepted from every box is accepted by every walk of the run, which
+   then never reads below it. Lanes: (subtree, 32 level-Lb boxes). */
 template <class T>
 __global__ void nbody__cu_cut_open(const nbody__v4<T> *node, const nbody__v4<T> *lo, const nbody__v4<T> *hi, unsigned int L, unsigned int Lb,
                                    size_t s0, size_t s1, size_t b0, size_t b1, unsigned char *mask) {
-    size_t chunks = (b1 - b0 + 32) / 32, items = chunks << L;
+    size_t chunks = (b1 - b0 + 32) / 32, items = chunks << L, R = (size_t)1 << L;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < items; t += (size_t)gridDim.x * blockDim.x) {
         size_t f = t / chunks, b = b0 + (t % chunks) * 32, be = b + 32 <= b1 + 1 ? b + 32 : b1 + 1;
+        bool opens = false;
         if (f >= s0 && f < s1) continue;
-        nbody__v4<T> q = node[((size_t)1 << L) + f];
-        for (; b < be; ++b) {
-            nbody__v4<T> l = lo[((size_t)1 << Lb) + b], h = hi[((size_t)1 << Lb) + b];
-            T ex = fmax(fmax(q.x - h.x, l.x - q.x), (T)0), ey = fmax(fmax(q.y - h.y, l.y - q.y), (T)0);
-            T ez = fmax(fmax(q.z - h.z, l.z - q.z), (T)0);
-            if (!(fma(ex, ex, fma(ey, ey, ez * ez)) > q.w)) { mask[f] = 2; break; }
+        nbody__v4<T> q = node[R + f];
+        for (; b < be && !opens; ++b) {
+            size_t i = ((size_t)1 << Lb) + b, r0 = b << (L - Lb), r1 = (b + 1) << (L - Lb);
+            if (!nbody__cu_box_opens<T>(q, lo[i], hi[i])) continue;
+            for (size_t r = r0 > s0 ? r0 : s0; r < r1 && r < s1 && !opens; ++r) opens = nbody__cu_box_opens<T>(q, lo[R + r], hi[R + r]);
         }
+        if (opens) mask[f] = 2;
     }
 }
 
@@ -4647,10 +4661,10 @@ static nbody_result nbody__cu_multi_tree_forces(nbody__engine *e, nbody__cu_mbuf
         size_t m = nbody__cu_mcount(g, k);
         if ((r = nbody__cu_enter(s)) != NBODY_OK) break;
         NBODY__CU(cudaEventRecord(g->wev[k][4], 0));
-        if (m && quad)
-            nbody__cu_leaf_take<nbody__r, true><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, P, g->first[k], m, (nbody__r *)f->part[k]);
-        else if (m)
-            nbody__cu_leaf_take<nbody__r, false><<<nbody__cu_blocks(nt, 256), 256>>>(c->leafbody, g->lacc[k], nt, P, g->first[k], m, (nbody__r *)f->part[k]);
+        if (c->ownm && quad)
+            nbody__cu_take<nbody__r, true><<<nbody__cu_blocks(c->ownm, 256), 256>>>(c->ownpos, g->lacc[k], nt, P, c->ownm, m, (nbody__r *)f->part[k]);
+        else if (c->ownm)
+            nbody__cu_take<nbody__r, false><<<nbody__cu_blocks(c->ownm, 256), 256>>>(c->ownpos, g->lacc[k], nt, P, c->ownm, m, (nbody__r *)f->part[k]);
         NBODY__CU(cudaGetLastError());
         if (m) r = nbody__cu_slice_walk(s, g->pos[k], NULL, 0, 0, (nbody__r *)f->part[k], g->first[k], m);   /* its test particles */
         if (r == NBODY_OK) r = nbody__cu_check(s, cudaEventRecord(g->wev[k][5], 0), "cudaEventRecord");
@@ -5049,6 +5063,13 @@ static nbody_result nbody__cu_multi_init(nbody__engine *e, int tree) {
         r = nbody__cu_init_common(s, tree);
         if (r == NBODY_OK) r = nbody__cu_malloc(s, &g->pos[k], 3 * e->n);
         if (r == NBODY_OK && tree) r = nbody__cu_malloc(s, &g->lacc[k], 3 * nbody__cu_nsrc(e));
+        if (r == NBODY_OK && tree) {   /* its bodies in the tree (the active ones): their positions */
+            nbody__cuda *c = nbody__cu(s);
+            size_t nt = nbody__cu_nsrc(e), end = g->first[k + 1] < nt ? g->first[k + 1] : nt;
+            c->own0 = g->first[k];
+            c->ownm = end > c->own0 ? end - c->own0 : 0;
+            r = nbody__cu_malloc(s, &c->ownpos, c->ownm ? c->ownm : 1);
+        }
         for (int q = 0; q <= NBODY__CU_MPHASES && r == NBODY_OK && tree; ++q)
             r = nbody__cu_check(s, cudaEventCreate(&g->wev[k][q]), "cudaEventCreate");
         if (r == NBODY_OK && tree && e->desc.quadrupole) r = nbody__cu_multi_group_alloc(e, k);
