@@ -4325,8 +4325,9 @@ static nbody_result nbody__cu_multi_choose(nbody__engine *e, nbody__cu_mbuf *f) 
 #ifdef NBODY_WITH_NCCL
 /* a GPU's bodies' accelerations from the gathered ones: f[3m + c m + t] = acc[c nt + q] for the
    bodies t < mt of its slice (m in all), q the depth-first position pos[t] of body t (POS) or its
-   leaf (leaf order). Reads scattered, writes in order (scattered writes of single numbers cost
-   a read and a write of their memory sector: five times slower, measured at 2^26). */
+   leaf (leaf order). Reads scattered, writes in order: four H200s at 2^26, 1.38 ms where
+   scanning every leaf and writing scattered took 3.05 (the positions' scattered writes in the
+   leaves' pass cost about as much, bench/results/tree-4gpu-divided-2026-11-27.md). */
 template <class T, bool POS>
 __global__ void nbody__cu_take(const unsigned int *pos, const T *acc, size_t nt, size_t P, size_t mt, size_t m, T *f) {
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < mt; t += (size_t)gridDim.x * blockDim.x) {
@@ -4565,8 +4566,8 @@ static nbody_result nbody__cu_cut_setup(nbody__engine *e, size_t nt, int depth) 
    a body varies with its place (the core of a cluster opens more nodes), so equal counts are
    not equal work.
    The build is divided (nbody__cu_cut_*): every GPU sorts all the gathered positions (the same
-   order), the heap's level L = depth - 10 (at least 1) cuts the tree into 2^L subtrees whose bodies are runs
-   of depth-first positions, and GPU k builds the subtrees of its walks' run (the boundaries
+   order), the heap's level L = depth - 10 (at least 1) cuts the tree into 2^L subtrees whose
+   bodies are runs of depth-first positions, and GPU k builds the subtrees of its walks' run (the boundaries
    snap to subtree boundaries), all-gathers their roots, makes the levels above them (the same
    nodes from the same roots on every GPU), then builds the other subtrees whose roots its
    walks may open (nbody__cu_cut_open); the others' insides it never reads. Each node it reads

@@ -2,7 +2,7 @@
    at least NBODY_TEST_DEVICES GPUs (default 2): make WITH_CUDA=1 WITH_NCCL=1 build/cuda_multi.
    Against one GPU: the tree's forces bitwise, monopoles and quadrupoles (each GPU walks a range
    of the leaf order, or of the group walk's groups, as the one GPU walks it, whatever the
-   boundaries the measured times give), the dense engine's to
+   boundaries the measured times give; the build divided over the GPUs or whole on each), the dense engine's to
    rounding (its source split follows the slice), with and without test particles;
    every method, fixed step and adaptive, on the tree to the same bits; nbody_get_state,
    stats; a checkpoint written on several GPUs restarts on one and continues to the same bits.
@@ -130,7 +130,7 @@ static void check_tree_ranges(size_t n, size_t n_active, int quad, int divide) {
     }
     moved = ok && w[D - 1] > 0;    /* off the last extreme, where GPU D - 1 walked every leaf */
     CHECK(ok && same && valid && moved, "%d GPUs, cuda-tree%s by ranges, %s build, n = %lu, n_active %lu: ran %d, one GPU's bits %d, "
-          "valid boundaries %d, moved %d (w[1] = %lu)", D, quad ? " with quadrupoles" : "", divide ? "divided" : "whole",
+          "valid boundaries %d, moved %d (w[1] = %lu)", D, quad ? " with quadrupoles" : "", divide ? "divided where it can be" : "whole",
           (unsigned long)n, (unsigned long)n_active, ok, same, valid, moved,
           (unsigned long)(D > 1 ? w[1] : 0));
     if (ok) {
