@@ -1262,6 +1262,33 @@ typedef struct nbody__kdk_levels {
     int ok;                            /* out */
 } nbody__kdk_levels;
 
+/* The tree leapfrog's block steps taken on the engine one after another, the host out of the
+   loop (>>kdk; ops.kdk_run, optional, with kdk_step): from the scheduler's state after a
+   committed step, where every body of level k sits at the tick now - now % 2^(NBODY__BLOCK_LEVELS
+   - k) (the census is exact), and with the engine holding the tree of order, the engine
+   schedules as nbody__block_schedule does (the next block time the earliest end of an occupied
+   level's step, the active bodies those of the levels whose step divides it) and takes each
+   step as nbody__attempt_kdk with kdk_step would, with the same bits: the drift of every body
+   from y (t the time of now, each block time origin + ticks tick), the active bodies' forces
+   from the tree refitted, or built afresh where the walks since its build (age) plus the
+   step's active bodies would pass age_limit, their levels and kicks; while the step's time is
+   before tick_stop and not every body is active. A step with a new level the host would refuse
+   (a force not finite, a step below the smallest or dt_min) or above max_level is not kept and
+   left to the host. Step k drifts from y (k even) or other (k odd) into the other, as y and
+   y_new swap. Out: steps, body_steps (the sum of their active counts), last and prev (the
+   ticks of the last step and of the one before it), every body's level in level (host, n, in
+   and out), age, and built = 1 when a step built the tree afresh: its leaf order is then in
+   order (host, n). */
+typedef struct nbody__kdk_run {
+    nbody__buf y, other, kick;
+    unsigned long long *level, *order;
+    unsigned long long now, tick_stop, max_level, age, age_limit;
+    nbody_real t, origin, tick, dt_max, dt_min, crit;
+    size_t steps;
+    unsigned long long body_steps, last, prev;
+    int built;
+} nbody__kdk_run;
+
 typedef struct nbody__engine_ops {
     const char *name;
     nbody_result (*init)(nbody__engine *e);                 /* e->desc, e->n set; fills e->impl */
@@ -1306,6 +1333,8 @@ typedef struct nbody__engine_ops {
     nbody_result (*kdk_step)(nbody__engine *e, nbody__active_op *op, nbody__kdk_levels *lv);
     /* optional, with hermite_step: nbody__hermite_run */
     nbody_result (*hermite_run)(nbody__engine *e, nbody__hermite_run *run);
+    /* optional, with kdk_step: nbody__kdk_run */
+    nbody_result (*kdk_run)(nbody__engine *e, nbody__kdk_run *run);
 } nbody__engine_ops;
 
 struct nbody__engine {
@@ -2356,6 +2385,8 @@ typedef struct nbody__kdk_state {
     nbody_real *coef;              /* their kick coefficients (3n) */
     int tree_built;                /* this step's forces came from a tree built afresh */
     int tree_wrote;                /* and its order is in tree */
+    int run;                       /* nbody_advance with nothing that watches each step: the
+                                      engine may take steps on its own (ops.kdk_run) */
 } nbody__kdk_state;
 
 /* One entry of a method's field list. Checkpoints write each field under its name, and a
@@ -3203,6 +3234,7 @@ static nbody_result nbody__advance(nbody_sim *sim, nbody_real t_end) {
                  sim->desc.collision == NBODY_COLLISION_NONE && !(sim->desc.stop_distance > 0) && !(sim->desc.escape_distance > 0);
     sim->whfast.defer = sim->method->id == NBODY_WHFAST && unobserved && !(sim->desc.extra_force && sim->desc.whfast_corrector);
     sim->hermite.run = sim->method->id == NBODY_HERMITE && unobserved;
+    sim->kdk.run = sim->method == &nbody__kdk_row && unobserved;
     sim->whfast.t_limit = t_end;
     while (r == NBODY_OK && sim->t < t_end) {
         r = nbody__step_steered(sim, t_end);
@@ -3210,6 +3242,7 @@ static nbody_result nbody__advance(nbody_sim *sim, nbody_real t_end) {
     }
     sim->whfast.defer = 0;
     sim->hermite.run = 0;
+    sim->kdk.run = 0;
     if (sim->whfast.deferred) {                        /* stopped early: y synchronized, if it can be */
         int finite = 0;
         nbody_result q;
@@ -5562,7 +5595,67 @@ static nbody_result nbody__kdk_begin(nbody_sim *s) {
     return r;
 }
 
+/* Block steps on the engine itself (ops.kdk_run) ahead of the step that nbody__step_to takes,
+   while nothing watches the steps in between (kdk.run), the census is exact and the engine
+   holds the tree (tree_live): a GPU then takes a block step in a few launches with no wait
+   (the host's scheduling, the list up, the levels back and the wait cost some 200 us a step,
+   more than the kernels of a step with few active bodies). The engine takes the steps that
+   nbody__block_schedule and nbody__attempt_kdk would, with the same bits, so the stats, the
+   state and the tree's age and order are those of one nbody__step_to each. It stops before a
+   step the host takes: every body active (a build walked as the derivative, the origin may
+   move), a block time within 4e-8 dt_max of t_limit (the synchronising step may land there), a
+   step whose new level is refused or finer than the block times resolve (the host names it). */
+static nbody_result nbody__kdk_run_engine(nbody_sim *s, nbody_real t_limit) {
+    nbody__block_sched *B = &s->sched;
+    nbody__kdk_run run;
+    nbody_real tick = nbody__block_tick(&s->desc), dt_max = nbody__block_dt_max(&s->desc), left, t_k;
+    nbody_real margin = (nbody_real)4e-8 * dt_max + 8 * nbody__eps() * (NBODY__FABS(t_limit) + NBODY__FABS(B->origin));
+    unsigned long long span0 = nbody__block_span(0), next, k0 = 0;
+    size_t i;
+    nbody_result r;
+    if (!s->kdk.run || !s->eng.ops->kdk_run || !B->live || !s->kdk.tree_live || s->n < 2) return NBODY_OK;
+    if (!B->census.valid) nbody__block_census_build(&B->census, (const unsigned long long *const *)B->ticks, s->n, B->now);
+    run.max_level = nbody__hermite_resolved_level(s, t_limit);
+    if (!B->census.exact || B->census.start[NBODY__BLOCK_LEVELS + 1] > B->census.start[run.max_level + 1]) return NBODY_OK;
+    next = nbody__block_census_due(&B->census, B->now);
+    while (k0 < NBODY__BLOCK_LEVELS && next % nbody__block_span(k0) != 0) ++k0;
+    if (B->census.start[k0] == 0) return NBODY_OK;    /* every body is due next: the host's step */
+    left = (t_limit - margin - B->origin) / tick;      /* as nbody__hermite_run_engine */
+    if (!(left > (nbody_real)(B->now + 1))) return NBODY_OK;
+    run.tick_stop = left > (nbody_real)(2 * span0) ? 2 * span0 : (unsigned long long)left;
+    t_k = B->origin + (nbody_real)(run.tick_stop - 1) * tick;
+    if (!(t_k < t_limit && t_limit - t_k >= (nbody_real)2e-8 * dt_max) || next >= run.tick_stop) return NBODY_OK;
+    run.y = s->y; run.other = s->y_new; run.kick = s->kdk.kick; run.level = B->ticks[1]; run.order = s->kdk.tree[0];
+    run.now = B->now; run.age = s->kdk.tree_age;
+    run.age_limit = (unsigned long long)(nbody__kdk_rebuild * (double)s->n);   /* age + m > rebuild n: nbody__attempt_kdk */
+    run.t = s->t; run.origin = B->origin; run.tick = tick; run.dt_max = dt_max; run.dt_min = s->desc.dt_min;
+    run.crit = 2 * s->desc.timestep_eta * s->desc.softening;
+    r = s->eng.ops->kdk_run(&s->eng, &run);
+    if (r != NBODY_OK) {
+        B->live = 0;   /* the engine's state is unknown: the next step restarts from y */
+        return r;
+    }
+    if (run.built) {   /* the tree was built afresh on the device: its order is in kdk.tree */
+        s->kdk.tree_live = 1;
+        s->kdk.tree_age = run.age;
+    }
+    if (run.steps == 0) return NBODY_OK;
+    for (i = 0; i < s->n; ++i) B->ticks[0][i] = run.last & ~(nbody__block_span(B->ticks[1][i]) - 1);   /* spans: powers of two */
+    B->census.valid = 0;
+    B->now = B->due = run.last;
+    if (run.steps % 2) nbody__swap(&s->y, &s->y_new);
+    s->t = B->origin + (nbody_real)run.last * tick;
+    s->kdk.tree_age = run.age;
+    s->stats.steps += run.steps;
+    s->stats.body_steps += run.body_steps;
+    s->stats.force_evals += run.steps;
+    s->stats.dt = s->t - (B->origin + (nbody_real)run.prev * tick);
+    return NBODY_OK;
+}
+
 static nbody_result nbody__schedule_kdk(nbody_sim *s, nbody_real t_limit, nbody_real *h, nbody_real *t_new) {
+    nbody_result r = s->sched.live ? nbody__kdk_run_engine(s, t_limit) : NBODY_OK;
+    if (r != NBODY_OK) return r;
     return nbody__block_schedule(s, t_limit, h, t_new, nbody__kdk_begin);
 }
 
@@ -10249,7 +10342,7 @@ static nbody_result nbody__dist_init(nbody__engine *e) {
 static const nbody__engine_ops nbody__dist_ops = {
     "mpi", nbody__dist_init, nbody__dist_shutdown, nbody__dist_alloc, nbody__dist_release, nbody__dist_upload,
     nbody__dist_download, nbody__dist_set_masses, nbody__dist_derivative, nbody__dist_lincomb, nbody__dist_error_norm,
-    nbody__dist_all_finite, NULL, NULL, nbody__dist_hermite, NULL, NULL, nbody__dist_hermite_store, NULL, NULL, NULL };
+    nbody__dist_all_finite, NULL, NULL, nbody__dist_hermite, NULL, NULL, nbody__dist_hermite_store, NULL, NULL, NULL, NULL };
 
 /* the distributed engine over desc.engine: CPU engines, and the CUDA ones (one GPU a rank) */
 static const nbody__engine_ops *nbody__dist_engine_ops(const nbody_desc *d) {
@@ -10317,7 +10410,7 @@ static nbody_result nbody__mpi_same(const nbody_desc *desc, const nbody_system *
 #define NBODY__CPU_ENGINE(label, deriv, hermite, store, active, kick, step) { label, nbody__cpu_init, nbody__cpu_shutdown, \
     nbody__host_alloc, nbody__host_release, nbody__host_upload, nbody__host_download, nbody__cpu_set_masses, deriv, \
     nbody__host_lincomb, nbody__host_error_norm, nbody__host_all_finite, NULL, NULL, hermite, active, kick, \
-    store, step, NULL, NULL }
+    store, step, NULL, NULL, NULL }
 static const nbody__engine_ops nbody__simple_ops = NBODY__CPU_ENGINE("simple", nbody__simple_derivative, nbody__simple_hermite,
                                                          nbody__host_hermite_store, NULL, NULL, NULL);
 static const nbody__engine_ops nbody__openmp_ops = NBODY__CPU_ENGINE("openmp", nbody__openmp_derivative, nbody__openmp_hermite,

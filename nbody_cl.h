@@ -4065,7 +4065,7 @@ static nbody_result nbody__cl_hermite_store(nbody__engine *e, const nbody__hermi
 #define NBODY__CL_ENGINE(label, deriv, herm, store, active, kick, step) { label, nbody__cl_init, nbody__cl_shutdown, nbody__cl_alloc, \
     nbody__cl_release, nbody__cl_upload, nbody__cl_download, nbody__cl_set_masses, deriv, \
     nbody__cl_lincomb, nbody__cl_error_norm, nbody__cl_all_finite, nbody__cl_set_radii, nbody__cl_find_contacts, herm, active, kick, \
-    store, step, NULL, NULL }
+    store, step, NULL, NULL, NULL }
 static const nbody__engine_ops nbody__opencl_dense_ops = NBODY__CL_ENGINE("opencl", nbody__cl_dense_derivative, nbody__cl_hermite,
                                                                           nbody__cl_hermite_store, NULL, NULL, nbody__cl_hermite_step);
 static const nbody__engine_ops nbody__opencl_tree_ops = NBODY__CL_ENGINE("opencl-tree", nbody__cl_tree_derivative, NULL, NULL,
@@ -4391,10 +4391,10 @@ static nbody_result nbody__clm_init(nbody__engine *e, const nbody__cl_choice *ch
 static const nbody__engine_ops nbody__opencl_multi_ops[2] = {
     { "opencl", nbody__cl_init, nbody__clm_shutdown, nbody__clm_alloc, nbody__clm_release, nbody__clm_upload,
       nbody__clm_download, nbody__clm_set_masses, nbody__clm_derivative, nbody__clm_lincomb, nbody__clm_error_norm,
-      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
     { "opencl-tree", nbody__cl_init, nbody__clm_shutdown, nbody__clm_alloc, nbody__clm_release, nbody__clm_upload,
       nbody__clm_download, nbody__clm_set_masses, nbody__clm_derivative, nbody__clm_lincomb, nbody__clm_error_norm,
-      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL } };   /* several devices: contacts on the host */
+      nbody__clm_all_finite, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL } };   /* several devices: contacts on the host */
 static const nbody__engine_ops *nbody__clm_ops(int tree) { return &nbody__opencl_multi_ops[tree != 0]; }
 
 #endif /* NBODY__CL_H_INCLUDED */

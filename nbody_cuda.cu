@@ -225,15 +225,19 @@ template <class T> __device__ __forceinline__ T nbody__cu_terms(const nbody__cu_
     return s;
 }
 
-template <class T> __global__ void nbody__cu_lincomb_kernel(nbody__cu_lc<T> p) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < p.len; i += (size_t)gridDim.x * blockDim.x) {
-        T d = p.h * nbody__cu_terms(p, i), y0 = p.y ? p.y[i] : (T)0;
-        if (p.comp) {
-            p.out[i] = nbody__compensated_add(y0, d, &p.comp[i]);
-        } else {
-            p.out[i] = y0 + d;
-        }
+/* element i of the combination with the step h (p.h, or one the device chose: the tree
+   leapfrog's block steps, nbody__cu_kdk_drift): one expression, so the same bits either way */
+template <class T> __device__ __forceinline__ void nbody__cu_lc_one(const nbody__cu_lc<T> &p, size_t i, T h) {
+    T d = h * nbody__cu_terms(p, i), y0 = p.y ? p.y[i] : (T)0;
+    if (p.comp) {
+        p.out[i] = nbody__compensated_add(y0, d, &p.comp[i]);
+    } else {
+        p.out[i] = y0 + d;
     }
+}
+template <class T> __global__ void nbody__cu_lincomb_kernel(nbody__cu_lc<T> p) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < p.len; i += (size_t)gridDim.x * blockDim.x)
+        nbody__cu_lc_one(p, i, p.h);
 }
 
 static nbody__cu_lc<nbody__r> nbody__cu_lc_of(const nbody__lincomb *op) {
@@ -3073,11 +3077,16 @@ struct nbody__cu_kdk {
     nbody__r *full;                /* device, 6n on first use: a step of every body walks as a derivative does, a | v there */
     unsigned int *pos;             /* host, n: each source's leaf */
     unsigned long long *bits;      /* host, n / 64 + 1: the active leaves (zero between uses) */
+    struct nbody__cu_kdk_ctl *ctl, *hctl;   /* device and pinned, on first use: a run's scheduler (nbody__cu_kdk_run) */
+    unsigned char *level;          /* device, n: each body's level in a run */
+    unsigned int *dpos;            /* device, n: each source's leaf in a run */
 };
 static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     if (!w) return;
     cudaFree(w->list); cudaFree(w->up); cudaFree(w->flag); cudaFree(w->acc); cudaFree(w->io); cudaFree(w->full);
+    cudaFree(w->ctl); cudaFree(w->level); cudaFree(w->dpos);
     if (w->host) cudaFreeHost(w->host);
+    if (w->hctl) cudaFreeHost(w->hctl);
     d->allocator.free(w->pos, d->allocator.user_data);
     d->allocator.free(w->bits, d->allocator.user_data);
     d->allocator.free(w, d->allocator.user_data);
@@ -3099,12 +3108,14 @@ static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
 template <class T>
 __global__ void __launch_bounds__(NBODY__CU_REFIT_B)
 nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n, size_t P, size_t j0, const unsigned int *sorted, nbody__v4<T> *node, T *nmass,
-                nbody__v4<T> *lo, nbody__v4<T> *hi, T *rad, unsigned int *up, unsigned int *bad, T inv_theta, int climb) {
+                nbody__v4<T> *lo, nbody__v4<T> *hi, T *rad, unsigned int *up, unsigned int *bad, T inv_theta, int climb,
+                const unsigned int *stop) {
     __shared__ nbody__cu_nodeval<T> sv[NBODY__CU_REFIT_B];
     const unsigned int t = threadIdx.x;
     size_t base = j0 + blockIdx.x * (size_t)NBODY__CU_REFIT_B, j = base + t, i;
     bool whole = !climb && base >= n && base + NBODY__CU_REFIT_B <= 2 * n;
     nbody__cu_nodeval<T> v;
+    if (stop && *stop) return;                    /* a run of block steps that has stopped (nbody__cu_kdk_run) */
     if (j >= n && j < 2 * n) {
         size_t p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
@@ -3215,15 +3226,20 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
    k = list[blockIdx.x]; G times the sum to acc[k], acc[as + k], acc[2 as + k]. */
 #define NBODY__CU_FRONT_T 128
 #define NBODY__CU_FRONT_CAP 2048
+template <class T> struct nbody__cu_front_smem {
+    unsigned int fr[2][NBODY__CU_FRONT_CAP];
+    unsigned int wsum[NBODY__CU_FRONT_T / 32];
+    T part[3 * (NBODY__CU_FRONT_T / 32)];
+};
+/* leaf k's walk by the block (sm: the block's shared memory, free again on return) */
 template <class T>
-__global__ void __launch_bounds__(NBODY__CU_FRONT_T)
-nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list, T *acc,
-                     size_t as, unsigned int n, T eps2, T G) {
-    __shared__ unsigned int fr[2][NBODY__CU_FRONT_CAP];
-    __shared__ unsigned int wsum[NBODY__CU_FRONT_T / 32];
-    __shared__ T part[3 * (NBODY__CU_FRONT_T / 32)];
+__device__ __forceinline__ void nbody__cu_front_one(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, unsigned int k, T *acc,
+                                                    size_t as, unsigned int n, T eps2, T G, nbody__cu_front_smem<T> &sm) {
+    unsigned int (&fr)[2][NBODY__CU_FRONT_CAP] = sm.fr;
+    unsigned int *wsum = sm.wsum;
+    T *part = sm.part;
     const unsigned int tid = threadIdx.x, lane = tid & 31u, wi = tid >> 5;
-    unsigned int k = list[blockIdx.x], cnt = 1, buf = 0;
+    unsigned int cnt = 1, buf = 0;
     nbody__v4<T> me = nbody__ldg4(node + n + k);
     T ax = 0, ay = 0, az = 0;
     if (tid == 0) fr[0][0] = 1;
@@ -3270,6 +3286,13 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
         for (unsigned int v = 1; v < NBODY__CU_FRONT_T / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
         acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az;
     }
+}
+template <class T>
+__global__ void __launch_bounds__(NBODY__CU_FRONT_T)
+nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list, T *acc,
+                     size_t as, unsigned int n, T eps2, T G) {
+    __shared__ nbody__cu_front_smem<T> sm;
+    nbody__cu_front_one<T>(node, nmass, list[blockIdx.x], acc, as, n, eps2, G, sm);
 }
 
 /* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite */
@@ -3358,6 +3381,149 @@ __global__ void nbody__cu_kdk_levels_kick(const T *acc, size_t n, const unsigned
     if (q < count) nbody__cu_kdk_kick_one<T>(q, y, kick, list, count, n, io, io + 3 * count);
 }
 
+/* ---- a run of block steps on the device (ops.kdk_run, nbody__kdk_run): the scheduler's state
+   lives in one nbody__cu_kdk_ctl, each body's level in a byte, and a step is six launches of
+   fixed shape whatever its active count, queued by the host without a wait: the scheduler
+   (one thread: the last step's commit, the next block time from the census of the levels, the
+   active levels, whether to stop), the drift of every body with the active list appended by
+   atomics (its order does not matter: each body's forces, level and kick are its own), the
+   refit (or, queued by the host on a stop that asks for it, the build), the breadth-first walk
+   with the blocks taking the list's bodies from a counter, the levels, the kicks with the
+   census moved. Once a step stops the run, every later launch returns at once; the host reads
+   the state after each batch of steps, sized to end near the next build. */
+#define NBODY__CU_KDK_GO 0u
+#define NBODY__CU_KDK_END 1u               /* the next block time is at or past tick_stop */
+#define NBODY__CU_KDK_ALL 2u               /* every body active: the host's step */
+#define NBODY__CU_KDK_LEVEL 3u             /* a level finer than max_level is occupied */
+#define NBODY__CU_KDK_BUILD 4u             /* the tree is due to be built afresh: the host queues it */
+#define NBODY__CU_KDK_REFUSED 5u           /* a new level refused: the host takes the step */
+struct nbody__cu_kdk_ctl {
+    unsigned long long now, due, tick_stop, steps, body_steps, prev, age, age_limit;
+    nbody__r t, t_new, h, origin, tick;
+    unsigned int census[NBODY__BLOCK_LEVELS + 1];
+    unsigned int m, work, stop, pending, k0, max_level, n;
+};
+
+/* the scheduler: commit the last step if one is pending (1, or 2 after a build: the tree's
+   age restarts), then (mode 0, or 1 after a build stop: no build asked) the next block time
+   and its active levels as nbody__block_census_due and nbody__block_census_active choose them,
+   or a stop; mode 2 commits only */
+__global__ void nbody__cu_kdk_sched(nbody__cu_kdk_ctl *c, unsigned int *flag, int mode) {
+    unsigned long long span, due;
+    unsigned int m = 0, k0, stop = NBODY__CU_KDK_GO;
+    int kmax = NBODY__BLOCK_LEVELS, k, tz;
+    if (c->pending) {
+        c->prev = c->now; c->now = c->due; c->t = c->t_new;
+        c->steps++; c->body_steps += c->m;
+        c->age = (c->pending == 2 ? 0 : c->age) + c->m;
+        c->pending = 0;
+    }
+    if (mode == 2) return;
+    if (mode == 1 && c->stop == NBODY__CU_KDK_BUILD) c->stop = NBODY__CU_KDK_GO;
+    if (c->stop) return;
+    while (kmax > 0 && !c->census[kmax]) --kmax;
+    span = 1ULL << (NBODY__BLOCK_LEVELS - kmax);
+    due = (c->now & ~(span - 1)) + span;          /* the finest occupied level's next step ends first */
+    tz = __ffsll((long long)due) - 1;
+    k0 = tz >= NBODY__BLOCK_LEVELS ? 0u : (unsigned int)(NBODY__BLOCK_LEVELS - tz);
+    for (k = (int)k0; k <= NBODY__BLOCK_LEVELS; ++k) m += c->census[k];
+    if (due >= c->tick_stop) stop = NBODY__CU_KDK_END;
+    else if (m >= c->n) stop = NBODY__CU_KDK_ALL;
+    else if ((unsigned int)kmax > c->max_level) stop = NBODY__CU_KDK_LEVEL;
+    else if (mode == 0 && c->age + m > c->age_limit) stop = NBODY__CU_KDK_BUILD;
+    if (stop) { c->stop = stop; return; }
+    c->due = due; c->k0 = k0; c->m = 0; c->work = 0;
+    c->t_new = nbody__cu_add_rn(c->origin, nbody__cu_mul_rn((nbody__r)due, c->tick));   /* the host's origin + next tick */
+    c->h = c->t_new - c->t;
+    flag[0] = flag[1] = 0;
+}
+
+/* the drift of every body (p: y_new = y + h kick, h the step's) and the active bodies, their
+   index and level, appended to body and lev (c->m of them) */
+template <class T>
+__global__ void nbody__cu_kdk_drift(nbody__cu_lc<T> p, nbody__cu_kdk_ctl *c, const unsigned char *level, unsigned int *body, unsigned int *lev,
+                                    size_t n) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const unsigned int lane = threadIdx.x & 31u;
+    if (c->stop) return;
+    T h = c->h;
+    unsigned int k0 = c->k0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < p.len; i += stride) nbody__cu_lc_one(p, i, h);
+    for (size_t base = blockIdx.x * (size_t)blockDim.x; base < n; base += stride) {   /* whole warps: the ballot */
+        size_t i = base + threadIdx.x;
+        unsigned int k = i < n ? level[i] : 0u, bal = __ballot_sync(~0u, i < n && k >= k0), first = 0;
+        if (lane == 0 && bal) first = atomicAdd(&c->m, (unsigned int)__popc(bal));
+        first = __shfl_sync(~0u, first, 0);
+        if (i < n && k >= k0) {
+            unsigned int q = first + (unsigned int)__popc(bal & ((1u << lane) - 1u));
+            body[q] = (unsigned int)i; lev[q] = k;
+        }
+    }
+}
+
+/* each source's leaf: pos[sorted[p]] = the leaf of depth-first position p (nbody__cu_leaf_of) */
+__global__ void nbody__cu_kdk_pos(const unsigned int *sorted, size_t nt, size_t P, unsigned int *pos) {
+    for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < nt; p += (size_t)gridDim.x * blockDim.x)
+        pos[sorted[p]] = (unsigned int)(p < 2 * nt - P ? P + p - nt : p - (2 * nt - P));
+}
+
+/* the active bodies' walks (nbody__cu_front_one), a block taking the next body of the list
+   from the counter until none is left; slot[q]: body q's leaf, where its forces are */
+template <class T>
+__global__ void __launch_bounds__(NBODY__CU_FRONT_T)
+nbody__cu_kdk_walk_run(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, nbody__cu_kdk_ctl *c, const unsigned int *body,
+                       const unsigned int *pos, unsigned int *slot, T *acc, size_t as, unsigned int n, T eps2, T G) {
+    __shared__ nbody__cu_front_smem<T> sm;
+    __shared__ unsigned int take;
+    if (c->stop) return;
+    const unsigned int m = c->m;
+    for (;;) {
+        unsigned int q, k;
+        if (threadIdx.x == 0) take = atomicAdd(&c->work, 1u);
+        __syncthreads();
+        q = take;
+        __syncthreads();                           /* take is written again */
+        if (q >= m) return;
+        k = pos[body[q]];
+        if (threadIdx.x == 0) slot[q] = k;
+        nbody__cu_front_one<T>(node, nmass, k, acc, as, n, eps2, G, sm);
+    }
+}
+
+/* the active bodies' levels and coefficients (nbody__cu_kdk_level); flag[1] = 1 when one is
+   refused or finer than the block times resolve */
+template <class T>
+__global__ void nbody__cu_kdk_levels_run(const nbody__cu_kdk_ctl *c, const T *acc, size_t n, const unsigned int *slot, const unsigned int *lev,
+                                         unsigned int *flag, T *io, T dt_max, T dt_min, T crit) {
+    if (c->stop) return;
+    const size_t count = c->m;
+    const bool nan = flag[0] != 0;
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
+        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, lev, count, flag, io, c->due, dt_max, dt_min, crit) || flag[2 + q] > c->max_level)
+            atomicOr(flag + 1, 1u);
+}
+
+/* the kicks (nbody__cu_kdk_kick_one) and each active body's new level, the census moved with
+   it; a refusal stops the run with nothing kicked; else the step is pending (build: 2) */
+template <class T>
+__global__ void nbody__cu_kdk_kick_run(nbody__cu_kdk_ctl *c, T *y, T *kick, const unsigned int *body, const unsigned int *lev,
+                                       const unsigned int *flag, const T *io, size_t n, unsigned char *level, int build) {
+    if (c->stop) return;
+    const size_t count = c->m;
+    const bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (flag[1]) {
+        if (first) c->stop = NBODY__CU_KDK_REFUSED;
+        return;
+    }
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
+        unsigned int k = lev[q], k1 = flag[2 + q];
+        nbody__cu_kdk_kick_one<T>(q, y, kick, body, count, n, io, io + 3 * count);
+        level[body[q]] = (unsigned char)k1;
+        if (k1 != k) { atomicSub(c->census + k, 1u); atomicAdd(c->census + k1, 1u); }
+    }
+    if (first) c->pending = build ? 2u : 1u;
+}
+
 static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
     nbody__cuda *c = nbody__cu(e);
     nbody__cu_kdk *w = c->kdk;
@@ -3392,12 +3558,14 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
    active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too;
    kdk_front = 0: the split walk where the breadth-first walk would be; kdk_climb = 1: the
    refit climbs from every leaf (no block's subtree in shared memory); kdk_fuse = 0: the levels
-   and kicks in two launches at every count */
+   and kicks in two launches at every count; kdk_loop = 0: no runs of steps on the device
+   (kdk_run declines: the host schedules every step) */
 static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
 static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1, nbody__cu_kdk_climb = 0,
-           nbody__cu_kdk_fuse = 1;
+           nbody__cu_kdk_fuse = 1, nbody__cu_kdk_loop = 1;
 extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
-                                       int front, int climb, int fuse) {
+                                       int front, int climb, int fuse, int loop) {
+    nbody__cu_kdk_loop = loop;
     nbody__cu_kdk_climb = climb;
     nbody__cu_kdk_fuse = fuse;
     nbody__cu_kdk_full = full;
@@ -3436,7 +3604,8 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
         c->ycur = y;
         size_t j0 = nt / NBODY__CU_REFIT_B * NBODY__CU_REFIT_B;
         nbody__cu_refit<nbody__r><<<(unsigned int)((2 * nt - j0 + NBODY__CU_REFIT_B - 1) / NBODY__CU_REFIT_B), NBODY__CU_REFIT_B>>>(
-            y, n, c->m, nt, P, j0, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, w->up, w->flag, 1 / e->desc.theta, nbody__cu_kdk_climb);
+            y, n, c->m, nt, P, j0, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, w->up, w->flag, 1 / e->desc.theta, nbody__cu_kdk_climb,
+            (const unsigned int *)NULL);
         NBODY__CU(cudaGetLastError());
     }
     if (op->build || !c->kdk_tree) {
@@ -3589,16 +3758,136 @@ static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, n
     return NBODY_OK;
 }
 
+/* one block step of a run (nbody__cu_kdk_run), queued: y drifts into ynew; build = 1 builds
+   the tree afresh from ynew (a stop asked for it) instead of the refit */
+static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, const nbody__kdk_run *run, const nbody__r *y, nbody__r *ynew,
+                                        int build) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t n = e->n, P = nbody__cu_heap_p(n), j0 = n / NBODY__CU_REFIT_B * NBODY__CU_REFIT_B;
+    unsigned int *body = w->list, *lev = w->list + n, *slot = w->list + 2 * n;
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    nbody__cu_lc<nbody__r> p;
+    nbody_result r;
+    memset(&p, 0, sizeof p);                      /* nbody__attempt_kdk's drift: y + h (1 kick) */
+    p.out = ynew; p.y = y; p.nk = 1; p.c[0] = 1; p.k[0] = (const nbody__r *)run->kick; p.len = 6 * n;
+    nbody__cu_kdk_sched<<<1, 1>>>(w->ctl, w->flag, build);
+    nbody__cu_kdk_drift<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(p, w->ctl, w->level, body, lev, n);
+    NBODY__CU(cudaGetLastError());
+    c->ycur = ynew;
+    if (build) {
+        if ((r = nbody__cu_tree_build(e, ynew)) != NBODY_OK) return r;
+        nbody__cu_kdk_pos<<<nbody__cu_blocks(n, 256), 256>>>(c->val[1], n, P, w->dpos);
+        c->kdk_tree = 1;                           /* val[1] is the order of this tree */
+    } else {
+        nbody__cu_refit<nbody__r><<<(unsigned int)((2 * n - j0 + NBODY__CU_REFIT_B - 1) / NBODY__CU_REFIT_B), NBODY__CU_REFIT_B>>>(
+            ynew, n, c->m, n, P, j0, c->val[1], c->node, c->nmass, c->lo, c->hi, c->rad, w->up, w->flag, 1 / e->desc.theta, nbody__cu_kdk_climb,
+            &w->ctl->stop);
+    }
+    NBODY__CU(cudaGetLastError());
+    nbody__cu_kdk_walk_run<nbody__r><<<(unsigned int)c->sms * 8, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->ctl, body, w->dpos, slot, w->acc, n,
+                                                                                     (unsigned int)n, eps2, e->desc.G);
+    nbody__cu_kdk_levels_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, w->acc, n, slot, lev, w->flag, w->io, run->dt_max,
+                                                                           run->dt_min, run->crit);
+    nbody__cu_kdk_kick_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, ynew, (nbody__r *)run->kick, body, lev, w->flag, w->io, n,
+                                                                         w->level, build);
+    NBODY__CU(cudaGetLastError());
+    return NBODY_OK;
+}
+
+/* the steps to queue before the next look: those until the next build (at the mean active
+   count so far) or until the finest occupied level reaches the next block time of every body
+   or tick_stop, whichever is first (1 to 64); a stop within them costs launches that return */
+static size_t nbody__cu_kdk_batch(const nbody__cu_kdk_ctl *h, int build) {
+    int kmin = 0, kmax = NBODY__BLOCK_LEVELS;
+    unsigned long long span_c, span_f, t_all, avg, age = build ? 0 : h->age, b_time, b_build;
+    while (kmin < NBODY__BLOCK_LEVELS && !h->census[kmin]) ++kmin;
+    while (kmax > 0 && !h->census[kmax]) --kmax;
+    span_c = 1ULL << (NBODY__BLOCK_LEVELS - kmin); span_f = 1ULL << (NBODY__BLOCK_LEVELS - kmax);
+    t_all = (h->now & ~(span_c - 1)) + span_c;
+    if (t_all > h->tick_stop) t_all = h->tick_stop;
+    b_time = t_all > h->now ? (t_all - h->now) / span_f : 1;
+    avg = h->steps ? h->body_steps / h->steps : h->n / 16 + 1;
+    b_build = (h->age_limit > age ? (h->age_limit - age) / (avg ? avg : 1) : 0) + (build ? 2 : 1);
+    if (b_time > b_build) b_time = b_build;
+    return b_time < 1 ? 1 : b_time > 64 ? 64 : (size_t)b_time;
+}
+
+/* nbody__kdk_run: batches of queued steps (nbody__cu_kdk_queue), the state read after each;
+   a stop for a build queues the build step first in the next batch. Declines (no steps) with
+   test particles, quadrupoles, a tree not the block steps' or a benchmark's other walk. */
+static nbody_result nbody__cu_kdk_run(nbody__engine *e, nbody__kdk_run *run) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t n = e->n, i, batch, k;
+    unsigned long long done = 0;
+    nbody__r *ys[2];
+    nbody__cu_kdk *w;
+    nbody__cu_kdk_ctl *h;
+    unsigned char *lv;
+    int build = 0;
+    nbody_result r = nbody__cu_enter(e);
+    run->steps = 0; run->body_steps = 0; run->last = run->prev = run->now; run->built = 0;
+    if (r != NBODY_OK) return r;
+    if (run->max_level > NBODY__BLOCK_LEVELS || !run->level || !run->order) return NBODY_ERR_INVALID_ARGUMENT;
+    if (!nbody__cu_kdk_loop || !nbody__cu_kdk_device || !nbody__cu_kdk_front || nbody__cu_kdk_union || !c->kdk_tree || c->nquad ||
+        nbody__cu_nsrc(e) != n || n < 2 || n > 0xFFFFFFFFu)
+        return NBODY_OK;
+    if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK) return r;
+    if (!w->ctl) {
+        if ((r = nbody__cu_malloc(e, &w->ctl, 1)) != NBODY_OK || (r = nbody__cu_malloc(e, &w->level, n)) != NBODY_OK ||
+            (r = nbody__cu_malloc(e, &w->dpos, n)) != NBODY_OK)
+            return r;
+        NBODY__CU(cudaMallocHost((void **)&w->hctl, sizeof *w->hctl));
+    }
+    h = w->hctl;
+    lv = (unsigned char *)w->host;
+    memset(h, 0, sizeof *h);
+    h->now = run->now; h->tick_stop = run->tick_stop; h->age = run->age; h->age_limit = run->age_limit;
+    h->t = run->t; h->origin = run->origin; h->tick = run->tick; h->max_level = (unsigned int)run->max_level; h->n = (unsigned int)n;
+    for (i = 0; i < n; ++i) {
+        if (run->level[i] > NBODY__BLOCK_LEVELS) return NBODY_ERR_INVALID_ARGUMENT;
+        lv[i] = (unsigned char)run->level[i];
+        h->census[run->level[i]]++;
+    }
+    NBODY__CU(cudaMemcpyAsync(w->ctl, h, sizeof *h, cudaMemcpyHostToDevice));
+    NBODY__CU(cudaMemcpyAsync(w->level, lv, n, cudaMemcpyHostToDevice));
+    nbody__cu_kdk_pos<<<nbody__cu_blocks(n, 256), 256>>>(c->val[1], n, nbody__cu_heap_p(n), w->dpos);
+    NBODY__CU(cudaGetLastError());
+    ys[0] = (nbody__r *)run->y; ys[1] = (nbody__r *)run->other;
+    for (;;) {
+        batch = nbody__cu_kdk_batch(h, build);
+        for (k = 0; k < batch; ++k)
+            if ((r = nbody__cu_kdk_queue(e, w, run, ys[(done + k) % 2], ys[(done + k + 1) % 2], build && k == 0)) != NBODY_OK) return r;
+        run->built |= build;
+        nbody__cu_kdk_sched<<<1, 1>>>(w->ctl, w->flag, 2);
+        NBODY__CU(cudaGetLastError());
+        NBODY__CU(cudaMemcpy(h, w->ctl, sizeof *h, cudaMemcpyDeviceToHost));
+        if (h->stop == NBODY__CU_KDK_BUILD && !(build && h->steps == done)) build = 1;
+        else if (h->stop != NBODY__CU_KDK_GO) break;
+        else build = 0;
+        done = h->steps;
+    }
+    run->steps = (size_t)h->steps; run->body_steps = h->body_steps; run->age = h->age;
+    if (h->steps) { run->last = h->now; run->prev = h->prev; }
+    NBODY__CU(cudaMemcpy(lv, w->level, n, cudaMemcpyDeviceToHost));
+    for (i = 0; i < n; ++i) run->level[i] = lv[i];
+    if (run->built) {                              /* the tree built last: its order to the host, as a build step sends it */
+        size_t P = nbody__cu_heap_p(n);
+        NBODY__CU(cudaMemcpy(w->host, c->val[1], n * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+        for (i = 0; i < n; ++i) { run->order[i] = w->host[i]; w->pos[w->host[i]] = (unsigned int)nbody__cu_leaf_of(i, n, P); }
+    }
+    return NBODY_OK;
+}
+
 static const nbody__engine_ops nbody__cuda_dense_ops = {
     "cuda", nbody__cu_init_dense, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
     nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, nbody__cu_hermite_op, NULL, NULL,
-    nbody__cu_hermite_store, nbody__cu_hermite_step, NULL, nbody__cu_hermite_run};
+    nbody__cu_hermite_store, nbody__cu_hermite_step, NULL, nbody__cu_hermite_run, NULL};
 static const nbody__engine_ops nbody__cuda_tree_ops = {
     "cuda-tree", nbody__cu_init_tree, nbody__cu_shutdown, nbody__cu_alloc, nbody__cu_release, nbody__cu_upload,
     nbody__cu_download, nbody__cu_set_masses, nbody__cu_derivative, nbody__cu_lincomb, nbody__cu_error_norm,
     nbody__cu_all_finite, nbody__cu_set_radii, nbody__cu_find_contacts, NULL, nbody__cu_active_forces, nbody__cu_kick, NULL,
-    NULL, nbody__cu_kdk_step, NULL};
+    NULL, nbody__cu_kdk_step, NULL, nbody__cu_kdk_run};
 
 extern "C" const nbody__engine_ops *nbody__cuda_engine_ops(int tree) {
     return tree ? &nbody__cuda_tree_ops : &nbody__cuda_dense_ops;

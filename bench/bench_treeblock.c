@@ -9,13 +9,14 @@
    Usage: bench_treeblock engine n t_end repeat run...
             engine: tree, cuda_tree, opencl_tree, or block (BLOCK's exact forces: shared runs
             only, the reference without the tree's force error); run: s:DT (shared, step DT) or
-            b:ETA[:DT_MAX[:REBUILD[:UNION:LANES:HOST:ROOTS:LIST:SPLIT:CLIMB:FUSE]]] (block; DT_MAX desc.dt_max,
+            b:ETA[:DT_MAX[:REBUILD[:UNION:LANES:HOST:ROOTS:LIST:SPLIT:CLIMB:FUSE:LOOP]]] (block; DT_MAX desc.dt_max,
             REBUILD the fraction of n walked on a refitted tree before it is built afresh,
             nbody__kdk_rebuild; cuda_tree only: the warps' union walk above 1/UNION of the
             sources active, at most LANES lanes a body in the split walk, HOST 1: the levels
             chosen on the host, 2^ROOTS subtrees a lane, LIST 1: steps of every body walk the
             list too, SPLIT 1: the split walk instead of the breadth-first one, CLIMB 1: the refit
-            climbs from every leaf, FUSE 1: levels and kicks in two launches at every count
+            climbs from every leaf, FUSE 1: levels and kicks in two launches at every count,
+            LOOP 1: every block step scheduled by the host, none in runs on the device
             (nbody__cuda_kdk_config); 0 or absent: the defaults). Each run's wall and CPU seconds
             (all threads) are also given over the first shared run's.
           e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
@@ -40,7 +41,7 @@
 
 #ifdef NBODY_WITH_CUDA
 void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
-                            int front, int climb, int fuse);   /* nbody_cuda.cu */
+                            int front, int climb, int fuse, int loop);   /* nbody_cuda.cu */
 #endif
 
 /* the process's CPU seconds (all threads, user and system): on a machine shared with other
@@ -61,7 +62,7 @@ typedef struct bench_run {
     int block;                     /* 1: block steps with eta; 0: shared step dt */
     double value;                  /* eta or dt */
     double dt_max, rebuild;        /* block: desc.dt_max (0: its default 1/16); the refit rule's fraction (0: the library's) */
-    double uni, lanes, host, roots, list, split, climb, fuse;   /* block on cuda_tree: nbody__cuda_kdk_config's (0: its defaults) */
+    double uni, lanes, host, roots, list, split, climb, fuse, loop;   /* block on cuda_tree: nbody__cuda_kdk_config's (0: its defaults) */
     double best, cpu, de;          /* least wall seconds, least CPU seconds, abs(dE/E) */
     nbody_stats st;
 } bench_run;
@@ -104,7 +105,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
         nbody__kdk_rebuild = b->rebuild > 0 ? b->rebuild : rebuild_default;
 #ifdef NBODY_WITH_CUDA
         nbody__cuda_kdk_config((unsigned int)b->uni, (unsigned int)b->lanes, b->host != 1, (int)b->roots, b->list != 1, b->split != 1,
-                               b->climb == 1, b->fuse != 1);
+                               b->climb == 1, b->fuse != 1, b->loop != 1);
 #endif
     }
     else d.dt = (nbody_real)b->value;
@@ -155,9 +156,9 @@ int main(int argc, char **argv) {
         memset(&runs[nr], 0, sizeof runs[nr]);
         if ((argv[k][0] != 's' && argv[k][0] != 'b') || argv[k][1] != ':') { fprintf(stderr, "bad run %s\n", argv[k]); return 2; }
         runs[nr].block = argv[k][0] == 'b';
-        if (sscanf(argv[k] + 2, "%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf", &runs[nr].value, &runs[nr].dt_max, &runs[nr].rebuild,
+        if (sscanf(argv[k] + 2, "%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf:%lf", &runs[nr].value, &runs[nr].dt_max, &runs[nr].rebuild,
                    &runs[nr].uni, &runs[nr].lanes, &runs[nr].host, &runs[nr].roots, &runs[nr].list, &runs[nr].split, &runs[nr].climb,
-                   &runs[nr].fuse) < 1) {
+                   &runs[nr].fuse, &runs[nr].loop) < 1) {
             fprintf(stderr, "bad run %s\n", argv[k]);
             return 2;
         }
@@ -176,7 +177,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "pass %d run %d (%c:%g): abs(dE/E) %.3e, least wall %.3f s, least CPU %.3f s\n", j, k, runs[k].block ? 'b' : 's',
                     runs[k].value, runs[k].de, runs[k].best, runs[k].cpu);
         }
-    printf("| stepping | eta or dt | dt_max | rebuild | union, lanes, host, roots, list, split, climb, fuse | abs(dE/E) | wall s | wall / first shared | CPU s | "
+    printf("| stepping | eta or dt | dt_max | rebuild | union, lanes, host, roots, list, split, climb, fuse, loop | abs(dE/E) | wall s | wall / first shared | CPU s | "
            "CPU / first shared | steps | body steps | force evaluations |\n");
     printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (j = 0; j < nr && runs[j].block; ++j) {}
@@ -185,8 +186,8 @@ int main(int argc, char **argv) {
         if (runs[k].block) {
             snprintf(dtm, sizeof dtm, "%g", runs[k].dt_max > 0 ? runs[k].dt_max : 0.0625);
             snprintf(reb, sizeof reb, "%g", runs[k].rebuild > 0 ? runs[k].rebuild : rebuild_default);
-            snprintf(cfg, sizeof cfg, "%g, %g, %g, %g, %g, %g, %g, %g", runs[k].uni, runs[k].lanes, runs[k].host, runs[k].roots,
-                     runs[k].list, runs[k].split, runs[k].climb, runs[k].fuse);
+            snprintf(cfg, sizeof cfg, "%g, %g, %g, %g, %g, %g, %g, %g, %g", runs[k].uni, runs[k].lanes, runs[k].host, runs[k].roots,
+                     runs[k].list, runs[k].split, runs[k].climb, runs[k].fuse, runs[k].loop);
         }
         printf("| %s | %g | %s | %s | %s | %.3e | %.2f | %.3f | %.2f | %.3f | %llu | %llu | %llu |\n", runs[k].block ? "block" : "shared",
                runs[k].value, dtm, reb, cfg, runs[k].de, runs[k].best, j < nr ? runs[k].best / runs[j].best : 0.0, runs[k].cpu,

@@ -6,7 +6,7 @@
    the whole block step (ops.kdk_step) also a refit, the walk, the levels and the kicks (each
    call ends with the levels on the host).
    Usage: bench_treeblock_phases engine n     engine: tree or cuda_tree
-          TB_KDK=CLIMB:FUSE (cuda_tree): nbody__cuda_kdk_config's last two, as in bench_treeblock.c's
+          TB_KDK=CLIMB:FUSE (cuda_tree): nbody__cuda_kdk_config's CLIMB and FUSE, as in bench_treeblock.c's
           block runs (1:1 the step before these two existed)
    Build: make build/bench_treeblock_phases (WITH_CUDA=1 for cuda_tree). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
@@ -19,7 +19,7 @@
 
 #ifdef NBODY_WITH_CUDA
 void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
-                            int front, int climb, int fuse);   /* nbody_cuda.cu */
+                            int front, int climb, int fuse, int loop);   /* nbody_cuda.cu */
 #endif
 
 static double now(void) {
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
     if (getenv("TB_KDK")) {
         int climb = 0, fuse = 0;
         if (sscanf(getenv("TB_KDK"), "%d:%d", &climb, &fuse) < 1) return 2;
-        nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, climb == 1, fuse != 1);
+        nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, climb == 1, fuse != 1, 1);
         printf("TB_KDK %s: climb %d, fuse %d\n", getenv("TB_KDK"), climb, fuse);
     }
 #endif

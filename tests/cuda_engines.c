@@ -581,6 +581,95 @@ static void test_tree_block_steps(void) {
     nbody_system_free(&ic); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&x);
 }
 
+/* nbody_advance with nothing watching its steps, where CUDA_TREE takes runs of block steps on
+   the device (ops.kdk_run), against the same advance with a step hook (every step scheduled by
+   the host): the same bits, steps and stats, landing on times between block times; a run
+   called alone takes steps; checkpoints written after runs restart bitwise; a step refused
+   within a run (dt_min) is refused as the host's path refuses it */
+static int kdk_watch(nbody_sim *sim, void *user_data) { (void)sim; (void)user_data; return 0; }
+static int same_run(nbody_sim *sa, nbody_sim *sb, nbody_system *a, nbody_system *b) {
+    nbody_stats x = nbody_get_stats(sa), y = nbody_get_stats(sb);
+    return nbody_get_state(sa, a) == NBODY_OK && nbody_get_state(sb, b) == NBODY_OK && check_same_state(a, b) && x.t == y.t &&
+           x.steps == y.steps && x.body_steps == y.body_steps && x.force_evals == y.force_evals && x.dt == y.dt;
+}
+static void test_tree_block_run(void) {
+    static const double t[3] = {0.3, 0.55, 0.75};
+    char path[64];
+    nbody_system s0 = {0}, a = {0}, b = {0}, c = {0};
+    nbody_desc d = {0}, w;
+    nbody_sim *sa = NULL, *sb = NULL, *sc = NULL;
+    size_t n = scaled(4000) < 4000 ? 400 : 4000;
+    unsigned long long steps0 = 0;
+    nbody_result ra = NBODY_OK, rb = NBODY_OK;
+    int i, k, mid, ok;
+    snprintf(path, sizeof path, "build/cuda_engines_kdk_%d.ckp", (int)sizeof(nbody_real));
+    nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 2);
+    nbody_system_alloc(&a, n); nbody_system_alloc(&b, n); nbody_system_alloc(&c, n);
+    d.engine = NBODY_ENGINE_CUDA_TREE; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.01;
+    d.theta = (nbody_real)0.5; d.timestep_eta = (nbody_real)0.025; d.log.func = print_error;
+    w = d; w.after_step = kdk_watch;
+    ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &w, &s0) == NBODY_OK;
+    for (i = 0; i < 3 && ok; ++i) {
+        ok = nbody_advance(sa, (nbody_real)t[i]) == NBODY_OK && nbody_advance(sb, (nbody_real)t[i]) == NBODY_OK && same_run(sa, sb, &a, &b);
+        if (i == 0) nbody_system_copy(&c, &b);
+    }
+    CHECK(ok, "cuda_tree block steps, %lu bodies to t = 0.3, 0.55, 0.75: unwatched (runs on the device) as watched, bit for bit "
+          "(%llu steps, %llu body steps)", (unsigned long)n, nbody_get_stats(sb).steps, nbody_get_stats(sb).body_steps);
+    nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
+    /* the run alone, after three steps of the host: it takes steps, and the advance after it is the watched one's */
+    ok = nbody_create(&sc, &w, &s0) == NBODY_OK;
+    for (k = 0; k < 3 && ok; ++k) ok = nbody_step(sc) == NBODY_OK;
+    if (ok) {
+        steps0 = nbody_get_stats(sc).steps;
+        sc->kdk.run = 1;
+        ok = nbody__kdk_run_engine(sc, (nbody_real)0.3) == NBODY_OK;
+        sc->kdk.run = 0;
+    }
+    CHECK(ok && nbody_get_stats(sc).steps >= steps0 + 10, "cuda_tree: a run on the device took %llu steps after the host's %llu",
+          ok ? nbody_get_stats(sc).steps - steps0 : 0ULL, steps0);
+    ok = ok && nbody_advance(sc, (nbody_real)t[0]) == NBODY_OK && nbody_get_state(sc, &a) == NBODY_OK;
+    CHECK(ok && check_same_state(&a, &c), "cuda_tree: the state after a run on the device is the watched run's at t = 0.3");
+    nbody_destroy(sc);
+    /* restarts from checkpoints written after runs (at t = 0.3, and 7 host steps later) */
+    for (mid = 0; mid < 2; ++mid) {
+        ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_advance(sa, (nbody_real)t[0]) == NBODY_OK;
+        for (k = 0; k < 7 * mid && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
+        ok = ok && nbody_checkpoint_save(sa, path) == NBODY_OK && nbody_checkpoint_load(&sb, &d, path) == NBODY_OK;
+        ok = ok && nbody_advance(sa, (nbody_real)t[2]) == NBODY_OK && nbody_advance(sb, (nbody_real)t[2]) == NBODY_OK;
+        ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
+        CHECK(ok && check_same_state(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
+              "cuda_tree: restart from a checkpoint written after runs on the device %s continues bitwise",
+              mid ? "(then 7 host steps)" : "(at t = 0.3)");
+        nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
+    }
+    remove(path);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&c);
+    /* dt_min: a binary of e = 0.99 from its apocentre among 30 light bodies far out, whose steps
+       fall below dt_min = dt_max / 64 before the pericentre (t = pi): the step refused within a
+       run is refused as the watched run refuses it, both left where the step before it was */
+    nbody_system_alloc(&s0, 32); nbody_system_alloc(&a, 32); nbody_system_alloc(&b, 32);
+    s0.m[0] = s0.m[1] = (nbody_real)0.5;
+    s0.x[0] = (nbody_real)-0.995; s0.x[1] = (nbody_real)0.995;
+    s0.vy[0] = (nbody_real)-0.035444; s0.vy[1] = (nbody_real)0.035444;
+    for (k = 2; k < 32; ++k) {
+        double phi = 2 * PI * (double)k / 30, rad = 20 + (double)(k % 5), v = sqrt(1 / rad);
+        s0.m[k] = (nbody_real)1e-6;
+        s0.x[k] = (nbody_real)(rad * cos(phi)); s0.y[k] = (nbody_real)(rad * sin(phi)); s0.z[k] = (nbody_real)(0.1 * (double)(k % 3));
+        s0.vx[k] = (nbody_real)(-v * sin(phi)); s0.vy[k] = (nbody_real)(v * cos(phi));
+    }
+    d.dt_min = w.dt_min = (nbody_real)(0.0625 / 64);
+    ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &w, &s0) == NBODY_OK;
+    if (ok) {
+        ra = nbody_advance(sa, (nbody_real)4);
+        rb = nbody_advance(sb, (nbody_real)4);
+    }
+    CHECK(ok && ra == rb && ra == NBODY_ERR_STEP_TOO_SMALL && same_run(sa, sb, &a, &b) && nbody_get_stats(sa).t > 1,
+          "cuda_tree: dt_min refused at t = %g unwatched as watched (%s, %s; %llu steps)", ok ? (double)nbody_get_stats(sa).t : 0.0,
+          nbody_result_string(ra), nbody_result_string(rb), ok ? nbody_get_stats(sa).steps : 0ULL);
+    nbody_destroy(sa); nbody_destroy(sb);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
+}
+
 /* the tuner says once, at INFO, which dense kernel and configuration it kept */
 static int tuned_lines;
 static char tuned_line[512];
@@ -736,6 +825,7 @@ int main(void) {
         test_tree_walks_agree();
         test_tree_group_options();
         test_tree_block_steps();
+        test_tree_block_run();
         return check_finish();
     }
     test_dense_matches_simple();
@@ -749,6 +839,7 @@ int main(void) {
     test_whole_runs();
     test_hermite();
     test_tree_block_steps();
+    test_tree_block_run();
     if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */
         check_every_method(NBODY_ENGINE_CUDA);
     test_tuning_logged();
