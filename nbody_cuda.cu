@@ -3213,6 +3213,20 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
     if (lane == 0) { acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az; }
 }
 
+/* a run of block steps on the device: its scheduler's state (nbody__cu_kdk_run, below) */
+#define NBODY__CU_KDK_GO 0u
+#define NBODY__CU_KDK_END 1u               /* the next block time is at or past tick_stop */
+#define NBODY__CU_KDK_ALL 2u               /* every body active: the host's step */
+#define NBODY__CU_KDK_LEVEL 3u             /* a level finer than max_level is occupied */
+#define NBODY__CU_KDK_BUILD 4u             /* the tree is due to be built afresh: the host queues it */
+#define NBODY__CU_KDK_REFUSED 5u           /* a new level refused: the host takes the step */
+struct nbody__cu_kdk_ctl {
+    unsigned long long now, due, tick_stop, steps, body_steps, prev, age, age_limit;
+    nbody__r t, t_new, h, origin, tick;
+    unsigned int census[NBODY__BLOCK_LEVELS + 1];
+    unsigned int m, work, stop, pending, k0, max_level, n;
+};
+
 /* The active bodies' walk breadth first: a block a body takes the tree a level at a time, each
    thread testing one node of the frontier (accepted: d^2 > crit2, its pull added; a leaf not
    accepted, the body's own among them, skipped; an internal node opened: its two children go to
@@ -3287,12 +3301,34 @@ __device__ __forceinline__ void nbody__cu_front_one(const nbody__v4<T> *__restri
         acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az;
     }
 }
+/* The walks of a list: without c, block b walks leaf list[b] (the host's list, a block a
+   body); with c (a run on the device), the blocks take the list's entries from c->work until
+   its c->m are taken, entry q being body list[q] at leaf pos[list[q]], the leaf to slot[q]. One
+   kernel for both, so that a body's forces are the same bits on either path. */
 template <class T>
 __global__ void __launch_bounds__(NBODY__CU_FRONT_T)
-nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list, T *acc,
-                     size_t as, unsigned int n, T eps2, T G) {
+nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
+                     const unsigned int *pos, unsigned int *slot, nbody__cu_kdk_ctl *c, T *acc, size_t as, unsigned int n, T eps2, T G) {
     __shared__ nbody__cu_front_smem<T> sm;
-    nbody__cu_front_one<T>(node, nmass, list[blockIdx.x], acc, as, n, eps2, G, sm);
+    __shared__ unsigned int take;
+    unsigned int m = gridDim.x, q = blockIdx.x, k;
+    if (c) {
+        if (c->stop) return;
+        m = c->m;
+    }
+    for (;;) {
+        if (c) {
+            if (threadIdx.x == 0) take = atomicAdd(&c->work, 1u);
+            __syncthreads();
+            q = take;
+            __syncthreads();                       /* take is written again */
+        }
+        if (q >= m) return;
+        k = pos ? pos[list[q]] : list[q];
+        if (slot && threadIdx.x == 0) slot[q] = k;
+        nbody__cu_front_one<T>(node, nmass, k, acc, as, n, eps2, G, sm);
+        if (!c) return;
+    }
 }
 
 /* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite */
@@ -3391,19 +3427,6 @@ __global__ void nbody__cu_kdk_levels_kick(const T *acc, size_t n, const unsigned
    with the blocks taking the list's bodies from a counter, the levels, the kicks with the
    census moved. Once a step stops the run, every later launch returns at once; the host reads
    the state after each batch of steps, sized to end near the next build. */
-#define NBODY__CU_KDK_GO 0u
-#define NBODY__CU_KDK_END 1u               /* the next block time is at or past tick_stop */
-#define NBODY__CU_KDK_ALL 2u               /* every body active: the host's step */
-#define NBODY__CU_KDK_LEVEL 3u             /* a level finer than max_level is occupied */
-#define NBODY__CU_KDK_BUILD 4u             /* the tree is due to be built afresh: the host queues it */
-#define NBODY__CU_KDK_REFUSED 5u           /* a new level refused: the host takes the step */
-struct nbody__cu_kdk_ctl {
-    unsigned long long now, due, tick_stop, steps, body_steps, prev, age, age_limit;
-    nbody__r t, t_new, h, origin, tick;
-    unsigned int census[NBODY__BLOCK_LEVELS + 1];
-    unsigned int m, work, stop, pending, k0, max_level, n;
-};
-
 /* the scheduler: commit the last step if one is pending (1, or 2 after a build: the tree's
    age restarts), then (mode 0, or 1 after a build stop: no build asked) the next block time
    and its active levels as nbody__block_census_due and nbody__block_census_active choose them,
@@ -3465,29 +3488,6 @@ __global__ void nbody__cu_kdk_drift(nbody__cu_lc<T> p, nbody__cu_kdk_ctl *c, con
 __global__ void nbody__cu_kdk_pos(const unsigned int *sorted, size_t nt, size_t P, unsigned int *pos) {
     for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < nt; p += (size_t)gridDim.x * blockDim.x)
         pos[sorted[p]] = (unsigned int)(p < 2 * nt - P ? P + p - nt : p - (2 * nt - P));
-}
-
-/* the active bodies' walks (nbody__cu_front_one), a block taking the next body of the list
-   from the counter until none is left; slot[q]: body q's leaf, where its forces are */
-template <class T>
-__global__ void __launch_bounds__(NBODY__CU_FRONT_T)
-nbody__cu_kdk_walk_run(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, nbody__cu_kdk_ctl *c, const unsigned int *body,
-                       const unsigned int *pos, unsigned int *slot, T *acc, size_t as, unsigned int n, T eps2, T G) {
-    __shared__ nbody__cu_front_smem<T> sm;
-    __shared__ unsigned int take;
-    if (c->stop) return;
-    const unsigned int m = c->m;
-    for (;;) {
-        unsigned int q, k;
-        if (threadIdx.x == 0) take = atomicAdd(&c->work, 1u);
-        __syncthreads();
-        q = take;
-        __syncthreads();                           /* take is written again */
-        if (q >= m) return;
-        k = pos[body[q]];
-        if (threadIdx.x == 0) slot[q] = k;
-        nbody__cu_front_one<T>(node, nmass, k, acc, as, n, eps2, G, sm);
-    }
 }
 
 /* the active bodies' levels and coefficients (nbody__cu_kdk_level); flag[1] = 1 when one is
@@ -3674,8 +3674,9 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
                                        n, 1)) != NBODY_OK)
             return r;
     } else if (src && nbody__cu_kdk_front) {
-        nbody__cu_walk_front<nbody__r><<<(unsigned int)src, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->list, w->acc, n, (unsigned int)nt,
-                                                                                eps2, e->desc.G);
+        nbody__cu_walk_front<nbody__r><<<(unsigned int)src, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->list, (const unsigned int *)NULL,
+                                                                                (unsigned int *)NULL, (nbody__cu_kdk_ctl *)NULL, w->acc, n,
+                                                                                (unsigned int)nt, eps2, e->desc.G);
         NBODY__CU(cudaGetLastError());
     } else if (src) {
         unsigned int L, T;
@@ -3784,8 +3785,8 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
             &w->ctl->stop);
     }
     NBODY__CU(cudaGetLastError());
-    nbody__cu_kdk_walk_run<nbody__r><<<(unsigned int)c->sms * 8, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->ctl, body, w->dpos, slot, w->acc, n,
-                                                                                     (unsigned int)n, eps2, e->desc.G);
+    nbody__cu_walk_front<nbody__r><<<(unsigned int)c->sms * 8, NBODY__CU_FRONT_T>>>(c->node, c->nmass, body, w->dpos, slot, w->ctl, w->acc, n,
+                                                                                   (unsigned int)n, eps2, e->desc.G);
     nbody__cu_kdk_levels_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, w->acc, n, slot, lev, w->flag, w->io, run->dt_max,
                                                                            run->dt_min, run->crit);
     nbody__cu_kdk_kick_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, ynew, (nbody__r *)run->kick, body, lev, w->flag, w->io, n,
