@@ -1268,24 +1268,27 @@ typedef struct nbody__kdk_levels {
    - k) (the census is exact), and with the engine holding the tree of order, the engine
    schedules as nbody__block_schedule does (the next block time the earliest end of an occupied
    level's step, the active bodies those of the levels whose step divides it) and takes each
-   step as nbody__attempt_kdk with kdk_step would, with the same bits: the drift of every body
-   from y (t the time of now, each block time origin + ticks tick), the active bodies' forces
-   from the tree refitted, or built afresh where the walks since its build (age) plus the
-   step's active bodies would pass age_limit, their levels and kicks; while the step's time is
-   before tick_stop and not every body is active. A step with a new level the host would refuse
-   (a force not finite, a step below the smallest or dt_min) or above max_level is not kept and
-   left to the host. Step k drifts from y (k even) or other (k odd) into the other, as y and
-   y_new swap. Out: steps, body_steps (the sum of their active counts), last and prev (the
-   ticks of the last step and of the one before it), every body's level in level (host, n, in
-   and out), age, and built = 1 when a step built the tree afresh: its leaf order is then in
-   order (host, n). */
+   step as nbody__attempt_kdk with kdk_step and nbody__commit_kdk would, with the same bits: the
+   drift of every body from y (t the time of now, each block time origin + ticks tick), the
+   active bodies' forces from the tree refitted, or built afresh where every body is active or
+   the walks since its build (age) plus the step's active bodies would pass age_limit, their
+   levels and kicks, the origin moving to a step of every body at a multiple of dt_max (now 0,
+   tick_stop shifted with it); while the step's time is before tick_stop (an engine may also
+   stop before a step of every body). A step with a new level the host would refuse (a force
+   not finite, a step below the smallest or dt_min) or above max_level is not kept and left to
+   the host. Step k drifts from y (k even) or other (k odd) into the other, as y and y_new swap.
+   Out: steps, body_steps (the sum of their active counts), now (the ticks of the last step),
+   t and origin, dt (the last step's size), every body's level in level (host, n, in and out),
+   age, and built = 1 when a step built the tree afresh: its leaf order is then in order
+   (host, n). */
 typedef struct nbody__kdk_run {
     nbody__buf y, other, kick;
     unsigned long long *level, *order;
     unsigned long long now, tick_stop, max_level, age, age_limit;
     nbody_real t, origin, tick, dt_max, dt_min, crit;
     size_t steps;
-    unsigned long long body_steps, last, prev;
+    unsigned long long body_steps;
+    nbody_real dt;
     int built;
 } nbody__kdk_run;
 
@@ -5602,15 +5605,15 @@ static nbody_result nbody__kdk_begin(nbody_sim *s) {
    more than the kernels of a step with few active bodies). The engine takes the steps that
    nbody__block_schedule and nbody__attempt_kdk would, with the same bits, so the stats, the
    state and the tree's age and order are those of one nbody__step_to each. It stops before a
-   step the host takes: every body active (a build walked as the derivative, the origin may
-   move), a block time within 4e-8 dt_max of t_limit (the synchronising step may land there), a
-   step whose new level is refused or finer than the block times resolve (the host names it). */
+   step the host takes: a block time within 4e-8 dt_max of t_limit (the synchronising step may
+   land there), a step whose new level is refused or finer than the block times resolve (the
+   host names it). */
 static nbody_result nbody__kdk_run_engine(nbody_sim *s, nbody_real t_limit) {
     nbody__block_sched *B = &s->sched;
     nbody__kdk_run run;
     nbody_real tick = nbody__block_tick(&s->desc), dt_max = nbody__block_dt_max(&s->desc), left, t_k;
     nbody_real margin = (nbody_real)4e-8 * dt_max + 8 * nbody__eps() * (NBODY__FABS(t_limit) + NBODY__FABS(B->origin));
-    unsigned long long span0 = nbody__block_span(0), next, k0 = 0;
+    unsigned long long next;
     size_t i;
     nbody_result r;
     if (!s->kdk.run || !s->eng.ops->kdk_run || !B->live || !s->kdk.tree_live || s->n < 2) return NBODY_OK;
@@ -5618,11 +5621,9 @@ static nbody_result nbody__kdk_run_engine(nbody_sim *s, nbody_real t_limit) {
     run.max_level = nbody__hermite_resolved_level(s, t_limit);
     if (!B->census.exact || B->census.start[NBODY__BLOCK_LEVELS + 1] > B->census.start[run.max_level + 1]) return NBODY_OK;
     next = nbody__block_census_due(&B->census, B->now);
-    while (k0 < NBODY__BLOCK_LEVELS && next % nbody__block_span(k0) != 0) ++k0;
-    if (B->census.start[k0] == 0) return NBODY_OK;    /* every body is due next: the host's step */
     left = (t_limit - margin - B->origin) / tick;      /* as nbody__hermite_run_engine */
     if (!(left > (nbody_real)(B->now + 1))) return NBODY_OK;
-    run.tick_stop = left > (nbody_real)(2 * span0) ? 2 * span0 : (unsigned long long)left;
+    run.tick_stop = left > (nbody_real)(1ULL << 62) ? 1ULL << 62 : (unsigned long long)left;
     t_k = B->origin + (nbody_real)(run.tick_stop - 1) * tick;
     if (!(t_k < t_limit && t_limit - t_k >= (nbody_real)2e-8 * dt_max) || next >= run.tick_stop) return NBODY_OK;
     run.y = s->y; run.other = s->y_new; run.kick = s->kdk.kick; run.level = B->ticks[1]; run.order = s->kdk.tree[0];
@@ -5640,16 +5641,17 @@ static nbody_result nbody__kdk_run_engine(nbody_sim *s, nbody_real t_limit) {
         s->kdk.tree_age = run.age;
     }
     if (run.steps == 0) return NBODY_OK;
-    for (i = 0; i < s->n; ++i) B->ticks[0][i] = run.last & ~(nbody__block_span(B->ticks[1][i]) - 1);   /* spans: powers of two */
+    for (i = 0; i < s->n; ++i) B->ticks[0][i] = run.now & ~(nbody__block_span(B->ticks[1][i]) - 1);   /* spans: powers of two */
     B->census.valid = 0;
-    B->now = B->due = run.last;
+    B->now = B->due = run.now;
+    B->origin = run.origin;
     if (run.steps % 2) nbody__swap(&s->y, &s->y_new);
-    s->t = B->origin + (nbody_real)run.last * tick;
+    s->t = run.t;
     s->kdk.tree_age = run.age;
     s->stats.steps += run.steps;
     s->stats.body_steps += run.body_steps;
     s->stats.force_evals += run.steps;
-    s->stats.dt = s->t - (B->origin + (nbody_real)run.prev * tick);
+    s->stats.dt = run.dt;
     return NBODY_OK;
 }
 

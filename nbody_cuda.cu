@@ -3216,13 +3216,13 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
 /* a run of block steps on the device: its scheduler's state (nbody__cu_kdk_run, below) */
 #define NBODY__CU_KDK_GO 0u
 #define NBODY__CU_KDK_END 1u               /* the next block time is at or past tick_stop */
-#define NBODY__CU_KDK_ALL 2u               /* every body active: the host's step */
+#define NBODY__CU_KDK_ALL 2u               /* every body active: the host queues it (kdk_loop 2) or takes it */
 #define NBODY__CU_KDK_LEVEL 3u             /* a level finer than max_level is occupied */
 #define NBODY__CU_KDK_BUILD 4u             /* the tree is due to be built afresh: the host queues it */
 #define NBODY__CU_KDK_REFUSED 5u           /* a new level refused: the host takes the step */
 struct nbody__cu_kdk_ctl {
-    unsigned long long now, due, tick_stop, steps, body_steps, prev, age, age_limit;
-    nbody__r t, t_new, h, origin, tick;
+    unsigned long long now, due, tick_stop, steps, body_steps, age, age_limit;
+    nbody__r t, t_new, h, dt, origin, tick;
     unsigned int census[NBODY__BLOCK_LEVELS + 1];
     unsigned int m, work, stop, pending, k0, max_level, n;
 };
@@ -3427,22 +3427,27 @@ __global__ void nbody__cu_kdk_levels_kick(const T *acc, size_t n, const unsigned
    with the blocks taking the list's bodies from a counter, the levels, the kicks with the
    census moved. Once a step stops the run, every later launch returns at once; the host reads
    the state after each batch of steps, sized to end near the next build. */
-/* the scheduler: commit the last step if one is pending (1, or 2 after a build: the tree's
-   age restarts), then (mode 0, or 1 after a build stop: no build asked) the next block time
-   and its active levels as nbody__block_census_due and nbody__block_census_active choose them,
-   or a stop; mode 2 commits only */
+/* the scheduler: commit the last step if one is pending (1; 2 after a build: the tree's age
+   restarts; 3 after a step of every body: also the origin moves to it at a multiple of dt_max,
+   as nbody__block_commit moves it), then the next block time and its active levels as
+   nbody__block_census_due and nbody__block_census_active choose them, or a stop. Mode 0: a
+   step; 1 after a build stop: a build step; 3 after a stop of every body active: its step;
+   2: commit only */
 __global__ void nbody__cu_kdk_sched(nbody__cu_kdk_ctl *c, unsigned int *flag, int mode) {
     unsigned long long span, due;
     unsigned int m = 0, k0, stop = NBODY__CU_KDK_GO;
     int kmax = NBODY__BLOCK_LEVELS, k, tz;
     if (c->pending) {
-        c->prev = c->now; c->now = c->due; c->t = c->t_new;
+        c->now = c->due; c->t = c->t_new; c->dt = c->h;
         c->steps++; c->body_steps += c->m;
-        c->age = (c->pending == 2 ? 0 : c->age) + c->m;
+        c->age = (c->pending >= 2 ? 0 : c->age) + c->m;
+        if (c->pending == 3 && (c->now & ((1ULL << NBODY__BLOCK_LEVELS) - 1)) == 0) {
+            c->origin = c->t; c->tick_stop -= c->now; c->now = 0;
+        }
         c->pending = 0;
     }
     if (mode == 2) return;
-    if (mode == 1 && c->stop == NBODY__CU_KDK_BUILD) c->stop = NBODY__CU_KDK_GO;
+    if ((mode == 1 && c->stop == NBODY__CU_KDK_BUILD) || (mode == 3 && c->stop == NBODY__CU_KDK_ALL)) c->stop = NBODY__CU_KDK_GO;
     if (c->stop) return;
     while (kmax > 0 && !c->census[kmax]) --kmax;
     span = 1ULL << (NBODY__BLOCK_LEVELS - kmax);
@@ -3451,7 +3456,7 @@ __global__ void nbody__cu_kdk_sched(nbody__cu_kdk_ctl *c, unsigned int *flag, in
     k0 = tz >= NBODY__BLOCK_LEVELS ? 0u : (unsigned int)(NBODY__BLOCK_LEVELS - tz);
     for (k = (int)k0; k <= NBODY__BLOCK_LEVELS; ++k) m += c->census[k];
     if (due >= c->tick_stop) stop = NBODY__CU_KDK_END;
-    else if (m >= c->n) stop = NBODY__CU_KDK_ALL;
+    else if (m >= c->n && mode != 3) stop = NBODY__CU_KDK_ALL;
     else if ((unsigned int)kmax > c->max_level) stop = NBODY__CU_KDK_LEVEL;
     else if (mode == 0 && c->age + m > c->age_limit) stop = NBODY__CU_KDK_BUILD;
     if (stop) { c->stop = stop; return; }
@@ -3504,10 +3509,11 @@ __global__ void nbody__cu_kdk_levels_run(const nbody__cu_kdk_ctl *c, const T *ac
 }
 
 /* the kicks (nbody__cu_kdk_kick_one) and each active body's new level, the census moved with
-   it; a refusal stops the run with nothing kicked; else the step is pending (build: 2) */
+   it; a refusal stops the run with nothing kicked; else the step is pending (nbody__cu_kdk_sched's
+   mode: 0 a refit, 1 a build, 3 every body) */
 template <class T>
 __global__ void nbody__cu_kdk_kick_run(nbody__cu_kdk_ctl *c, T *y, T *kick, const unsigned int *body, const unsigned int *lev,
-                                       const unsigned int *flag, const T *io, size_t n, unsigned char *level, int build) {
+                                       const unsigned int *flag, const T *io, size_t n, unsigned char *level, int mode) {
     if (c->stop) return;
     const size_t count = c->m;
     const bool first = blockIdx.x == 0 && threadIdx.x == 0;
@@ -3521,7 +3527,7 @@ __global__ void nbody__cu_kdk_kick_run(nbody__cu_kdk_ctl *c, T *y, T *kick, cons
         level[body[q]] = (unsigned char)k1;
         if (k1 != k) { atomicSub(c->census + k, 1u); atomicAdd(c->census + k1, 1u); }
     }
-    if (first) c->pending = build ? 2u : 1u;
+    if (first) c->pending = mode == 3 ? 3u : mode == 1 ? 2u : 1u;
 }
 
 static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
@@ -3558,14 +3564,16 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
    active_forces, the levels, kick); kdk_full = 0: a step of every body walks the list too;
    kdk_front = 0: the split walk where the breadth-first walk would be; kdk_climb = 1: the
    refit climbs from every leaf (no block's subtree in shared memory); kdk_fuse = 0: the levels
-   and kicks in two launches at every count; kdk_loop = 0: no runs of steps on the device
-   (kdk_run declines: the host schedules every step) */
+   and kicks in two launches at every count; kdk_loop: 0 no runs of steps on the device
+   (kdk_run declines: the host schedules every step), 1 runs that leave the steps of every body
+   to the host, 2 runs that take them too (the default, NBODY__CU_KDK_LOOP; < 0: the default) */
+#define NBODY__CU_KDK_LOOP 2
 static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
 static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1, nbody__cu_kdk_climb = 0,
-           nbody__cu_kdk_fuse = 1, nbody__cu_kdk_loop = 1;
+           nbody__cu_kdk_fuse = 1, nbody__cu_kdk_loop = NBODY__CU_KDK_LOOP;
 extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
                                        int front, int climb, int fuse, int loop) {
-    nbody__cu_kdk_loop = loop;
+    nbody__cu_kdk_loop = loop >= 0 && loop <= 2 ? loop : NBODY__CU_KDK_LOOP;
     nbody__cu_kdk_climb = climb;
     nbody__cu_kdk_fuse = fuse;
     nbody__cu_kdk_full = full;
@@ -3759,10 +3767,12 @@ static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, n
     return NBODY_OK;
 }
 
-/* one block step of a run (nbody__cu_kdk_run), queued: y drifts into ynew; build = 1 builds
-   the tree afresh from ynew (a stop asked for it) instead of the refit */
+/* one block step of a run (nbody__cu_kdk_run), queued: y drifts into ynew; mode 1 (a stop
+   asked for it) builds the tree afresh from ynew instead of the refit, mode 3 (every body
+   active) builds it and walks every body as nbody__cu_kdk_walk does there (the derivative's
+   walk, forces by body) */
 static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, const nbody__kdk_run *run, const nbody__r *y, nbody__r *ynew,
-                                        int build) {
+                                        int mode) {
     nbody__cuda *c = nbody__cu(e);
     size_t n = e->n, P = nbody__cu_heap_p(n), j0 = n / NBODY__CU_REFIT_B * NBODY__CU_REFIT_B;
     unsigned int *body = w->list, *lev = w->list + n, *slot = w->list + 2 * n;
@@ -3771,11 +3781,12 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
     nbody_result r;
     memset(&p, 0, sizeof p);                      /* nbody__attempt_kdk's drift: y + h (1 kick) */
     p.out = ynew; p.y = y; p.nk = 1; p.c[0] = 1; p.k[0] = (const nbody__r *)run->kick; p.len = 6 * n;
-    nbody__cu_kdk_sched<<<1, 1>>>(w->ctl, w->flag, build);
+    const nbody__r *acc = w->acc;
+    nbody__cu_kdk_sched<<<1, 1>>>(w->ctl, w->flag, mode);
     nbody__cu_kdk_drift<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(p, w->ctl, w->level, body, lev, n);
     NBODY__CU(cudaGetLastError());
     c->ycur = ynew;
-    if (build) {
+    if (mode) {
         if ((r = nbody__cu_tree_build(e, ynew)) != NBODY_OK) return r;
         nbody__cu_kdk_pos<<<nbody__cu_blocks(n, 256), 256>>>(c->val[1], n, P, w->dpos);
         c->kdk_tree = 1;                           /* val[1] is the order of this tree */
@@ -3785,12 +3796,17 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
             &w->ctl->stop);
     }
     NBODY__CU(cudaGetLastError());
-    nbody__cu_walk_front<nbody__r><<<(unsigned int)c->sms * 8, NBODY__CU_FRONT_T>>>(c->node, c->nmass, body, w->dpos, slot, w->ctl, w->acc, n,
-                                                                                   (unsigned int)n, eps2, e->desc.G);
-    nbody__cu_kdk_levels_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, w->acc, n, slot, lev, w->flag, w->io, run->dt_max,
+    if (mode == 3) {                               /* by body: the slots are the bodies */
+        if ((r = nbody__cu_tree_walk(e, c->block, c->walk, 1, w->full)) != NBODY_OK) return r;
+        acc = w->full + 3 * n; slot = body;
+    } else {
+        nbody__cu_walk_front<nbody__r><<<(unsigned int)c->sms * 8, NBODY__CU_FRONT_T>>>(c->node, c->nmass, body, w->dpos, slot, w->ctl, w->acc,
+                                                                                       n, (unsigned int)n, eps2, e->desc.G);
+    }
+    nbody__cu_kdk_levels_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, acc, n, slot, lev, w->flag, w->io, run->dt_max,
                                                                            run->dt_min, run->crit);
     nbody__cu_kdk_kick_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, ynew, (nbody__r *)run->kick, body, lev, w->flag, w->io, n,
-                                                                         w->level, build);
+                                                                         w->level, mode);
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
@@ -3798,9 +3814,9 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
 /* the steps to queue before the next look: those until the next build (at the mean active
    count so far) or until the finest occupied level reaches the next block time of every body
    or tick_stop, whichever is first (1 to 64); a stop within them costs launches that return */
-static size_t nbody__cu_kdk_batch(const nbody__cu_kdk_ctl *h, int build) {
+static size_t nbody__cu_kdk_batch(const nbody__cu_kdk_ctl *h, int mode) {
     int kmin = 0, kmax = NBODY__BLOCK_LEVELS;
-    unsigned long long span_c, span_f, t_all, avg, age = build ? 0 : h->age, b_time, b_build;
+    unsigned long long span_c, span_f, t_all, avg, age = mode ? 0 : h->age, b_time, b_build;
     while (kmin < NBODY__BLOCK_LEVELS && !h->census[kmin]) ++kmin;
     while (kmax > 0 && !h->census[kmax]) --kmax;
     span_c = 1ULL << (NBODY__BLOCK_LEVELS - kmin); span_f = 1ULL << (NBODY__BLOCK_LEVELS - kmax);
@@ -3808,7 +3824,7 @@ static size_t nbody__cu_kdk_batch(const nbody__cu_kdk_ctl *h, int build) {
     if (t_all > h->tick_stop) t_all = h->tick_stop;
     b_time = t_all > h->now ? (t_all - h->now) / span_f : 1;
     avg = h->steps ? h->body_steps / h->steps : h->n / 16 + 1;
-    b_build = (h->age_limit > age ? (h->age_limit - age) / (avg ? avg : 1) : 0) + (build ? 2 : 1);
+    b_build = (h->age_limit > age ? (h->age_limit - age) / (avg ? avg : 1) : 0) + (mode ? 2 : 1);
     if (b_time > b_build) b_time = b_build;
     return b_time < 1 ? 1 : b_time > 64 ? 64 : (size_t)b_time;
 }
@@ -3824,9 +3840,9 @@ static nbody_result nbody__cu_kdk_run(nbody__engine *e, nbody__kdk_run *run) {
     nbody__cu_kdk *w;
     nbody__cu_kdk_ctl *h;
     unsigned char *lv;
-    int build = 0;
+    int mode = 0;
     nbody_result r = nbody__cu_enter(e);
-    run->steps = 0; run->body_steps = 0; run->last = run->prev = run->now; run->built = 0;
+    run->steps = 0; run->body_steps = 0; run->built = 0;
     if (r != NBODY_OK) return r;
     if (run->max_level > NBODY__BLOCK_LEVELS || !run->level || !run->order) return NBODY_ERR_INVALID_ARGUMENT;
     if (!nbody__cu_kdk_loop || !nbody__cu_kdk_device || !nbody__cu_kdk_front || nbody__cu_kdk_union || !c->kdk_tree || c->nquad ||
@@ -3855,20 +3871,21 @@ static nbody_result nbody__cu_kdk_run(nbody__engine *e, nbody__kdk_run *run) {
     NBODY__CU(cudaGetLastError());
     ys[0] = (nbody__r *)run->y; ys[1] = (nbody__r *)run->other;
     for (;;) {
-        batch = nbody__cu_kdk_batch(h, build);
+        int queued = mode;
+        batch = nbody__cu_kdk_batch(h, mode);
         for (k = 0; k < batch; ++k)
-            if ((r = nbody__cu_kdk_queue(e, w, run, ys[(done + k) % 2], ys[(done + k + 1) % 2], build && k == 0)) != NBODY_OK) return r;
-        run->built |= build;
+            if ((r = nbody__cu_kdk_queue(e, w, run, ys[(done + k) % 2], ys[(done + k + 1) % 2], k == 0 ? mode : 0)) != NBODY_OK) return r;
+        run->built |= mode != 0;
         nbody__cu_kdk_sched<<<1, 1>>>(w->ctl, w->flag, 2);
         NBODY__CU(cudaGetLastError());
         NBODY__CU(cudaMemcpy(h, w->ctl, sizeof *h, cudaMemcpyDeviceToHost));
-        if (h->stop == NBODY__CU_KDK_BUILD && !(build && h->steps == done)) build = 1;
-        else if (h->stop != NBODY__CU_KDK_GO) break;
-        else build = 0;
+        mode = h->stop == NBODY__CU_KDK_BUILD ? 1 : h->stop == NBODY__CU_KDK_ALL && nbody__cu_kdk_loop == 2 && w->full && c->tuned &&
+                                                    nbody__cu_kdk_full ? 3 : h->stop == NBODY__CU_KDK_GO ? 0 : -1;
+        if (mode < 0 || (mode && mode == queued && h->steps == done)) break;   /* the host's step, or no progress */
         done = h->steps;
     }
     run->steps = (size_t)h->steps; run->body_steps = h->body_steps; run->age = h->age;
-    if (h->steps) { run->last = h->now; run->prev = h->prev; }
+    run->now = h->now; run->t = h->t; run->origin = h->origin; run->dt = h->dt;
     NBODY__CU(cudaMemcpy(lv, w->level, n, cudaMemcpyDeviceToHost));
     for (i = 0; i < n; ++i) run->level[i] = lv[i];
     if (run->built) {                              /* the tree built last: its order to the host, as a build step sends it */

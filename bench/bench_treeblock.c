@@ -16,7 +16,8 @@
             chosen on the host, 2^ROOTS subtrees a lane, LIST 1: steps of every body walk the
             list too, SPLIT 1: the split walk instead of the breadth-first one, CLIMB 1: the refit
             climbs from every leaf, FUSE 1: levels and kicks in two launches at every count,
-            LOOP 1: every block step scheduled by the host, none in runs on the device
+            LOOP 1: every block step scheduled by the host, none in runs on the device, 2:
+            runs that leave the steps of every body to the host, 3: runs that take them too
             (nbody__cuda_kdk_config); 0 or absent: the defaults). Each run's wall and CPU seconds
             (all threads) are also given over the first shared run's.
           e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
@@ -105,7 +106,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
         nbody__kdk_rebuild = b->rebuild > 0 ? b->rebuild : rebuild_default;
 #ifdef NBODY_WITH_CUDA
         nbody__cuda_kdk_config((unsigned int)b->uni, (unsigned int)b->lanes, b->host != 1, (int)b->roots, b->list != 1, b->split != 1,
-                               b->climb == 1, b->fuse != 1, b->loop != 1);
+                               b->climb == 1, b->fuse != 1, b->loop > 0 ? (int)b->loop - 1 : -1);
 #endif
     }
     else d.dt = (nbody_real)b->value;

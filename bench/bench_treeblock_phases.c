@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
     if (getenv("TB_KDK")) {
         int climb = 0, fuse = 0;
         if (sscanf(getenv("TB_KDK"), "%d:%d", &climb, &fuse) < 1) return 2;
-        nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, climb == 1, fuse != 1, 1);
+        nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, climb == 1, fuse != 1, -1);
         printf("TB_KDK %s: climb %d, fuse %d\n", getenv("TB_KDK"), climb, fuse);
     }
 #endif

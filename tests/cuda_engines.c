@@ -15,6 +15,8 @@
 
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 void nbody__cuda_test_grid_cap(unsigned int blocks);
+void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
+                            int front, int climb, int fuse, int loop);
 #include <math.h>
 
 static int cmp_double(const void *a, const void *b) {
@@ -596,7 +598,14 @@ static int same_run(nbody_sim *sa, nbody_sim *sb, nbody_system *a, nbody_system 
            (double)y.t, x.steps, y.steps, x.body_steps, y.body_steps, x.force_evals, y.force_evals, (double)x.dt, (double)y.dt);
     return 0;
 }
-static void test_tree_block_run(void) {
+static void tree_block_run(int loop);
+static void test_tree_block_run(void) {   /* runs that leave the steps of every body to the host, then the default */
+    nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, 0, 1, 1);
+    tree_block_run(1);
+    nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, 0, 1, -1);
+    tree_block_run(2);
+}
+static void tree_block_run(int loop) {
     static const double t[3] = {0.3, 0.55, 0.75};
     char path[64];
     nbody_system s0 = {0}, a = {0}, b = {0}, c = {0};
@@ -617,8 +626,8 @@ static void test_tree_block_run(void) {
         ok = nbody_advance(sa, (nbody_real)t[i]) == NBODY_OK && nbody_advance(sb, (nbody_real)t[i]) == NBODY_OK && same_run(sa, sb, &a, &b);
         if (i == 0) nbody_system_copy(&c, &b);
     }
-    CHECK(ok, "cuda_tree block steps, %lu bodies to t = 0.3, 0.55, 0.75: unwatched (runs on the device) as watched, bit for bit "
-          "(%llu steps, %llu body steps)", (unsigned long)n, nbody_get_stats(sb).steps, nbody_get_stats(sb).body_steps);
+    CHECK(ok, "cuda_tree block steps (kdk loop %d), %lu bodies to t = 0.3, 0.55, 0.75: unwatched (runs on the device) as watched, bit "
+          "for bit (%llu steps, %llu body steps)", loop, (unsigned long)n, nbody_get_stats(sb).steps, nbody_get_stats(sb).body_steps);
     nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
     /* the run alone, after three steps of the host: it takes steps, and the advance after it is the watched one's */
     ok = nbody_create(&sc, &w, &s0) == NBODY_OK;
@@ -629,10 +638,11 @@ static void test_tree_block_run(void) {
         ok = nbody__kdk_run_engine(sc, (nbody_real)0.3) == NBODY_OK;
         sc->kdk.run = 0;
     }
-    CHECK(ok && nbody_get_stats(sc).steps >= steps0 + 10, "cuda_tree: a run on the device took %llu steps after the host's %llu",
-          ok ? nbody_get_stats(sc).steps - steps0 : 0ULL, steps0);
+    CHECK(ok && nbody_get_stats(sc).steps >= steps0 + 10, "cuda_tree (kdk loop %d): a run on the device took %llu steps after the "
+          "host's %llu", loop, ok ? nbody_get_stats(sc).steps - steps0 : 0ULL, steps0);
     ok = ok && nbody_advance(sc, (nbody_real)t[0]) == NBODY_OK && nbody_get_state(sc, &a) == NBODY_OK;
-    CHECK(ok && check_same_state(&a, &c), "cuda_tree: the state after a run on the device is the watched run's at t = 0.3");
+    CHECK(ok && check_same_state(&a, &c), "cuda_tree (kdk loop %d): the state after a run on the device is the watched run's at "
+          "t = 0.3", loop);
     nbody_destroy(sc);
     /* restarts from checkpoints written after runs (at t = 0.3, and 7 host steps later) */
     for (mid = 0; mid < 2; ++mid) {
@@ -642,7 +652,7 @@ static void test_tree_block_run(void) {
         ok = ok && nbody_advance(sa, (nbody_real)t[2]) == NBODY_OK && nbody_advance(sb, (nbody_real)t[2]) == NBODY_OK;
         ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
         CHECK(ok && check_same_state(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
-              "cuda_tree: restart from a checkpoint written after runs on the device %s continues bitwise",
+              "cuda_tree (kdk loop %d): restart from a checkpoint written after runs on the device %s continues bitwise", loop,
               mid ? "(then 7 host steps)" : "(at t = 0.3)");
         nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
     }
@@ -668,7 +678,8 @@ static void test_tree_block_run(void) {
         rb = nbody_advance(sb, (nbody_real)4);
     }
     CHECK(ok && ra == rb && ra == NBODY_ERR_STEP_TOO_SMALL && same_run(sa, sb, &a, &b) && nbody_get_stats(sa).t > 1,
-          "cuda_tree: dt_min refused at t = %g unwatched as watched (%s, %s; %llu steps)", ok ? (double)nbody_get_stats(sa).t : 0.0,
+          "cuda_tree (kdk loop %d): dt_min refused at t = %g unwatched as watched (%s, %s; %llu steps)", loop,
+          ok ? (double)nbody_get_stats(sa).t : 0.0,
           nbody_result_string(ra), nbody_result_string(rb), ok ? nbody_get_stats(sa).steps : 0ULL);
     nbody_destroy(sa); nbody_destroy(sb);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
