@@ -225,14 +225,23 @@ template <class T> __device__ __forceinline__ T nbody__cu_terms(const nbody__cu_
     return s;
 }
 
+/* products and sums rounded as written (no contraction into fma): the host's arithmetic */
+__device__ __forceinline__ float nbody__cu_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double nbody__cu_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float nbody__cu_add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double nbody__cu_add_rn(double a, double b) { return __dadd_rn(a, b); }
+
 /* element i of the combination with the step h (p.h, or one the device chose: the tree
-   leapfrog's block steps, nbody__cu_kdk_drift): one expression, so the same bits either way */
+   leapfrog's block steps, nbody__cu_kdk_drift). The product by h and the sum are rounded as
+   written: left to the compiler, y0 + h s was contracted into an fma in one kernel and not in
+   the other, which a step h that is not a power of two (block times from an origin off the
+   dt_max grid) shows in the last bit. */
 template <class T> __device__ __forceinline__ void nbody__cu_lc_one(const nbody__cu_lc<T> &p, size_t i, T h) {
-    T d = h * nbody__cu_terms(p, i), y0 = p.y ? p.y[i] : (T)0;
+    T d = nbody__cu_mul_rn(h, nbody__cu_terms(p, i)), y0 = p.y ? p.y[i] : (T)0;
     if (p.comp) {
         p.out[i] = nbody__compensated_add(y0, d, &p.comp[i]);
     } else {
-        p.out[i] = y0 + d;
+        p.out[i] = nbody__cu_add_rn(y0, d);
     }
 }
 template <class T> __global__ void nbody__cu_lincomb_kernel(nbody__cu_lc<T> p) {
@@ -3337,12 +3346,6 @@ template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, 
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
         for (int d = 0; d < 3; ++d) out[d * count + q] = nan ? (T)NAN : acc[d * n + slot[q]];
 }
-
-/* products and sums rounded as written (no contraction into fma): the host's arithmetic */
-__device__ __forceinline__ float nbody__cu_mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double nbody__cu_mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float nbody__cu_add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ double nbody__cu_add_rn(double a, double b) { return __dadd_rn(a, b); }
 
 /* kdk_step's levels (nbody__kdk_levels): active body q (level level[q], forces at slot[q] as
    the gather takes them, all NaN when nan) gets its next level into flag[2 + q] from GADGET's
