@@ -30,6 +30,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/stat.h>
+#if defined(_OPENMP) && !defined(NBODY_NO_OPENMP)
+#include <omp.h>   /* omp_get_max_threads: the thread count reported */
+#endif
 
 typedef struct options {
     const char *scenario, *engine, *method, *resume, *out, *video;

@@ -18,6 +18,14 @@
 #     with -Wno-unused-variable (and -Wno-unused-but-set-variable).
 # Examples: clang as C99, g++ and clang++ as C++11, at -O0 (the Makefile's own build of
 # examples/ is gcc as C99 with the same warnings at -O2).
+# The library's implementation is not compiled again for every program here (it was most of
+# this script's time: about 50 compilations of the whole library): clang and clang++ check
+# each file whole with -fsyntax-only (clang gives every warning from its front end: the same
+# diagnostics as -c), gcc and g++ compile each program's own code with the line
+# `#define NBODY_IMPLEMENTATION` blanked (gcc warns from its optimiser's passes too, so it
+# compiles; the implementation itself is compiled by gcc and g++ in every configuration by
+# tests/compile_matrix.sh, and after each example's own includes by the Makefile's build of
+# examples/). A block for NBODY_WITH_MPI keeps its implementation (mpicc compiles it whole).
 # The compilations run two at a time (tests/check.sh's job).
 cd "$(dirname "$0")/.." || exit 1
 . tests/check.sh
@@ -26,16 +34,29 @@ have() { command -v "$1" >/dev/null 2>&1; }
 OMP=""
 printf 'int main(void){return 0;}' | gcc -fopenmp -x c - -o "$tmp/o" 2>/dev/null && OMP=-fopenmp
 
-compile() { # what, file, extra flags...: every compiler there is, C99 and C++11
-    what=$1; file=$2; shift 2
+# own FILE: FILE with its `#define NBODY_IMPLEMENTATION` line blanked (line numbers kept), as
+# $tmp/own/NAME; the directory of FILE stays on the include path (examples/example.h)
+own() {
+    mkdir -p "$tmp/own"
+    o="$tmp/own/$(basename "$1")"
+    sed 's/^[ \t]*#[ \t]*define[ \t][ \t]*NBODY_IMPLEMENTATION[ \t]*$//' "$1" > "$o"
+}
+compile() { # what, file, extra flags...: every compiler there is, C99 and C++11 (gcc's C99 not
+    what=$1; file=$2; shift 2   # with NO_GCC_C=1: the Makefile builds the examples with it)
+    own "$file"
     for c in "gcc -std=c99" "clang -std=c99" "g++ -std=c++11 -x c++" "clang++ -std=c++11 -x c++"; do
+        [ "$c" = "gcc -std=c99" ] && [ "${NO_GCC_C:-0}" = 1 ] && continue
         if [ -n "$MPI_BLOCK" ]; then   # a block for NBODY_WITH_MPI: mpicc (C99) alone
             [ "$c" = "gcc -std=c99" ] || continue
             c="mpicc -std=c99"
             if ! have mpicc; then skip=$((skip + 1)); echo "SKIP $what: no mpicc"; continue; fi
+            job "$what: $c" $c $W "$@" -c "$file"; continue
         fi
         have "${c%% *}" || continue
-        job "$what: ${c%% -x*}" $c $W "$@" -c "$file"
+        case $c in
+            clang*) job "$what: ${c%% -x*}" $c $W "$@" -fsyntax-only "$file";;
+            *)      job "$what: ${c%% -x*}" $c $W -I"$(dirname "$file")" "$@" -c "$o";;
+        esac
     done
 }
 
@@ -96,6 +117,7 @@ done
 echo "compiled $k code blocks of README.md, docs/*.md and nbody.h"
 
 # ---- example programs
+MPI_BLOCK=; NO_GCC_C=1
 PNG=""; pkg-config --exists libpng 2>/dev/null && PNG="-DNBODY_EX_PNG $(pkg-config --cflags libpng)"
 for src in examples/*.c; do
     name=$(basename "$src" .c)
@@ -106,10 +128,7 @@ for src in examples/*.c; do
         fi
         flags="$flags $(pkg-config --cflags glfw3 gl)"
     fi
-    for c in "clang -std=c99" "g++ -std=c++11 -x c++" "clang++ -std=c++11 -x c++"; do
-        have "${c%% *}" || continue
-        job "example $name: ${c%% -x*}" $c $W -O0 $flags -c "$src"
-    done
+    compile "example $name" "$src" -O0 $flags
 done
 report
 finish

@@ -86,7 +86,11 @@ else
                "c11 openmp:-std=c11 -fopenmp $tmp/impl.c" "c++14 openmp float:-std=c++14 -fopenmp -DNBODY_REAL=float $tmp/impl.cc" \
                "c11 static:-std=c11 -DNBODY_STATIC $tmp/impl.c"; do
         name=${cfg%%:*}; args=${cfg#*:}
-        if eval "$clangw $M $args -c -o $tmp/impl.obj" > "$tmp/hits" 2>&1; then ok "clang x86_64-pc-windows-msvc $name"
+        # clang gives its warnings from its front end: -fsyntax-only has the same diagnostics
+        # in a fraction of the time; two configurations are compiled to objects, so that code
+        # generation for the MSVC target runs too (OpenMP's lowering, in C and in C++)
+        case $name in "c11 openmp"|"c++14 openmp float") out="-c -o $tmp/impl.obj";; *) out=-fsyntax-only;; esac
+        if eval "$clangw $M $args $out" > "$tmp/hits" 2>&1; then ok "clang x86_64-pc-windows-msvc $name"
         else bad "clang x86_64-pc-windows-msvc $name"; fi
     done
 fi
