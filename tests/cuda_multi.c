@@ -4,7 +4,7 @@
    of the leaf order, or of the group walk's groups, as the one GPU walks it, whatever the
    boundaries the measured times give; the build divided over the GPUs or whole on each), the dense engine's to
    rounding (its source split follows the slice), with and without test particles;
-   every method, fixed step and adaptive, on the tree to the same bits; nbody_get_state,
+   every method, fixed step and adaptive (25 steps each), on the tree to the same bits; nbody_get_state,
    stats; a checkpoint written on several GPUs restarts on one and continues to the same bits.
    The dense engine's split symmetric kernel (shares of its tournament on each GPU, partial
    sums reduce-scattered): against SIMPLE and one GPU, run to run, and the tuned choice of
@@ -12,15 +12,31 @@
    present are refused. NBODY_HERMITE on the dense
    engine (tests/hermite_engine.h: against one process's BLOCK, a few active bodies among 16384
    sources, energy, orders, restarts, test particles; NBODY_TEST_SMALL: one short run against
-   BLOCK); NBODY_TEST_ONLY=hermite runs these alone, NBODY_TEST_ONLY=tree the tree's checks alone. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1). */
+   BLOCK); NBODY_TEST_ONLY=hermite runs these alone, NBODY_TEST_ONLY=tree the tree's checks alone. Skipped where fewer GPUs are present (failed under NBODY_REQUIRE_CUDA=1).
+   Each stage prints a line with the seconds since the start, line-buffered, so that a run cut
+   short by a time limit shows how far it came. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "tests/check.h"
 #include "tests/hermite_engine.h"
 #include <math.h>
+#include <stdarg.h>
+#include <time.h>
 #include <cuda_runtime_api.h>
 
 static int devices_ = 2;
+static time_t start_;
+
+/* a line before each stage, with the seconds since the start (stdout is line-buffered): a
+   run cut short by a time limit shows where it was and how fast it went */
+static void progress(const char *fmt, ...) {
+    va_list ap;
+    printf("  [%.0f s] ", difftime(time(NULL), start_));
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
 
 void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodies_per_thread);
 void nbody__cuda_bench_choice(nbody__engine *e, int *block, int *bodies_per_thread, int *symmetric);
@@ -143,6 +159,17 @@ static void check_tree_ranges(size_t n, size_t n_active, int quad, int divide) {
     nbody_system_free(&s);
 }
 
+/* the run of check_methods: 25 steps (fixed steps: to t = 0.05). Adaptive methods take as
+   many accepted steps, rejections included, whatever length the tolerance gives them: in
+   double (1e-8) the tree's force discontinuities cut their steps to about 1e-5 (Bulirsch-Stoer:
+   some 10^5 evaluations to t = 0.05, measured on the CPU tree), minutes on several GPUs */
+static nbody_result run_steps(nbody_sim **sim, const nbody_desc *d, const nbody_system *s0, nbody_system *out) {
+    nbody_result r = nbody_create(sim, d, s0);
+    int j;
+    for (j = 0; j < 25 && r == NBODY_OK; ++j) r = nbody_step(*sim);
+    return r == NBODY_OK ? nbody_get_state(*sim, out) : r;
+}
+
 static void check_methods(void) {
     const int dbl = sizeof(nbody_real) == sizeof(double);
     nbody_system s0 = {0}, a = {0}, b = {0};
@@ -160,14 +187,11 @@ static void check_methods(void) {
             d.engine = NBODY_ENGINE_CUDA_TREE; d.method = (nbody_method)m; d.softening = (nbody_real)0.05;
             if (k && !nbody_method_adaptive((nbody_method)m)) continue;   /* a tolerance is refused there */
             d.dt = (nbody_real)2e-3; d.tolerance = k ? (nbody_real)(dbl ? 1e-8 : 1e-4) : 0;
-            rb = nbody_create(&sb, &d, &s0);
+            progress("methods: %s%s", nbody_method_name(d.method), k ? " adaptive" : "");
+            rb = run_steps(&sb, &d, &s0, &b);
             if (rb == NBODY_ERR_UNAVAILABLE) break;
-            if (rb == NBODY_OK) rb = nbody_advance(sb, (nbody_real)0.05);
-            if (rb == NBODY_OK) rb = nbody_get_state(sb, &b);
             d.devices = devices_;
-            ra = nbody_create(&sa, &d, &s0);
-            if (ra == NBODY_OK) ra = nbody_advance(sa, (nbody_real)0.05);
-            if (ra == NBODY_OK) ra = nbody_get_state(sa, &a);
+            ra = run_steps(&sa, &d, &s0, &a);
             ta = nbody_get_stats(sa); tb = nbody_get_stats(sb);
             CHECK(ra == NBODY_OK && rb == NBODY_OK && !memcmp(a.x, b.x, s0.n * sizeof *a.x) && !memcmp(a.vz, b.vz, s0.n * sizeof *a.x) &&
                       ta.steps == tb.steps && ta.rejected == tb.rejected,
@@ -308,6 +332,8 @@ static void check_refused(int present) {
 int main(void) {
     int count = 0, tree_only = getenv("NBODY_TEST_ONLY") && !strcmp(getenv("NBODY_TEST_ONLY"), "tree");
     const char *env = getenv("NBODY_TEST_DEVICES");
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    start_ = time(NULL);
     if (env) devices_ = atoi(env);
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < devices_ || devices_ < 1) {
         check_skip("NBODY_REQUIRE_CUDA", "fewer GPUs than NBODY_TEST_DEVICES (default 2)");
@@ -316,6 +342,7 @@ int main(void) {
     check_refused(count);
     if (devices_ > 1 && !tree_only) {   /* NBODY_HERMITE: the sources split over the GPUs */
         hermite_devices = devices_;
+        progress("hermite");
         /* compute-sanitizer's small pass: one short run through every kernel of the step */
         if (getenv("NBODY_TEST_SMALL")) check_hermite_engine_vs_block(NBODY_ENGINE_CUDA, 100, 1.0 / 16);
         else check_hermite_engine(NBODY_ENGINE_CUDA, 16384);
@@ -326,8 +353,10 @@ int main(void) {
         check_split();
         return check_finish();
     }
+    progress("forces, n = 4099");
     check_forces(4099, 0);
     check_forces(4099, 1500);
+    progress("tree ranges, n = 3001");
     check_tree_ranges(3001, 0, 0, 1);
     check_tree_ranges(3001, 0, 1, 1);
     check_tree_ranges(3001, 0, 1, 0);
@@ -342,12 +371,15 @@ int main(void) {
         return check_finish();
     }
     if (!tree_only) {
+        progress("split symmetric kernel");
         check_split();
         check_split_large(100003);
         check_auto(20011);
     }
+    progress("forces, n = 100003");
     check_forces(100003, 0);
     check_forces(100003, 40000);
+    progress("tree ranges, n = 50001 to 262147");
     check_tree_ranges(100003, 0, 0, 1);
     check_tree_ranges(100003, 0, 0, 0);
     check_tree_ranges(50001, 20000, 0, 1);
@@ -355,6 +387,8 @@ int main(void) {
     check_tree_ranges(50001, 20000, 1, 1);
     check_tree_ranges(262147, 0, 1, 1);
     check_methods();
+    progress("checkpoint");
     check_checkpoint();
+    progress("done");
     return check_finish();
 }
