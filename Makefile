@@ -199,6 +199,19 @@ $(BUILD):
 $(BUILD)/test_%: tests/test_%.c tests/check.h tests/every_method.h tests/hermite_engine.h tests/tree_active.h $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
+# the test programs that use only the public API (no nbody__ name) are compiled against the
+# header's declarations (-DNBODY_TEST_LINKED) and linked with one object of the implementation
+# a build (tests/nbody_impl.c): the implementation, most of a test program's compile time, is
+# compiled once a build instead of once a program; natively, under the sanitizers, for
+# Windows, aarch64 and wasm alike (docs/platforms.md). The same library code is tested: the
+# implementation object is compiled with the program's own flags
+LINKED        := busy cli_eta core limits progress reasons stall steer
+LINKED_TESTS   = $(patsubst %,$(BUILD)/test_%,$(LINKED))
+$(BUILD)/nbody_impl.o: tests/nbody_impl.c $(HEADERS) | $(BUILD)
+	$(CC) $(ALLFLAGS) -c $< -o $@
+$(LINKED_TESTS): $(BUILD)/test_%: tests/test_%.c tests/check.h tests/rel_util.h examples/example.h $(HEADERS) $(BUILD)/nbody_impl.o $(BACKEND_OBJS) | $(BUILD)
+	$(CC) $(ALLFLAGS) -DNBODY_TEST_LINKED $< $(BUILD)/nbody_impl.o $(BACKEND_OBJS) -o $@ $(LIBS)
+
 $(BUILD)/%: examples/%.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
 	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS) $(EXAMPLE_LIBS_$*)
 
@@ -330,6 +343,19 @@ WASM_TESTS    := $(patsubst tests/%.c,$(BUILD)/wasm/%.js,$(filter-out $(WASM_SKI
 $(BUILD)/arm64/test_%: tests/test_%.c $(CROSS_DEPS)
 	@mkdir -p $(@D)
 	$(ARM64_CC) $(CROSS_FLAGS) -fopenmp $< -o $@ -lm
+# (LINKED_TESTS: one implementation object a platform, above)
+ARM64_LINKED  := $(patsubst %,$(BUILD)/arm64/test_%,$(LINKED))
+$(BUILD)/arm64/nbody_impl.o: tests/nbody_impl.c $(CROSS_DEPS)
+	@mkdir -p $(@D)
+	$(ARM64_CC) $(CROSS_FLAGS) -fopenmp -c $< -o $@
+$(ARM64_LINKED): $(BUILD)/arm64/test_%: tests/test_%.c $(CROSS_DEPS) tests/rel_util.h examples/example.h $(BUILD)/arm64/nbody_impl.o
+	$(ARM64_CC) $(CROSS_FLAGS) -fopenmp -DNBODY_TEST_LINKED $< $(BUILD)/arm64/nbody_impl.o -o $@ -lm
+WASM_LINKED   := $(patsubst %,$(BUILD)/wasm/test_%.js,$(LINKED))
+$(BUILD)/wasm/nbody_impl.o: tests/nbody_impl.c $(CROSS_DEPS)
+	@mkdir -p $(@D)
+	$(EMCC_ENV) $(EMCC) $(CROSS_FLAGS) -msimd128 -c $< -o $@
+$(WASM_LINKED): $(BUILD)/wasm/test_%.js: tests/test_%.c $(CROSS_DEPS) tests/rel_util.h examples/example.h $(BUILD)/wasm/nbody_impl.o
+	$(EMCC_ENV) $(EMCC) $(CROSS_FLAGS) -DNBODY_TEST_LINKED $< $(BUILD)/wasm/nbody_impl.o -o $@ $(WASM_LDFLAGS) -lm
 $(BUILD)/arm64/test_block_float: tests/test_block.c $(CROSS_DEPS)
 	@mkdir -p $(@D)
 	$(ARM64_CC) $(CROSS_FLAGS) -fopenmp -DNBODY_REAL=float $< -o $@ -lm
@@ -557,6 +583,13 @@ win_src = tests/$(patsubst %_float,%,$(patsubst %_longdouble,%,$(1))).c
 
 $(WIN_BUILD):
 	mkdir -p $(WIN_BUILD)
+
+# (LINKED_TESTS: one implementation object, above; test_cli_eta is not built for Windows)
+WIN_LINKED  := $(patsubst %,$(WIN_BUILD)/test_%.exe,$(filter-out cli_eta,$(LINKED)))
+$(WIN_BUILD)/nbody_impl.o: tests/nbody_impl.c $(HEADERS) | $(WIN_BUILD)
+	$(WIN_CC) $(WIN_FLAGS) -c $< -o $@
+$(WIN_LINKED): $(WIN_BUILD)/%.exe: tests/%.c $(wildcard tests/*.h) $(HEADERS) $(WIN_BUILD)/nbody_impl.o | $(WIN_BUILD)
+	$(WIN_CC) $(WIN_FLAGS) -DNBODY_TEST_LINKED $< $(WIN_BUILD)/nbody_impl.o -o $@ -lm
 
 .SECONDEXPANSION:
 $(WIN_BUILD)/%.exe: $$(call win_src,$$*) $(wildcard tests/*.h) $(HEADERS) | $(WIN_BUILD)

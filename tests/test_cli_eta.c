@@ -5,7 +5,9 @@
    read "unknown", never a figure like the 10^9 s that the rate since the warm-up gave; no
    estimate is ever printed as more than a year of seconds. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "../examples/example.h"
 #include "check.h"

@@ -1,7 +1,9 @@
 /* Core library tests: engines agree, conservation with the direct engines, every bad input
    refused without side effects, snapshots exact and corruption refused, NaN detection, the
    figure-eight orbit. Built in double (test_core), float and long double (Makefile). */
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "check.h"
 #include <float.h>

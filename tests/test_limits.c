@@ -3,7 +3,9 @@
    its value, and nbody_create gives the same result without writing *out. Built in double
    (test_limits) and again in float by the Makefile (the tolerance floor and the interval's
    resolution follow NBODY_REAL). */
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "check.h"
 #include <float.h>

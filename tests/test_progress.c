@@ -3,7 +3,9 @@
    accepted step (bitwise the run stopped there by hand, and a later nbody_advance ends
    bitwise where the run straight through ends), a bad interval is refused; and the
    WARNING of nbody_create for an adaptive tolerance below the tree's force error. */
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "check.h"
 #include <math.h>

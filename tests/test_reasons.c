@@ -7,7 +7,9 @@
    The archive reader and every other function without a desc (bodies, measures, initial
    conditions, orbits, a NULL simulation) name the argument and its value the same way.
    The line is kept per thread: a failure on another thread does not touch this thread's. */
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "check.h"
 #define REL_NAME "reasons"

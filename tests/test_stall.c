@@ -5,7 +5,9 @@
    Built in double (test_stall), float and long double (Makefile).
    nbody_step is checked first: were it to succeed without moving t, nbody_advance would
    hang, so nbody_advance is only tried once nbody_step has refused. */
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "check.h"
 #include <float.h>

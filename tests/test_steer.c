@@ -4,7 +4,9 @@
    force; exit conditions naming the bodies; collisions: a merger conserving mass, momentum
    and centre of mass to round-off on every method, a bounce keeping the energy with
    restitution 1; nbody_set_state with another n; the snapshot archive restarting bitwise. */
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "check.h"
 #define REL_NAME "steer"
