@@ -844,6 +844,23 @@ static NBODY__UNUSED long long nbody__count_add(volatile long long *p, long long
     return *p += v;
 #endif
 }
+/* *p = max(*p, v) in one atomic step (the tree walk's neighbour levels, >>kdk) */
+static NBODY__UNUSED void nbody__count_max(volatile long long *p, long long v) {
+#if defined(__GNUC__) || defined(__clang__)
+    long long c = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (c < v && !__atomic_compare_exchange_n(p, &c, v, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {}
+#elif defined(_MSC_VER)
+    long long c = *p;
+    while (c < v) {
+        long long o = _InterlockedCompareExchange64(p, v, c);
+        if (o == c) break;
+        c = o;
+    }
+#else
+    NBODY__PRAGMA(omp critical(nbody__count_max))
+    { if (*p < v) *p = v; }
+#endif
+}
 static NBODY__UNUSED long long nbody__count_load(const volatile long long *p) {
 #if defined(__GNUC__) || defined(__clang__)
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -1218,7 +1235,16 @@ static inline NBODY__UNUSED void nbody__hermite_shape(size_t count, size_t nsrc,
    test keeps the build's error bound while the nodes grow with the bodies' motion. An engine
    that holds that tree refits its own copy; one that does not (after a load) lays the tree
    out from order first. *wrote = 1: order is the tree walked. An engine that cannot refit
-   builds on every call and leaves order alone (wrote = 0: the method asks for a build next). */
+   builds on every call and leaves order alone (wrote = 0: the method asks for a build next).
+   same = 1 (with build = 0): y and the tree are those of the previous call (no refit needed).
+   The neighbour time-step limiter's input (>>kdk; optional for an engine): with level (host, n,
+   each body's level) and near (host, count) not NULL, an engine that walks buckets writes into
+   near[q] the finest (largest) level among the bodies active body q summed directly (the bodies
+   of the buckets it opened: its neighbours), and, with reach (host, n) not NULL, raises reach[j]
+   for each such neighbour j to the pull of body list[q] on it, G m / (d^2 + softening^2) at
+   their distance d, as nbody__real_key's bits (a max: any order, any number of threads give
+   the same values), where that pull is above reach_min (an engine may skip a body whose
+   G m / softening^2 is not), then sets *neighbours = 1. */
 typedef struct nbody__active_op {
     nbody__buf y;
     const size_t *list;
@@ -1227,6 +1253,12 @@ typedef struct nbody__active_op {
     int build;
     unsigned long long *order;
     int wrote;
+    int same;
+    const unsigned long long *level;   /* NULL: no neighbour levels asked */
+    unsigned long long *near;          /* out (count) */
+    long long *reach;                  /* in/out (n), or NULL */
+    nbody_real reach_min;
+    int neighbours;                    /* out */
 } nbody__active_op;
 
 /* The tree leapfrog's block steps (>>kdk): the kicks of the active bodies list[0 .. count).
@@ -2250,6 +2282,17 @@ static nbody_desc nbody__desc_defaults(const nbody_desc *in) {
     return d;
 }
 
+/* a real v >= 0 as an integer of the same order (IEEE bits: the tree walk's maxima, >>kdk),
+   and back */
+static NBODY__UNUSED long long nbody__real_key(nbody_real v) {
+    if (sizeof(nbody_real) == sizeof(long long)) { long long k; memcpy(&k, &v, sizeof k); return k; }
+    { unsigned int k; float f = (float)v; memcpy(&k, &f, sizeof k); return (long long)k; }
+}
+static NBODY__UNUSED nbody_real nbody__real_of_key(long long k) {
+    if (sizeof(nbody_real) == sizeof(long long)) { nbody_real v; memcpy(&v, &k, sizeof v); return v; }
+    { unsigned int u = (unsigned int)k; float f; memcpy(&f, &u, sizeof f); return (nbody_real)f; }
+}
+
 /* ======================================================================================
    >>types  PRIVATE TYPES AND DECLARATIONS
    The simulation object and what it holds: the typed state of each method, the field
@@ -2386,10 +2429,15 @@ typedef struct nbody__kdk_state {
     /* scratch, written before read in a step (not saved) */
     nbody_real *acc;               /* the active bodies' new accelerations (3n) */
     nbody_real *coef;              /* their kick coefficients (3n) */
+    long long *reach;              /* each body's reach from the walks (n, nbody__active_op; zero
+                                      between steps) */
     int tree_built;                /* this step's forces came from a tree built afresh */
     int tree_wrote;                /* and its order is in tree */
     int run;                       /* nbody_advance with nothing that watches each step: the
                                       engine may take steps on its own (ops.kdk_run) */
+    int near;                      /* this step's walk gave the neighbour levels */
+    unsigned long long woken, limited;   /* counts since the start, not saved: bodies woken early
+                                            (their step cut short) and levels the limiter raised */
 } nbody__kdk_state;
 
 /* One entry of a method's field list. Checkpoints write each field under its name, and a
@@ -5535,18 +5583,42 @@ static nbody_real nbody__kdk_criterion(const nbody_desc *d, nbody_real ax, nbody
    so an old tree walks slower. The fraction balances the two: bench/bench_treeblock.c. */
 static double nbody__kdk_rebuild = 1.0;
 
-/* the accelerations of the bodies list[0 .. count) at the positions of y into kdk.acc, from
-   a tree built afresh (build = 1) or the refitted tree of kdk.tree */
-static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *list, size_t count, int build) {
-    const nbody_real *a = s->kdk.acc;
+/* The neighbour time-step limiter (Saitoh & Makino 2009): a body's step is at most
+   2^nbody__kdk_limit times the step of any of its neighbours, the bodies whose forces on it the
+   tree walk sums directly (the bodies of the buckets it opens), in both directions: an active
+   body's next level is at least the finest of its neighbours' minus nbody__kdk_limit, and a
+   body that an active body on level L finds as a neighbour while more than nbody__kdk_limit
+   levels coarser is woken: its step ends at this block time, shorter than planned (its closing
+   kick covers the time since its last kick, as the synchronising step's does, Durier & Dalla
+   Vecchia 2012), and its next level is at least L - nbody__kdk_limit and one whose grid holds
+   this time. GADGET's criterion sees an encounter only in a body's acceleration at its last
+   kick: a body on a long step in a disc that a galaxy's core crosses meets the core within
+   that step (bench/results/treeblock-limiter-2026-11-27.md). Factor 4 as Saitoh & Makino's;
+   negative: off. An engine that does not gather the neighbour levels (the GPU trees) steps
+   without it. */
+static int nbody__kdk_limit = 2;
+static int nbody__kdk_wake = 0, nbody__kdk_shift = 1;
+
+/* the accelerations of the bodies list[0 .. count) at the positions of y into out, from a tree
+   built afresh (build = 1), the refitted tree of kdk.tree, or (same = 1) that tree as the
+   previous call left it; near not NULL: the neighbour levels into near (count), and the reach
+   of each neighbour into kdk.reach when wake = 1 */
+static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *list, size_t count, int build, int same,
+                                      nbody_real *out, unsigned long long *near, int wake) {
+    const nbody_real *a = out;
     nbody__active_op op;
     nbody_result r;
     size_t q;
-    s->stats.force_evals++;
-    op.y = y; op.list = list; op.count = count; op.out = s->kdk.acc;
-    op.build = build || !s->kdk.tree_live; op.order = s->kdk.tree[0]; op.wrote = 0;
+    s->stats.force_evals += !same;    /* the woken bodies' walk completes the step's evaluation */
+    op.y = y; op.list = list; op.count = count; op.out = out;
+    op.build = build || !s->kdk.tree_live; op.order = s->kdk.tree[0]; op.wrote = 0; op.same = same;
+    op.level = near && (nbody__kdk_limit >= 0 || nbody__kdk_wake) ? s->sched.ticks[1] : NULL; op.near = near;
+    op.reach = wake && nbody__kdk_wake ? s->kdk.reach : NULL;
+    /* a pull that the criterion meets with a step of dt_max wakes nobody */
+    op.reach_min = 2 * s->desc.timestep_eta * s->desc.softening / (nbody__block_dt_max(&s->desc) * nbody__block_dt_max(&s->desc));
+    op.neighbours = 0;
     if ((r = s->eng.ops->active_forces(&s->eng, &op)) != NBODY_OK) return r;
-    s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote;
+    if (!same) { s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote; s->kdk.near = op.neighbours; }
     for (q = 0; q < 3 * count; ++q)
         if (!nbody__isfinite(a[q])) {
             nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: leapfrog: the force on body %lu is NaN/Inf at t = %g (coincident "
@@ -5562,12 +5634,13 @@ static void nbody__kdk_tree_used(nbody_sim *s, size_t count) {
     s->kdk.tree_age = (s->kdk.tree_built ? 0 : s->kdk.tree_age) + count;
 }
 
-/* the kicks of the active bodies (nbody__kick_op) with the coefficients in kdk.coef */
-static nbody_result nbody__kdk_kick(nbody_sim *s, nbody__buf y) {
+/* the kicks (nbody__kick_op) of the bodies list[0 .. count) with their accelerations acc and
+   coefficients coef */
+static nbody_result nbody__kdk_kick(nbody_sim *s, nbody__buf y, const size_t *list, size_t count, const nbody_real *acc,
+                                    const nbody_real *coef) {
     nbody__kick_op op;
-    op.y = y; op.kick = s->kdk.kick; op.list = s->sched.active; op.count = s->sched.count;
-    op.acc = s->kdk.acc; op.coef = s->kdk.coef;
-    return s->eng.ops->kick(&s->eng, &op);
+    op.y = y; op.kick = s->kdk.kick; op.list = list; op.count = count; op.acc = acc; op.coef = coef;
+    return count ? s->eng.ops->kick(&s->eng, &op) : NBODY_OK;
 }
 
 /* Start (or restart, after nbody_set_state or a collision) from y at t: the forces on every
@@ -5580,8 +5653,9 @@ static nbody_result nbody__kdk_begin(nbody_sim *s) {
     size_t i, n = s->n;
     nbody_result r;
     nbody__block_reset(s);
+    memset(s->kdk.reach, 0, n * sizeof(long long));
     B->count = n; B->t_new = s->t;
-    if ((r = nbody__kdk_forces(s, s->y, B->active, n, 1)) != NBODY_OK) return r;
+    if ((r = nbody__kdk_forces(s, s->y, B->active, n, 1, 0, a, NULL, 0)) != NBODY_OK) return r;
     nbody__kdk_tree_used(s, n);
     for (i = 0; i < n; ++i) B->ticks[1][i] = nbody__block_first_level(&s->desc, nbody__kdk_criterion(&s->desc, a[i], a[n + i], a[2 * n + i]));
     if ((r = nbody__block_started(s, "leapfrog")) != NBODY_OK) return r;
@@ -5593,7 +5667,7 @@ static nbody_result nbody__kdk_begin(nbody_sim *s) {
     r = s->eng.ops->lincomb(&s->eng, &copy);
     copy.out_off = 3 * n;
     if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &copy);
-    if (r == NBODY_OK) r = nbody__kdk_kick(s, s->y);
+    if (r == NBODY_OK) r = nbody__kdk_kick(s, s->y, B->active, n, a, c);
     if (r != NBODY_OK) B->live = 0;
     return r;
 }
@@ -5685,31 +5759,97 @@ static nbody_result nbody__kdk_engine_step(nbody_sim *s, int build, int *done) {
     return NBODY_OK;
 }
 
-/* The step: every body drifts into y_new, the active ones' forces there, their next levels,
-   then their kicks. The kicks change the state kick, so they come last, once the step is known
-   to succeed (forces finite, which needs every drifted position finite; levels in range). */
+/* The bodies to wake, appended to the active list after its count entries, in index order
+   (both lists ascending; returns how many): those not active whose step is longer than the
+   criterion's for the largest pull of an active neighbour on them (kdk.reach, zeroed here) */
+static size_t nbody__kdk_wake_list(nbody_sim *s) {
+    nbody__block_sched *B = &s->sched;
+    nbody_real tick = nbody__block_tick(&s->desc);
+    size_t i, q = 0, m = B->count, w = 0;
+    for (i = 0; i < s->n; ++i) {
+        nbody_real pull;
+        if (!s->kdk.reach[i]) continue;
+        pull = nbody__real_of_key(s->kdk.reach[i]);
+        s->kdk.reach[i] = 0;
+        while (q < m && B->active[q] < i) ++q;
+        if (!(q < m && B->active[q] == i) && nbody__kdk_criterion(&s->desc, pull, 0, 0) < (nbody_real)nbody__block_span(B->ticks[1][i]) * tick)
+            B->active[m + w++] = i;
+    }
+    return w;
+}
+
+/* The woken bodies active[m .. m + w) drifted a time e since their last kick with the velocity
+   of an opening half kick for their whole step dt, a0 dt / 2: their step ends at e, so the part
+   of it not taken, a0 (dt - e) / 2, leaves their positions (x -= a0 (dt - e) e / 2; the closing
+   kick takes it from the velocity), which makes it the kick-drift-kick step of length e */
+static nbody_result nbody__kdk_wake_shift(nbody_sim *s, size_t m, size_t w) {
+    nbody__block_sched *B = &s->sched;
+    nbody_real dt_max = nbody__block_dt_max(&s->desc);
+    nbody__lincomb op = nbody__op(s->y_new, s->y_new, 0, 1);
+    nbody_result r = NBODY_OK;
+    size_t q, c, n = s->n;
+    op.nk = 1; op.c[0] = 1; op.k[0] = s->kdk.kick;
+    for (q = m; q < m + w && r == NBODY_OK; ++q) {
+        size_t i = B->active[q];
+        nbody_real e = nbody__block_elapsed(s, i), dt = dt_max / (nbody_real)(1ULL << B->ticks[1][i]);
+        op.h = -(dt - e) * e / 2;
+        for (c = 0; c < 3 && r == NBODY_OK; ++c) {
+            op.out_off = op.y_off = c * n + i; op.k_off = 3 * n + c * n + i;
+            r = s->eng.ops->lincomb(&s->eng, &op);
+        }
+    }
+    return r;
+}
+
+/* body i's next level from the criterion (crit) and the limiter: at least its neighbours'
+   finest (near) and the level that reached it, each less nbody__kdk_limit, then the finest
+   grid level the step's end t1 needs (a woken body ends its step off its old grid) */
+static unsigned long long nbody__kdk_level(nbody_sim *s, size_t i, nbody_real crit, unsigned long long near, unsigned long long t1) {
+    unsigned long long k = nbody__block_level(&s->desc, s->sched.ticks[1][i], crit, t1), floor = 0;
+    if (s->kdk.near && nbody__kdk_limit >= 0 && near > (unsigned long long)nbody__kdk_limit) floor = near - (unsigned long long)nbody__kdk_limit;
+    if (k > NBODY__BLOCK_LEVELS) return k;
+    if (k < floor) { k = floor; s->kdk.limited++; }
+    while (k < NBODY__BLOCK_LEVELS && t1 % nbody__block_span(k) != 0) ++k;
+    return k;
+}
+
+/* The step: every body drifts into y_new, the active ones' forces there (with their neighbours'
+   levels), the forces of the bodies they wake (appended to the active list), the next levels of
+   both, then their kicks. The kicks change the state kick, so they come last, once the step is
+   known to succeed (forces finite, which needs every drifted position finite; levels in range). */
 static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody__block_sched *B = &s->sched;
     nbody__lincomb drift = nbody__op(s->y_new, s->y, h, s->len);
     nbody_real *a = s->kdk.acc, *c = s->kdk.coef, dt_max = nbody__block_dt_max(&s->desc);
     unsigned long long next = B->sync ? 0 : B->due;
-    size_t q, m = B->count;
+    size_t q, m = B->count, w = 0, all;
     int build = m == s->n || (double)(s->kdk.tree_age + m) > nbody__kdk_rebuild * (double)s->n, done;
     nbody_result r;
     *err = 0;
     drift.nk = 1; drift.c[0] = 1; drift.k[0] = s->kdk.kick;
     if ((r = s->eng.ops->lincomb(&s->eng, &drift)) != NBODY_OK) return r;
     if ((r = nbody__kdk_engine_step(s, build, &done)) != NBODY_OK || done) return r;
-    if ((r = nbody__kdk_forces(s, s->y_new, B->active, m, build)) != NBODY_OK) return r;
-    for (q = 0; q < m; ++q) {
-        size_t i = B->active[q];
+    if ((r = nbody__kdk_forces(s, s->y_new, B->active, m, build, 0, a, B->level_new, 1)) != NBODY_OK) return r;
+    if (s->kdk.near) w = nbody__kdk_wake_list(s);
+    all = m + w;
+    if (w && nbody__kdk_shift && (r = nbody__kdk_wake_shift(s, m, w)) != NBODY_OK) return r;
+    if (w && (r = nbody__kdk_forces(s, s->y_new, B->active + m, w, 0, 1, a + 3 * m, B->level_new + m, 0)) != NBODY_OK) return r;
+    for (q = 0; q < all; ++q) {
+        size_t i = B->active[q], o = q < m ? 0 : 3 * m, p = q < m ? q : q - m, k = q < m ? m : w;   /* a, c of the woken: after 3m */
         nbody_real e = nbody__block_elapsed(s, i), dt = dt_max / (nbody_real)(1ULL << B->ticks[1][i]);
-        B->level_new[q] = nbody__block_level(&s->desc, B->ticks[1][i], nbody__kdk_criterion(&s->desc, a[q], a[m + q], a[2 * m + q]), next);
-        c[q] = -(dt - e) / 2; c[m + q] = e / 2;
+        nbody_real crit = nbody__kdk_criterion(&s->desc, a[o + p], a[o + k + p], a[o + 2 * k + p]);
+        B->level_new[q] = nbody__kdk_level(s, i, crit, s->kdk.near ? B->level_new[q] : 0, next);
+        c[o + p] = -(dt - e) / 2; c[o + k + p] = e / 2;
     }
-    if ((r = nbody__block_levels_done(s, "leapfrog")) != NBODY_OK) return r;
-    for (q = 0; q < m; ++q) c[2 * m + q] = dt_max / (nbody_real)(1ULL << B->level_new[q]) / 2;
-    return nbody__kdk_kick(s, s->y_new);
+    B->count = all;
+    if ((r = nbody__block_levels_done(s, "leapfrog")) != NBODY_OK) { B->count = m; return r; }
+    for (q = 0; q < all; ++q) {
+        size_t o = q < m ? 0 : 3 * m, p = q < m ? q : q - m, k = q < m ? m : w;
+        c[o + 2 * k + p] = dt_max / (nbody_real)(1ULL << B->level_new[q]) / 2;
+    }
+    s->kdk.woken += w;
+    if ((r = nbody__kdk_kick(s, s->y_new, B->active, m, a, c)) != NBODY_OK) return r;
+    return nbody__kdk_kick(s, s->y_new, B->active + m, w, a + 3 * m, c + 3 * m);
 }
 
 static void nbody__commit_kdk(nbody_sim *s, nbody_real h) {
@@ -5720,9 +5860,11 @@ static void nbody__commit_kdk(nbody_sim *s, nbody_real h) {
 
 /* scratch of the steps (not state: written before read) */
 static nbody_result nbody__kdk_create(nbody_sim *s) {
-    size_t bytes = nbody__bytes(s->n, 6 * sizeof(nbody_real));
+    size_t bytes = nbody__bytes(s->n, 6 * sizeof(nbody_real)), rb = nbody__bytes(s->n, sizeof(long long));
     s->kdk.acc = (nbody_real *)nbody__alloc(&s->desc, bytes);
-    if (nbody__block_create(s) != NBODY_OK || !s->kdk.acc || bytes == 0) return NBODY_ERR_OUT_OF_MEMORY;
+    s->kdk.reach = (long long *)nbody__alloc(&s->desc, rb);
+    if (nbody__block_create(s) != NBODY_OK || !s->kdk.acc || !s->kdk.reach || bytes == 0) return NBODY_ERR_OUT_OF_MEMORY;
+    memset(s->kdk.reach, 0, rb);
     s->kdk.coef = s->kdk.acc + 3 * s->n;
     return NBODY_OK;
 }
@@ -5730,6 +5872,7 @@ static nbody_result nbody__kdk_create(nbody_sim *s) {
 static void nbody__kdk_destroy(nbody_sim *s) {
     nbody__block_destroy(s);
     nbody__free(&s->desc, s->kdk.acc);
+    nbody__free(&s->desc, s->kdk.reach);
 }
 
 /* ======================================================================================
@@ -7881,6 +8024,15 @@ typedef struct nbody__tree_node {  /* CPU walk record of one heap node */
     size_t first, count;           /* its bodies: items[first .. first + count) */
 } nbody__tree_node;
 
+/* the neighbour levels a walk of the block steps gathers (nbody__active_op's level, near, reach
+   and gap): near in the walk's slots */
+typedef struct nbody__tree_near {
+    const unsigned long long *level;
+    unsigned long long *near;
+    long long *reach;
+    nbody_real reach_min;
+} nbody__tree_near;
+
 typedef struct nbody__tree_packet {
     nbody_real x[NBODY__TREE_LANES], y[NBODY__TREE_LANES], z[NBODY__TREE_LANES];
     nbody_real ax[NBODY__TREE_LANES], ay[NBODY__TREE_LANES], az[NBODY__TREE_LANES];
@@ -7892,6 +8044,12 @@ typedef struct nbody__tree_packet {
        is computed), a bucket's bodies for each lane that sums it; the decomposed tree's cost
        of its bodies (>>mpi, nbody__tree_forces_domain). Set by every walk. */
     size_t work;
+    /* NULL, or the neighbour levels to gather: each lane's G m (gm) and the finest level of the
+       bodies it summed directly (near) */
+    const nbody__tree_near *nb;
+    nbody_real gm[NBODY__TREE_LANES];
+    unsigned long long near[NBODY__TREE_LANES];
+    nbody__tree_mask heavy;        /* the lanes whose largest pull, G m / softening^2, passes reach_min */
 } nbody__tree_packet;
 
 /* each node's bodies as a range of items: counts bottom-up, then first items top-down (the
@@ -8128,6 +8286,31 @@ static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_r
     }
 }
 
+/* The neighbour levels of a bucket the lanes in open sum directly (p->nb): each such lane's near
+   rises to the bucket's finest level, and each body of the bucket has its reach raised to the
+   largest pull of those lanes' bodies on it where that passes reach_min (an atomic max) */
+static void nbody__tree_bucket_near(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, nbody__tree_mask open) {
+    const unsigned long long *level = p->nb->level;
+    unsigned long long top = 0;
+    size_t k, end = nd->first + nd->count;
+    nbody__tree_mask m;
+    for (k = nd->first; k < end; ++k) top = level[t->items[k].idx] > top ? level[t->items[k].idx] : top;
+    for (m = open; m; m &= m - 1) {
+        int l = (int)NBODY__CTZ64(m);
+        p->near[l] = top > p->near[l] ? top : p->near[l];
+    }
+    if (!p->nb->reach || !(open &= p->heavy)) return;
+    for (k = nd->first; k < end; ++k) {
+        nbody_real gm = 0, r2 = 1;     /* the largest pull so far, gm / r2 */
+        for (m = open; m; m &= m - 1) {
+            int l = (int)NBODY__CTZ64(m);
+            nbody_real d2 = nbody__soft_r2(t->bx[k] - p->x[l], t->by[k] - p->y[l], t->bz[k] - p->z[l], p->eps2);
+            if (k != p->self[l] && p->gm[l] * r2 > gm * d2) { gm = p->gm[l]; r2 = d2; }
+        }
+        if (gm > p->nb->reach_min * r2) nbody__count_max((volatile long long *)&p->nb->reach[t->items[k].idx], nbody__real_key(gm / r2));
+    }
+}
+
 /* Each lane in open (that does not accept a bucket's node) adds the exact sum over the
    bucket's bodies, skipping its own: the bodies in groups of 4, body first + 4m + j into
    the lane's partial sum j (nbody__tree_bucket_avx2: 4-wide, the same operations) */
@@ -8293,6 +8476,7 @@ static NBODY__TARGET_AVX2 nbody__tree_mask nbody__tree_visit_avx2(const nbody__k
     if (open && nd->count <= t->leaf_size) {
         p->work += nd->count * nbody__tree_lanes_in(open);
         nbody__tree_bucket_avx2(t, nd, p, open);
+        if (p->nb) nbody__tree_bucket_near(t, nd, p, open);
         return 0;
     }
     return open;
@@ -8346,6 +8530,7 @@ static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbod
     if (open && nd->count <= t->leaf_size) {
         p->work += nd->count * nbody__tree_lanes_in(open);
         nbody__tree_bucket_at(t, nd, p, open, walk);
+        if (p->nb) nbody__tree_bucket_near(t, nd, p, open);
         return 0;
     }
     return open;
@@ -8470,6 +8655,7 @@ static void nbody__tree_packet_store(const nbody__tree_packet *p, const size_t *
             for (c = 0; c < 3; ++c) s[c] = (p->b[c][l][0] + p->b[c][l][1]) + (p->b[c][l][2] + p->b[c][l][3]);
             F->ax[body[l] - o] = F->G * (p->ax[l] + s[0]); F->ay[body[l] - o] = F->G * (p->ay[l] + s[1]);
             F->az[body[l] - o] = F->G * (p->az[l] + s[2]);
+            if (p->nb) p->nb->near[body[l] - o] = p->near[l];
         }
 }
 
@@ -8478,6 +8664,8 @@ static void nbody__tree_packet_store(const nbody__tree_packet *p, const size_t *
 static void nbody__tree_packet_lane(nbody__tree_packet *p, size_t *body, int l, const nbody__forces *F, size_t i,
                                     size_t slot, size_t self) {
     body[l] = slot; p->self[l] = self; p->x[l] = p->y[l] = p->z[l] = 0;
+    p->gm[l] = 0; p->near[l] = 0;
+    if (l == 0) p->heavy = 0;
     if (slot != NBODY__TREE_NONE) { p->x[l] = F->x[i]; p->y[l] = F->y[i]; p->z[l] = F->z[i]; }
     p->ax[l] = p->ay[l] = p->az[l] = 0;
 }
@@ -8504,7 +8692,7 @@ static void nbody__tree_forces_of(const nbody__kdtree *t, const nbody_desc *d, c
         nbody__tree_packet p;
         size_t body[NBODY__TREE_LANES];
         int l;
-        p.eps2 = F->eps2;
+        p.eps2 = F->eps2; p.nb = NULL;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
             size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
             if (j < (size_t)n) {
@@ -8526,7 +8714,7 @@ static void nbody__tree_forces_test(const nbody__kdtree *t, const nbody_desc *d,
         nbody__tree_packet p;
         size_t body[NBODY__TREE_LANES];
         int l;
-        p.eps2 = F->eps2;
+        p.eps2 = F->eps2; p.nb = NULL;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
             size_t i = na + (size_t)k * NBODY__TREE_LANES + (size_t)l;
             if (i < F->n) nbody__tree_packet_lane(&p, body, l, F, i, i, t->n);
@@ -8576,9 +8764,11 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
 /* the accelerations of the bodies order[0 .. count) into F->ax[slot[i]], F->ay.., F->az..:
    the sources of the tree first, in leaf order, then the test particles (self past the last
    item, as in nbody__tree_forces_test); a lane's walk is its body's alone, so each body's
-   acceleration is the bits of a full evaluation's */
+   acceleration is the bits of a full evaluation's. nb not NULL: the walks gather the neighbour
+   levels too (nbody__tree_bucket_near; the test particles' own level counts as 0: massless,
+   they wake nobody) */
 static void nbody__tree_forces_list(const nbody__kdtree *t, const nbody_desc *d, const nbody__forces *F, const size_t *order,
-                                    const size_t *slot, size_t count) {
+                                    const size_t *slot, size_t count, const nbody__tree_near *nb) {
     long long k, npk = ((long long)count + NBODY__TREE_LANES - 1) / NBODY__TREE_LANES;
     int stack = d->traversal == NBODY_TRAVERSAL_STACK;
     NBODY__PRAGMA(omp parallel for schedule(dynamic, 2) num_threads(nbody__threads(d)) if (count > 64))
@@ -8586,12 +8776,16 @@ static void nbody__tree_forces_list(const nbody__kdtree *t, const nbody_desc *d,
         nbody__tree_packet p;
         size_t body[NBODY__TREE_LANES];
         int l;
-        p.eps2 = F->eps2;
+        p.eps2 = F->eps2; p.nb = nb;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
             size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l, i;
             if (j < count) {
                 i = order[j];
                 nbody__tree_packet_lane(&p, body, l, F, i, slot[i], i < t->n ? t->pos[i] : t->n);
+                if (nb && i < t->n) {
+                    p.gm[l] = F->G * F->m[i];
+                    p.heavy |= (nbody__tree_mask)(p.gm[l] > nb->reach_min * F->eps2) << l;
+                }
             } else nbody__tree_packet_lane(&p, body, l, F, 0, NBODY__TREE_NONE, NBODY__TREE_NONE);
         }
         nbody__tree_packet_run(t, &p, body, F, 0, stack);
@@ -8599,14 +8793,16 @@ static void nbody__tree_forces_list(const nbody__kdtree *t, const nbody_desc *d,
 }
 
 /* TREE's operation for the tree leapfrog's block steps (nbody__active_op): the tree built
-   afresh over the sources at y or refitted to them (nbody__tree_refit), then only the active
-   bodies walk it, in leaf order */
+   afresh over the sources at y or refitted to them (nbody__tree_refit; kept as it is for
+   op->same), then only the active bodies walk it, in leaf order, gathering the neighbour
+   levels when asked */
 static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__active_op *op) {
     nbody__cpu *c = (nbody__cpu *)e->impl;
     const nbody_real *y = (const nbody_real *)op->y;
     const size_t *list = op->list;
     nbody__kdtree *t;
     nbody__forces F;
+    nbody__tree_near nb;
     size_t n = e->n, na = nbody__n_src(e), q, k, m = 0, count = op->count, *order;
     unsigned long long *bits;
     nbody_result r;
@@ -8637,9 +8833,9 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__active_op
         for (k = 0; k < n; ++k) op->order[k] = k < na ? t->items[k].idx : k;
         t->fit_valid = 1;
     } else if (finite) {               /* the tree of order, laid out anew unless this engine holds it */
-        if (!t->fit_valid || t->n != na || t->leaf_size != (size_t)e->desc.leaf_size)
-            if ((r = nbody__tree_layout(t, &e->desc, op->order, na, (size_t)e->desc.leaf_size)) != NBODY_OK) return r;
-        if ((r = nbody__tree_refit(t, &e->desc, F.x, F.y, F.z, F.m, &finite)) != NBODY_OK) return r;
+        int held = t->fit_valid && t->n == na && t->leaf_size == (size_t)e->desc.leaf_size;
+        if (!held && (r = nbody__tree_layout(t, &e->desc, op->order, na, (size_t)e->desc.leaf_size)) != NBODY_OK) return r;
+        if (!(held && op->same) && (r = nbody__tree_refit(t, &e->desc, F.x, F.y, F.z, F.m, &finite)) != NBODY_OK) return r;
     }
     if (!finite) {                     /* NaN/Inf positions: NaN forces, which the step reports */
         nbody_real inf = (nbody_real)HUGE_VAL;
@@ -8661,7 +8857,9 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__active_op
     }
     for (q = 0; q < count; ++q)
         if (list[q] >= na) order[m++] = list[q];
-    nbody__tree_forces_list(t, &e->desc, &F, order, c->slot, count);
+    nb.level = op->level; nb.near = op->near; nb.reach = op->reach; nb.reach_min = op->reach_min;
+    nbody__tree_forces_list(t, &e->desc, &F, order, c->slot, count, op->level && op->near ? &nb : NULL);
+    op->neighbours = op->level && op->near;
     for (q = 0; q < count; ++q) c->slot[list[q]] = NBODY__TREE_NONE;
     return NBODY_OK;
 }
@@ -8827,7 +9025,7 @@ static NBODY__UNUSED void nbody__tree_forces_domain(const nbody__kdtree *t, cons
         nbody__tree_packet p;
         size_t body[NBODY__TREE_LANES], work = 0, live = 0;
         int l, q;
-        p.eps2 = F->eps2;
+        p.eps2 = F->eps2; p.nb = NULL;
         for (l = 0; l < NBODY__TREE_LANES; ++l) {
             size_t j = (size_t)k * NBODY__TREE_LANES + (size_t)l;
             body[l] = p.self[l] = NBODY__TREE_NONE; p.x[l] = p.y[l] = p.z[l] = 0;

@@ -23,6 +23,8 @@
           e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
           TB_BLOCK_THETA=x: the block runs at theta x (the shared runs stay at 0.5), to match
           their energy error by the force's accuracy too. TB_SEED=s: the collision's seed (1).
+          TB_LIMIT=k: the neighbour limiter's factor 2^k (nbody__kdk_limit; negative: off);
+          TB_WAKE=0: no wake-ups (nbody__kdk_wake).
           TB_EVERY=x: advance in pieces of x and print dE/E and the two central bodies'
           distance after each to stderr (the energy against time; with x a multiple of dt_max
           every piece ends at a block time of every body, so the run is the same bit for bit).
@@ -66,6 +68,7 @@ typedef struct bench_run {
     double uni, lanes, host, roots, list, split, climb, fuse, loop;   /* block on cuda_tree: nbody__cuda_kdk_config's (0: its defaults) */
     double best, cpu, de;          /* least wall seconds, least CPU seconds, abs(dE/E) */
     nbody_stats st;
+    unsigned long long woken, limited;   /* the neighbour limiter's wake-ups and raised levels (last run) */
 } bench_run;
 
 static double rebuild_default;
@@ -123,6 +126,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
     wall = now() - t0; cpu = cpu_now() - c0;
     if (r != NBODY_OK) fprintf(stderr, "nbody_advance: %s\n", nbody_result_string(r));
     b->st = nbody_get_stats(sim);
+    b->woken = sim->kdk.woken; b->limited = sim->kdk.limited;
     nbody_destroy(sim);
     nbody_measure(&s, 1, (nbody_real)0.01, &e1);
     nbody_system_free(&s);
@@ -152,6 +156,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[1], "block")) engine = NBODY_ENGINE_BLOCK;
     else if (strcmp(argv[1], "tree")) { fprintf(stderr, "engine: tree, cuda_tree, opencl_tree or block\n"); return 2; }
     rebuild_default = nbody__kdk_rebuild;
+    if (getenv("TB_LIMIT")) nbody__kdk_limit = atoi(getenv("TB_LIMIT"));
+    if (getenv("TB_WAKE")) nbody__kdk_wake = atoi(getenv("TB_WAKE"));
+    if (getenv("TB_SHIFT")) nbody__kdk_shift = atoi(getenv("TB_SHIFT"));
     n = (size_t)atol(argv[2]); t_end = atof(argv[3]); repeat = atoi(argv[4]);
     for (k = 5; k < argc && nr < MAX_RUNS; ++k) {
         memset(&runs[nr], 0, sizeof runs[nr]);
@@ -175,8 +182,8 @@ int main(int argc, char **argv) {
     for (j = 0; j < repeat; ++j)
         for (k = 0; k < nr; ++k) {
             if (!run_once(engine, &s0, t_end, &runs[k])) return 1;
-            fprintf(stderr, "pass %d run %d (%c:%g): abs(dE/E) %.3e, least wall %.3f s, least CPU %.3f s\n", j, k, runs[k].block ? 'b' : 's',
-                    runs[k].value, runs[k].de, runs[k].best, runs[k].cpu);
+            fprintf(stderr, "pass %d run %d (%c:%g): abs(dE/E) %.3e, least wall %.3f s, least CPU %.3f s, %llu woken, %llu limited\n", j,
+                    k, runs[k].block ? 'b' : 's', runs[k].value, runs[k].de, runs[k].best, runs[k].cpu, runs[k].woken, runs[k].limited);
         }
     printf("| stepping | eta or dt | dt_max | rebuild | union, lanes, host, roots, list, split, climb, fuse, loop | abs(dE/E) | wall s | wall / first shared | CPU s | "
            "CPU / first shared | steps | body steps | force evaluations |\n");

@@ -90,6 +90,101 @@ static void test_energy(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
+/* |dE/E| of the galaxy collision of n bodies (seed) at t_end with block steps at eta 0.05 on
+   `threads` threads (0: the default); the limiter's counts into woken and limited, the state into
+   out when not NULL */
+static double collision_error(size_t n, unsigned long long seed, double t_end, int threads, unsigned long long *woken,
+                              unsigned long long *limited, nbody_system *out) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO;
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0.05, 0);
+    nbody_invariants i0, ia;
+    nbody_sim *sim = NULL;
+    nbody_result r;
+    d.threads = threads;
+    nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, seed);
+    nbody_system_alloc(out ? out : &a, n);
+    r = nbody_create(&sim, &d, &s0);
+    if (r == NBODY_OK) r = nbody_advance(sim, (nbody_real)t_end);
+    if (r == NBODY_OK) r = nbody_get_state(sim, out ? out : &a);
+    if (r == NBODY_OK) { *woken = sim->kdk.woken; *limited = sim->kdk.limited; }
+    nbody_measure(&s0, 1, d.softening, &i0); nbody_measure(out ? out : &a, 1, d.softening, &ia);
+    nbody_destroy(sim);
+    nbody_system_free(&s0); nbody_system_free(&a);
+    return r == NBODY_OK ? fabs((double)((ia.energy - i0.energy) / i0.energy)) : 1e30;
+}
+
+/* The neighbour limiter (nbody__kdk_limit) on the collision of 512 bodies through the galaxies'
+   passage (t = 4), two seeds: GADGET's criterion alone lets a disc star on a long step run into
+   a core within it, and the run gains energy; with every body's step within 4 times its
+   neighbours' the error falls several times (measured 2-18x on six seeds). The same run on one
+   and on two threads: the same bits (the walk's neighbour maxima do not depend on the order) */
+static void test_limiter(void) {
+    int limit = nbody__kdk_limit, wake = nbody__kdk_wake;
+    nbody_system a = NBODY_ZERO, b = NBODY_ZERO;
+    double on = 0, off = 0;
+    unsigned long long limited = 0, woken = 0, w, l, seed;
+    for (seed = 4; seed <= 5; ++seed) {
+        on += collision_error(512, seed, 4, 0, &w, &l, NULL);
+        limited += l; woken += w;
+        nbody__kdk_limit = -1; nbody__kdk_wake = 0;
+        off += collision_error(512, seed, 4, 0, &w, &l, NULL);
+        nbody__kdk_limit = limit; nbody__kdk_wake = wake;
+        CHECK(w == 0 && l == 0, "limiter off: nothing woken (%llu) or limited (%llu)", w, l);
+    }
+    printf("collision N = 512 to t = 4, seeds 4 and 5, eta 0.05: |dE/E| summed %.3g with the limiter (%llu levels raised, %llu "
+           "bodies woken), %.3g without\n", on, limited, woken, off);
+    CHECK(on < off / 3 && limited > 0, "the limiter cuts the energy error: %.3g against %.3g without it (%llu levels raised)", on, off,
+          limited);
+    w = l = woken = limited = 0;
+    nbody__kdk_wake = 1;
+    collision_error(512, 4, 1.5, 1, &w, &l, &a);
+    collision_error(512, 4, 1.5, 2, &woken, &limited, &b);
+    nbody__kdk_wake = wake;
+    CHECK(check_same_state(&a, &b) && w == woken && l == limited && l > 0 && w > 0, "with wake-ups, one and two threads: the same "
+          "bits, %llu and %llu levels raised, %llu and %llu woken", l, limited, w, woken);
+    nbody_system_free(&a); nbody_system_free(&b);
+}
+
+/* The wake-ups (nbody__kdk_wake): step by step, every body whose time moved either was due
+   (its time plus its step is the block time) or was woken (its step ended early, and the
+   limiter counted it), and every body's time stays on the grid of its level */
+static void test_wake(void) {
+    nbody_system s0 = NBODY_ZERO;
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0.05, 0);
+    nbody_sim *sim = NULL;
+    unsigned long long *t0 = NULL, *k0 = NULL, cut = 0, due = 0, off_grid = 0, bad = 0, woken = 0;
+    size_t n = 512, i;
+    int k, ok, wake = nbody__kdk_wake;
+    nbody__kdk_wake = 1;
+    nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 4);
+    t0 = (unsigned long long *)malloc(2 * n * sizeof *t0); k0 = t0 + n;
+    ok = t0 && nbody_create(&sim, &d, &s0) == NBODY_OK && nbody_advance(sim, (nbody_real)1.5) == NBODY_OK;
+    if (ok) woken = sim->kdk.woken;
+    for (k = 0; k < 400 && ok; ++k) {
+        unsigned long long now;
+        memcpy(t0, sim->sched.ticks[0], n * sizeof *t0); memcpy(k0, sim->sched.ticks[1], n * sizeof *k0);
+        ok = nbody_step(sim) == NBODY_OK;
+        now = sim->sched.now;
+        if (!ok || now == 0) continue;   /* the origin moved: every body was due */
+        for (i = 0; i < n; ++i) {
+            unsigned long long t = sim->sched.ticks[0][i], span = 1ULL << (NBODY__BLOCK_LEVELS - sim->sched.ticks[1][i]);
+            off_grid += t % span != 0;
+            if (t == t0[i]) continue;
+            if (t != now) ++bad;
+            else if (t0[i] + (1ULL << (NBODY__BLOCK_LEVELS - k0[i])) == now) ++due;
+            else if (t0[i] + (1ULL << (NBODY__BLOCK_LEVELS - k0[i])) > now) ++cut;
+            else ++bad;
+        }
+    }
+    if (ok) woken = sim->kdk.woken - woken;
+    nbody__kdk_wake = wake;
+    CHECK(ok && cut > 0 && cut == woken && due > 0 && off_grid == 0 && bad == 0, "400 block steps from t = 1.5: %llu bodies due, %llu "
+          "woken early (the limiter counted %llu), %llu off their grid, %llu moved otherwise", due, cut, woken, off_grid, bad);
+    nbody_destroy(sim);
+    free(t0);
+    nbody_system_free(&s0);
+}
+
 /* nbody_step takes one block step; the state then is every body at the step's t (the
    inactive ones' velocities predicted), close to a run that lands there */
 static void test_synchronised_state(void) {
@@ -119,16 +214,21 @@ static void test_restart(void) {
     snprintf(path, sizeof path, "build/test_tree_block_%d.ckp", (int)sizeof(nbody_real));
     nbody_ic_collision(&s0, 400, (nbody_real)0.3, 3, 5);
     nbody_system_alloc(&a, 400); nbody_system_alloc(&b, 400);
-    for (mid = 0; mid < 2; ++mid) {
+    for (mid = 0; mid < 4; ++mid) {    /* the limiter's wake-ups off, then on (nbody__kdk_wake) */
+        int wake = nbody__kdk_wake;
+        nbody__kdk_wake = mid >= 2;
         ok = nbody_create(&sa, &d, &s0) == NBODY_OK;
-        if (mid) for (k = 0; k < 37 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
+        if (mid & 1) for (k = 0; k < 37 && ok; ++k) ok = nbody_step(sa) == NBODY_OK;
         else ok = ok && nbody_advance(sa, (nbody_real)0.3) == NBODY_OK;
         ok = ok && nbody_checkpoint_save(sa, path) == NBODY_OK;
         ok = ok && nbody_checkpoint_load(&sb, &d, path) == NBODY_OK;
         ok = ok && nbody_advance(sa, (nbody_real)0.7) == NBODY_OK && nbody_advance(sb, (nbody_real)0.7) == NBODY_OK;
         ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
-        CHECK(ok && check_same_state(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
-              "restart from a checkpoint %s continues bitwise", mid ? "between block times" : "at t_end");
+        CHECK(ok && check_same_state(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps && sb->kdk.limited > 0 &&
+              (mid < 2 || sb->kdk.woken > 0), "restart from a checkpoint %s continues bitwise (%s; after it %llu levels raised by "
+              "the limiter, %llu bodies woken)", mid & 1 ? "between block times" : "at t_end", mid < 2 ? "no wake-ups" : "wake-ups",
+              ok ? sb->kdk.limited : 0ULL, ok ? sb->kdk.woken : 0ULL);
+        nbody__kdk_wake = wake;
         nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
     }
     {   /* the shared leapfrog's checkpoint is not the block steps' */
@@ -197,6 +297,8 @@ int main(void) {
     check_tree_active(NBODY_ENGINE_TREE, "tree", NULL, 1, 0);
     test_convergence();
     test_energy();
+    test_limiter();
+    test_wake();
     test_synchronised_state();
     test_restart();
     test_opencl();
