@@ -5583,19 +5583,22 @@ static nbody_real nbody__kdk_criterion(const nbody_desc *d, nbody_real ax, nbody
    so an old tree walks slower. The fraction balances the two: bench/bench_treeblock.c. */
 static double nbody__kdk_rebuild = 1.0;
 
-/* The neighbour time-step limiter (Saitoh & Makino 2009): a body's step is at most
-   2^nbody__kdk_limit times the step of any of its neighbours, the bodies whose forces on it the
-   tree walk sums directly (the bodies of the buckets it opens), in both directions: an active
-   body's next level is at least the finest of its neighbours' minus nbody__kdk_limit, and a
-   body that an active body on level L finds as a neighbour while more than nbody__kdk_limit
-   levels coarser is woken: its step ends at this block time, shorter than planned (its closing
-   kick covers the time since its last kick, as the synchronising step's does, Durier & Dalla
-   Vecchia 2012), and its next level is at least L - nbody__kdk_limit and one whose grid holds
-   this time. GADGET's criterion sees an encounter only in a body's acceleration at its last
-   kick: a body on a long step in a disc that a galaxy's core crosses meets the core within
-   that step (bench/results/treeblock-limiter-2026-11-27.md). Factor 4 as Saitoh & Makino's;
-   negative: off. An engine that does not gather the neighbour levels (the GPU trees) steps
-   without it. */
+/* The neighbour time-step limiter (Saitoh & Makino 2009): an active body's next level is at
+   least the finest level among its neighbours, the bodies whose forces on it the tree walk sums
+   directly (the bodies of the buckets it opens), minus nbody__kdk_limit: its step at most
+   2^nbody__kdk_limit times theirs. GADGET's criterion sees an encounter only in a body's
+   acceleration at its last kick: a disc star on a long step meets a galaxy's core within that
+   step, and the run heats; with the limiter the levels fall off gradually around fine-stepped
+   regions (bench/results/treeblock-limiter-2026-11-27.md: factor 4 as Saitoh & Makino's; 2
+   measured worse). Negative: off. An engine that does not gather the neighbour levels (the GPU
+   trees) steps without it.
+   Wake-ups (nbody__kdk_wake; off: on the collision they lowered no error and cost 60-100 % more
+   CPU time): a body that is not active, and whose step is longer than the criterion asks for
+   the largest pull of an active neighbour on it, ends its step at this block time (Durier &
+   Dalla Vecchia 2012): its position loses the part of its opening half kick not taken
+   (nbody__kdk_wake_shift; nbody__kdk_shift 0 leaves it, for that measurement), its closing kick
+   covers the time since its last kick, as the synchronising step's does, and its next level is
+   one whose grid holds this time. */
 static int nbody__kdk_limit = 2;
 static int nbody__kdk_wake = 0, nbody__kdk_shift = 1;
 
@@ -5772,8 +5775,8 @@ static size_t nbody__kdk_wake_list(nbody_sim *s) {
         pull = nbody__real_of_key(s->kdk.reach[i]);
         s->kdk.reach[i] = 0;
         while (q < m && B->active[q] < i) ++q;
-        if (!(q < m && B->active[q] == i) && nbody__kdk_criterion(&s->desc, pull, 0, 0) < (nbody_real)nbody__block_span(B->ticks[1][i]) * tick)
-            B->active[m + w++] = i;
+        if (q < m && B->active[q] == i) continue;
+        if (nbody__kdk_criterion(&s->desc, pull, 0, 0) < (nbody_real)nbody__block_span(B->ticks[1][i]) * tick) B->active[m + w++] = i;
     }
     return w;
 }
@@ -5802,11 +5805,12 @@ static nbody_result nbody__kdk_wake_shift(nbody_sim *s, size_t m, size_t w) {
 }
 
 /* body i's next level from the criterion (crit) and the limiter: at least its neighbours'
-   finest (near) and the level that reached it, each less nbody__kdk_limit, then the finest
-   grid level the step's end t1 needs (a woken body ends its step off its old grid) */
+   finest (near) less nbody__kdk_limit, then the coarsest level whose grid holds the step's end
+   t1 (a woken body ends its step off its old grid) */
 static unsigned long long nbody__kdk_level(nbody_sim *s, size_t i, nbody_real crit, unsigned long long near, unsigned long long t1) {
     unsigned long long k = nbody__block_level(&s->desc, s->sched.ticks[1][i], crit, t1), floor = 0;
-    if (s->kdk.near && nbody__kdk_limit >= 0 && near > (unsigned long long)nbody__kdk_limit) floor = near - (unsigned long long)nbody__kdk_limit;
+    unsigned long long gap = (unsigned long long)nbody__kdk_limit;
+    if (s->kdk.near && nbody__kdk_limit >= 0 && near > gap) floor = near - gap;
     if (k > NBODY__BLOCK_LEVELS) return k;
     if (k < floor) { k = floor; s->kdk.limited++; }
     while (k < NBODY__BLOCK_LEVELS && t1 % nbody__block_span(k) != 0) ++k;
