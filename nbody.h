@@ -880,7 +880,18 @@ static NBODY__UNUSED void nbody__count_store(volatile long long *p, long long v)
 #endif
 }
 
-/* Windows: the five kernel32 functions used, declared as stb_image declares them (no
+/* BLOCK's own worker threads instead of an OpenMP region (>>block, nbody__sym_pool_run): in
+   MinGW-w64 builds with GCC's OpenMP runtime, whose fork and join block on semaphores
+   (docs/platforms.md). 0 or 1 on the command line overrides. */
+#ifndef NBODY__SYM_POOL
+#if defined(_WIN32) && defined(__GNUC__) && !defined(__clang__) && NBODY__OPENMP && NBODY__ATOMICS
+#define NBODY__SYM_POOL 1
+#else
+#define NBODY__SYM_POOL 0
+#endif
+#endif
+
+/* Windows: the kernel32 functions used, declared as stb_image declares them (no
    <windows.h> and its macros: near, far, min, max); the same types as windows.h's
    declarations, which may come before or after */
 #if defined(_WIN32)
@@ -894,6 +905,26 @@ __declspec(dllimport) int __stdcall MoveFileExW(const wchar_t *from, const wchar
 __declspec(dllimport) int __stdcall SwitchToThread(void);
 __declspec(dllimport) int __stdcall MultiByteToWideChar(unsigned int code_page, unsigned long flags, const char *str,
                                                         int bytes, wchar_t *wide, int wide_chars);
+#if NBODY__SYM_POOL                    /* threads, an SRW lock and a condition variable */
+#if defined(_WIN64)
+typedef unsigned long long nbody__win_size;   /* SIZE_T */
+#else
+typedef unsigned long nbody__win_size;
+#endif
+struct _SECURITY_ATTRIBUTES;
+struct _RTL_SRWLOCK;
+struct _RTL_CONDITION_VARIABLE;
+__declspec(dllimport) void *__stdcall CreateThread(struct _SECURITY_ATTRIBUTES *attributes, nbody__win_size stack,
+                                                   unsigned long(__stdcall *start)(void *), void *arg, unsigned long flags,
+                                                   unsigned long *id);
+__declspec(dllimport) unsigned long __stdcall WaitForSingleObject(void *handle, unsigned long ms);
+__declspec(dllimport) int __stdcall CloseHandle(void *handle);
+__declspec(dllimport) void __stdcall AcquireSRWLockExclusive(struct _RTL_SRWLOCK *lock);
+__declspec(dllimport) void __stdcall ReleaseSRWLockExclusive(struct _RTL_SRWLOCK *lock);
+__declspec(dllimport) int __stdcall SleepConditionVariableSRW(struct _RTL_CONDITION_VARIABLE *cv, struct _RTL_SRWLOCK *lock,
+                                                              unsigned long ms, unsigned long flags);
+__declspec(dllimport) void __stdcall WakeAllConditionVariable(struct _RTL_CONDITION_VARIABLE *cv);
+#endif
 #ifdef __cplusplus
 }
 #endif
@@ -6944,6 +6975,115 @@ static NBODY__UNUSED void nbody__sym_worker(nbody__sym_state *s, int me) {
     }
     nbody__count_store(&s->slot[me], LLONG_MAX);
 }
+/* ---- the schedule's threads in MinGW-w64 builds with GCC's OpenMP (NBODY__SYM_POOL) --------
+   There libgomp is its POSIX configuration: a region's fork and join block on winpthreads
+   semaphores, round trips to the wineserver under Wine (35-90 us a two-thread region against
+   0.7 us on Linux), and OMP_WAIT_POLICY / GOMP_SPINCOUNT are read but unused. So the schedule
+   runs on threads of the library's own, kept for the process: after an evaluation a worker
+   spins for NBODY__POOL_SPIN pauses (the next evaluation of a simulation usually comes within
+   them), then sleeps on a condition variable with an SRW lock, which Windows and Wine serve in
+   the process (keyed waits; futexes in Wine), no server. Created by the first evaluation that
+   needs them; joined at exit (atexit). A call from inside an OpenMP region, or while another
+   thread's evaluation holds the set, runs the OpenMP region instead. The same tasks in the same
+   order: the same bits. The calling thread is member 0; workers 1..team-1 take part in a job. */
+#if NBODY__SYM_POOL
+#ifndef NBODY__POOL_SPIN
+#define NBODY__POOL_SPIN 4000u     /* about 200 us of pauses before a worker sleeps */
+#endif
+#define NBODY__POOL_JOIN_MS 1000ul /* at exit, the longest wait for a worker's thread to end */
+typedef struct nbody__win_word { void *p; } nbody__win_word;   /* SRWLOCK, CONDITION_VARIABLE (0: ready) */
+static struct nbody__sym_pool {
+    volatile long long busy;       /* 1: an evaluation (or the exit) holds the set */
+    volatile long long job;        /* bumped to start a job */
+    volatile long long team;       /* the job's members, the caller included */
+    volatile long long done;       /* workers finished with the job */
+    volatile long long quit, left; /* set at exit; workers that have left their loop */
+    nbody__sym_state *volatile s;  /* the job */
+    int workers;                   /* threads created (slots 1..workers) */
+    long long seen[NBODY__SYM_TEAM];   /* a new worker's last job */
+    void *thread[NBODY__SYM_TEAM];
+    nbody__win_word lock, wake;
+    int sleepers;                  /* under lock */
+} nbody__pool;
+#define NBODY__POOL_LOCK ((struct _RTL_SRWLOCK *)(void *)&nbody__pool.lock)
+#define NBODY__POOL_WAKE ((struct _RTL_CONDITION_VARIABLE *)(void *)&nbody__pool.wake)
+/* a worker: wait (spin, then sleep) for a job it has not seen, run its part, until the exit */
+static NBODY__UNUSED unsigned long __stdcall nbody__pool_main(void *arg) {
+    int me = (int)(size_t)arg;
+    long long seen = nbody__pool.seen[me], job;
+    for (;;) {
+        unsigned long spin = 0;
+        while ((job = nbody__count_load(&nbody__pool.job)) == seen && !nbody__count_load(&nbody__pool.quit)) {
+            if (spin++ < NBODY__POOL_SPIN) { nbody__spin_step(0); continue; }   /* one pause */
+            AcquireSRWLockExclusive(NBODY__POOL_LOCK);
+            ++nbody__pool.sleepers;
+            while (nbody__count_load(&nbody__pool.job) == seen && !nbody__count_load(&nbody__pool.quit))
+                SleepConditionVariableSRW(NBODY__POOL_WAKE, NBODY__POOL_LOCK, 0xFFFFFFFFul, 0);   /* INFINITE */
+            --nbody__pool.sleepers;
+            ReleaseSRWLockExclusive(NBODY__POOL_LOCK);
+        }
+        if (job == seen) break;    /* the exit, no job waiting */
+        seen = job;
+        if (me < nbody__count_load(&nbody__pool.team)) {
+            nbody__sym_worker(nbody__pool.s, me);
+            nbody__count_add(&nbody__pool.done, 1);
+        }
+    }
+    nbody__count_add(&nbody__pool.left, 1);
+    return 0;
+}
+static NBODY__UNUSED void nbody__pool_wake_all(void) {
+    AcquireSRWLockExclusive(NBODY__POOL_LOCK);
+    if (nbody__pool.sleepers) WakeAllConditionVariable(NBODY__POOL_WAKE);
+    ReleaseSRWLockExclusive(NBODY__POOL_LOCK);
+}
+/* at exit: take the set (an evaluation in flight ends first), tell the workers, wait for them.
+   Each leaves its loop at once; the wait for its thread's end is bounded because a library
+   unloaded with FreeLibrary runs this under the loader lock, which a thread's end needs. */
+static NBODY__UNUSED void nbody__pool_exit(void) {
+    unsigned long step = 0;
+    int u;
+    while (nbody__count_add(&nbody__pool.busy, 1) != 1) { nbody__count_add(&nbody__pool.busy, -1); nbody__spin_step(step++); }
+    nbody__count_store(&nbody__pool.quit, 1);
+    nbody__pool_wake_all();
+    for (step = 0; nbody__count_load(&nbody__pool.left) < nbody__pool.workers;) nbody__spin_step(step++);
+    for (u = 1; u <= nbody__pool.workers; ++u) {
+        WaitForSingleObject(nbody__pool.thread[u], NBODY__POOL_JOIN_MS);
+        CloseHandle(nbody__pool.thread[u]);
+    }
+    nbody__pool.workers = 0;
+}
+/* workers 1..workers exist (0: a thread could not be created) */
+static NBODY__UNUSED int nbody__pool_grow(int workers) {
+    while (nbody__pool.workers < workers) {
+        int me = nbody__pool.workers + 1;
+        nbody__pool.seen[me] = nbody__pool.job;
+        nbody__pool.thread[me] = CreateThread(NULL, 0, nbody__pool_main, (void *)(size_t)me, 0, NULL);
+        if (!nbody__pool.thread[me]) return 0;
+        if (nbody__pool.workers++ == 0) (void)atexit(nbody__pool_exit);
+    }
+    return 1;
+}
+/* s's tasks on s->team threads of the set, the caller among them; 0 where the set is not
+   available (the caller runs the OpenMP region) */
+static NBODY__UNUSED int nbody__sym_pool_run(nbody__sym_state *s) {
+    unsigned long step = 0;
+    if (omp_in_parallel()) return 0;
+    if (nbody__count_add(&nbody__pool.busy, 1) != 1 || nbody__count_load(&nbody__pool.quit) || !nbody__pool_grow(s->team - 1)) {
+        nbody__count_add(&nbody__pool.busy, -1);
+        return 0;
+    }
+    nbody__pool.s = s;
+    nbody__count_store(&nbody__pool.team, s->team);
+    nbody__count_store(&nbody__pool.done, 0);
+    nbody__count_store(&nbody__pool.job, nbody__pool.job + 1);   /* releases the three above */
+    nbody__pool_wake_all();
+    nbody__sym_worker(s, 0);
+    while (nbody__count_load(&nbody__pool.done) < s->team - 1) nbody__spin_step(step++);
+    nbody__count_add(&nbody__pool.busy, -1);
+    return 1;
+}
+#endif
 static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, const nbody__forces *f, int threads, int block) {
     nbody__sym_state s;
     size_t n = f->n, i;
@@ -6958,6 +7098,9 @@ static NBODY__UNUSED void nbody__simd_forces_sym(const nbody__simd_kernels *k, c
     s.next = 0;
     for (u = 0; u < s.team; ++u) s.slot[u] = LLONG_MAX;
     if (s.team == 1) nbody__sym_worker(&s, 0);   /* no parallel region entered */
+#if NBODY__SYM_POOL
+    else if (nbody__sym_pool_run(&s)) {}
+#endif
 #if NBODY__OPENMP
     else {
         NBODY__PRAGMA(omp parallel num_threads(s.team))
