@@ -6988,7 +6988,7 @@ static NBODY__UNUSED void nbody__sym_worker(nbody__sym_state *s, int me) {
    order: the same bits. The calling thread is member 0; workers 1..team-1 take part in a job. */
 #if NBODY__SYM_POOL
 #ifndef NBODY__POOL_SPIN
-#define NBODY__POOL_SPIN 4000u     /* about 200 us of pauses before a worker sleeps */
+#define NBODY__POOL_SPIN 20000u    /* pauses before a worker sleeps: about 1 ms (45-50 ns a pause on Skylake and later) */
 #endif
 #define NBODY__POOL_JOIN_MS 1000ul /* at exit, the longest wait for a worker's thread to end */
 typedef struct nbody__win_word { void *p; } nbody__win_word;   /* SRWLOCK, CONDITION_VARIABLE (0: ready) */
