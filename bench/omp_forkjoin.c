@@ -106,6 +106,26 @@ static double spin_region(void) {
     return nbody__wall_seconds() - t0;
 }
 
+#if NBODY__SYM_POOL
+/* MinGW-w64 builds with libgomp run BLOCK's schedule on the library's own worker set instead
+   of a region (nbody__sym_pool_run): a job of no task for the caller and one worker, back to
+   back (the worker still spinning), and after 2 ms of the caller's own work (the worker asleep
+   on its condition variable, woken) */
+static double pool_job(void) {
+    static nbody__sym_state s;
+    double t0;
+    s.ntask = 0; s.team = 2; s.next = 0; s.slot[0] = s.slot[1] = LLONG_MAX;
+    t0 = nbody__wall_seconds();
+    if (!nbody__sym_pool_run(&s)) return 1;
+    return nbody__wall_seconds() - t0;
+}
+static double pool_job_idle(void) {
+    double t0 = nbody__wall_seconds();
+    while (nbody__wall_seconds() - t0 < 2e-3) sink = 0;
+    return pool_job();
+}
+#endif
+
 static void report(const char *what, double (*region)(void), int reps) {
     double *t = (double *)malloc((size_t)reps * sizeof *t);
     int r;
@@ -123,6 +143,10 @@ int main(int argc, char **argv) {
     report("empty", empty_region, reps);
     report("tasks-36", task_region, reps);
     report("spin-36", spin_region, reps);
+#if NBODY__SYM_POOL
+    report("worker-set", pool_job, reps);
+    report("worker-set-after-2ms", pool_job_idle, reps / 10 + 1);
+#endif
     for (work_iters = 1000; t < WORK_US * 1e-6; work_iters *= 2) {   /* about WORK_US of one core */
         int r;
         t = 1e30;

@@ -6,10 +6,13 @@
 # change in the machine's load falls on both; the best run of each and the median of the runs
 # kept (on a shared machine the best is the run that got the longest undisturbed window, the
 # median says how much the load moved the rest).
+# The last column pairs the runs of one round (Wine's run against the Linux run just before it)
+# and takes the median of those ratios: a load that drifts between rounds falls on both sides.
 # Then bench/omp_forkjoin.c both ways: what a two-thread parallel region costs apart from its
 # work (fork and join; BLOCK's task graph at N = 4096, empty and with work), the part of a short
 # evaluation that is the OpenMP runtime's (MinGW's libgomp waits on semaphores, which under
-# Wine are wineserver calls: docs/platforms.md).
+# Wine are wineserver calls: docs/platforms.md), and under Wine the worker set that replaces the
+# region in BLOCK's schedule there (rows with no Linux figure).
 # Prints markdown tables, Linux and Wine side by side; with an argument, also writes them there.
 #     sh bench/wine_vs_linux.sh [bench/results/wine-vs-linux-DATE.md]
 # Environment: REPS (bench_block's repetitions, default 7), THREADS (default 2), ROUNDS
@@ -74,14 +77,20 @@ table=$(awk -v two="$versions" '
         for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
+    function paired(key,    n, i, j, t, a) {   # median of Wine / Linux over the rounds (run i of each)
+        n = cnt["wine", key] < cnt["linux", key] ? cnt["wine", key] : cnt["linux", key]
+        for (i = 1; i <= n; ++i) a[i] = runs["linux", key, i] > 0 ? runs["wine", key, i] / runs["linux", key, i] : 0
+        for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
     END {
-        print "| nbody.h | precision | N | SIMD level (Linux / Wine) | Linux best | Wine best | Wine / Linux, best | Linux median | Wine median | Wine / Linux, median |"
-        print "|---|---|---|---|---|---|---|---|---|---|"
+        print "| nbody.h | precision | N | SIMD level (Linux / Wine) | Linux best | Wine best | Wine / Linux, best | Linux median | Wine median | Wine / Linux, median | Wine / Linux, median of the rounds |"
+        print "|---|---|---|---|---|---|---|---|---|---|---|"
         for (i = 1; i <= k; ++i) {
             key = order[i]; split(key, p, " ")
             l = best["linux", key]; w = best["wine", key]; ml = median("linux", key); mw = median("wine", key)
-            printf "| %s | %s | %s | %s / %s | %.3g | %.3g | %.3f | %.3g | %.3g | %.3f |\n", p[1] == "old" ? "old" : "new", p[2], p[3], lvl["linux", key], lvl["wine", key], l, w,
-                   (l > 0 ? w / l : 0), ml, mw, (ml > 0 ? mw / ml : 0)
+            printf "| %s | %s | %s | %s / %s | %.3g | %.3g | %.3f | %.3g | %.3g | %.3f | %.3f |\n", p[1] == "old" ? "old" : "new", p[2], p[3], lvl["linux", key], lvl["wine", key], l, w,
+                   (l > 0 ? w / l : 0), ml, mw, (ml > 0 ? mw / ml : 0), paired(key)
         }
     }' "$B/runs")
 head="Machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')
