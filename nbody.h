@@ -882,7 +882,7 @@ static NBODY__UNUSED void nbody__count_store(volatile long long *p, long long v)
 
 /* BLOCK's own worker threads instead of an OpenMP region (>>block, nbody__sym_pool_run): in
    MinGW-w64 builds with GCC's OpenMP runtime, whose fork and join block on semaphores
-   (docs/platforms.md). 0 or 1 on the command line overrides. */
+   (docs/platforms.md). -DNBODY__SYM_POOL=0 gives those builds the OpenMP region back. */
 #ifndef NBODY__SYM_POOL
 #if defined(_WIN32) && defined(__GNUC__) && !defined(__clang__) && NBODY__OPENMP && NBODY__ATOMICS
 #define NBODY__SYM_POOL 1
