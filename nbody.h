@@ -1269,8 +1269,8 @@ static inline NBODY__UNUSED void nbody__hermite_shape(size_t count, size_t nsrc,
    builds on every call and leaves order alone (wrote = 0: the method asks for a build next).
    same = 1 (with build = 0): y and the tree are those of the previous call (no refit needed).
    The neighbour time-step limiter's input (>>kdk; optional for an engine): with level (host, n,
-   each body's level) and near (host, count) not NULL, an engine that walks buckets writes into
-   near[q] the finest (largest) level among the bodies active body q summed directly (the bodies
+   each body's level) and neighbour_level (host, count) not NULL, an engine that walks buckets writes into
+   neighbour_level[q] the finest (largest) level among the bodies active body q summed directly (the bodies
    of the buckets it opened: its neighbours), and, with reach (host, n) not NULL, raises reach[j]
    for each such neighbour j to the pull of body list[q] on it, G m / (d^2 + softening^2) at
    their distance d, as nbody__real_key's bits (a max: any order, any number of threads give
@@ -1286,7 +1286,7 @@ typedef struct nbody__active_op {
     int wrote;
     int same;
     const unsigned long long *level;   /* NULL: no neighbour levels asked */
-    unsigned long long *near;          /* out (count) */
+    unsigned long long *neighbour_level; /* out (count) */
     long long *reach;                  /* in/out (n), or NULL */
     nbody_real reach_min;
     int neighbours;                    /* out */
@@ -2466,7 +2466,7 @@ typedef struct nbody__kdk_state {
     int tree_wrote;                /* and its order is in tree */
     int run;                       /* nbody_advance with nothing that watches each step: the
                                       engine may take steps on its own (ops.kdk_run) */
-    int near;                      /* this step's walk gave the neighbour levels */
+    int walked_neighbours;         /* this step's walk gave the neighbour levels */
     unsigned long long woken, limited;   /* counts since the start, not saved: bodies woken early
                                             (their step cut short) and levels the limiter raised */
 } nbody__kdk_state;
@@ -5635,10 +5635,10 @@ static int nbody__kdk_wake = 0, nbody__kdk_shift = 1;
 
 /* the accelerations of the bodies list[0 .. count) at the positions of y into out, from a tree
    built afresh (build = 1), the refitted tree of kdk.tree, or (same = 1) that tree as the
-   previous call left it; near not NULL: the neighbour levels into near (count), and the reach
+   previous call left it; neighbour_level not NULL: the neighbour levels into neighbour_level (count), and the reach
    of each neighbour into kdk.reach when wake = 1 */
 static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *list, size_t count, int build, int same,
-                                      nbody_real *out, unsigned long long *near, int wake) {
+                                      nbody_real *out, unsigned long long *neighbour_level, int wake) {
     const nbody_real *a = out;
     nbody__active_op op;
     nbody_result r;
@@ -5646,13 +5646,13 @@ static nbody_result nbody__kdk_forces(nbody_sim *s, nbody__buf y, const size_t *
     s->stats.force_evals += !same;    /* the woken bodies' walk completes the step's evaluation */
     op.y = y; op.list = list; op.count = count; op.out = out;
     op.build = build || !s->kdk.tree_live; op.order = s->kdk.tree[0]; op.wrote = 0; op.same = same;
-    op.level = near && (nbody__kdk_limit >= 0 || nbody__kdk_wake) ? s->sched.ticks[1] : NULL; op.near = near;
+    op.level = neighbour_level && (nbody__kdk_limit >= 0 || nbody__kdk_wake) ? s->sched.ticks[1] : NULL; op.neighbour_level = neighbour_level;
     op.reach = wake && nbody__kdk_wake ? s->kdk.reach : NULL;
     /* a pull that the criterion meets with a step of dt_max wakes nobody */
     op.reach_min = 2 * s->desc.timestep_eta * s->desc.softening / (nbody__block_dt_max(&s->desc) * nbody__block_dt_max(&s->desc));
     op.neighbours = 0;
     if ((r = s->eng.ops->active_forces(&s->eng, &op)) != NBODY_OK) return r;
-    if (!same) { s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote; s->kdk.near = op.neighbours; }
+    if (!same) { s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote; s->kdk.walked_neighbours = op.neighbours; }
     for (q = 0; q < 3 * count; ++q)
         if (!nbody__isfinite(a[q])) {
             nbody__log(&s->desc, NBODY_LOG_ERROR, "nbody: leapfrog: the force on body %lu is NaN/Inf at t = %g (coincident "
@@ -5836,12 +5836,12 @@ static nbody_result nbody__kdk_wake_shift(nbody_sim *s, size_t m, size_t w) {
 }
 
 /* body i's next level from the criterion (crit) and the limiter: at least its neighbours'
-   finest (near) less nbody__kdk_limit, then the coarsest level whose grid holds the step's end
+   finest (neighbour_level) less nbody__kdk_limit, then the coarsest level whose grid holds the step's end
    t1 (a woken body ends its step off its old grid) */
-static unsigned long long nbody__kdk_level(nbody_sim *s, size_t i, nbody_real crit, unsigned long long near, unsigned long long t1) {
+static unsigned long long nbody__kdk_level(nbody_sim *s, size_t i, nbody_real crit, unsigned long long neighbour_level, unsigned long long t1) {
     unsigned long long k = nbody__block_level(&s->desc, s->sched.ticks[1][i], crit, t1), floor = 0;
     unsigned long long gap = (unsigned long long)nbody__kdk_limit;
-    if (s->kdk.near && nbody__kdk_limit >= 0 && near > gap) floor = near - gap;
+    if (s->kdk.walked_neighbours && nbody__kdk_limit >= 0 && neighbour_level > gap) floor = neighbour_level - gap;
     if (k > NBODY__BLOCK_LEVELS) return k;
     if (k < floor) { k = floor; s->kdk.limited++; }
     while (k < NBODY__BLOCK_LEVELS && t1 % nbody__block_span(k) != 0) ++k;
@@ -5865,7 +5865,7 @@ static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *e
     if ((r = s->eng.ops->lincomb(&s->eng, &drift)) != NBODY_OK) return r;
     if ((r = nbody__kdk_engine_step(s, build, &done)) != NBODY_OK || done) return r;
     if ((r = nbody__kdk_forces(s, s->y_new, B->active, m, build, 0, a, B->level_new, 1)) != NBODY_OK) return r;
-    if (s->kdk.near) w = nbody__kdk_wake_list(s);
+    if (s->kdk.walked_neighbours) w = nbody__kdk_wake_list(s);
     all = m + w;
     if (w && nbody__kdk_shift && (r = nbody__kdk_wake_shift(s, m, w)) != NBODY_OK) return r;
     if (w && (r = nbody__kdk_forces(s, s->y_new, B->active + m, w, 0, 1, a + 3 * m, B->level_new + m, 0)) != NBODY_OK) return r;
@@ -5873,7 +5873,7 @@ static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *e
         size_t i = B->active[q], o = q < m ? 0 : 3 * m, p = q < m ? q : q - m, k = q < m ? m : w;   /* a, c of the woken: after 3m */
         nbody_real e = nbody__block_elapsed(s, i), dt = dt_max / (nbody_real)(1ULL << B->ticks[1][i]);
         nbody_real crit = nbody__kdk_criterion(&s->desc, a[o + p], a[o + k + p], a[o + 2 * k + p]);
-        B->level_new[q] = nbody__kdk_level(s, i, crit, s->kdk.near ? B->level_new[q] : 0, next);
+        B->level_new[q] = nbody__kdk_level(s, i, crit, s->kdk.walked_neighbours ? B->level_new[q] : 0, next);
         c[o + p] = -(dt - e) / 2; c[o + k + p] = e / 2;
     }
     B->count = all;
@@ -8171,11 +8171,11 @@ typedef struct nbody__tree_node {  /* CPU walk record of one heap node */
     size_t first, count;           /* its bodies: items[first .. first + count) */
 } nbody__tree_node;
 
-/* the neighbour levels a walk of the block steps gathers (nbody__active_op's level, near, reach
-   and gap): near in the walk's slots */
+/* the neighbour levels a walk of the block steps gathers (nbody__active_op's level, neighbour_level, reach
+   and gap): neighbour_level in the walk's slots */
 typedef struct nbody__tree_near {
     const unsigned long long *level;
-    unsigned long long *near;
+    unsigned long long *neighbour_level;
     long long *reach;
     nbody_real reach_min;
 } nbody__tree_near;
@@ -8192,10 +8192,10 @@ typedef struct nbody__tree_packet {
        of its bodies (>>mpi, nbody__tree_forces_domain). Set by every walk. */
     size_t work;
     /* NULL, or the neighbour levels to gather: each lane's G m (gm) and the finest level of the
-       bodies it summed directly (near) */
+       bodies it summed directly (neighbour_level) */
     const nbody__tree_near *nb;
     nbody_real gm[NBODY__TREE_LANES];
-    unsigned long long near[NBODY__TREE_LANES];
+    unsigned long long neighbour_level[NBODY__TREE_LANES];
     nbody__tree_mask heavy;        /* the lanes whose largest pull, G m / softening^2, passes reach_min */
 } nbody__tree_packet;
 
@@ -8433,7 +8433,7 @@ static void nbody__tree_add(nbody__tree_packet *p, nbody__tree_mask use, nbody_r
     }
 }
 
-/* The neighbour levels of a bucket the lanes in open sum directly (p->nb): each such lane's near
+/* The neighbour levels of a bucket the lanes in open sum directly (p->nb): each such lane's neighbour_level
    rises to the bucket's finest level, and each body of the bucket has its reach raised to the
    largest pull of those lanes' bodies on it where that passes reach_min (an atomic max) */
 static void nbody__tree_bucket_near(const nbody__kdtree *t, const nbody__tree_node *nd, nbody__tree_packet *p, nbody__tree_mask open) {
@@ -8444,7 +8444,7 @@ static void nbody__tree_bucket_near(const nbody__kdtree *t, const nbody__tree_no
     for (k = nd->first; k < end; ++k) top = level[t->items[k].idx] > top ? level[t->items[k].idx] : top;
     for (m = open; m; m &= m - 1) {
         int l = (int)NBODY__CTZ64(m);
-        p->near[l] = top > p->near[l] ? top : p->near[l];
+        p->neighbour_level[l] = top > p->neighbour_level[l] ? top : p->neighbour_level[l];
     }
     if (!p->nb->reach || !(open &= p->heavy)) return;
     for (k = nd->first; k < end; ++k) {
@@ -8658,8 +8658,8 @@ static NBODY__TARGET_AVX2 void nbody__tree_lanes_set_avx2(size_t *next, nbody__t
 static nbody__tree_mask nbody__tree_visit(const nbody__kdtree *t, size_t i, nbody__tree_packet *p, nbody__tree_mask act, int walk) {
     const nbody__tree_node *nd = &t->node[i];
     nbody_real dx[NBODY__TREE_LANES], dy[NBODY__TREE_LANES], dz[NBODY__TREE_LANES], d2[NBODY__TREE_LANES];
-    nbody__tree_mask far, acc, open;
-    far = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2); acc = act & far; open = act & ~far;
+    nbody__tree_mask distant, acc, open;
+    distant = nbody__tree_dist(nd->c, nd->crit2, p, dx, dy, dz, d2); acc = act & distant; open = act & ~distant;
     if (acc && t->quad && nd->count > 1) {   /* a node of one body (a heap leaf) has no second moments */
         const nbody_real *q = t->quad + 6 * i;
         nbody_real r2[NBODY__TREE_LANES], inv[NBODY__TREE_LANES], h3[NBODY__TREE_LANES];
@@ -8802,7 +8802,7 @@ static void nbody__tree_packet_store(const nbody__tree_packet *p, const size_t *
             for (c = 0; c < 3; ++c) s[c] = (p->b[c][l][0] + p->b[c][l][1]) + (p->b[c][l][2] + p->b[c][l][3]);
             F->ax[body[l] - o] = F->G * (p->ax[l] + s[0]); F->ay[body[l] - o] = F->G * (p->ay[l] + s[1]);
             F->az[body[l] - o] = F->G * (p->az[l] + s[2]);
-            if (p->nb) p->nb->near[body[l] - o] = p->near[l];
+            if (p->nb) p->nb->neighbour_level[body[l] - o] = p->neighbour_level[l];
         }
 }
 
@@ -8811,7 +8811,7 @@ static void nbody__tree_packet_store(const nbody__tree_packet *p, const size_t *
 static void nbody__tree_packet_lane(nbody__tree_packet *p, size_t *body, int l, const nbody__forces *F, size_t i,
                                     size_t slot, size_t self) {
     body[l] = slot; p->self[l] = self; p->x[l] = p->y[l] = p->z[l] = 0;
-    p->gm[l] = 0; p->near[l] = 0;
+    p->gm[l] = 0; p->neighbour_level[l] = 0;
     if (l == 0) p->heavy = 0;
     if (slot != NBODY__TREE_NONE) { p->x[l] = F->x[i]; p->y[l] = F->y[i]; p->z[l] = F->z[i]; }
     p->ax[l] = p->ay[l] = p->az[l] = 0;
@@ -9004,9 +9004,9 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__active_op
     }
     for (q = 0; q < count; ++q)
         if (list[q] >= na) order[m++] = list[q];
-    nb.level = op->level; nb.near = op->near; nb.reach = op->reach; nb.reach_min = op->reach_min;
-    nbody__tree_forces_list(t, &e->desc, &F, order, c->slot, count, op->level && op->near ? &nb : NULL);
-    op->neighbours = op->level && op->near;
+    nb.level = op->level; nb.neighbour_level = op->neighbour_level; nb.reach = op->reach; nb.reach_min = op->reach_min;
+    nbody__tree_forces_list(t, &e->desc, &F, order, c->slot, count, op->level && op->neighbour_level ? &nb : NULL);
+    op->neighbours = op->level && op->neighbour_level;
     for (q = 0; q < count; ++q) c->slot[list[q]] = NBODY__TREE_NONE;
     return NBODY_OK;
 }

@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
         double tb = 1e30, tr = 1e30, ts = 1e30;
         for (q = 0, i = 0; i < n && q < counts[c]; i += n / counts[c]) list[q++] = i;
         op.y = y; op.list = list; op.count = q; op.out = out; op.order = order;
-        op.same = 0; op.level = NULL; op.near = NULL; op.reach = NULL; op.reach_min = 0;   /* no neighbour levels */
+        op.same = 0; op.level = NULL; op.neighbour_level = NULL; op.reach = NULL; op.reach_min = 0;   /* no neighbour levels */
         for (rep = 0; rep < 20; ++rep) {
             double t0 = now(), t1, t2;
             op.build = 1;

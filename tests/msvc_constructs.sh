@@ -94,5 +94,19 @@ else
         else bad "clang x86_64-pc-windows-msvc $name"; fi
     done
 fi
+# <windows.h> before and after nbody.h (docs/platforms.md promises both): its near, far,
+# min and max macros must not meet a name in the implementation. MinGW-w64's windows.h, gcc.
+mingw=$(command -v x86_64-w64-mingw32-gcc || true)
+if [ -z "$mingw" ]; then
+    skip=$((skip + 1)); echo "SKIP <windows.h> with nbody.h: needs MinGW-w64 (gcc-mingw-w64-x86-64)"
+else
+    printf '#include <windows.h>\n#define NBODY_IMPLEMENTATION\n#include "nbody.h"\nint main(void) { return 0; }\n' > "$tmp/win_first.c"
+    printf '#define NBODY_IMPLEMENTATION\n#include "nbody.h"\n#include <windows.h>\nint main(void) { return 0; }\n' > "$tmp/win_after.c"
+    for order in first after; do
+        if "$mingw" -std=c99 -fopenmp -Wall -Wextra -pedantic -Werror -I. -fsyntax-only "$tmp/win_$order.c" > "$tmp/hits" 2>&1; then
+            ok "MinGW-w64: <windows.h> $order, nbody.h's implementation builds"
+        else cat "$tmp/hits" | head -5; bad "MinGW-w64: <windows.h> $order, nbody.h's implementation builds"; fi
+    done
+fi
 echo "RESULT $pass $fail $skip"
 [ "$fail" -eq 0 ]

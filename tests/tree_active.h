@@ -73,7 +73,7 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
     nbody__kdk_levels lv;
     nbody_system bad = NBODY_ZERO;
     int ok, same = 1, changed = 0;
-    memset(&op, 0, sizeof op);         /* no neighbour levels asked (level, near NULL) */
+    memset(&op, 0, sizeof op);         /* no neighbour levels asked (level, neighbour_level NULL) */
     d.timestep_eta = (nbody_real)0.05;
     for (i = 0; i < n; ++i) level[i] = 2 + i % 5;
     ok = e->ops->alloc(e, 6 * n, &ya) == NBODY_OK && e->ops->alloc(e, 6 * n, &yb) == NBODY_OK && e->ops->alloc(e, 6 * n, &ka) == NBODY_OK &&
@@ -138,7 +138,7 @@ static void check_tree_active(nbody_engine engine, const char *name, void (*conf
     nbody_real *built = (nbody_real *)malloc(3 * 700 * sizeof(nbody_real)), *fit = (nbody_real *)malloc(3 * 700 * sizeof(nbody_real));
     int same = 1, ok;
     double wb, wf, rb, rf, moved = 0;
-    memset(&op, 0, sizeof op);         /* no neighbour levels asked (level, near NULL) */
+    memset(&op, 0, sizeof op);         /* no neighbour levels asked (level, neighbour_level NULL) */
     nbody_ic_collision(&s, n, (nbody_real)0.3, 3, 4);
     d.engine = engine; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.01;
     d.theta = (nbody_real)0.5; d.n_active = na;
