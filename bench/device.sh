@@ -101,9 +101,10 @@ run_test() {   # seconds, binary, args...: prints its FAIL and RESULT lines, kee
 }
 sanitize() {   # tool, seconds, binary, extra args: the small pass under compute-sanitizer
     tool=$1; secs=$2; shift 2
-    log="$B/san-$tool-$(basename "$1").log"
+    bin=$1; for a in "$@"; do case $a in */*) bin=$a; break;; esac; done   # options may come first
+    log="$B/san-$tool-$(basename "$bin").log"
     NBODY_TEST_SMALL=1 timeout "$secs" compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" > "$log" 2>&1; rc=$?
-    echo "compute-sanitizer $tool $(basename "$1") (exit $rc): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^RESULT' "$log" | tr '\n' ' ')"
+    echo "compute-sanitizer $tool $(basename "$bin") (exit $rc): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^RESULT' "$log" | tr '\n' ' ')"
     grep -m5 -E 'Invalid|Hazard|out of bounds' "$log"
     [ $rc -eq 0 ] || status=1
 }
