@@ -9740,138 +9740,181 @@ static int nbody__dd_bytes(const int *items, int P, size_t size, int *bytes, int
     return 1;
 }
 
+/* One per-body array a migration moves: *arr, comps components of esize bytes, g->cap rows
+   apart; off: where its row lies in a body's packed record */
+typedef struct nbody__dd_arr {
+    void **arr;
+    size_t comps, esize, off;
+} nbody__dd_arr;
+
 /* A migration's plan (nbody__dd_migrate): the bodies leaving in the send order (by their new
    domain), how many leave and arrive, the rank's bodies and the rows every array has after it,
    where each new row comes from (src[i] < count: the rank's body src[i]; else the arriving
-   body src[i] - count), and scratch: one array's rows of those leaving and of those arriving,
-   one component of the new rows */
+   body src[i] - count), the bytes of a body's record in the message under way, and scratch:
+   the records of those leaving and of those arriving, one component of the new rows */
 typedef struct nbody__dd_move {
     size_t *out, *src;
-    size_t nout, nin, count, cap;
+    size_t nout, nin, count, cap, rec;
     unsigned char *send, *recv, *tmp;
 } nbody__dd_move;
 
-/* the rows (comps elements of esize bytes, g->cap apart in from) of the bodies leaving to their
-   new domains, received into mv->recv (a body's row after another's, in the order of the
-   ranks they came from). Collective. */
-static nbody_result nbody__dd_send_rows(nbody__dist *d, const nbody__dd_move *mv, const unsigned char *from, size_t comps,
-                                        size_t esize) {
+/* the rows of the arrays a[0, n) of the bodies leaving, packed a record a body (each array's
+   row at its off), sent to their new domains in one all-to-all and received into mv->recv (a
+   body's record after another's, in the order of the ranks they came from). Collective. */
+static nbody_result nbody__dd_send_records(nbody__dist *d, nbody__dd_move *mv, nbody__dd_arr *a, size_t n) {
     nbody__dd *g = d->dd;
     int P = d->size, *sc = g->cnt, *rc = sc + P, *sb = rc + P, *sd = sb + P, *rb = sd + P, *rd = rb + P;
-    size_t row = comps * esize, j, c;
-    for (j = 0; j < mv->nout; ++j)
-        for (c = 0; c < comps; ++c) memcpy(mv->send + j * row + c * esize, from + (c * g->cap + mv->out[j]) * esize, esize);
-    if (!nbody__dd_bytes(sc, P, row, sb, sd) || !nbody__dd_bytes(rc, P, row, rb, rd)) return NBODY_ERR_UNAVAILABLE;
-    if (MPI_Alltoallv(mv->send, sb, sd, MPI_BYTE, mv->recv, rb, rd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
-    g->bytes_bodies += (unsigned long long)(mv->nout * row);
-    return NBODY_OK;
-}
-
-/* One per-body array through a migration: the rows of the bodies leaving sent, then each
-   component's new rows (mv->src) gathered in mv->tmp and written mv->cap apart into to (from
-   itself, or a new array when the rank's bodies outgrow it). Collective. */
-static nbody_result nbody__dd_move_rows(nbody__dist *d, const nbody__dd_move *mv, unsigned char *from, unsigned char *to,
-                                        size_t comps, size_t esize) {
-    const nbody__dd *g = d->dd;
-    size_t row = comps * esize, i, c;
-    nbody_result r = nbody__dd_send_rows(d, mv, from, comps, esize);
-    if (r != NBODY_OK) return r;
-    for (c = 0; c < comps; ++c) {
-        for (i = 0; i < mv->count; ++i) {
-            size_t q = mv->src[i];
-            memcpy(mv->tmp + i * esize, q < d->count ? from + (c * g->cap + q) * esize : mv->recv + (q - d->count) * row + c * esize,
-                   esize);
-        }
-        memcpy(to + c * mv->cap * esize, mv->tmp, mv->count * esize);
+    size_t j, c, k;
+    for (mv->rec = 0, k = 0; k < n; ++k) { a[k].off = mv->rec; mv->rec += a[k].comps * a[k].esize; }
+    for (k = 0; k < n; ++k) {
+        const unsigned char *from = (const unsigned char *)*a[k].arr;
+        const size_t es = a[k].esize;
+        for (j = 0; j < mv->nout; ++j)
+            for (c = 0; c < a[k].comps; ++c)
+                memcpy(mv->send + j * mv->rec + a[k].off + c * es, from + (c * g->cap + mv->out[j]) * es, es);
     }
+    if (!nbody__dd_bytes(sc, P, mv->rec, sb, sd) || !nbody__dd_bytes(rc, P, mv->rec, rb, rd)) return NBODY_ERR_UNAVAILABLE;
+    if (MPI_Alltoallv(mv->send, sb, sd, MPI_BYTE, mv->recv, rb, rd, MPI_BYTE, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    g->bytes_bodies += (unsigned long long)(mv->nout * mv->rec);
     return NBODY_OK;
 }
 
 /* the new order of the rank's bodies: the attracting ones first (those staying, then those
    arriving), then the test particles likewise, so that the first na rows are the domain's
-   tree's bodies; the arriving bodies' indices are exchanged here. Collective. */
-static nbody_result nbody__dd_order(nbody__dist *d, nbody__engine *e, nbody__dd_move *mv) {
-    nbody__dd *g = d->dd;
-    size_t nsrc = nbody__n_src(e), k, j, at = 0;
-    const size_t *in = (const size_t *)(void *)mv->recv;
+   tree's bodies; the arriving bodies' indices are the first row of their records */
+static void nbody__dd_order(nbody__dist *d, nbody__engine *e, nbody__dd_move *mv) {
+    const nbody__dd *g = d->dd;
+    size_t nsrc = nbody__n_src(e), k, j, at = 0, id;
     int pass;
-    nbody_result r = nbody__dd_send_rows(d, mv, (const unsigned char *)g->id, 1, sizeof(size_t));
-    if (r != NBODY_OK) return r;
     for (pass = 0; pass < 2; ++pass) {
         for (k = 0; k < d->count; ++k)
             if (g->dest[k] == d->rank && (g->id[k] < nsrc) == !pass) mv->src[at++] = k;
-        for (j = 0; j < mv->nin; ++j)
-            if ((in[j] < nsrc) == !pass) mv->src[at++] = d->count + j;
+        for (j = 0; j < mv->nin; ++j) {
+            memcpy(&id, mv->recv + j * mv->rec, sizeof id);
+            if ((id < nsrc) == !pass) mv->src[at++] = d->count + j;
+        }
     }
+}
+
+/* One array of the rank's bodies through a migration, its leavers' and arrivals' rows sent
+   (nbody__dd_send_records): each component's new rows (mv->src) gathered in mv->tmp and written
+   mv->cap apart (mv->tmp holds one component), in place, or into a new array of mv->cap rows a component that replaces it (a
+   rank resizes when its own bodies need it; when some rank does (resize), the ranks agree that
+   every one that resizes has the memory, or none moves and *broken is set). Collective when
+   resize is set. */
+static nbody_result nbody__dd_move_array(nbody__dist *d, const nbody__dd_move *mv, const nbody__dd_arr *a, int resize,
+                                         int *broken) {
+    const nbody_desc *ds = &d->local.desc;
+    const size_t es = a->esize;
+    unsigned char *from = (unsigned char *)*a->arr, *to = from;
+    size_t i, c;
+    if (mv->cap != d->dd->cap) to = (unsigned char *)nbody__alloc(ds, nbody__bytes(a->comps * mv->cap + 1, es));
+    if (resize) {                  /* on every rank, whether it resizes or not (each decides for its own bodies) */
+        nbody_result r = nbody__mpi_worst(d->comm, to ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY);
+        if (r != NBODY_OK) {
+            if (to != from) nbody__free(ds, to);
+            *broken = 1;
+            return r;
+        }
+    }
+    for (c = 0; c < a->comps; ++c) {
+        for (i = 0; i < mv->count; ++i) {
+            size_t q = mv->src[i];
+            memcpy(mv->tmp + i * es, q < d->count ? from + (c * d->dd->cap + q) * es : mv->recv + (q - d->count) * mv->rec + a->off + c * es,
+                   es);
+        }
+        memcpy(to + c * mv->cap * es, mv->tmp, mv->count * es);
+    }
+    if (to != from) { nbody__free(ds, from); *a->arr = to; }
     return NBODY_OK;
 }
 
-/* One array of the rank's bodies (*arr: comps components, esize bytes an element) through a
-   migration: moved in place, or into a new array of mv->cap rows a component that replaces it
-   (a rank resizes when its own bodies need it; the ranks agree that every one that resizes
-   has the memory, or none moves and *broken is set). Collective. */
-static nbody_result nbody__dd_move_array(nbody__dist *d, const nbody__dd_move *mv, void **arr, size_t comps, size_t esize,
-                                         int *broken) {
-    const nbody_desc *ds = &d->local.desc;
-    unsigned char *to = (unsigned char *)*arr;
-    nbody_result r = NBODY_OK;
-    if (mv->cap != d->dd->cap) to = (unsigned char *)nbody__alloc(ds, nbody__bytes(comps * mv->cap + 1, esize));
-    /* on every rank, whether it resizes or not (each decides for its own bodies) */
-    r = nbody__mpi_worst(d->comm, to ? NBODY_OK : NBODY_ERR_OUT_OF_MEMORY);
-    if (r != NBODY_OK) {
-        if (to != (unsigned char *)*arr) nbody__free(ds, to);
-        *broken = 1;
-        return r;
-    }
-    r = nbody__dd_move_rows(d, mv, (unsigned char *)*arr, to, comps, esize);
-    if (to != (unsigned char *)*arr) { nbody__free(ds, *arr); *arr = to; }
-    return r;
+/* how many arrays from a[i] on go in one message: as many as keep a record within limit bytes
+   (at least one) */
+static size_t nbody__dd_batch(const nbody__dd_arr *a, size_t i, size_t n, size_t limit) {
+    size_t k = i + 1, rec = a[i].comps * a[i].esize;
+    while (k < n && rec + a[k].comps * a[k].esize <= limit) { rec += a[k].comps * a[k].esize; ++k; }
+    return k - i;
+}
+
+/* the per-body arrays a migration moves, in order (indices first: the order needs them): into
+   a (room for 2 + the buffers), their number */
+static size_t nbody__dd_arrays(nbody__dd *g, nbody__dd_arr *a) {
+    nbody__dd_buf *q;
+    size_t n = 0;
+    a[n].arr = (void **)&g->id; a[n].comps = 1; a[n++].esize = sizeof(size_t);
+    a[n].arr = (void **)&g->m; a[n].comps = 1; a[n++].esize = sizeof(nbody_real);
+    for (q = g->bufs.next; q != &g->bufs; q = q->next) { a[n].arr = (void **)&q->p; a[n].comps = q->comps; a[n++].esize = sizeof(nbody_real); }
+    return n;
 }
 
 /* The bodies whose domain (g->dest) is another rank's move there: their indices, masses and
-   rows of every buffer. The arrays are resized (to the rank's bodies and a sixteenth more)
-   when its bodies outgrow them or fill less than half, one array after the other (so the
-   rank's memory grows by one array at a time, not by a copy of the state): an allocation
-   that fails on a rank then, with some arrays resized and others not, leaves the domains
-   unusable (g->broken: every later operation fails with NBODY_ERR_OUT_OF_MEMORY). Collective. */
+   rows of every buffer, packed a record a body and sent in one all-to-all after one of the
+   counts (a step moves a few per cent of the bodies: the latency of the messages, not their
+   bytes, is the cost). The records of all arrays together may exceed what one array takes
+   (the first evaluation moves (P - 1) / P of the bodies from the slices by index): the ranks
+   then send the arrays in as few messages as keep every rank's records within the bytes of
+   one array of its bodies, so that the migration's scratch stays what one array's would be.
+   The arrays are resized (to the rank's bodies and a sixteenth more) when its bodies outgrow
+   them or fill less than half, one array after the other (so the rank's memory grows by one
+   array at a time, not by a copy of the state): an allocation that fails on a rank then, with
+   some arrays resized and others not, leaves the domains unusable (g->broken: every later
+   operation fails with NBODY_ERR_OUT_OF_MEMORY). Collective. */
 static nbody_result nbody__dd_migrate(nbody__dist *d, nbody__engine *e) {
     nbody__dd *g = d->dd;
     const nbody_desc *ds = &e->desc;
-    int P = d->size, k, *sc = g->cnt, *rc = sc + P, *tmp = rc + P, broken = 0;
-    size_t i, esize = sizeof(size_t) > sizeof(nbody_real) ? sizeof(size_t) : sizeof(nbody_real), row = esize;
+    int P = d->size, k, *sc = g->cnt, *rc = sc + P, broken = 0, agree[3];
+    size_t i, n = 0, row = 0, all = 0, most, b;
+    const size_t esize = sizeof(size_t) > sizeof(nbody_real) ? sizeof(size_t) : sizeof(nbody_real);
     size_t run[NBODY__DIST_MAX_RANKS];
     nbody__dd_move mv;
     nbody__dd_buf *q;
+    nbody__dd_arr *a;
     nbody_result r = NBODY_OK;
     memset(&mv, 0, sizeof mv);
+    for (q = g->bufs.next; q != &g->bufs; q = q->next) ++n;
+    a = (nbody__dd_arr *)nbody__alloc(ds, (n + 2) * sizeof *a);
+    if (a) n = nbody__dd_arrays(g, a);
     for (k = 0; k < P; ++k) sc[k] = 0;
     for (i = 0; i < d->count; ++i) if (g->dest[i] != d->rank) ++sc[g->dest[i]];
-    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, d->comm) != MPI_SUCCESS) { nbody__free(ds, a); return NBODY_ERR_DEVICE; }
     for (k = 0; k < P; ++k) { run[k] = mv.nout; mv.nout += (size_t)sc[k]; mv.nin += (size_t)rc[k]; }
     mv.count = d->count - mv.nout + mv.nin;
     mv.cap = mv.count > g->cap || mv.count + mv.count / 16 + 16 < g->cap / 2 ? mv.count + mv.count / 16 + 16 : g->cap;
-    for (q = g->bufs.next; q != &g->bufs; q = q->next)
-        if (q->comps * sizeof(nbody_real) > row) row = q->comps * sizeof(nbody_real);
-    if (!nbody__dd_bytes(sc, P, row, tmp, tmp + P) || !nbody__dd_bytes(rc, P, row, tmp, tmp + P)) r = NBODY_ERR_UNAVAILABLE;
+    for (b = 0; a && b < n; ++b) { all += a[b].comps * a[b].esize; if (a[b].comps * a[b].esize > row) row = a[b].comps * a[b].esize; }
+    /* messages this rank needs to keep the records within one array's bytes (g->cap rows) */
+    agree[2] = (int)((mv.nout + mv.nin) * all / (g->cap * row + 1) + 1);
+    /* a message's record is at most its limit or one array's row; the ranks agree on the most
+       messages any needs, whose limit is then this rank's or smaller */
+    most = all / (size_t)agree[2] > row ? all / (size_t)agree[2] : row;
+    if (!a) r = NBODY_ERR_OUT_OF_MEMORY;
+    else if (!nbody__dd_bytes(sc, P, all, g->cnt + 2 * P, g->cnt + 3 * P) || !nbody__dd_bytes(rc, P, all, g->cnt + 2 * P, g->cnt + 3 * P))
+        r = NBODY_ERR_UNAVAILABLE;
     if (r == NBODY_OK) {
         mv.out = (size_t *)nbody__alloc(ds, nbody__bytes(mv.nout + 1, sizeof(size_t)));
         mv.src = (size_t *)nbody__alloc(ds, nbody__bytes(mv.count + 1, sizeof(size_t)));
-        mv.send = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nout + 1, row));
-        mv.recv = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nin + 1, row));
+        mv.send = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nout + 1, most));
+        mv.recv = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.nin + 1, most));
         mv.tmp = (unsigned char *)nbody__alloc(ds, nbody__bytes(mv.count + 1, esize));
         if (!mv.out || !mv.src || !mv.send || !mv.recv || !mv.tmp) r = NBODY_ERR_OUT_OF_MEMORY;
     }
-    r = nbody__mpi_worst(d->comm, r);
+    /* one all-reduce: the worst result, whether any rank resizes, the most messages any needs */
+    agree[0] = (int)r; agree[1] = mv.cap != g->cap;
+    if (MPI_Allreduce(MPI_IN_PLACE, agree, 3, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS) agree[0] = (int)NBODY_ERR_DEVICE;
+    r = (nbody_result)agree[0];
     if (r == NBODY_OK) {
         for (i = 0; i < d->count; ++i) if (g->dest[i] != d->rank) mv.out[run[g->dest[i]]++] = i;
         g->bytes_bodies = 0;
-        r = nbody__dd_order(d, e, &mv);
-        if (r == NBODY_OK) r = nbody__dd_move_array(d, &mv, (void **)&g->id, 1, sizeof(size_t), &broken);
-        if (r == NBODY_OK) r = nbody__dd_move_array(d, &mv, (void **)&g->m, 1, sizeof(nbody_real), &broken);
-        for (q = g->bufs.next; q != &g->bufs && r == NBODY_OK; q = q->next)
-            r = nbody__dd_move_array(d, &mv, (void **)&q->p, q->comps, sizeof(nbody_real), &broken);
+        for (b = 0; b < n && r == NBODY_OK;) {   /* every rank the same batches: the same arrays, the same agree[2] */
+            size_t m = nbody__dd_batch(a, b, n, all / (size_t)agree[2]), k2;
+            r = nbody__dd_send_records(d, &mv, a + b, m);
+            if (r == NBODY_OK && b == 0) nbody__dd_order(d, e, &mv);
+            for (k2 = b; k2 < b + m && r == NBODY_OK; ++k2) r = nbody__dd_move_array(d, &mv, a + k2, agree[1], &broken);
+            b += m;
+        }
         if (r != NBODY_OK) broken = 1;   /* some arrays moved, not all */
     }
+    nbody__free(ds, a);
     nbody__free(ds, mv.out); nbody__free(ds, mv.src); nbody__free(ds, mv.send); nbody__free(ds, mv.recv); nbody__free(ds, mv.tmp);
     if (broken) {
         g->broken = 1;
