@@ -4,7 +4,7 @@
 # force evaluation and, for each rank of the decomposed runs, what it sent in the last step
 # (positions to the domains, locally essential trees, accelerations back) and its walk, build
 # and other times. The exchange volumes depend on N, P and the bodies only (not on the
-# machine's load): they are the figures bench/scaling_model.py --domains fits.
+# machine's load): they are the figures bench/domains_model.py fits.
 # Writes bench/results/domains-<date>.md (and prints it).
 # Usage: [NS="16384 32768 65536"] [RANKS="1 2 3 4"] [OUT=file.md] sh bench/mpi_domains.sh
 cd "$(dirname "$0")/.." || exit 1
