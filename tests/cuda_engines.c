@@ -662,15 +662,7 @@ static void tree_block_run(int loop) {
        fall below dt_min = dt_max / 64 before the pericentre (t = pi): the step refused within a
        run is refused as the watched run refuses it, both left where the step before it was */
     nbody_system_alloc(&s0, 32); nbody_system_alloc(&a, 32); nbody_system_alloc(&b, 32);
-    s0.m[0] = s0.m[1] = (nbody_real)0.5;
-    s0.x[0] = (nbody_real)-0.995; s0.x[1] = (nbody_real)0.995;
-    s0.vy[0] = (nbody_real)-0.035444; s0.vy[1] = (nbody_real)0.035444;
-    for (k = 2; k < 32; ++k) {
-        double phi = 2 * PI * (double)k / 30, rad = 20 + (double)(k % 5), v = sqrt(1 / rad);
-        s0.m[k] = (nbody_real)1e-6;
-        s0.x[k] = (nbody_real)(rad * cos(phi)); s0.y[k] = (nbody_real)(rad * sin(phi)); s0.z[k] = (nbody_real)(0.1 * (double)(k % 3));
-        s0.vx[k] = (nbody_real)(-v * sin(phi)); s0.vy[k] = (nbody_real)(v * cos(phi));
-    }
+    eccentric_binary_among_light_bodies(&s0);   /* hermite_engine.h */
     d.dt_min = w.dt_min = (nbody_real)(0.0625 / 64);
     ok = nbody_create(&sa, &d, &s0) == NBODY_OK && nbody_create(&sb, &w, &s0) == NBODY_OK;
     if (ok) {

@@ -272,12 +272,27 @@ static int hermite_advance_pair(nbody_desc d, const nbody_system *s0, const doub
     return ok;
 }
 
+/* a binary of e = 0.99 (total mass 1, semi-major axis 1) from its apocentre, among 30 light
+   bodies (1e-6) on circular orbits far out (radii 20-24): its steps fall hundreds of times below
+   theirs near the pericentre (t = pi). s holds 32 bodies (nbody_system_alloc). */
+static void eccentric_binary_among_light_bodies(nbody_system *s) {
+    size_t i;
+    s->m[0] = s->m[1] = (nbody_real)0.5;
+    s->x[0] = (nbody_real)-0.995; s->x[1] = (nbody_real)0.995;
+    s->vy[0] = (nbody_real)-0.035444; s->vy[1] = (nbody_real)0.035444;
+    for (i = 2; i < 32; ++i) {
+        double phi = 2 * PI * (double)i / 30, rad = 20 + (double)(i % 5), v = sqrt(1 / rad);
+        s->m[i] = (nbody_real)1e-6;
+        s->x[i] = (nbody_real)(rad * cos(phi)); s->y[i] = (nbody_real)(rad * sin(phi)); s->z[i] = (nbody_real)(0.1 * (double)(i % 3));
+        s->vx[i] = (nbody_real)(-v * sin(phi)); s->vy[i] = (nbody_real)(v * cos(phi));
+    }
+}
+
 static void check_hermite_engine_unwatched(nbody_engine engine) {
     static const double t[3] = {0.0625, 0.1875, 0.25};
     nbody_system s0 = NBODY_ZERO, bin = NBODY_ZERO;
     nbody_result r;
     int o, ok;
-    size_t i;
     nbody_ic_plummer(&s0, 600, 3);                 /* unsoftened: steps over many levels */
     for (o = 4; o <= (DBL ? 6 : 4); o += 2) {
         nbody_desc d = hermite_desc(engine, o, NBODY_STEPPING_DEFAULT, 0);
@@ -289,15 +304,7 @@ static void check_hermite_engine_unwatched(nbody_engine engine) {
        apart from the others, fall below dt_min before the pericentre; the refused step leaves
        both runs where the step before it did */
     nbody_system_alloc(&bin, 32);
-    bin.m[0] = bin.m[1] = (nbody_real)0.5;
-    bin.x[0] = (nbody_real)-0.995; bin.x[1] = (nbody_real)0.995;
-    bin.vy[0] = (nbody_real)-0.035444; bin.vy[1] = (nbody_real)0.035444;
-    for (i = 2; i < 32; ++i) {
-        double phi = 2 * PI * (double)i / 30, rad = 20 + (double)(i % 5), v = sqrt(1 / rad);
-        bin.m[i] = (nbody_real)1e-6;
-        bin.x[i] = (nbody_real)(rad * cos(phi)); bin.y[i] = (nbody_real)(rad * sin(phi)); bin.z[i] = (nbody_real)(0.1 * (double)(i % 3));
-        bin.vx[i] = (nbody_real)(-v * sin(phi)); bin.vy[i] = (nbody_real)(v * cos(phi));
-    }
+    eccentric_binary_among_light_bodies(&bin);
     {
         nbody_desc d = hermite_desc(engine, 4, NBODY_STEPPING_DEFAULT, 0);
         double tf = 10;
