@@ -820,8 +820,10 @@ template <class T> __global__ void nbody__cu_leaves(const nbody__v4<T> *pk, size
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) {
         size_t j = n + k, p = j >= P ? j - P : (2 * n - P) + (j - n);
         unsigned int b = sorted[p];
-        leafbody[k] = b;                             /* every leaf's, whatever the cut */
-        if (ownpos && b - own0 < ownm) ownpos[b - own0] = (unsigned int)p;
+        if (cut.want != 2) {                         /* every leaf's, whatever the cut; once (not in the pass of the opened subtrees) */
+            leafbody[k] = b;
+            if (ownpos && b - own0 < ownm) ownpos[b - own0] = (unsigned int)p;
+        }
         if (nbody__cu_cut_skip(cut, j, j >= P ? depth : depth - 1)) continue;
         nbody__v4<T> w = nbody__ldg4(pk + b), v = {w.x, w.y, w.z, (T)0};   /* (x, y, z, m) of body b */
         node[j] = v; lo[j] = v; hi[j] = v;
