@@ -497,10 +497,10 @@ $(BUILD)/cuda_multi_float: tests/cuda_multi.c tests/check.h tests/hermite_engine
 	$(CC) $(ALLFLAGS) $(CUDA_INC) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 
 $(BUILD)/multigpu: bench/multigpu.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)
-	$(CC) $(ALLFLAGS) $< $(BACKEND_OBJS) -o $@ $(LIBS)
+	$(CC) $(ALLFLAGS) $(CUDA_INC) $< $(BACKEND_OBJS) -o $@ $(LIBS)
 
 $(BUILD)/multigpu_float: bench/multigpu.c $(HEADERS) $(BUILD)/nbody_cuda_float.o | $(BUILD)
-	$(CC) $(ALLFLAGS) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
+	$(CC) $(ALLFLAGS) $(CUDA_INC) -DNBODY_REAL=float $< $(BUILD)/nbody_cuda_float.o -o $@ $(LIBS)
 
 # the dense engine's two multi-GPU designs (all-gather + one-sided, split symmetric + reduce-scatter)
 $(BUILD)/gpusplit: bench/gpusplit.c $(HEADERS) $(BACKEND_OBJS) | $(BUILD)

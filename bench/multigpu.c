@@ -22,7 +22,16 @@
    open). D GPUs run twice: the build divided over the GPUs (the engine's default) and whole
    on every GPU (nbody__cuda_multi_divide off), in that order, each with its phases.
    MULTI_WALK=1|2 forces the GPUs' monopole walk (each thread alone, the warp's union;
-   MULTI_BLOCK its threads per block, 1024). */
+   MULTI_BLOCK its threads per block, 1024); MULTI_WHOLE=0 leaves the whole build's rows out.
+   Usage: multigpu D size LOG2N... : how far D GPUs go: float Plummer 2^LOG2N (LOG2N may be
+   fractional; `max` fills every GPU to MULTI_FILL (0.9) of its free memory at the bytes a body
+   the rows before it measured), quadrupoles at theta 1.0 (MULTI_QUAD_THETA), softening 1e-3,
+   the build divided; per row: the GPU memory the engine holds after the timed steps
+   (cudaMemGetInfo against before nbody_create, each GPU), ms per leapfrog step (median of 3
+   after 2 warm-up steps) and the relative force error (nbody_accelerations on the same GPUs)
+   against the direct sum in double over MULTI_SAMPLE (1000) bodies evenly spaced in index.
+   The bodies: the union of 64 Plummer spheres of seeds 1-64 made in parallel, each of mass
+   1/64 (the library's generator is serial: 2^28 bodies would take minutes). */
 #define _POSIX_C_SOURCE 199309L
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
@@ -30,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
+#include <cuda_runtime_api.h>
 
 int nbody__cuda_multi_walk(nbody__engine *e, size_t *w, int set, int balance);   /* nbody_cuda.cu */
 int nbody__cuda_multi_phases(nbody__engine *e, double *ms);
@@ -132,8 +143,8 @@ static int tree_mode(int D, int argc, char **argv) {
         for (quad = 0; quad <= 1; ++quad) {
             double th = quad ? (qt ? atof(qt) : 1.0) : 0.5, ph[16 * MULTI_PHASES], b1[4], bD[4];
             double t1 = tree_ms(&s, 1, quad, th, 1, ph, b1);
-            int divide;
-            for (divide = 1; divide >= 0; --divide) {
+            int divide, whole = !getenv("MULTI_WHOLE") || atoi(getenv("MULTI_WHOLE"));
+            for (divide = 1; divide >= !whole; --divide) {
                 double tD = tree_ms(&s, D, quad, th, divide, ph, bD);
                 printf("| 2^%s | %s %.2g | %.2f | %.2f | %.2fx | %s |", argv[i], quad ? "quadrupole" : "monopole", th, t1, tD, t1 / tD,
                        divide ? "divided" : "whole");
@@ -151,6 +162,167 @@ static int tree_mode(int D, int argc, char **argv) {
     return 0;
 }
 
+/* the size mode's bodies: n of them, the union of 64 Plummer spheres (seeds 1-64, each of mass
+   1/64, each in its own centre-of-mass frame) made in parallel; NBODY_OK or the first failure */
+#define SIZE_PARTS 64
+static nbody_result size_bodies(nbody_system *s, size_t n) {
+    nbody_result r = nbody_system_alloc(s, n), rp[SIZE_PARTS];
+    int k;
+    if (r != NBODY_OK) return r;
+#pragma omp parallel for schedule(dynamic)
+    for (k = 0; k < SIZE_PARTS; ++k) {
+        size_t i0 = n * (size_t)k / SIZE_PARTS, i1 = n * (size_t)(k + 1) / SIZE_PARTS, i;
+        nbody_system p = {0};
+        rp[k] = i1 > i0 ? nbody_ic_plummer(&p, i1 - i0, (unsigned long long)k + 1) : NBODY_OK;
+        for (i = 0; rp[k] == NBODY_OK && i < i1 - i0; ++i) {
+            s->x[i0 + i] = p.x[i]; s->y[i0 + i] = p.y[i]; s->z[i0 + i] = p.z[i];
+            s->vx[i0 + i] = p.vx[i]; s->vy[i0 + i] = p.vy[i]; s->vz[i0 + i] = p.vz[i];
+            s->m[i0 + i] = (nbody_real)(1.0 / (double)n);
+        }
+        nbody_system_free(&p);
+    }
+    for (k = 0; k < SIZE_PARTS; ++k)
+        if (rp[k] != NBODY_OK) r = rp[k];
+    if (r != NBODY_OK) nbody_system_free(s);
+    return r;
+}
+
+/* bytes in use on each of the D GPUs into used[] (cudaMemGetInfo), the least free into *low */
+static int size_used(int D, double *used, double *low) {
+    int g;
+    *low = HUGE_VAL;
+    for (g = 0; g < D; ++g) {
+        size_t f = 0, t = 0;
+        if (cudaSetDevice(g) != cudaSuccess || cudaMemGetInfo(&f, &t) != cudaSuccess) return 0;
+        used[g] = (double)(t - f);
+        if ((double)f < *low) *low = (double)f;
+    }
+    return 1;
+}
+
+/* the relative force errors of a (x, y, z blocks of n) against the direct sum in double
+   (softening eps, G = 1) at K bodies evenly spaced in index: median, p90, p99 into st[3]. The
+   sum runs over blocks of sources, each thread its own partial sums of the K targets. */
+static void size_errors(const nbody_system *s, const nbody_real *a, double eps, size_t K, double *st) {
+    size_t n = s->n, k;
+    double *ref = (double *)calloc(3 * K, sizeof(double)), *e = (double *)malloc(K * sizeof(double));
+    double *tx = (double *)malloc(3 * K * sizeof(double));
+    size_t *at = (size_t *)malloc(K * sizeof(size_t));
+    st[0] = st[1] = st[2] = -1;
+    if (!ref || !e || !tx || !at) { free(ref); free(e); free(tx); free(at); return; }
+    for (k = 0; k < K; ++k) {
+        at[k] = (size_t)((double)k * (double)n / (double)K);
+        tx[k] = s->x[at[k]]; tx[K + k] = s->y[at[k]]; tx[2 * K + k] = s->z[at[k]];
+    }
+#pragma omp parallel
+    {
+        double *acc = (double *)calloc(3 * K, sizeof(double));
+        long long jb;
+#pragma omp for schedule(dynamic, 16)
+        for (jb = 0; jb < (long long)((n + 4095) / 4096); ++jb) {
+            size_t j, j1 = (size_t)jb * 4096 + 4096 < n ? (size_t)jb * 4096 + 4096 : n;
+            for (j = (size_t)jb * 4096; acc && j < j1; ++j) {
+                double xj = s->x[j], yj = s->y[j], zj = s->z[j], mj = s->m[j];
+                size_t i;
+#pragma omp simd
+                for (i = 0; i < K; ++i) {
+                    double dx = xj - tx[i], dy = yj - tx[K + i], dz = zj - tx[2 * K + i];
+                    double r2 = dx * dx + dy * dy + dz * dz + eps * eps;
+                    double w = at[i] == j ? 0 : mj / (r2 * sqrt(r2));
+                    acc[i] += w * dx; acc[K + i] += w * dy; acc[2 * K + i] += w * dz;
+                }
+            }
+        }
+#pragma omp critical
+        for (k = 0; acc && k < 3 * K; ++k) ref[k] += acc[k];
+        free(acc);
+    }
+    for (k = 0; k < K; ++k) {
+        size_t i = at[k];
+        double dx = (double)a[i] - ref[k], dy = (double)a[n + i] - ref[K + k], dz = (double)a[2 * n + i] - ref[2 * K + k];
+        double nr = sqrt(ref[k] * ref[k] + ref[K + k] * ref[K + k] + ref[2 * K + k] * ref[2 * K + k]);
+        e[k] = sqrt(dx * dx + dy * dy + dz * dz) / (nr > 0 ? nr : 1);
+        if (e[k] != e[k]) e[k] = HUGE_VAL;
+    }
+    qsort(e, K, sizeof(double), cmp_double);
+    st[0] = e[K / 2]; st[1] = e[(K - 1) * 90 / 100]; st[2] = e[(K - 1) * 99 / 100];
+    free(ref); free(e); free(tx); free(at);
+}
+
+static double now_since(double t0) { return now() - t0; }
+
+/* one row of the size mode: n bodies on D GPUs; the slope's points (n, bytes on GPU 0) in *pts */
+static int size_row(int D, size_t n, double theta, size_t K, double t0, double pts[][2], int *npts) {
+    nbody_system s = {0};
+    nbody_desc d = {0};
+    nbody_sim *sim = NULL;
+    double base[16], used[16], low, t[5], err[3] = {-1, -1, -1}, made;
+    nbody_real *a = NULL;
+    nbody_result r;
+    int k, g;
+    if (!size_used(D, base, &low)) { printf("size: cudaMemGetInfo failed\n"); return 1; }
+    r = size_bodies(&s, n);
+    made = now_since(t0);
+    d.engine = NBODY_ENGINE_CUDA_TREE; d.devices = D; d.softening = (nbody_real)1e-3; d.dt = (nbody_real)1e-5;
+    d.quadrupole = 1; d.theta = (nbody_real)theta;
+    if (r == NBODY_OK) r = nbody_create(&sim, &d, &s);
+    for (k = 0; k < 5 && r == NBODY_OK; ++k) {
+        double ts = now();
+        r = nbody_step(sim);
+        t[k] = 1e3 * (now() - ts);
+    }
+    if (r == NBODY_OK && !size_used(D, used, &low)) r = NBODY_ERR_DEVICE;
+    nbody_destroy(sim);
+    if (r == NBODY_OK) {
+        a = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
+        r = a ? nbody_accelerations(&d, &s, a, a + n, a + 2 * n) : NBODY_ERR_OUT_OF_MEMORY;
+    }
+    if (r == NBODY_OK) size_errors(&s, a, 1e-3, K, err);
+    printf("| %.0f (2^%.2f) | %d | quadrupole %.2g |", (double)n, log2((double)n), D, theta);
+    if (r != NBODY_OK) {
+        printf(" failed: %s (bodies made at %.0f s, now %.0f s) | | | |\n", nbody_result_string(r), made, now_since(t0));
+    } else {
+        qsort(t + 2, 3, sizeof t[0], cmp_double);
+        printf(" %.1f |", t[3]);
+        for (g = 0; g < D; ++g) printf(" %.2f%s", (used[g] - base[g]) / 1e9, g + 1 < D ? " /" : " |");
+        printf(" %.0f | %.2e / %.2e / %.2e (%lu bodies) | %.0f s |\n", (used[0] - base[0]) / (double)n, err[0], err[1], err[2],
+               (unsigned long)K, now_since(t0));
+        pts[*npts][0] = (double)n; pts[*npts][1] = used[0] - base[0]; ++*npts;
+    }
+    fflush(stdout);
+    free(a);
+    nbody_system_free(&s);
+    return r != NBODY_OK;
+}
+
+static int size_mode(int D, int argc, char **argv) {
+    const char *qt = getenv("MULTI_QUAD_THETA"), *fill = getenv("MULTI_FILL"), *ks = getenv("MULTI_SAMPLE");
+    double theta = qt ? atof(qt) : 1.0, pts[64][2], t0 = now();
+    size_t K = ks ? (size_t)atol(ks) : 1000;
+    int i, npts = 0, fails = 0;
+    printf("## How many bodies %d GPUs hold (float, Plummer union of 64, softening 1e-3, divided build)\n\n", D);
+    printf("| N | GPUs | moments, theta | ms per step | GB held a GPU | bytes a body (GPU 0) | relative force error median / p90 / p99 | "
+           "since start |\n|---:|---:|---|---:|---|---:|---|---:|\n");
+    for (i = 0; i < argc && i < 64 && K > 0; ++i) {
+        size_t n;
+        if (!strcmp(argv[i], "max")) {
+            double base[16], low, b, fixed = 0;
+            if (npts == 0 || !size_used(D, base, &low)) { printf("size: max needs a measured row before it\n"); return 1; }
+            b = pts[npts - 1][1] / pts[npts - 1][0];
+            if (npts > 1 && pts[npts - 1][0] > pts[0][0]) {   /* the slope of the first and last rows, and its intercept */
+                b = (pts[npts - 1][1] - pts[0][1]) / (pts[npts - 1][0] - pts[0][0]);
+                fixed = pts[0][1] - b * pts[0][0];
+            }
+            n = (size_t)(((fill ? atof(fill) : 0.9) * low - (fixed > 0 ? fixed : 0)) / b) / 1024 * 1024;
+            printf("| (max: %.1f bytes a body + %.2f GB, %.1f GB free on the fullest GPU) | | | | | | | |\n", b, fixed / 1e9, low / 1e9);
+        } else {
+            n = (size_t)llround(pow(2.0, atof(argv[i])));
+        }
+        fails += size_row(D, n, theta, K, t0, pts, &npts);
+    }
+    return fails != 0;
+}
+
 int main(int argc, char **argv) {
     int D = argc > 1 ? atoi(argv[1]) : 2, quick = argc > 2 && !strcmp(argv[2], "quick"), g;
     const char *prec = sizeof(nbody_real) == sizeof(float) ? "float" : "double";
@@ -160,6 +332,7 @@ int main(int argc, char **argv) {
     struct { nbody_engine e; size_t per; } weak[] = {{NBODY_ENGINE_CUDA, (size_t)1 << 18}, {NBODY_ENGINE_CUDA_TREE, (size_t)1 << 23}};
     unsigned i;
     if (argc > 2 && !strcmp(argv[2], "tree")) return tree_mode(D, argc - 3, argv + 3);
+    if (argc > 2 && !strcmp(argv[2], "size")) return size_mode(D, argc - 3, argv + 3);
     if (quick) { strong[1].n = (size_t)1 << 19; strong[3].n = (size_t)1 << 23; weak[1].per = (size_t)1 << 22; }
     printf("## Strong scaling (%s): ms per leapfrog step, the same N on 1..%d GPUs\n\n", prec, D);
     printf("| engine | N | GPUs | tree walks | ms / step | speed-up | efficiency | GPU 0's leaves |\n|---|---:|---:|---|---:|---:|---:|---:|\n");
