@@ -17,6 +17,9 @@
 #             quadrupole (bench/bench_tree_accuracy.c, build included; TREE_N overrides the sizes)
 #   multi     two or more GPUs: the dense designs (bench/gpusplit.c) and the strong and weak
 #             scaling of dense and tree (bench/multigpu.c); NCCL from the Python package
+#   multi-tree  two or more GPUs: the tree on all of them against one at 2^24 and 2^26 with
+#             each GPU's phases, then the memory a body takes and the largest N they hold, with
+#             its time and force error (bench/multigpu.c's tree and size modes)
 #   opencl    OpenCL on the NVIDIA GPU: the dense tables, the symmetric kernel's sweep, the
 #             OpenCL tree beside the CUDA tree (bench/tree_agreement.c: the same tree)
 #   contacts  collision detection on the GPU: tests, sanitizers, the device search against
@@ -45,7 +48,7 @@
 # environment's NCCL (python3 -c 'import nvidia.nccl') and Open MPI, all present there.
 # NVIDIA's OpenCL driver is registered with the ICD loader on the way (needs root).
 cd "$(dirname "$0")/.." || exit 1
-[ $# -gt 0 ] || { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 export NCCL_NVLS_ENABLE=0                    # no NVLink multicast on shared hosts
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
@@ -202,6 +205,17 @@ suite_multi() {
     el done
 }
 
+suite_multi_tree() {
+    [ "$GPUS" -ge 2 ] || { echo "one GPU: the multi-tree suite needs two or more (kind nvidia-h200-x4)"; status=1; return; }
+    [ -n "$NCCL_HOME" ] || { echo "no NCCL (python3 -c 'import nvidia.nccl')"; status=1; return; }
+    make_dev $B/multigpu_float || { status=1; return; }
+    echo "## the tree, one GPU against $GPUS, the build divided"; el
+    MULTI_WHOLE=0 timeout 200 ./$B/multigpu_float "$GPUS" tree 24 26 || status=1
+    echo "## how many bodies $GPUS GPUs hold: the memory a body takes, the largest N, its time and force error"; el
+    timeout 240 ./$B/multigpu_float "$GPUS" size 24 26 max || status=1
+    el done
+}
+
 suite_opencl() {
     make_dev $B/bench_opencl $F/bench_opencl $F/bench_clsym $F/bench_tree_accuracy $F/nbody_cuda.o || { status=1; return; }
     cc -std=c99 -O2 -ffp-contract=off -fopenmp -I. -DNBODY_WITH_OPENCL -DNBODY_WITH_CUDA -DNBODY_REAL=float \
@@ -323,8 +337,8 @@ suite_python() {
 # ---- run ---------------------------------------------------------------------------------------
 for suite in "$@"; do
     case $suite in
-    verify|dense|tree|multi|opencl|contacts|steer|treeblock|cpu|hermite|hermite-gpu|python) ;;
-    *) echo "unknown suite '$suite' (verify dense tree multi opencl contacts steer treeblock cpu hermite hermite-gpu python)"; exit 2 ;;
+    verify|dense|tree|multi|multi-tree|opencl|contacts|steer|treeblock|cpu|hermite|hermite-gpu|python) ;;
+    *) echo "unknown suite '$suite' (verify dense tree multi multi-tree opencl contacts steer treeblock cpu hermite hermite-gpu python)"; exit 2 ;;
     esac
     file="$RESULTS/$suite-$DATE.md"
     t0=$(date +%s)
