@@ -201,7 +201,7 @@ static int size_used(int D, double *used, double *low) {
 }
 
 /* the relative force errors of a (x, y, z blocks of n) against the direct sum in double
-   (softening eps, G = 1) at K bodies evenly spaced in index: median, p90, p99 into st[3]. The
+   (softening eps > 0, G = 1) at K bodies evenly spaced in index: median, p90, p99 into st[3]. The
    sum runs over blocks of sources, each thread its own partial sums of the K targets. */
 static void size_errors(const nbody_system *s, const nbody_real *a, double eps, size_t K, double *st) {
     size_t n = s->n, k;
@@ -224,11 +224,10 @@ static void size_errors(const nbody_system *s, const nbody_real *a, double eps, 
             for (j = (size_t)jb * 4096; acc && j < j1; ++j) {
                 double xj = s->x[j], yj = s->y[j], zj = s->z[j], mj = s->m[j];
                 size_t i;
-#pragma omp simd
                 for (i = 0; i < K; ++i) {
                     double dx = xj - tx[i], dy = yj - tx[K + i], dz = zj - tx[2 * K + i];
                     double r2 = dx * dx + dy * dy + dz * dz + eps * eps;
-                    double w = at[i] == j ? 0 : mj / (r2 * sqrt(r2));
+                    double w = mj / (r2 * sqrt(r2));   /* a body on itself: dx = dy = dz = 0 (eps > 0) */
                     acc[i] += w * dx; acc[K + i] += w * dy; acc[2 * K + i] += w * dz;
                 }
             }
