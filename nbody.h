@@ -1310,8 +1310,10 @@ typedef struct nbody__kick_op {
    host chooses the levels between active_forces and kick): nbody__active_op's forces (its out
    unused), then for each active body q, i = list[q], at a block time (not a synchronising step,
    so its elapsed time is its step): its next level from GADGET's criterion,
-   nbody__block_level_of(level[i], sqrt(crit / |a|), now, dt_max, dt_min) into level_new[q], and
-   its kicks (nbody__kick_op with c = -(dt - dt) / 2, dt / 2, dt_max 2^-level_new[q] / 2, dt =
+   nbody__block_level_of(level[i], sqrt(crit / |a|), now, dt_max, dt_min), raised by the
+   neighbour limiter where the engine gathers neighbour levels as active_forces does
+   (nbody__block_limited(k, neighbour level, limit), each raise counted in limited), into
+   level_new[q], and its kicks (nbody__kick_op with c = -(dt - dt) / 2, dt / 2, dt_max 2^-level_new[q] / 2, dt =
    dt_max 2^-level[i]) on y = op's y and kick. *ok = 0 when a force is not finite or a level
    past NBODY__BLOCK_LEVELS: then nothing is kicked (the method takes the step through
    active_forces and kick, which name the body). Only the list and the active bodies' levels
@@ -1321,7 +1323,10 @@ typedef struct nbody__kdk_levels {
     const unsigned long long *level;   /* each body's level (host, n) */
     unsigned long long now;            /* the block time that ends the step, in ticks */
     nbody_real dt_max, dt_min, crit;   /* crit: 2 eta softening */
+    int limit;                         /* the neighbour limiter's gap (nbody__block_limited; negative: off):
+                                          an engine that gathers neighbour levels applies it */
     unsigned long long *level_new;     /* out (host, count) */
+    unsigned long long limited;        /* out: the levels the limiter raised (added to) */
     int ok;                            /* out */
 } nbody__kdk_levels;
 
@@ -1353,6 +1358,8 @@ typedef struct nbody__kdk_run {
     unsigned long long body_steps;
     nbody_real dt;
     int built;
+    int limit;                         /* as nbody__kdk_levels' */
+    unsigned long long limited;        /* out: the levels the limiter raised in the steps taken */
 } nbody__kdk_run;
 
 typedef struct nbody__engine_ops {
@@ -1722,6 +1729,15 @@ NBODY__SHARED NBODY__U64 nbody__block_level_of(NBODY__U64 k, NBODY__REAL crit, N
     if (k > NBODY__BLOCK_LEVELS || (dt_min > 0 && step < dt_min)) return NBODY__BLOCK_LEVELS + 1;
     if (k > 0 && 2 * step <= crit && (t1 & ((NBODY__U64C(1) << (NBODY__BLOCK_LEVELS - (k - 1))) - 1)) == 0) --k;   /* a mask, not a 64-bit remainder */
     return k;
+}
+
+/* ---- the neighbour time-step limiter (>>kdk; Saitoh & Makino 2009): level k raised to at
+   least the finest level among a body's neighbours less gap (its step at most 2^gap times
+   theirs); k itself past NBODY__BLOCK_LEVELS (refused) or gap < 0 (off): k. The host's
+   nbody__kdk_level and the GPU tree's levels (nbody_cuda.cu) both take it from here. */
+NBODY__SHARED NBODY__U64 nbody__block_limited(NBODY__U64 k, NBODY__U64 neighbour_level, int gap) {
+    if (k > NBODY__BLOCK_LEVELS || gap < 0 || neighbour_level <= (NBODY__U64)gap) return k;
+    return k < neighbour_level - (NBODY__U64)gap ? neighbour_level - (NBODY__U64)gap : k;
 }
 
 /* ---- the quadrupole term of a tree node of mass M, second moments S = (xx xy xz yy yz zz)
@@ -5621,8 +5637,10 @@ static double nbody__kdk_rebuild = 1.0;
    acceleration at its last kick: a disc star on a long step meets a galaxy's core within that
    step, and the run heats; with the limiter the levels fall off gradually around fine-stepped
    regions (bench/results/treeblock-limiter-2026-11-27.md: factor 4 as Saitoh & Makino's; 2
-   measured worse). Negative: off. An engine that does not gather the neighbour levels (the GPU
-   trees) steps without it.
+   measured worse). Negative: off. CUDA_TREE gathers the neighbour levels on the device (its
+   leaves are single bodies: the neighbours are the leaves a walk reaches, the body's own among
+   them) and applies the same rule in its own steps (nbody__kdk_levels, nbody__kdk_run); an
+   engine that does not gather them (OPENCL_TREE) steps without it.
    Wake-ups (nbody__kdk_wake; off: on the collision they lowered no error and cost 60-100 % more
    CPU time): a body that is not active, and whose step is longer than the criterion asks for
    the largest pull of an active neighbour on it, ends its step at this block time (Durier &
@@ -5739,6 +5757,7 @@ static nbody_result nbody__kdk_run_engine(nbody_sim *s, nbody_real t_limit) {
     run.age_limit = (unsigned long long)(nbody__kdk_rebuild * (double)s->n);   /* age + m > rebuild n: nbody__attempt_kdk */
     run.t = s->t; run.origin = B->origin; run.tick = tick; run.dt_max = dt_max; run.dt_min = s->desc.dt_min;
     run.crit = 2 * s->desc.timestep_eta * s->desc.softening;
+    run.limit = nbody__kdk_limit; run.limited = 0;
     r = s->eng.ops->kdk_run(&s->eng, &run);
     if (r != NBODY_OK) {
         B->live = 0;   /* the engine's state is unknown: the next step restarts from y */
@@ -5749,6 +5768,7 @@ static nbody_result nbody__kdk_run_engine(nbody_sim *s, nbody_real t_limit) {
         s->kdk.tree_age = run.age;
     }
     if (run.steps == 0) return NBODY_OK;
+    s->kdk.limited += run.limited;
     for (i = 0; i < s->n; ++i) B->ticks[0][i] = run.now & ~(nbody__block_span(B->ticks[1][i]) - 1);   /* spans: powers of two */
     B->census.valid = 0;
     B->now = B->due = run.now;
@@ -5779,15 +5799,18 @@ static nbody_result nbody__kdk_engine_step(nbody_sim *s, int build, int *done) {
     nbody_result r;
     *done = 0;
     if (B->sync || !s->eng.ops->kdk_step) return NBODY_OK;
+    memset(&op, 0, sizeof op);        /* the levels and the limiter's fields are lv's */
     op.y = s->y_new; op.list = B->active; op.count = B->count; op.out = NULL;
     op.build = build || !s->kdk.tree_live; op.order = s->kdk.tree[0]; op.wrote = 0;
     lv.kick = s->kdk.kick; lv.level = B->ticks[1]; lv.now = B->due;
     lv.dt_max = nbody__block_dt_max(&s->desc); lv.dt_min = s->desc.dt_min;
     lv.crit = 2 * s->desc.timestep_eta * s->desc.softening;
+    lv.limit = nbody__kdk_limit; lv.limited = 0;
     lv.level_new = B->level_new; lv.ok = 0;
     if ((r = s->eng.ops->kdk_step(&s->eng, &op, &lv)) != NBODY_OK) return r;
     s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote;
     if (!lv.ok) return NBODY_OK;
+    s->kdk.limited += lv.limited;
     s->stats.force_evals++;
     *done = 1;
     return NBODY_OK;
@@ -5839,11 +5862,10 @@ static nbody_result nbody__kdk_wake_shift(nbody_sim *s, size_t m, size_t w) {
    finest (neighbour_level) less nbody__kdk_limit, then the coarsest level whose grid holds the step's end
    t1 (a woken body ends its step off its old grid) */
 static unsigned long long nbody__kdk_level(nbody_sim *s, size_t i, nbody_real crit, unsigned long long neighbour_level, unsigned long long t1) {
-    unsigned long long k = nbody__block_level(&s->desc, s->sched.ticks[1][i], crit, t1), floor = 0;
-    unsigned long long gap = (unsigned long long)nbody__kdk_limit;
-    if (s->kdk.walked_neighbours && nbody__kdk_limit >= 0 && neighbour_level > gap) floor = neighbour_level - gap;
+    unsigned long long k = nbody__block_level(&s->desc, s->sched.ticks[1][i], crit, t1), raised;
     if (k > NBODY__BLOCK_LEVELS) return k;
-    if (k < floor) { k = floor; s->kdk.limited++; }
+    raised = s->kdk.walked_neighbours ? nbody__block_limited(k, neighbour_level, nbody__kdk_limit) : k;
+    if (raised != k) { k = raised; s->kdk.limited++; }
     while (k < NBODY__BLOCK_LEVELS && t1 % nbody__block_span(k) != 0) ++k;
     return k;
 }

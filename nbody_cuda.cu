@@ -956,11 +956,28 @@ template <class T> __global__ void nbody__cu_group_flags(size_t n, unsigned int 
     }
 }
 
+/* The neighbour time-step limiter's gather (>>kdk in nbody.h) in the block steps' walks: the
+   finest level among the bodies of the leaves a walk reaches (its neighbours: the bodies it
+   sums directly, its own among them), each body's level in level, leaf k's body leafbody[k],
+   to out where the walk writes its forces. level NULL: none gathered. */
+struct nbody__cu_near {
+    const unsigned char *level;
+    const unsigned int *leafbody;
+    unsigned char *out;
+};
+/* the level of leaf node j (j >= n) into the walk's maximum near */
+__device__ __forceinline__ void nbody__cu_near_add(const nbody__cu_near &nb, unsigned int j, unsigned int n, unsigned int &near) {
+    unsigned int k = nb.level[nb.leafbody[j - n]];
+    near = k > near ? k : near;
+}
+
 /* one walk of the whole tree for the body at me, its pull added to (ax, ay, az); walking:
-   false for a thread that only helps its warp (WARP; past the last body) */
-template <class T, bool WARP>
+   false for a thread that only helps its warp (WARP; past the last body); NEAR: the levels of
+   the leaves this body's own walk reaches into near (nbody__cu_near) */
+template <class T, bool WARP, bool NEAR>
 __device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, unsigned int n,
-                                                    unsigned int mask, bool walking, nbody__v4<T> me, T eps2, T &ax, T &ay, T &az) {
+                                                    unsigned int mask, bool walking, nbody__v4<T> me, T eps2, T &ax, T &ay, T &az,
+                                                    const nbody__cu_near &nb, unsigned int &near) {
     unsigned int cur = 1, resume = walking ? 0u : ~0u;     /* resume 0: this thread is walking */
     do {
         nbody__v4<T> q = nbody__ldg4(node + cur);
@@ -976,6 +993,7 @@ __device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restri
         } else {
             open = !acc && cur < n;
         }
+        if (NEAR && cur >= n && resume == 0) nbody__cu_near_add(nb, cur, n, near);   /* a leaf of this body's own walk */
         if (acc) {
             T w = nbody__weight(__ldg(nmass + cur), d2 + eps2);
             nbody__pull(w, dx, dy, dz, &ax, &ay, &az);
@@ -1002,11 +1020,13 @@ __device__ __forceinline__ void nbody__cu_walk_body(const nbody__v4<T> *__restri
    the same nodes in the same order as alone: the same bits, fewer loads, no divergence
    beyond the weight's predication.
    Grid-stride: block b then walks for the leaf blocks b + g, b + 2g, ... (g = gridDim.x, in
-   units of bstride blocks), so a grid capped below count / blockDim.x blocks covers every leaf. */
-template <class T, bool WARP>
+   units of bstride blocks), so a grid capped below count / blockDim.x blocks covers every leaf.
+   NEAR (the block steps of every body with the neighbour limiter): each walk's neighbour level
+   to nb.out[j] too (nbody__cu_near); the forces are the same bits. */
+template <class T, bool WARP, bool NEAR>
 __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
                                unsigned int first, unsigned int count, const unsigned int *__restrict__ leafbody, size_t base, T *acc,
-                               size_t as, unsigned int n, unsigned int bstride, T eps2, T G) {
+                               size_t as, unsigned int n, unsigned int bstride, T eps2, T G, nbody__cu_near nb) {
     const unsigned int wbase = threadIdx.x & ~31u;
     const unsigned int mask = blockDim.x - wbase >= 32 ? ~0u : (1u << (blockDim.x - wbase)) - 1;  /* a partial last warp */
     for (size_t t0 = (size_t)blockIdx.x * bstride * blockDim.x; t0 < count; t0 += (size_t)gridDim.x * bstride * blockDim.x) {
@@ -1015,10 +1035,12 @@ __global__ void nbody__cu_walk(const nbody__v4<T> *__restrict__ node, const T *_
         bool walking = t0 + threadIdx.x < count;
         if (!WARP && !walking) return;                       /* later rounds lie past count too */
         T ax = 0, ay = 0, az = 0;
-        nbody__cu_walk_body<T, WARP>(node, nmass, n, mask, walking, nbody__ldg4(node + n + k), eps2, ax, ay, az);
+        unsigned int near = 0;
+        nbody__cu_walk_body<T, WARP, NEAR>(node, nmass, n, mask, walking, nbody__ldg4(node + n + k), eps2, ax, ay, az, nb, near);
         if (walking) {
             size_t j = leafbody ? (size_t)leafbody[k] - base : (size_t)k;
             acc[j] = G * ax; acc[as + j] = G * ay; acc[2 * as + j] = G * az;
+            if (NEAR) nb.out[j] = (unsigned char)near;
         }
     }
 }
@@ -1412,12 +1434,13 @@ static nbody_result nbody__cu_walk_launch(nbody__engine *e, int walk, unsigned i
     nbody__cuda *c = nbody__cu(e);
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     unsigned int nt = (unsigned int)nbody__cu_nsrc(e);
+    nbody__cu_near none = {NULL, NULL, NULL};
     if (walk == NBODY__CU_WALK_WARP)
-        nbody__cu_walk<nbody__r, true><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, leafbody, base, acc,
-                                                      as, nt, (unsigned int)bstride, eps2, e->desc.G);
+        nbody__cu_walk<nbody__r, true, false><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, leafbody, base,
+                                                             acc, as, nt, (unsigned int)bstride, eps2, e->desc.G, none);
     else
-        nbody__cu_walk<nbody__r, false><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, leafbody, base, acc,
-                                                       as, nt, (unsigned int)bstride, eps2, e->desc.G);
+        nbody__cu_walk<nbody__r, false, false><<<blocks, B>>>(c->node, c->nmass, list, (unsigned int)first, (unsigned int)count, leafbody,
+                                                              base, acc, as, nt, (unsigned int)bstride, eps2, e->desc.G, none);
     NBODY__CU(cudaGetLastError());
     return NBODY_OK;
 }
@@ -1983,7 +2006,7 @@ static nbody_result nbody__cu_check_block(nbody__engine *e, int tree) {
     cudaFuncAttributes a;
     if (tree) {
         /* the group walk caps its threads per block itself (whole warps, registers, shared memory) */
-        const void *fns[] = {(const void *)nbody__cu_walk<nbody__r, true>, (const void *)nbody__cu_walk<nbody__r, false>};
+        const void *fns[] = {(const void *)nbody__cu_walk<nbody__r, true, false>, (const void *)nbody__cu_walk<nbody__r, false, false>};
         for (int k = 0; k < 2; ++k) {
             if (cudaFuncGetAttributes(&a, fns[k]) != cudaSuccess) { (void)cudaGetLastError(); return NBODY_ERR_DEVICE; }
             if (a.maxThreadsPerBlock < limit) limit = a.maxThreadsPerBlock;
@@ -3080,7 +3103,8 @@ static nbody_result nbody__cu_hermite_store(nbody__engine *e, const nbody__hermi
 struct nbody__cu_kdk {
     unsigned int *list;            /* device, 4n: the active sources' leaves (sorted), each active
                                       body's slot in acc (list order), the active bodies, their levels */
-    unsigned int *host;            /* pinned, 5n + 2: the same on the host; then flags and levels back */
+    unsigned int *host;            /* pinned, 5n + 2 + n / 4 + 1: the same on the host; then flags and levels back;
+                                      then every body's level as a byte (nbody__cu_kdk_levels_up) */
     unsigned int *up;              /* device, n: the refit's arrival counters (zero between refits) */
     unsigned int *flag;            /* device, n + 2: a position was not finite (build or refit), a body's
                                       step refused (kdk_step); then the active bodies' next levels */
@@ -3089,13 +3113,14 @@ struct nbody__cu_kdk {
     unsigned int *pos;             /* host, n: each source's leaf */
     unsigned long long *bits;      /* host, n / 64 + 1: the active leaves (zero between uses) */
     struct nbody__cu_kdk_ctl *ctl, *hctl;   /* device and pinned, on first use: a run's scheduler (nbody__cu_kdk_run) */
-    unsigned char *level;          /* device, n: each body's level in a run */
+    unsigned char *level;          /* device, n: each body's level (a run's, or the host's for the limiter) */
+    unsigned char *near;           /* device, n: the walks' neighbour levels where they write forces (nbody__cu_near) */
     unsigned int *dpos;            /* device, n: each source's leaf in a run */
 };
 static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     if (!w) return;
     cudaFree(w->list); cudaFree(w->up); cudaFree(w->flag); cudaFree(w->acc); cudaFree(w->io); cudaFree(w->full);
-    cudaFree(w->ctl); cudaFree(w->level); cudaFree(w->dpos);
+    cudaFree(w->ctl); cudaFree(w->level); cudaFree(w->near); cudaFree(w->dpos);
     if (w->host) cudaFreeHost(w->host);
     if (w->hctl) cudaFreeHost(w->hctl);
     d->allocator.free(w->pos, d->allocator.user_data);
@@ -3176,14 +3201,17 @@ nbody__cu_refit(const T *x, size_t stride, const T *m, size_t n, size_t P, size_
 
 /* the pulls on a body at me of the nodes cur .. end (exclusive) of a depth-first walk of the
    heap (nbody__cu_walk_body's rule: accept d^2 > crit2, open internal nodes, skip leaves
-   otherwise, the body's own among them); end = nbody__heap_skip of the subtree's root */
+   otherwise, the body's own among them); end = nbody__heap_skip of the subtree's root; the
+   levels of the leaves reached into near where nb->level is not NULL (nbody__cu_near) */
 template <class T>
 __device__ __forceinline__ void nbody__cu_subtree_pull(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, nbody__v4<T> me,
-                                                       unsigned int cur, unsigned int end, unsigned int n, T eps2, T *ax, T *ay, T *az) {
+                                                       unsigned int cur, unsigned int end, unsigned int n, T eps2, T *ax, T *ay, T *az,
+                                                       const nbody__cu_near &nb, unsigned int &near) {
     do {
         nbody__v4<T> q = nbody__ldg4(node + cur);
         T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
         bool take = d2 > q.w;
+        if (nb.level && cur >= n) nbody__cu_near_add(nb, cur, n, near);
         if (take) nbody__pull(nbody__weight(__ldg(nmass + cur), d2 + eps2), dx, dy, dz, ax, ay, az);
         cur = !take && cur < n ? 2 * cur : nbody__heap_skip(cur);
     } while (cur != end);
@@ -3195,7 +3223,8 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
     __shared__ T part[3 * (NBODY__CU_SPLIT_LANES / 32)];
     unsigned int lane = threadIdx.x % L, w = (unsigned int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / L);
     if (w >= count) return;                           /* whole bodies (whole warps) leave together */
-    unsigned int k = list[w], first = 1u << D;
+    unsigned int k = list[w], first = 1u << D, near = 0;
+    const nbody__cu_near none = {NULL, NULL, NULL};   /* a benchmark's walk: no neighbour levels */
     nbody__v4<T> me = nbody__ldg4(node + n + k);
     T ax = 0, ay = 0, az = 0;
     for (unsigned int r = first + lane; r < 2 * first; r += L) {
@@ -3209,7 +3238,7 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
                 if (r == a << up) nbody__pull(nbody__weight(__ldg(nmass + a), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
             }
         }
-        if (walk) nbody__cu_subtree_pull(node, nmass, me, r, nbody__heap_skip(r), n, eps2, &ax, &ay, &az);
+        if (walk) nbody__cu_subtree_pull(node, nmass, me, r, nbody__heap_skip(r), n, eps2, &ax, &ay, &az, none, near);
     }
     for (int o = 16; o > 0; o >>= 1) {
         ax += __shfl_xor_sync(~0u, ax, o); ay += __shfl_xor_sync(~0u, ay, o); az += __shfl_xor_sync(~0u, az, o);
@@ -3232,7 +3261,7 @@ nbody__cu_walk_split(const nbody__v4<T> *__restrict__ node, const T *__restrict_
 #define NBODY__CU_KDK_BUILD 4u             /* the tree is due to be built afresh: the host queues it */
 #define NBODY__CU_KDK_REFUSED 5u           /* a new level refused: the host takes the step */
 struct nbody__cu_kdk_ctl {
-    unsigned long long now, due, tick_stop, steps, body_steps, age, age_limit;
+    unsigned long long now, due, tick_stop, steps, body_steps, age, age_limit, limited;
     nbody__r t, t_new, h, dt, origin, tick;
     unsigned int census[NBODY__BLOCK_LEVELS + 1];
     unsigned int m, work, stop, pending, k0, max_level, n;
@@ -3248,23 +3277,25 @@ struct nbody__cu_kdk_ctl {
    run 5). A node whose children would pass the frontier's room is walked depth first by its
    thread. The accepted nodes are those of nbody__cu_walk_body; the sum is grouped by thread,
    then the warps' sums in order: the bits depend on the body and the tree alone. Leaf
-   k = list[blockIdx.x]; G times the sum to acc[k], acc[as + k], acc[2 as + k]. */
+   k = list[blockIdx.x]; G times the sum to acc[k], acc[as + k], acc[2 as + k], and with
+   nb.level the walk's neighbour level to nb.out[k] (nbody__cu_near: a maximum, any order). */
 #define NBODY__CU_FRONT_T 128
 #define NBODY__CU_FRONT_CAP 2048
 template <class T> struct nbody__cu_front_smem {
     unsigned int fr[2][NBODY__CU_FRONT_CAP];
-    unsigned int wsum[NBODY__CU_FRONT_T / 32];
+    unsigned int wsum[NBODY__CU_FRONT_T / 32], wnear[NBODY__CU_FRONT_T / 32];
     T part[3 * (NBODY__CU_FRONT_T / 32)];
 };
 /* leaf k's walk by the block (sm: the block's shared memory, free again on return) */
 template <class T>
 __device__ __forceinline__ void nbody__cu_front_one(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, unsigned int k, T *acc,
-                                                    size_t as, unsigned int n, T eps2, T G, nbody__cu_front_smem<T> &sm) {
+                                                    size_t as, unsigned int n, T eps2, T G, const nbody__cu_near &nb,
+                                                    nbody__cu_front_smem<T> &sm) {
     unsigned int (&fr)[2][NBODY__CU_FRONT_CAP] = sm.fr;
     unsigned int *wsum = sm.wsum;
     T *part = sm.part;
     const unsigned int tid = threadIdx.x, lane = tid & 31u, wi = tid >> 5;
-    unsigned int cnt = 1, buf = 0;
+    unsigned int cnt = 1, buf = 0, near = 0;
     nbody__v4<T> me = nbody__ldg4(node + n + k);
     T ax = 0, ay = 0, az = 0;
     if (tid == 0) fr[0][0] = 1;
@@ -3278,6 +3309,7 @@ __device__ __forceinline__ void nbody__cu_front_one(const nbody__v4<T> *__restri
                 c = fr[buf][idx];
                 nbody__v4<T> q = nbody__ldg4(node + c);
                 T dx = q.x - me.x, dy = q.y - me.y, dz = q.z - me.z, d2 = fma(dx, dx, fma(dy, dy, dz * dz));
+                if (nb.level && c >= n) nbody__cu_near_add(nb, c, n, near);
                 if (d2 > q.w) nbody__pull(nbody__weight(__ldg(nmass + c), d2 + eps2), dx, dy, dz, &ax, &ay, &az);
                 else open = c < n;
             }
@@ -3293,7 +3325,7 @@ __device__ __forceinline__ void nbody__cu_front_one(const nbody__v4<T> *__restri
                 if (pos < NBODY__CU_FRONT_CAP) {   /* pos even: both children fit */
                     fr[buf ^ 1u][pos] = 2 * c; fr[buf ^ 1u][pos + 1] = 2 * c + 1;
                 } else {                           /* no room: c's children's subtrees depth first, here */
-                    nbody__cu_subtree_pull(node, nmass, me, 2 * c, nbody__heap_skip(c), n, eps2, &ax, &ay, &az);
+                    nbody__cu_subtree_pull(node, nmass, me, 2 * c, nbody__heap_skip(c), n, eps2, &ax, &ay, &az, nb, near);
                 }
             }
             next += 2 * tot;
@@ -3304,22 +3336,29 @@ __device__ __forceinline__ void nbody__cu_front_one(const nbody__v4<T> *__restri
     }
     for (int o = 16; o > 0; o >>= 1) {
         ax += __shfl_xor_sync(~0u, ax, o); ay += __shfl_xor_sync(~0u, ay, o); az += __shfl_xor_sync(~0u, az, o);
+        near = max(near, __shfl_xor_sync(~0u, near, o));
     }
-    if (lane == 0) { part[3 * wi] = ax; part[3 * wi + 1] = ay; part[3 * wi + 2] = az; }
+    if (lane == 0) { part[3 * wi] = ax; part[3 * wi + 1] = ay; part[3 * wi + 2] = az; sm.wnear[wi] = near; }
     __syncthreads();
     if (tid == 0) {
-        for (unsigned int v = 1; v < NBODY__CU_FRONT_T / 32; ++v) { ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2]; }
+        for (unsigned int v = 1; v < NBODY__CU_FRONT_T / 32; ++v) {
+            ax += part[3 * v]; ay += part[3 * v + 1]; az += part[3 * v + 2];
+            near = max(near, sm.wnear[v]);
+        }
         acc[k] = G * ax; acc[as + k] = G * ay; acc[2 * as + k] = G * az;
+        if (nb.level) nb.out[k] = (unsigned char)near;
     }
 }
 /* The walks of a list: without c, block b walks leaf list[b] (the host's list, a block a
    body); with c (a run on the device), the blocks take the list's entries from c->work until
    its c->m are taken, entry q being body list[q] at leaf pos[list[q]], the leaf to slot[q]. One
-   kernel for both, so that a body's forces are the same bits on either path. */
+   kernel for both, so that a body's forces (and neighbour level, nb) are the same bits on
+   either path. */
 template <class T>
 __global__ void __launch_bounds__(NBODY__CU_FRONT_T)
 nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict__ nmass, const unsigned int *__restrict__ list,
-                     const unsigned int *pos, unsigned int *slot, nbody__cu_kdk_ctl *c, T *acc, size_t as, unsigned int n, T eps2, T G) {
+                     const unsigned int *pos, unsigned int *slot, nbody__cu_kdk_ctl *c, T *acc, size_t as, unsigned int n, T eps2, T G,
+                     nbody__cu_near nb) {
     __shared__ nbody__cu_front_smem<T> sm;
     __shared__ unsigned int take;
     unsigned int m = gridDim.x, q = blockIdx.x, k;
@@ -3337,52 +3376,63 @@ nbody__cu_walk_front(const nbody__v4<T> *__restrict__ node, const T *__restrict_
         if (q >= m) return;
         k = pos ? pos[list[q]] : list[q];
         if (slot && threadIdx.x == 0) slot[q] = k;
-        nbody__cu_front_one<T>(node, nmass, k, acc, as, n, eps2, G, sm);
+        nbody__cu_front_one<T>(node, nmass, k, acc, as, n, eps2, G, nb, sm);
         if (!c) return;
     }
 }
 
-/* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite */
-template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, const unsigned int *slot, size_t count, const unsigned int *bad, T *out) {
+/* out[d count + q] = acc[d n + slot[q]], NaN for all when a position was not finite; with near
+   (the walks' neighbour levels) also nl[q] = near[slot[q]] */
+template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, const unsigned int *slot, size_t count, const unsigned int *bad, T *out,
+                                                        const unsigned char *near, unsigned int *nl) {
     bool nan = bad[0] != 0;
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
         for (int d = 0; d < 3; ++d) out[d * count + q] = nan ? (T)NAN : acc[d * n + slot[q]];
+        if (near) nl[q] = near[slot[q]];
+    }
 }
 
 /* kdk_step's levels (nbody__kdk_levels): active body q (level level[q], forces at slot[q] as
    the gather takes them, all NaN when nan) gets its next level into flag[2 + q] from GADGET's
    criterion sqrt(crit / |a|) and nbody__block_level_of, computed as the host does
-   (nbody__kdk_criterion, no fma), and its kick coefficients into io after its forces
-   (nbody__kick_op's layout); returns 1 (refused) when a force is not finite or a level past
-   NBODY__BLOCK_LEVELS */
+   (nbody__kdk_criterion, no fma), raised by the neighbour limiter (nbody__block_limited with
+   the walk's neighbour level near[slot[q]] and gap; near NULL: none) as the host's
+   nbody__kdk_level raises it, NBODY__CU_KDK_RAISED added to the level where it did, and its
+   kick coefficients into io after its forces (nbody__kick_op's layout); returns 1 (refused)
+   when a force is not finite or a level past NBODY__BLOCK_LEVELS */
+#define NBODY__CU_KDK_RAISED 0x100u
+#define NBODY__CU_KDK_LEVEL_OF(f) ((f) & 0xFFu)
 template <class T>
 __device__ __forceinline__ bool nbody__cu_kdk_level(size_t q, bool nan, const T *acc, size_t n, const unsigned int *slot,
                                                     const unsigned int *level, size_t count, unsigned int *flag, T *io,
-                                                    unsigned long long now, T dt_max, T dt_min, T crit) {
+                                                    unsigned long long now, T dt_max, T dt_min, T crit, const unsigned char *near, int gap) {
     T a[3], an, cr, dt, e;
-    unsigned long long k = level[q], k1;
+    unsigned long long k = level[q], k1, raised;
     bool refused = false;
     for (int d = 0; d < 3; ++d) io[d * count + q] = a[d] = nan ? (T)NAN : acc[d * n + slot[q]];
     an = sqrt(nbody__cu_add_rn(nbody__cu_add_rn(nbody__cu_mul_rn(a[0], a[0]), nbody__cu_mul_rn(a[1], a[1])), nbody__cu_mul_rn(a[2], a[2])));
     cr = an > 0 ? sqrt(crit / an) : (T)HUGE_VAL;
     k1 = nbody__block_level_of(k, cr, now, dt_max, dt_min);
+    raised = near ? nbody__block_limited(k1, near[slot[q]], gap) : k1;
     if (!(isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2])) || k1 > NBODY__BLOCK_LEVELS) {
         refused = true;
-        k1 = NBODY__BLOCK_LEVELS + 1;
+        k1 = raised = NBODY__BLOCK_LEVELS + 1;
     }
     dt = dt_max / (T)(1ULL << k); e = dt;
     io[3 * count + q] = -(dt - e) / 2; io[4 * count + q] = e / 2;
-    io[5 * count + q] = k1 <= NBODY__BLOCK_LEVELS ? dt_max / (T)(1ULL << k1) / 2 : (T)0;
-    flag[2 + q] = (unsigned int)k1;
+    io[5 * count + q] = raised <= NBODY__BLOCK_LEVELS ? dt_max / (T)(1ULL << raised) / 2 : (T)0;
+    flag[2 + q] = (unsigned int)raised | (raised != k1 ? NBODY__CU_KDK_RAISED : 0u);
     return refused;
 }
 /* the levels of all active bodies; flag[1] = 1 when one is refused */
 template <class T>
 __global__ void nbody__cu_kdk_levels(const T *acc, size_t n, const unsigned int *slot, const unsigned int *level, size_t count,
-                                     unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit) {
+                                     unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit, const unsigned char *near,
+                                     int gap) {
     bool nan = flag[0] != 0;
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
-        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit)) atomicOr(flag + 1, 1u);
+        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit, near, gap))
+            atomicOr(flag + 1, 1u);
 }
 
 /* nbody__kick_op for active body q: v1 = v + c0 a0 + c1 a to y's velocity, v1 + c2 a and a to
@@ -3412,9 +3462,10 @@ __global__ void nbody__cu_kdk_kick(T *y, T *kick, const unsigned int *list, size
 template <class T>
 __global__ void nbody__cu_kdk_levels_kick(const T *acc, size_t n, const unsigned int *slot, const unsigned int *level, size_t count,
                                           unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit, T *y, T *kick,
-                                          const unsigned int *list) {
+                                          const unsigned int *list, const unsigned char *near, int gap) {
     size_t q = threadIdx.x;
-    int refused = q < count && nbody__cu_kdk_level<T>(q, flag[0] != 0, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit);
+    int refused = q < count && nbody__cu_kdk_level<T>(q, flag[0] != 0, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit,
+                                                      near, gap);
     if (__syncthreads_or(refused)) {
         if (q == 0) flag[1] = 1u;
         return;
@@ -3494,22 +3545,27 @@ __global__ void nbody__cu_kdk_drift(nbody__cu_lc<T> p, nbody__cu_kdk_ctl *c, con
     }
 }
 
-/* each source's leaf: pos[sorted[p]] = the leaf of depth-first position p (nbody__cu_leaf_of) */
-__global__ void nbody__cu_kdk_pos(const unsigned int *sorted, size_t nt, size_t P, unsigned int *pos) {
-    for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < nt; p += (size_t)gridDim.x * blockDim.x)
-        pos[sorted[p]] = (unsigned int)(p < 2 * nt - P ? P + p - nt : p - (2 * nt - P));
+/* each source's leaf: pos[sorted[p]] = the leaf of depth-first position p (nbody__cu_leaf_of),
+   and (leafbody not NULL) each leaf's body, as a build writes it */
+__global__ void nbody__cu_kdk_pos(const unsigned int *sorted, size_t nt, size_t P, unsigned int *pos, unsigned int *leafbody) {
+    for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < nt; p += (size_t)gridDim.x * blockDim.x) {
+        unsigned int k = (unsigned int)(p < 2 * nt - P ? P + p - nt : p - (2 * nt - P));
+        pos[sorted[p]] = k;
+        if (leafbody) leafbody[k] = sorted[p];
+    }
 }
 
 /* the active bodies' levels and coefficients (nbody__cu_kdk_level); flag[1] = 1 when one is
    refused or finer than the block times resolve */
 template <class T>
 __global__ void nbody__cu_kdk_levels_run(const nbody__cu_kdk_ctl *c, const T *acc, size_t n, const unsigned int *slot, const unsigned int *lev,
-                                         unsigned int *flag, T *io, T dt_max, T dt_min, T crit) {
+                                         unsigned int *flag, T *io, T dt_max, T dt_min, T crit, const unsigned char *near, int gap) {
     if (c->stop) return;
     const size_t count = c->m;
     const bool nan = flag[0] != 0;
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
-        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, lev, count, flag, io, c->due, dt_max, dt_min, crit) || flag[2 + q] > c->max_level)
+        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, lev, count, flag, io, c->due, dt_max, dt_min, crit, near, gap) ||
+            NBODY__CU_KDK_LEVEL_OF(flag[2 + q]) > c->max_level)
             atomicOr(flag + 1, 1u);
 }
 
@@ -3526,8 +3582,12 @@ __global__ void nbody__cu_kdk_kick_run(nbody__cu_kdk_ctl *c, T *y, T *kick, cons
         if (first) c->stop = NBODY__CU_KDK_REFUSED;
         return;
     }
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x) {
-        unsigned int k = lev[q], k1 = flag[2 + q];
+    for (size_t base = blockIdx.x * (size_t)blockDim.x; base < count; base += (size_t)gridDim.x * blockDim.x) {   /* whole warps: the ballot */
+        size_t q = base + threadIdx.x;
+        unsigned int raised = __ballot_sync(~0u, q < count && (flag[2 + q] & NBODY__CU_KDK_RAISED));
+        if ((threadIdx.x & 31u) == 0 && raised) atomicAdd(&c->limited, (unsigned long long)__popc(raised));
+        if (q >= count) continue;
+        unsigned int k = lev[q], k1 = NBODY__CU_KDK_LEVEL_OF(flag[2 + q]);
         nbody__cu_kdk_kick_one<T>(q, y, kick, body, count, n, io, io + 3 * count);
         level[body[q]] = (unsigned char)k1;
         if (k1 != k) { atomicSub(c->census + k, 1u); atomicAdd(c->census + k1, 1u); }
@@ -3555,7 +3615,12 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->flag, n + 2);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->acc, 3 * n);
     if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->io, 6 * n);
-    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMallocHost((void **)&w->host, (5 * n + 2) * sizeof(unsigned int)), "cudaMallocHost");
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->level, n);
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->near, n);
+    if (r == NBODY_OK) r = nbody__cu_check(e, cudaMemset(w->near, 0, n), "memset");   /* test particles' entries stay 0 */
+    if (r == NBODY_OK) r = nbody__cu_malloc(e, &w->dpos, n);
+    if (r == NBODY_OK)
+        r = nbody__cu_check(e, cudaMallocHost((void **)&w->host, (5 * n + 2 + n / 4 + 1) * sizeof(unsigned int)), "cudaMallocHost");
     if (r != NBODY_OK) { nbody__cu_kdk_free(w, &e->desc); c->kdk = NULL; return r; }
     *out = w;
     return NBODY_OK;
@@ -3611,6 +3676,8 @@ static nbody_result nbody__cu_kdk_tree(nbody__engine *e, nbody__cu_kdk *w, nbody
             int depth = 0;
             for (p = 0; p < nt; ++p) h[p] = (unsigned int)op->order[p];
             NBODY__CU(cudaMemcpy(c->val[1], h, nt * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            nbody__cu_kdk_pos<<<nbody__cu_blocks(nt, 256), 256>>>(c->val[1], nt, P, w->dpos, c->leafbody);   /* the limiter's leafbody */
+            NBODY__CU(cudaGetLastError());
             for (size_t q = 1; q * 2 <= 2 * nt - 1; q *= 2) depth++;
             c->depth = depth;
         }
@@ -3643,12 +3710,50 @@ static void nbody__cu_split_shape(const nbody__cuda *c, size_t bodies, size_t nt
     *D = d;
 }
 
+/* a step of every body on a tree built for it: the derivative's tuned walk, by body, into
+   w->full + 3n; with nb.level the same walk with the neighbour levels (nbody__cu_walk's NEAR, the
+   same forces; the group walk, which a benchmark or test may force, not: its per-thread walk) */
+static nbody_result nbody__cu_kdk_every(nbody__engine *e, nbody__cu_kdk *w, const nbody__cu_near &nb) {
+    nbody__cuda *c = nbody__cu(e);
+    size_t n = e->n, nt = nbody__cu_nsrc(e);
+    nbody__r eps2 = e->desc.softening * e->desc.softening;
+    const unsigned int B = 128;          /* within the NEAR walk's registers at any tuning */
+    if (!nb.level) return nbody__cu_tree_walk(e, c->block, c->walk, 1, w->full);
+    if (c->walk == NBODY__CU_WALK_WARP)
+        nbody__cu_walk<nbody__r, true, true><<<nbody__cu_blocks(nt, B), B>>>(c->node, c->nmass, (const unsigned int *)NULL, 0, (unsigned int)nt,
+                                                                            c->leafbody, 0, w->full + 3 * n, n, (unsigned int)nt, 1, eps2,
+                                                                            e->desc.G, nb);
+    else
+        nbody__cu_walk<nbody__r, false, true><<<nbody__cu_blocks(nt, B), B>>>(c->node, c->nmass, (const unsigned int *)NULL, 0,
+                                                                             (unsigned int)nt, c->leafbody, 0, w->full + 3 * n, n,
+                                                                             (unsigned int)nt, 1, eps2, e->desc.G, nb);
+    NBODY__CU(cudaGetLastError());
+    if (nt < n) {
+        nbody__cu_walk_test<nbody__r><<<nbody__cu_blocks(n - nt, B), B>>>(c->node, c->nmass, c->ycur, n, nt, n, w->full + 3 * n, n, 0, nt,
+                                                                           eps2, e->desc.G, c->nquad);
+        NBODY__CU(cudaGetLastError());
+    }
+    return NBODY_OK;
+}
+
+/* every body's level (host, n) to w->level as bytes, for the neighbour limiter's walks */
+static nbody_result nbody__cu_kdk_levels_up(nbody__engine *e, nbody__cu_kdk *w, const unsigned long long *level) {
+    size_t n = e->n, i;
+    unsigned char *b = (unsigned char *)(w->host + 5 * n + 2);
+    for (i = 0; i < n; ++i) b[i] = (unsigned char)level[i];   /* at most NBODY__BLOCK_LEVELS */
+    NBODY__CU(cudaMemcpyAsync(w->level, b, n, cudaMemcpyHostToDevice));
+    return NBODY_OK;
+}
+
 /* the tree (nbody__cu_kdk_tree), the active list up (with level: the active bodies' levels
    too) and the walks: active body q's forces at (*acc)[d n + (*slot)[q]], d = 0, 1, 2 (by leaf,
    test particles by body; a step of every body on a tree built for it walks as the derivative
-   does, by body); *src the active sources' count */
-static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, const unsigned long long *level, nbody__cu_kdk **wp,
-                                       size_t *srcp, const nbody__r **acc, const unsigned int **slot) {
+   does, by body); *src the active sources' count. With all (every body's level, host, n) the
+   walks gather the neighbour levels (nbody__cu_near) at (*near)[(*slot)[q]] (test particles: 0),
+   *near NULL where they do not (the benchmarks' other walks) */
+static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, const unsigned long long *level,
+                                       const unsigned long long *all, nbody__cu_kdk **wp, size_t *srcp, const nbody__r **acc,
+                                       const unsigned int **slot, const unsigned char **near) {
     nbody__cuda *c = nbody__cu(e);
     const nbody__r *y = (const nbody__r *)op->y;
     const size_t *list = op->list;
@@ -3657,6 +3762,8 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
     const int B = 256;
     unsigned int *h;
     nbody__cu_kdk *w;
+    nbody__cu_near nb = {NULL, NULL, NULL};
+    int full = count == n && op->build && nbody__cu_kdk_full, uni;
     nbody_result r;
     if (c->nquad) {
         nbody__cu_log(e, NBODY_LOG_ERROR, "nbody: cuda-tree: block steps walk monopoles only (desc.quadrupole refused)");
@@ -3675,21 +3782,26 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
         if (level) h[src + 2 * count + q] = (unsigned int)level[list[q]];
     }
     NBODY__CU(cudaMemcpyAsync(w->list, h, (src + (level ? 3 : 2) * count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
-    *wp = w; *srcp = src; *acc = w->acc; *slot = w->list + src;
-    if (count == n && op->build && nbody__cu_kdk_full) {   /* every body, a fresh tree: the derivative's tuned walk */
+    uni = nbody__cu_kdk_union && nbody__cu_kdk_union * src > nt;
+    if (all && (full || (!uni && nbody__cu_kdk_front))) {
+        if ((r = nbody__cu_kdk_levels_up(e, w, all)) != NBODY_OK) return r;
+        nb.level = w->level; nb.leafbody = c->leafbody; nb.out = w->near;
+    }
+    *wp = w; *srcp = src; *acc = w->acc; *slot = w->list + src; *near = nb.out;
+    if (full) {                                    /* every body, a fresh tree: the derivative's tuned walk */
         if (!w->full && (r = nbody__cu_malloc(e, &w->full, 6 * n)) != NBODY_OK) return r;
         if (!c->tuned && (r = nbody__cu_tune(e, w->full)) != NBODY_OK) return r;
         *acc = w->full + 3 * n; *slot = w->list + src + count;
-        return nbody__cu_tree_walk(e, c->block, c->walk, 1, w->full);
+        return nbody__cu_kdk_every(e, w, nb);
     }
-    if (nbody__cu_kdk_union && nbody__cu_kdk_union * src > nt) {   /* benchmarks: the warps' union of 32 neighbours' walks */
+    if (uni) {                                     /* benchmarks: the warps' union of 32 neighbours' walks */
         if ((r = nbody__cu_walk_launch(e, NBODY__CU_WALK_WARP, nbody__cu_blocks(src, B), (unsigned int)B, w->list, 0, src, NULL, 0, w->acc,
                                        n, 1)) != NBODY_OK)
             return r;
     } else if (src && nbody__cu_kdk_front) {
         nbody__cu_walk_front<nbody__r><<<(unsigned int)src, NBODY__CU_FRONT_T>>>(c->node, c->nmass, w->list, (const unsigned int *)NULL,
                                                                                 (unsigned int *)NULL, (nbody__cu_kdk_ctl *)NULL, w->acc, n,
-                                                                                (unsigned int)nt, eps2, e->desc.G);
+                                                                                (unsigned int)nt, eps2, e->desc.G, nb);
         NBODY__CU(cudaGetLastError());
     } else if (src) {
         unsigned int L, T;
@@ -3709,17 +3821,29 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
     return NBODY_OK;
 }
 
+/* the forces, and with op->level and op->neighbour_level the neighbour levels (no reaches: the
+   wake-ups are TREE's) */
 static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *op) {
-    size_t count = op->count, src;
+    size_t count = op->count, src, q;
     const nbody__r *acc;
     const unsigned int *slot;
+    const unsigned char *near;
+    unsigned int *back;
     nbody__cu_kdk *w;
     nbody_result r = nbody__cu_enter(e);
+    op->neighbours = 0;
     if (r != NBODY_OK || !count) return r;
-    if ((r = nbody__cu_kdk_walk(e, op, NULL, &w, &src, &acc, &slot)) != NBODY_OK) return r;
-    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, count, w->flag, w->io);
+    r = nbody__cu_kdk_walk(e, op, NULL, op->neighbour_level ? op->level : NULL, &w, &src, &acc, &slot, &near);
+    if (r != NBODY_OK) return r;
+    nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, count, w->flag, w->io, near, w->flag + 2);
     NBODY__CU(cudaGetLastError());
     NBODY__CU(cudaMemcpy(op->out, w->io, 3 * count * sizeof(nbody__r), cudaMemcpyDeviceToHost));
+    if (near) {
+        back = w->host + 4 * e->n;
+        NBODY__CU(cudaMemcpy(back, w->flag + 2, count * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+        for (q = 0; q < count; ++q) op->neighbour_level[q] = back[q];
+        op->neighbours = 1;
+    }
     return NBODY_OK;
 }
 
@@ -3745,21 +3869,24 @@ static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, n
     size_t count = op->count, src, q;
     const nbody__r *acc;
     const unsigned int *slot;
+    const unsigned char *near;
     unsigned int *back;
     nbody__cu_kdk *w;
     nbody_result r = nbody__cu_enter(e);
     lv->ok = 0;
     if (r != NBODY_OK || !count || !nbody__cu_kdk_device) return r;
-    if ((r = nbody__cu_kdk_walk(e, op, lv->level, &w, &src, &acc, &slot)) != NBODY_OK) return r;
+    r = nbody__cu_kdk_walk(e, op, lv->level, lv->limit >= 0 ? lv->level : NULL, &w, &src, &acc, &slot, &near);
+    if (r != NBODY_OK) return r;
     if (nbody__cu_kdk_fuse && count <= 1024) {
         nbody__cu_kdk_levels_kick<nbody__r><<<1, (unsigned int)(count + 31) / 32 * 32>>>(acc, e->n, slot, w->list + src + 2 * count, count,
                                                                                          w->flag, w->io, lv->now, lv->dt_max, lv->dt_min,
                                                                                          lv->crit, (nbody__r *)op->y, (nbody__r *)lv->kick,
-                                                                                         w->list + src + count);
+                                                                                         w->list + src + count, near, lv->limit);
         NBODY__CU(cudaGetLastError());
     } else {
         nbody__cu_kdk_levels<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, w->list + src + 2 * count, count, w->flag,
-                                                                               w->io, lv->now, lv->dt_max, lv->dt_min, lv->crit);
+                                                                               w->io, lv->now, lv->dt_max, lv->dt_min, lv->crit, near,
+                                                                               lv->limit);
         NBODY__CU(cudaGetLastError());
         nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>((nbody__r *)op->y, (nbody__r *)lv->kick, w->list + src + count,
                                                                              count, e->n, w->io, w->io + 3 * count, w->flag + 1);
@@ -3767,8 +3894,11 @@ static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, n
     }
     back = w->host + 4 * e->n;
     NBODY__CU(cudaMemcpy(back, w->flag, (count + 2) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-    for (q = 0; q < count; ++q) lv->level_new[q] = back[2 + q];
     lv->ok = back[1] == 0;
+    for (q = 0; q < count; ++q) {
+        lv->level_new[q] = NBODY__CU_KDK_LEVEL_OF(back[2 + q]);
+        lv->limited += lv->ok && (back[2 + q] & NBODY__CU_KDK_RAISED);
+    }
     return NBODY_OK;
 }
 
@@ -3783,7 +3913,9 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
     unsigned int *body = w->list, *lev = w->list + n, *slot = w->list + 2 * n;
     nbody__r eps2 = e->desc.softening * e->desc.softening;
     nbody__cu_lc<nbody__r> p;
+    nbody__cu_near nb = {NULL, NULL, NULL};
     nbody_result r;
+    if (run->limit >= 0) { nb.level = w->level; nb.leafbody = c->leafbody; nb.out = w->near; }   /* the limiter: the run's levels */
     memset(&p, 0, sizeof p);                      /* nbody__attempt_kdk's drift: y + h (1 kick) */
     p.out = ynew; p.y = y; p.nk = 1; p.c[0] = 1; p.k[0] = (const nbody__r *)run->kick; p.len = 6 * n;
     const nbody__r *acc = w->acc;
@@ -3793,7 +3925,7 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
     c->ycur = ynew;
     if (mode) {
         if ((r = nbody__cu_tree_build(e, ynew)) != NBODY_OK) return r;
-        nbody__cu_kdk_pos<<<nbody__cu_blocks(n, 256), 256>>>(c->val[1], n, P, w->dpos);
+        nbody__cu_kdk_pos<<<nbody__cu_blocks(n, 256), 256>>>(c->val[1], n, P, w->dpos, (unsigned int *)NULL);
         c->kdk_tree = 1;                           /* val[1] is the order of this tree */
     } else {
         nbody__cu_refit<nbody__r><<<(unsigned int)((2 * n - j0 + NBODY__CU_REFIT_B - 1) / NBODY__CU_REFIT_B), NBODY__CU_REFIT_B>>>(
@@ -3802,14 +3934,14 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
     }
     NBODY__CU(cudaGetLastError());
     if (mode == 3) {                               /* by body: the slots are the bodies */
-        if ((r = nbody__cu_tree_walk(e, c->block, c->walk, 1, w->full)) != NBODY_OK) return r;
+        if ((r = nbody__cu_kdk_every(e, w, nb)) != NBODY_OK) return r;
         acc = w->full + 3 * n; slot = body;
     } else {
         nbody__cu_walk_front<nbody__r><<<(unsigned int)c->sms * 8, NBODY__CU_FRONT_T>>>(c->node, c->nmass, body, w->dpos, slot, w->ctl, w->acc,
-                                                                                       n, (unsigned int)n, eps2, e->desc.G);
+                                                                                       n, (unsigned int)n, eps2, e->desc.G, nb);
     }
     nbody__cu_kdk_levels_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, acc, n, slot, lev, w->flag, w->io, run->dt_max,
-                                                                           run->dt_min, run->crit);
+                                                                           run->dt_min, run->crit, nb.out, run->limit);
     nbody__cu_kdk_kick_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, ynew, (nbody__r *)run->kick, body, lev, w->flag, w->io, n,
                                                                          w->level, mode);
     NBODY__CU(cudaGetLastError());
@@ -3855,9 +3987,7 @@ static nbody_result nbody__cu_kdk_run(nbody__engine *e, nbody__kdk_run *run) {
         return NBODY_OK;
     if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK) return r;
     if (!w->ctl) {
-        if ((r = nbody__cu_malloc(e, &w->ctl, 1)) != NBODY_OK || (r = nbody__cu_malloc(e, &w->level, n)) != NBODY_OK ||
-            (r = nbody__cu_malloc(e, &w->dpos, n)) != NBODY_OK)
-            return r;
+        if ((r = nbody__cu_malloc(e, &w->ctl, 1)) != NBODY_OK) return r;
         NBODY__CU(cudaMallocHost((void **)&w->hctl, sizeof *w->hctl));
     }
     h = w->hctl;
@@ -3872,7 +4002,7 @@ static nbody_result nbody__cu_kdk_run(nbody__engine *e, nbody__kdk_run *run) {
     }
     NBODY__CU(cudaMemcpyAsync(w->ctl, h, sizeof *h, cudaMemcpyHostToDevice));
     NBODY__CU(cudaMemcpyAsync(w->level, lv, n, cudaMemcpyHostToDevice));
-    nbody__cu_kdk_pos<<<nbody__cu_blocks(n, 256), 256>>>(c->val[1], n, nbody__cu_heap_p(n), w->dpos);
+    nbody__cu_kdk_pos<<<nbody__cu_blocks(n, 256), 256>>>(c->val[1], n, nbody__cu_heap_p(n), w->dpos, (unsigned int *)NULL);
     NBODY__CU(cudaGetLastError());
     ys[0] = (nbody__r *)run->y; ys[1] = (nbody__r *)run->other;
     for (;;) {
@@ -3889,7 +4019,7 @@ static nbody_result nbody__cu_kdk_run(nbody__engine *e, nbody__kdk_run *run) {
         if (mode < 0 || (mode && mode == queued && h->steps == done)) break;   /* the host's step, or no progress */
         done = h->steps;
     }
-    run->steps = (size_t)h->steps; run->body_steps = h->body_steps; run->age = h->age;
+    run->steps = (size_t)h->steps; run->body_steps = h->body_steps; run->age = h->age; run->limited = h->limited;
     run->now = h->now; run->t = h->t; run->origin = h->origin; run->dt = h->dt;
     NBODY__CU(cudaMemcpy(lv, w->level, n, cudaMemcpyDeviceToHost));
     for (i = 0; i < n; ++i) run->level[i] = lv[i];
@@ -4143,7 +4273,7 @@ static void nbody__cu_slice_defaults(nbody__cuda *c) {
     c->block = 256;
     if (c->tree) {
         c->block = 1024;
-        if (cudaFuncGetAttributes(&fa, (const void *)nbody__cu_walk<nbody__r, false>) == cudaSuccess && fa.maxThreadsPerBlock < 1024)
+        if (cudaFuncGetAttributes(&fa, (const void *)nbody__cu_walk<nbody__r, false, false>) == cudaSuccess && fa.maxThreadsPerBlock < 1024)
             c->block = fa.maxThreadsPerBlock / 32 * 32;
         (void)cudaGetLastError();
     }

@@ -58,6 +58,61 @@ static int tree_active_kick_state(nbody__engine *e, nbody__buf y, nbody__buf kic
            e->ops->upload(e, kick, 3 * n, f + 3 * n, 3 * n) == NBODY_OK;
 }
 
+/* The neighbour limiter in ops.kdk_step (lv.limit = 2, nbody__block_limited) against the host's
+   path with the neighbour levels that active_forces gathers, for an engine that gathers them
+   (op.neighbours; the others are named and left): the same levels, some of them raised and
+   counted, the same bits of state and kicks; a source's own leaf among its neighbours (its
+   neighbour level at least its level). The refitted tree of e as check_kdk_step left it. */
+static void check_kdk_limiter(nbody__engine *e, nbody_desc d, const char *name, const nbody_system *s, const size_t *list, size_t count,
+                              const nbody_real *f, unsigned long long *order, unsigned long long *level, nbody__buf ya, nbody__buf yb,
+                              nbody__buf ka, nbody__buf kb) {
+    size_t n = s->n, q, raised = 0, own = 1;
+    unsigned long long *la = (unsigned long long *)malloc(count * sizeof *la), *lb = (unsigned long long *)malloc(count * sizeof *lb);
+    unsigned long long *nl = (unsigned long long *)malloc(count * sizeof *nl);
+    nbody_real *acc = (nbody_real *)malloc(6 * count * sizeof(nbody_real)), *ha = (nbody_real *)malloc(12 * n * sizeof(nbody_real));
+    nbody_real *hb = (nbody_real *)malloc(12 * n * sizeof(nbody_real)), dt_max = (nbody_real)0.0625;
+    nbody__active_op op;
+    nbody__kick_op kop;
+    nbody__kdk_levels lv;
+    int ok = la && lb && nl && acc && ha && hb, same = 1;
+    memset(&op, 0, sizeof op);
+    op.y = ya; op.list = list; op.count = count; op.out = acc; op.build = 0; op.order = order; op.wrote = 0;
+    op.level = level; op.neighbour_level = nl; op.neighbours = 0;
+    ok = ok && tree_active_kick_state(e, ya, ka, s, f) && tree_active_kick_state(e, yb, kb, s, f) && e->ops->active_forces(e, &op) == NBODY_OK;
+    if (ok && !op.neighbours) {
+        printf("%s: active_forces gathers no neighbour levels: the limiter is not the engine's\n", name);
+        ok = 0;
+    }
+    for (q = 0; ok && q < count; ++q) {
+        nbody_real dt = dt_max / (nbody_real)(1ULL << level[list[q]]);
+        unsigned long long k = nbody__block_level_of(level[list[q]], nbody__kdk_criterion(&d, acc[q], acc[count + q], acc[2 * count + q]),
+                                                     1ULL << 40, dt_max, 0);
+        la[q] = nbody__block_limited(k, nl[q], 2);
+        raised += la[q] != k;
+        if (list[q] < d.n_active && nl[q] < level[list[q]]) own = 0;
+        acc[3 * count + q] = -(dt - dt) / 2; acc[4 * count + q] = dt / 2;
+        acc[5 * count + q] = dt_max / (nbody_real)(1ULL << la[q]) / 2;
+    }
+    kop.y = ya; kop.kick = ka; kop.list = list; kop.count = count; kop.acc = acc; kop.coef = acc + 3 * count;
+    ok = ok && e->ops->kick(e, &kop) == NBODY_OK;
+    if (ok) {
+        CHECK(own, "%s: every active source's neighbour level is at least its own level (its leaf among its neighbours)", name);
+        op.y = yb; op.out = NULL; op.level = NULL; op.neighbour_level = NULL; op.wrote = 0;
+        lv.kick = kb; lv.level = level; lv.now = 1ULL << 40; lv.dt_max = dt_max; lv.dt_min = 0;
+        lv.crit = 2 * d.timestep_eta * d.softening; lv.level_new = lb; lv.ok = 0; lv.limit = 2; lv.limited = 0;
+        ok = e->ops->kdk_step(e, &op, &lv) == NBODY_OK && lv.ok;
+        ok = ok && e->ops->download(e, ha, ya, 0, 6 * n) == NBODY_OK && e->ops->download(e, ha + 6 * n, ka, 0, 6 * n) == NBODY_OK &&
+             e->ops->download(e, hb, yb, 0, 6 * n) == NBODY_OK && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK;
+        for (q = 0; ok && q < count; ++q)
+            if (la[q] != lb[q]) same = 0;
+        CHECK(ok && same && raised > 0 && lv.limited == raised, "%s: kdk_step with the neighbour limiter: the host's levels (%lu of %lu "
+              "raised; the engine counted %llu)", name, (unsigned long)raised, (unsigned long)count, lv.limited);
+        CHECK(ok && !memcmp(ha, hb, 12 * n * sizeof(nbody_real)), "%s: kdk_step with the neighbour limiter: the bits of active_forces + "
+              "kick", name);
+    }
+    free(la); free(lb); free(nl); free(acc); free(ha); free(hb);
+}
+
 /* ops.kdk_step against the host's path on the refitted tree of e (order: its leaf order),
    the bodies of s at levels 2 + i % 5, the step ending at a block time of every level */
 static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, const nbody_system *s, const size_t *list, size_t count,
@@ -93,6 +148,7 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
     op.y = yb; op.out = NULL; op.wrote = 0;
     lv.kick = kb; lv.level = level; lv.now = 1ULL << 40; lv.dt_max = dt_max; lv.dt_min = 0;
     lv.crit = 2 * d.timestep_eta * d.softening; lv.level_new = lb; lv.ok = 0;
+    lv.limit = -1; lv.limited = 0;     /* no neighbour limiter: that below */
     ok = ok && e->ops->kdk_step(e, &op, &lv) == NBODY_OK && lv.ok && op.wrote;
     ok = ok && e->ops->download(e, ha, ya, 0, 6 * n) == NBODY_OK && e->ops->download(e, ha + 6 * n, ka, 0, 6 * n) == NBODY_OK &&
          e->ops->download(e, hb, yb, 0, 6 * n) == NBODY_OK && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK;
@@ -103,6 +159,7 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
     CHECK(ok && same && changed, "%s: kdk_step's levels are the host's (%lu active bodies, some changed: %d)", name, (unsigned long)count,
           changed);
     CHECK(ok && !memcmp(ha, hb, 12 * n * sizeof(nbody_real)), "%s: kdk_step's state and kicks are the bits of active_forces + kick", name);
+    if (ok) check_kdk_limiter(e, d, name, s, list, count, f, order, level, ya, yb, ka, kb);
     /* refused: a level below dt_min, then a position that is not finite; nothing kicked */
     ok = ok && tree_active_kick_state(e, yb, kb, s, f);
     lv.dt_min = 1; lv.ok = 1; op.y = yb;
