@@ -5637,10 +5637,11 @@ static double nbody__kdk_rebuild = 1.0;
    acceleration at its last kick: a disc star on a long step meets a galaxy's core within that
    step, and the run heats; with the limiter the levels fall off gradually around fine-stepped
    regions (bench/results/treeblock-limiter-2026-11-27.md: factor 4 as Saitoh & Makino's; 2
-   measured worse). Negative: off. CUDA_TREE gathers the neighbour levels on the device (its
-   leaves are single bodies: the neighbours are the leaves a walk reaches, the body's own among
-   them) and applies the same rule in its own steps (nbody__kdk_levels, nbody__kdk_run); an
-   engine that does not gather them (OPENCL_TREE) steps without it.
+   measured worse). Negative: off. An engine that does not gather the neighbour levels steps
+   without it: OPENCL_TREE, and CUDA_TREE unless its switch is on (nbody__cuda_kdk_limiter in
+   nbody_cuda.cu: measured worse there). On, CUDA_TREE gathers them on the device (its leaves are
+   single bodies: the neighbours are the leaves a walk reaches, the body's own among them) and
+   applies this rule in its own steps too (nbody__kdk_levels, nbody__kdk_run).
    Wake-ups (nbody__kdk_wake; off: on the collision they lowered no error and cost 60-100 % more
    CPU time): a body that is not active, and whose step is longer than the criterion asks for
    the largest pull of an active neighbour on it, ends its step at this block time (Durier &

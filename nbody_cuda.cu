@@ -3639,6 +3639,15 @@ static nbody_result nbody__cu_kdk_work(nbody__engine *e, nbody__cu_kdk **out) {
    to the host, 2 runs that take them too (the default, NBODY__CU_KDK_LOOP; < 0: the default) */
 #define NBODY__CU_KDK_LOOP 2
 static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPLIT_LANES;
+/* The neighbour time-step limiter (nbody__kdk_limit in nbody.h) on CUDA_TREE: off unless
+   nbody__cuda_kdk_limiter(1). Measured on the galaxy collision (bench/results/
+   treeblock-limiter-gpu-2026-11-27.md): N = 2^16 to t = 6, eta 0.05, seeds 1-3, abs(dE/E)
+   7.8e-3 / 9.6e-3 / 7.6e-3 with it against 2.7e-3 / 1.9e-3 / 9.2e-3 without, for 6-8 % more
+   time; N = 512 to t = 4 (seeds 4, 5) 0.062 against 0.063. On, every path gathers the
+   neighbour levels (active_forces for the host, kdk_step and the runs on the device), so
+   that they still take the same steps. */
+static int nbody__cu_kdk_limiter = 0;
+extern "C" void nbody__cuda_kdk_limiter(int on) { nbody__cu_kdk_limiter = on != 0; }
 static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1, nbody__cu_kdk_climb = 0,
            nbody__cu_kdk_fuse = 1, nbody__cu_kdk_loop = NBODY__CU_KDK_LOOP;
 extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
@@ -3821,8 +3830,8 @@ static nbody_result nbody__cu_kdk_walk(nbody__engine *e, nbody__active_op *op, c
     return NBODY_OK;
 }
 
-/* the forces, and with op->level and op->neighbour_level the neighbour levels (no reaches: the
-   wake-ups are TREE's) */
+/* the forces, and with op->level and op->neighbour_level the neighbour levels where the
+   limiter is on (nbody__cu_kdk_limiter; no reaches: the wake-ups are TREE's) */
 static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *op) {
     size_t count = op->count, src, q;
     const nbody__r *acc;
@@ -3833,7 +3842,7 @@ static nbody_result nbody__cu_active_forces(nbody__engine *e, nbody__active_op *
     nbody_result r = nbody__cu_enter(e);
     op->neighbours = 0;
     if (r != NBODY_OK || !count) return r;
-    r = nbody__cu_kdk_walk(e, op, NULL, op->neighbour_level ? op->level : NULL, &w, &src, &acc, &slot, &near);
+    r = nbody__cu_kdk_walk(e, op, NULL, nbody__cu_kdk_limiter && op->neighbour_level ? op->level : NULL, &w, &src, &acc, &slot, &near);
     if (r != NBODY_OK) return r;
     nbody__cu_kdk_gather<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, count, w->flag, w->io, near, w->flag + 2);
     NBODY__CU(cudaGetLastError());
@@ -3875,7 +3884,7 @@ static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, n
     nbody_result r = nbody__cu_enter(e);
     lv->ok = 0;
     if (r != NBODY_OK || !count || !nbody__cu_kdk_device) return r;
-    r = nbody__cu_kdk_walk(e, op, lv->level, lv->limit >= 0 ? lv->level : NULL, &w, &src, &acc, &slot, &near);
+    r = nbody__cu_kdk_walk(e, op, lv->level, nbody__cu_kdk_limiter && lv->limit >= 0 ? lv->level : NULL, &w, &src, &acc, &slot, &near);
     if (r != NBODY_OK) return r;
     if (nbody__cu_kdk_fuse && count <= 1024) {
         nbody__cu_kdk_levels_kick<nbody__r><<<1, (unsigned int)(count + 31) / 32 * 32>>>(acc, e->n, slot, w->list + src + 2 * count, count,
@@ -3915,7 +3924,7 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
     nbody__cu_lc<nbody__r> p;
     nbody__cu_near nb = {NULL, NULL, NULL};
     nbody_result r;
-    if (run->limit >= 0) { nb.level = w->level; nb.leafbody = c->leafbody; nb.out = w->near; }   /* the limiter: the run's levels */
+    if (nbody__cu_kdk_limiter && run->limit >= 0) { nb.level = w->level; nb.leafbody = c->leafbody; nb.out = w->near; }   /* the run's levels */
     memset(&p, 0, sizeof p);                      /* nbody__attempt_kdk's drift: y + h (1 kick) */
     p.out = ynew; p.y = y; p.nk = 1; p.c[0] = 1; p.k[0] = (const nbody__r *)run->kick; p.len = 6 * n;
     const nbody__r *acc = w->acc;

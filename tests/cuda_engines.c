@@ -17,6 +17,7 @@ void nbody__cuda_bench_config(nbody__engine *e, int variant, int block, int bodi
 void nbody__cuda_test_grid_cap(unsigned int blocks);
 void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
                             int front, int climb, int fuse, int loop);
+void nbody__cuda_kdk_limiter(int on);
 #include <math.h>
 
 static int cmp_double(const void *a, const void *b) {
@@ -566,7 +567,9 @@ static void test_tree_block_steps(void) {
     size_t n = scaled(3000) < 3000 ? 300 : 3000;
     nbody_stats sa, sb, sx;
     nbody_result ra, rb, rx;
+    nbody__cuda_kdk_limiter(1);        /* check_kdk_limiter: the neighbour levels gathered on the device */
     check_tree_active(NBODY_ENGINE_CUDA_TREE, "cuda_tree", warp_walk, 0, 1);
+    nbody__cuda_kdk_limiter(0);
     nbody_ic_plummer(&ic, n / 3, 6);
     nbody_system_alloc(&a, ic.n); nbody_system_alloc(&b, ic.n); nbody_system_alloc(&x, ic.n);
     rb = block_run(NBODY_ENGINE_CUDA_TREE, 0.3, &ic, 0.25, &b, &sb);
@@ -587,7 +590,9 @@ static void test_tree_block_steps(void) {
    the device (ops.kdk_run), against the same advance with a step hook (every step scheduled by
    the host): the same bits, steps and stats, landing on times between block times; a run
    called alone takes steps; checkpoints written after runs restart bitwise; a step refused
-   within a run (dt_min) is refused as the host's path refuses it */
+   within a run (dt_min) is refused as the host's path refuses it. Again with the neighbour
+   limiter on the device (nbody__cuda_kdk_limiter): the same, with the same levels raised on
+   both paths (kdk.limited), none without it. */
 static int kdk_watch(nbody_sim *sim, void *user_data) { (void)sim; (void)user_data; return 0; }
 static int same_run(nbody_sim *sa, nbody_sim *sb, nbody_system *a, nbody_system *b) {
     nbody_stats x = nbody_get_stats(sa), y = nbody_get_stats(sb);
@@ -598,14 +603,17 @@ static int same_run(nbody_sim *sa, nbody_sim *sb, nbody_system *a, nbody_system 
            (double)y.t, x.steps, y.steps, x.body_steps, y.body_steps, x.force_evals, y.force_evals, (double)x.dt, (double)y.dt);
     return 0;
 }
-static void tree_block_run(int loop);
+static void tree_block_run(int loop, int limiter);
 static void test_tree_block_run(void) {   /* runs that leave the steps of every body to the host, then the default */
     nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, 0, 1, 1);
-    tree_block_run(1);
+    tree_block_run(1, 0);
     nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, 0, 1, -1);
-    tree_block_run(2);
+    tree_block_run(2, 0);
+    nbody__cuda_kdk_limiter(1);
+    tree_block_run(2, 1);
+    nbody__cuda_kdk_limiter(0);
 }
-static void tree_block_run(int loop) {
+static void tree_block_run(int loop, int limiter) {
     static const double t[3] = {0.3, 0.55, 0.75};
     char path[64];
     nbody_system s0 = {0}, a = {0}, b = {0}, c = {0};
@@ -614,6 +622,7 @@ static void tree_block_run(int loop) {
     size_t n = scaled(4000) < 4000 ? 400 : 4000;
     unsigned long long steps0 = 0;
     nbody_result ra = NBODY_OK, rb = NBODY_OK;
+    unsigned long long limited = 0;
     int i, k, mid, ok;
     snprintf(path, sizeof path, "build/cuda_engines_kdk_%d.ckp", (int)sizeof(nbody_real));
     nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 2);
@@ -626,8 +635,12 @@ static void tree_block_run(int loop) {
         ok = nbody_advance(sa, (nbody_real)t[i]) == NBODY_OK && nbody_advance(sb, (nbody_real)t[i]) == NBODY_OK && same_run(sa, sb, &a, &b);
         if (i == 0) nbody_system_copy(&c, &b);
     }
-    CHECK(ok, "cuda_tree block steps (kdk loop %d), %lu bodies to t = 0.3, 0.55, 0.75: unwatched (runs on the device) as watched, bit "
-          "for bit (%llu steps, %llu body steps)", loop, (unsigned long)n, nbody_get_stats(sb).steps, nbody_get_stats(sb).body_steps);
+    CHECK(ok, "cuda_tree block steps (kdk loop %d, limiter %d), %lu bodies to t = 0.3, 0.55, 0.75: unwatched (runs on the device) as "
+          "watched, bit for bit (%llu steps, %llu body steps)", loop, limiter, (unsigned long)n, nbody_get_stats(sb).steps,
+          nbody_get_stats(sb).body_steps);
+    if (ok) limited = sb->kdk.limited;
+    CHECK(ok && sa->kdk.limited == limited && (limiter ? limited > 0 : limited == 0), "cuda_tree (kdk loop %d, limiter %d): levels "
+          "raised by the limiter %llu unwatched, %llu watched", loop, limiter, ok ? sa->kdk.limited : 0ULL, limited);
     nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
     /* the run alone, after three steps of the host: it takes steps, and the advance after it is the watched one's */
     ok = nbody_create(&sc, &w, &s0) == NBODY_OK;
@@ -638,11 +651,11 @@ static void tree_block_run(int loop) {
         ok = nbody__kdk_run_engine(sc, (nbody_real)0.3) == NBODY_OK;
         sc->kdk.run = 0;
     }
-    CHECK(ok && nbody_get_stats(sc).steps >= steps0 + 10, "cuda_tree (kdk loop %d): a run on the device took %llu steps after the "
-          "host's %llu", loop, ok ? nbody_get_stats(sc).steps - steps0 : 0ULL, steps0);
+    CHECK(ok && nbody_get_stats(sc).steps >= steps0 + 10, "cuda_tree (kdk loop %d, limiter %d): a run on the device took %llu steps after the "
+          "host's %llu", loop, limiter, ok ? nbody_get_stats(sc).steps - steps0 : 0ULL, steps0);
     ok = ok && nbody_advance(sc, (nbody_real)t[0]) == NBODY_OK && nbody_get_state(sc, &a) == NBODY_OK;
-    CHECK(ok && check_same_state(&a, &c), "cuda_tree (kdk loop %d): the state after a run on the device is the watched run's at "
-          "t = 0.3", loop);
+    CHECK(ok && check_same_state(&a, &c), "cuda_tree (kdk loop %d, limiter %d): the state after a run on the device is the watched run's at "
+          "t = 0.3", loop, limiter);
     nbody_destroy(sc);
     /* restarts from checkpoints written after runs (at t = 0.3, and 7 host steps later) */
     for (mid = 0; mid < 2; ++mid) {
@@ -652,8 +665,8 @@ static void tree_block_run(int loop) {
         ok = ok && nbody_advance(sa, (nbody_real)t[2]) == NBODY_OK && nbody_advance(sb, (nbody_real)t[2]) == NBODY_OK;
         ok = ok && nbody_get_state(sa, &a) == NBODY_OK && nbody_get_state(sb, &b) == NBODY_OK;
         CHECK(ok && check_same_state(&a, &b) && nbody_get_stats(sa).steps == nbody_get_stats(sb).steps,
-              "cuda_tree (kdk loop %d): restart from a checkpoint written after runs on the device %s continues bitwise", loop,
-              mid ? "(then 7 host steps)" : "(at t = 0.3)");
+              "cuda_tree (kdk loop %d, limiter %d): restart from a checkpoint written after runs on the device %s continues bitwise", loop,
+              limiter, mid ? "(then 7 host steps)" : "(at t = 0.3)");
         nbody_destroy(sa); nbody_destroy(sb); sa = sb = NULL;
     }
     remove(path);
@@ -670,55 +683,11 @@ static void tree_block_run(int loop) {
         rb = nbody_advance(sb, (nbody_real)4);
     }
     CHECK(ok && ra == rb && ra == NBODY_ERR_STEP_TOO_SMALL && same_run(sa, sb, &a, &b) && nbody_get_stats(sa).t > 1,
-          "cuda_tree (kdk loop %d): dt_min refused at t = %g unwatched as watched (%s, %s; %llu steps)", loop,
+          "cuda_tree (kdk loop %d, limiter %d): dt_min refused at t = %g unwatched as watched (%s, %s; %llu steps)", loop, limiter,
           ok ? (double)nbody_get_stats(sa).t : 0.0,
           nbody_result_string(ra), nbody_result_string(rb), ok ? nbody_get_stats(sa).steps : 0ULL);
     nbody_destroy(sa); nbody_destroy(sb);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
-}
-
-/* The neighbour limiter on CUDA_TREE (nbody__kdk_limit; the neighbour levels gathered by the
-   device walks, the levels raised on the device): the galaxy collision of 512 bodies through
-   the galaxies' passage (t = 4), seeds 4 and 5, eta 0.05, as TREE's test_limiter
-   (test_tree_block.c): the energy error with the limiter falls below half of that without
-   it, with levels raised; without it none are. Not in the sanitizer pass (thousands of
-   steps; the limiter's kernels run there in the checks of every path above). */
-static double limiter_error(unsigned long long seed, unsigned long long *limited) {
-    nbody_system s0 = {0}, a = {0};
-    nbody_desc d = {0};
-    nbody_sim *sim = NULL;
-    nbody_invariants i0, ia;
-    nbody_result r;
-    d.engine = NBODY_ENGINE_CUDA_TREE; d.method = NBODY_LEAPFROG; d.stepping = NBODY_STEPPING_BLOCK; d.softening = (nbody_real)0.01;
-    d.theta = (nbody_real)0.5; d.timestep_eta = (nbody_real)0.05; d.log.func = print_error;
-    nbody_ic_collision(&s0, 512, (nbody_real)0.3, 3, seed);
-    nbody_system_alloc(&a, 512);
-    r = nbody_create(&sim, &d, &s0);
-    if (r == NBODY_OK) r = nbody_advance(sim, 4);
-    if (r == NBODY_OK) r = nbody_get_state(sim, &a);
-    *limited = r == NBODY_OK ? sim->kdk.limited : 0;
-    nbody_measure(&s0, 1, d.softening, &i0); nbody_measure(&a, 1, d.softening, &ia);
-    nbody_destroy(sim);
-    nbody_system_free(&s0); nbody_system_free(&a);
-    return r == NBODY_OK ? fabs((double)((ia.energy - i0.energy) / i0.energy)) : 1e30;
-}
-static void test_tree_limiter(void) {
-    int limit = nbody__kdk_limit;
-    double on = 0, off = 0;
-    unsigned long long limited = 0, l, seed;
-    if (scaled(512) < 512) return;
-    for (seed = 4; seed <= 5; ++seed) {
-        on += limiter_error(seed, &l);
-        limited += l;
-        nbody__kdk_limit = -1;
-        off += limiter_error(seed, &l);
-        nbody__kdk_limit = limit;
-        CHECK(l == 0, "cuda_tree, limiter off: no level raised (%llu)", l);
-    }
-    printf("cuda_tree: collision N = 512 to t = 4, seeds 4 and 5, eta 0.05: |dE/E| summed %.3g with the limiter (%llu levels raised), "
-           "%.3g without\n", on, limited, off);
-    CHECK(on < off / 2 && limited > 0, "cuda_tree: the limiter cuts the energy error: %.3g against %.3g without it (%llu levels raised)",
-          on, off, limited);
 }
 
 /* the tuner says once, at INFO, which dense kernel and configuration it kept */
@@ -877,7 +846,6 @@ int main(void) {
         test_tree_group_options();
         test_tree_block_steps();
         test_tree_block_run();
-        test_tree_limiter();
         return check_finish();
     }
     test_dense_matches_simple();
@@ -892,7 +860,6 @@ int main(void) {
     test_hermite();
     test_tree_block_steps();
     test_tree_block_run();
-    test_tree_limiter();
     if (scaled(1000) == 1000)      /* not in the sanitizer pass: the same kernels as above, 40 runs */
         check_every_method(NBODY_ENGINE_CUDA);
     test_tuning_logged();
