@@ -3116,6 +3116,7 @@ struct nbody__cu_kdk {
     unsigned char *level;          /* device, n: each body's level (a run's, or the host's for the limiter) */
     unsigned char *near;           /* device, n: the walks' neighbour levels where they write forces (nbody__cu_near) */
     unsigned int *dpos;            /* device, n: each source's leaf in a run */
+    unsigned int front_blocks;     /* a run's breadth-first walk: its persistent blocks (nbody__cu_kdk_run) */
 };
 static void nbody__cu_kdk_free(nbody__cu_kdk *w, const nbody_desc *d) {
     if (!w) return;
@@ -3648,6 +3649,13 @@ static unsigned int nbody__cu_kdk_union = 0, nbody__cu_kdk_lanes = NBODY__CU_SPL
    that they still take the same steps. */
 static int nbody__cu_kdk_limiter = 0;
 extern "C" void nbody__cuda_kdk_limiter(int on) { nbody__cu_kdk_limiter = on != 0; }
+/* A run's breadth-first walk takes the active bodies with as many blocks as are resident
+   (cudaOccupancyMaxActiveBlocksPerMultiprocessor) rather than 8 a multiprocessor: the walks
+   wait on loads, and more of them in flight hide more of it. A block's walk is its body's
+   alone, so the bits do not depend on the count. Benchmarks: nbody__cuda_kdk_front_blocks(k), k blocks a
+   multiprocessor (0: the resident count). */
+static int nbody__cu_kdk_front_per_sm = 0;
+extern "C" void nbody__cuda_kdk_front_blocks(int per_sm) { nbody__cu_kdk_front_per_sm = per_sm > 0 ? per_sm : 0; }
 static int nbody__cu_kdk_device = 1, nbody__cu_kdk_roots = 2, nbody__cu_kdk_full = 1, nbody__cu_kdk_front = 1, nbody__cu_kdk_climb = 0,
            nbody__cu_kdk_fuse = 1, nbody__cu_kdk_loop = NBODY__CU_KDK_LOOP;
 extern "C" void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
@@ -3946,7 +3954,7 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
         if ((r = nbody__cu_kdk_every(e, w, nb)) != NBODY_OK) return r;
         acc = w->full + 3 * n; slot = body;
     } else {
-        nbody__cu_walk_front<nbody__r><<<(unsigned int)c->sms * 8, NBODY__CU_FRONT_T>>>(c->node, c->nmass, body, w->dpos, slot, w->ctl, w->acc,
+        nbody__cu_walk_front<nbody__r><<<w->front_blocks, NBODY__CU_FRONT_T>>>(c->node, c->nmass, body, w->dpos, slot, w->ctl, w->acc,
                                                                                        n, (unsigned int)n, eps2, e->desc.G, nb);
     }
     nbody__cu_kdk_levels_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, acc, n, slot, lev, w->flag, w->io, run->dt_max,
@@ -3996,9 +4004,16 @@ static nbody_result nbody__cu_kdk_run(nbody__engine *e, nbody__kdk_run *run) {
         return NBODY_OK;
     if ((r = nbody__cu_kdk_work(e, &w)) != NBODY_OK) return r;
     if (!w->ctl) {
+        int per_sm = 0;
         if ((r = nbody__cu_malloc(e, &w->ctl, 1)) != NBODY_OK) return r;
         NBODY__CU(cudaMallocHost((void **)&w->hctl, sizeof *w->hctl));
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nbody__cu_walk_front<nbody__r>, NBODY__CU_FRONT_T, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            per_sm = 8;
+        }
+        w->front_blocks = (unsigned int)c->sms * (unsigned int)(per_sm > 0 ? per_sm : 1);
     }
+    if (nbody__cu_kdk_front_per_sm) w->front_blocks = (unsigned int)c->sms * (unsigned int)nbody__cu_kdk_front_per_sm;
     h = w->hctl;
     lv = (unsigned char *)w->host;
     memset(h, 0, sizeof *h);

@@ -25,7 +25,9 @@
           their energy error by the force's accuracy too. TB_SEED=s: the collision's seed (1).
           TB_LIMIT=k: the neighbour limiter's factor 2^k (nbody__kdk_limit; negative: off);
           TB_WAKE=0: no wake-ups (nbody__kdk_wake). TB_GPU_LIMIT=1 (cuda_tree): the limiter on the GPU
-          too (nbody__cuda_kdk_limiter; off by default there).
+          too (nbody__cuda_kdk_limiter; off by default there). TB_FRONT_PER_SM=k (cuda_tree): a run's
+          breadth-first walk with k blocks a multiprocessor (nbody__cuda_kdk_front_blocks; 0: the
+          resident count, the default).
           TB_EVERY=x: advance in pieces of x and print dE/E and the two central bodies'
           distance after each to stderr (the energy against time; with x a multiple of dt_max
           every piece ends at a block time of every body, so the run is the same bit for bit).
@@ -47,6 +49,7 @@
 void nbody__cuda_kdk_config(unsigned int union_fraction, unsigned int max_lanes, int device_step, int roots_log2, int full,
                             int front, int climb, int fuse, int loop);   /* nbody_cuda.cu */
 void nbody__cuda_kdk_limiter(int on);
+void nbody__cuda_kdk_front_blocks(int per_sm);
 #endif
 
 /* the process's CPU seconds (all threads, user and system): on a machine shared with other
@@ -163,6 +166,7 @@ int main(int argc, char **argv) {
     if (getenv("TB_SHIFT")) nbody__kdk_shift = atoi(getenv("TB_SHIFT"));
 #ifdef NBODY_WITH_CUDA
     if (getenv("TB_GPU_LIMIT")) nbody__cuda_kdk_limiter(atoi(getenv("TB_GPU_LIMIT")));
+    if (getenv("TB_FRONT_PER_SM")) nbody__cuda_kdk_front_blocks(atoi(getenv("TB_FRONT_PER_SM")));
 #endif
     n = (size_t)atol(argv[2]); t_end = atof(argv[3]); repeat = atoi(argv[4]);
     for (k = 5; k < argc && nr < MAX_RUNS; ++k) {
