@@ -595,7 +595,12 @@ $(WIN_LINKED): $(WIN_BUILD)/%.exe: tests/%.c $(wildcard tests/*.h) $(HEADERS) $(
 $(WIN_BUILD)/%.exe: $$(call win_src,$$*) $(wildcard tests/*.h) $(HEADERS) | $(WIN_BUILD)
 	$(WIN_CC) $(WIN_FLAGS) $(WIN_REAL_$*) $< -o $@ -lm
 
-test-windows: $(WIN_TESTS)
+# tests/test_block_threads.c loads the library from this DLL and unloads it (FreeLibrary): the
+# end of BLOCK's worker set there (docs/platforms.md)
+$(WIN_BUILD)/block_dll.dll: tests/block_dll.c $(HEADERS) | $(WIN_BUILD)
+	$(WIN_CC) $(WIN_FLAGS) -shared $< -o $@ -lm
+
+test-windows: $(WIN_TESTS) $(WIN_BUILD)/block_dll.dll
 	@WINEPREFIX=$(abspath $(WIN_BUILD))/wineprefix WINEDEBUG=-all $(WINE) wineboot -i >/dev/null 2>&1 || true
 	@WINEPREFIX=$(abspath $(WIN_BUILD))/wineprefix WINEDEBUG=-all NBODY_TEST_RUNNER="$(WINE)" NBODY_TEST_EXE=.exe \
 	    NBODY_REQUIRE_OPENCL= NBODY_REQUIRE_MPI= NBODY_REQUIRE_VIEWER= BUILD=$(WIN_BUILD) NBODY_TEST_JOBS=$(WIN_TEST_JOBS) \

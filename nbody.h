@@ -917,7 +917,9 @@ struct _RTL_CONDITION_VARIABLE;
 __declspec(dllimport) void *__stdcall CreateThread(struct _SECURITY_ATTRIBUTES *attributes, nbody__win_size stack,
                                                    unsigned long(__stdcall *start)(void *), void *arg, unsigned long flags,
                                                    unsigned long *id);
-__declspec(dllimport) unsigned long __stdcall WaitForSingleObject(void *handle, unsigned long ms);
+__declspec(dllimport) unsigned long __stdcall WaitForMultipleObjects(unsigned long count, void *const *handles, int all,
+                                                                     unsigned long ms);
+__declspec(dllimport) void __stdcall ExitThread(unsigned long code);
 __declspec(dllimport) int __stdcall CloseHandle(void *handle);
 __declspec(dllimport) void __stdcall AcquireSRWLockExclusive(struct _RTL_SRWLOCK *lock);
 __declspec(dllimport) void __stdcall ReleaseSRWLockExclusive(struct _RTL_SRWLOCK *lock);
@@ -7053,6 +7055,7 @@ static NBODY__UNUSED unsigned long __stdcall nbody__pool_main(void *arg) {
         }
     }
     nbody__count_add(&nbody__pool.left, 1);
+    ExitThread(0);   /* none of the library's code after the count: FreeLibrary may unmap it next */
     return 0;
 }
 static NBODY__UNUSED void nbody__pool_wake_all(void) {
@@ -7061,19 +7064,23 @@ static NBODY__UNUSED void nbody__pool_wake_all(void) {
     ReleaseSRWLockExclusive(NBODY__POOL_LOCK);
 }
 /* at exit: take the set (an evaluation in flight ends first), tell the workers, wait for them.
-   Each leaves its loop at once; the wait for its thread's end is bounded because a library
-   unloaded with FreeLibrary runs this under the loader lock, which a thread's end needs. */
+   Each leaves its loop at once and calls ExitThread. The wait for the threads' end is bounded,
+   and one wait for all of them: a library unloaded with FreeLibrary runs this under the loader
+   lock, which a thread's end needs, so there the wait always lasts the bound (the bound covers
+   a worker between its count and its call to ExitThread; tests/test_block_threads.c unloads a
+   DLL). At the process's exit the threads end at once. */
 static NBODY__UNUSED void nbody__pool_exit(void) {
     unsigned long step = 0;
-    int u;
+    int u, k;
     while (nbody__count_add(&nbody__pool.busy, 1) != 1) { nbody__count_add(&nbody__pool.busy, -1); nbody__spin_step(step++); }
     nbody__count_store(&nbody__pool.quit, 1);
     nbody__pool_wake_all();
     for (step = 0; nbody__count_load(&nbody__pool.left) < nbody__pool.workers;) nbody__spin_step(step++);
-    for (u = 1; u <= nbody__pool.workers; ++u) {
-        WaitForSingleObject(nbody__pool.thread[u], NBODY__POOL_JOIN_MS);
-        CloseHandle(nbody__pool.thread[u]);
+    for (u = 1; u <= nbody__pool.workers; u += 64) {   /* MAXIMUM_WAIT_OBJECTS handles a wait */
+        k = nbody__pool.workers + 1 - u < 64 ? nbody__pool.workers + 1 - u : 64;
+        (void)WaitForMultipleObjects((unsigned long)k, &nbody__pool.thread[u], 1, NBODY__POOL_JOIN_MS);
     }
+    for (u = 1; u <= nbody__pool.workers; ++u) CloseHandle(nbody__pool.thread[u]);
     nbody__pool.workers = 0;
 }
 /* workers 1..workers exist (0: a thread could not be created) */
