@@ -7013,7 +7013,11 @@ static NBODY__UNUSED void nbody__sym_worker(nbody__sym_state *s, int me) {
    order: the same bits. The calling thread is member 0; workers 1..team-1 take part in a job. */
 #if NBODY__SYM_POOL
 #ifndef NBODY__POOL_SPIN
-#define NBODY__POOL_SPIN 20000u    /* pauses before a worker sleeps: about 1 ms (45-50 ns a pause on Skylake and later) */
+/* pauses before a worker sleeps: 0.28 ms on a 2023 Xeon (14 ns a pause), about 1 ms where a pause
+   takes 45-50 ns (Skylake-SP). Waking a sleeper costs its next evaluation 7-25 us under Wine; an
+   evaluation after 0.5 ms of the caller's own work, the worker asleep each time, measured the same
+   as back to back (bench/results/wine-series-2026-11-27.md) */
+#define NBODY__POOL_SPIN 20000u
 #endif
 #define NBODY__POOL_JOIN_MS 1000ul /* at exit, the longest wait for a worker's thread to end */
 typedef struct nbody__win_word { void *p; } nbody__win_word;   /* SRWLOCK, CONDITION_VARIABLE (0: ready) */
