@@ -28,7 +28,7 @@
 #define ROUNDS 12
 
 /* BLOCK's accelerations with `threads` threads (laid out x[n], y[n], z[n]); NULL on failure */
-static nbody_real *accel(const nbody_system *s, int threads) {
+CHECK_UNUSED static nbody_real *accel(const nbody_system *s, int threads) {
     nbody_desc d;
     nbody_real *a = (nbody_real *)malloc(3 * s->n * sizeof *a);
     memset(&d, 0, sizeof d);
@@ -36,10 +36,10 @@ static nbody_real *accel(const nbody_system *s, int threads) {
     if (a && nbody_accelerations(&d, s, a, a + s->n, a + 2 * s->n) != NBODY_OK) { free(a); a = NULL; }
     return a;
 }
-static int same(const nbody_real *a, const nbody_real *b, size_t n) { return a && b && memcmp(a, b, 3 * n * sizeof *a) == 0; }
+CHECK_UNUSED static int same(const nbody_real *a, const nbody_real *b, size_t n) { return a && b && memcmp(a, b, 3 * n * sizeof *a) == 0; }
 
 /* the worker set's job count (how many evaluations it has run); 0 where there is none */
-static long long set_jobs(void) {
+CHECK_UNUSED static long long set_jobs(void) {
 #if NBODY__SYM_POOL
     return nbody__count_load(&nbody__pool.job);
 #else
@@ -55,7 +55,7 @@ typedef struct caller {
 } caller;
 
 /* ROUNDS evaluations on two threads each, compared with the one-thread reference */
-static void caller_run(caller *c) {
+CHECK_UNUSED static void caller_run(caller *c) {
     int r;
     nbody__count_add(c->go, 1);
     while (nbody__count_load(c->go) < CALLERS) {}   /* start together */
