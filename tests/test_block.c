@@ -22,16 +22,27 @@
 static nbody_simd level;          /* the SIMD level under test */
 
 /* NBODY_TEST_QUICK (the Makefile's emulated and instrumented builds: qemu-aarch64, node,
-   AddressSanitizer) leaves out the largest systems, whose time there is minutes: BIG bodies is
-   then 2053, still above NBODY__BLOCK_PARALLEL_N (the threaded schedules), with partial tiles
-   and several symmetric blocks, and the test particles' largest system 6007 bodies (still on
-   the threaded path), so every path of every level is still run. Native builds run every case. */
+   Wine, AddressSanitizer) leaves out the largest systems, whose time there is minutes (every
+   pair's floating point is emulated under qemu): each case is the smallest system that takes
+   the same paths. BIG bodies is then 1031 (a prime): above NBODY__BLOCK_PARALLEL_N (the
+   threaded schedules), partial tiles at every width, several symmetric blocks (8 automatic;
+   17 of 64 bodies: an odd count, the phantom player; 11 of 96). The test particles: MID_TP
+   bodies with 49 active (partial tiles of targets and of sources, one thread: 49 (n - 49) <
+   1024^2) and BIG_TP with NA_TP active (the threaded path of few sources and many targets:
+   NA_TP < 1024 and NA_TP (BIG_TP - NA_TP) >= 1024^2); their cost is the full n^2 sum they are
+   compared with (36 and 25 million pairs at 6007 and 5001 bodies, every level; 4.2 and 1
+   million at 2053 and 1003). So every path of every level still runs, with the same
+   assertions and tolerances; native builds run every case. */
 #ifdef NBODY_TEST_QUICK
-#define BIG 2053
-#define BIG_TP 6007                /* test particles: 203 (6007 - 203) >= 1024^2, still threaded */
+#define BIG 1031
+#define MID_TP 1003
+#define BIG_TP 2053                /* test particles: 1001 (2053 - 1001) >= 1024^2, still threaded */
+#define NA_TP 1001
 #else
 #define BIG 4099
+#define MID_TP 5001
 #define BIG_TP 20011
+#define NA_TP 203
 #endif
 
 static nbody_real *accel(nbody_engine engine, int threads, int block, nbody_real eps, const nbody_system *s) {
@@ -127,7 +138,11 @@ static double max_rel_exact(const nbody_real *a, const long double *b, size_t n)
 /* the engine (default kernel) and both kernels vs SIMPLE to round-off; against the long
    double sum, each kernel at least as accurate as SIMPLE (up to a factor 2: other order) */
 static void compare_sizes(void) {
-    static const size_t sizes[] = {1, 2, 3, 7, 1000, 2053, 4099, 16411};   /* up to BIG, and 16411 natively */
+#ifdef NBODY_TEST_QUICK
+    static const size_t sizes[] = {1, 2, 3, 7, 1000, BIG};
+#else
+    static const size_t sizes[] = {1, 2, 3, 7, 1000, 2053, BIG, 16411};
+#endif
     static const double eps[] = {0, 0.01};
     size_t k, e;
     int v;
@@ -138,9 +153,6 @@ static void compare_sizes(void) {
             long double *ex;
             reference *R;
             if (sizes[k] >= 16411 && e == 0) continue;   /* one large case is enough */
-#ifdef NBODY_TEST_QUICK
-            if (sizes[k] > BIG) continue;
-#endif
             nbody_ic_plummer(&s, sizes[k], 7 + k);
             R = reference_of(&s, (unsigned)(7 + k), (nbody_real)eps[e], sizes[k] >= 1000);
             ref = R ? R->simple : NULL; ex = R ? R->exact : NULL;
@@ -362,7 +374,7 @@ static void block_size_refused(void) {
    the same for 1 and 2 threads; sizes with partial tiles and the threaded path (na (n - na) >=
    1024^2); a particle on an active body with softening 0 gives NaN there, as SIMPLE */
 static void test_particles(void) {
-    static const size_t ns[] = {300, 5001, BIG_TP}, nas[] = {30, 49, 203};
+    static const size_t ns[] = {300, MID_TP, BIG_TP}, nas[] = {30, 49, NA_TP};
     size_t k, i;
     for (k = 0; k < 3; ++k) {
         nbody_system s = {0}, z = {0};
