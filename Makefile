@@ -205,7 +205,7 @@ $(BUILD)/test_%: tests/test_%.c tests/check.h tests/every_method.h tests/hermite
 # compiled once a build instead of once a program; natively, under the sanitizers, for
 # Windows, aarch64 and wasm alike (docs/platforms.md). The same library code is tested: the
 # implementation object is compiled with the program's own flags
-LINKED        := busy cli_eta core limits progress reasons stall steer
+LINKED        := busy cli_eta core limits progress reasons reproducible stall steer
 LINKED_TESTS   = $(patsubst %,$(BUILD)/test_%,$(LINKED))
 $(BUILD)/nbody_impl.o: tests/nbody_impl.c $(HEADERS) | $(BUILD)
 	$(CC) $(ALLFLAGS) -c $< -o $@

@@ -3,11 +3,17 @@
    (each body's force is summed over j in index order on one thread). OPENMP uses the same
    row sum as SIMPLE, so those two agree with each other too; BLOCK's vectorised sum has its
    own (fixed) order. The tree engine is checked when it is built. */
+#ifndef NBODY_TEST_LINKED   /* else linked with one object of the implementation (Makefile: LINKED_TESTS) */
 #define NBODY_IMPLEMENTATION
+#endif
 #include "nbody.h"
 #include "check.h"
 #define REL_NAME "reproducible"
 #include "rel_util.h"
+#include <string.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 /* n > 256 so that both the OPENMP and BLOCK kernels really run in parallel */
 #define N 300
@@ -52,7 +58,7 @@ static void diagnostics(void) {
     nbody_invariants a, b;
     memset(&big, 0, sizeof big);
     nbody_ic_plummer(&big, 700, 5);                      /* > 512: the parallel potential loop */
-#if NBODY__OPENMP
+#if defined(_OPENMP) && !defined(NBODY_NO_OPENMP)   /* the library's own condition (nbody.h: NBODY__OPENMP) */
     omp_set_num_threads(1);
     nbody_measure(&big, 1, (nbody_real)0.01, &a);
     omp_set_num_threads(3);
