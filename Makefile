@@ -315,7 +315,8 @@ check-embedded:
 # natively, under qemu-aarch64, node and Wine, its hashes compared), is not run again here
 CROSS_SRCS    := $(filter-out tests/test_opencl% tests/test_determinism.c,$(TEST_SRCS))
 # NBODY_TEST_QUICK: tests/test_block.c leaves out its largest systems there (every kernel path
-# still runs; the native build runs them all), test_tree its million bodies; TEST_JOBS programs
+# still runs; the native build runs them all), test_tree its million bodies, test_tree_block and
+# test_hermite run three checks on smaller systems (docs/platforms.md); TEST_JOBS programs
 # at a time (node and qemu run a program on one core), the longest first
 CROSS_FLAGS    = $(WARN) $(CFLAGS) $(FPFLAGS) -I. -DNBODY_TEST_QUICK
 TEST_JOBS     ?= 2
