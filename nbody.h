@@ -8973,6 +8973,50 @@ static void nbody__tree_forces_list(const nbody__kdtree *t, const nbody_desc *d,
     }
 }
 
+/* Which tree TREE's block steps build (nbody__tree_active_forces): 0 the kd-tree of the shared
+   steps (median splits along the widest axis, each node's exact radius); 1 the GPU trees' tree
+   (nbody_cuda.cu, kernels.cl): the sources sorted stably by nbody__tree_key, laid out in that
+   leaf order (nbody__tree_layout) and their nodes computed by nbody__tree_inner (a refit), the
+   tree CUDA_TREE and OPENCL_TREE walk (with desc.leaf_size 1, the same walk). On the galaxy
+   collision of 2^16 bodies the block steps' energy error at t = 6 is the tree's: with the GPU
+   trees' tree TREE ends where CUDA_TREE does (eta 0.05, seeds 1-3: 2.8e-3, 1.8e-3, 9.7e-3
+   against 1.3e-2 to 2.0e-2 with the kd-tree), at 1.8 times the wall time (more nodes visited;
+   bench/results/treeblock-tree-2026-11-27.md). The kd-tree stays the default: at 4096 bodies
+   neither tree ends lower and before the collision the GPU trees' tree heats more. */
+static int nbody__kdk_gpu_tree = 0;
+
+/* key and index of a source, sorted by key then index (the GPU builds' stable sort) */
+typedef struct nbody__tree_keyed { unsigned long long key; size_t body; } nbody__tree_keyed;
+static int nbody__tree_keyed_cmp(const void *a, const void *b) {
+    const nbody__tree_keyed *p = (const nbody__tree_keyed *)a, *q = (const nbody__tree_keyed *)b;
+    if (p->key != q->key) return p->key < q->key ? -1 : 1;
+    return (p->body > q->body) - (p->body < q->body);
+}
+
+/* the GPU trees' leaf order of the sources 0 .. na (positions finite) into order[0 .. na): their
+   keys in the sources' bounding box, sorted */
+static nbody_result nbody__tree_key_order(const nbody_desc *d, const nbody_real *x, const nbody_real *y, const nbody_real *z, size_t na,
+                                          unsigned long long *order) {
+    nbody__tree_keyed *kv = (nbody__tree_keyed *)nbody__alloc(d, nbody__bytes(na, sizeof(nbody__tree_keyed)));
+    nbody_real lo[3], hi[3];
+    size_t i;
+    if (!kv || na == 0) { nbody__free(d, kv); return NBODY_ERR_OUT_OF_MEMORY; }
+    lo[0] = hi[0] = x[0]; lo[1] = hi[1] = y[0]; lo[2] = hi[2] = z[0];
+    for (i = 1; i < na; ++i) {
+        lo[0] = NBODY__FMIN(lo[0], x[i]); hi[0] = NBODY__FMAX(hi[0], x[i]);
+        lo[1] = NBODY__FMIN(lo[1], y[i]); hi[1] = NBODY__FMAX(hi[1], y[i]);
+        lo[2] = NBODY__FMIN(lo[2], z[i]); hi[2] = NBODY__FMAX(hi[2], z[i]);
+    }
+    for (i = 0; i < na; ++i) {
+        kv[i].key = nbody__tree_key(x[i], y[i], z[i], lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
+        kv[i].body = i;
+    }
+    qsort(kv, na, sizeof *kv, nbody__tree_keyed_cmp);
+    for (i = 0; i < na; ++i) order[i] = kv[i].body;
+    nbody__free(d, kv);
+    return NBODY_OK;
+}
+
 /* TREE's operation for the tree leapfrog's block steps (nbody__active_op): the tree built
    afresh over the sources at y or refitted to them (nbody__tree_refit; kept as it is for
    op->same), then only the active bodies walk it, in leaf order, gathering the neighbour
@@ -9007,7 +9051,13 @@ static nbody_result nbody__tree_active_forces(nbody__engine *e, nbody__active_op
     F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
     for (q = na; !op->build && q < n; ++q)   /* test particles: not in the tree */
         finite = finite && nbody__isfinite(y[q]) && nbody__isfinite(y[n + q]) && nbody__isfinite(y[2 * n + q]);
-    if (op->build && finite) {
+    if (op->build && finite && nbody__kdk_gpu_tree) {   /* the GPU trees' tree: the order, then its nodes */
+        if ((r = nbody__tree_key_order(&e->desc, F.x, F.y, F.z, na, op->order)) != NBODY_OK ||
+            (r = nbody__tree_layout(t, &e->desc, op->order, na, (size_t)e->desc.leaf_size)) != NBODY_OK ||
+            (r = nbody__tree_refit(t, &e->desc, F.x, F.y, F.z, F.m, &finite)) != NBODY_OK)
+            return r;
+        for (k = na; k < n; ++k) op->order[k] = k;
+    } else if (op->build && finite) {
         r = nbody__kdtree_build(t, &e->desc, F.x, F.y, F.z, F.m, na);
         if (r == NBODY_OK) r = nbody__tree_prepare(t, &e->desc, (size_t)e->desc.leaf_size);
         if (r != NBODY_OK) return r;

@@ -28,6 +28,8 @@
           too (nbody__cuda_kdk_limiter; off by default there). TB_FRONT_PER_SM=k (cuda_tree): a run's
           breadth-first walk with k blocks a multiprocessor (nbody__cuda_kdk_front_blocks; 0: the
           resident count, the default).
+          TB_GPU_TREE=1 (tree): the block steps build the GPU trees' tree (nbody__kdk_gpu_tree; with
+          TB_LEAF=1, desc.leaf_size 1, the walk CUDA_TREE takes). TB_LEAF=k: desc.leaf_size k (every run).
           TB_EVERY=x: advance in pieces of x and print dE/E and the two central bodies'
           distance after each to stderr (the energy against time; with x a multiple of dt_max
           every piece ends at a block time of every body, so the run is the same bit for bit).
@@ -108,6 +110,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
     nbody_result r;
     memset(&d, 0, sizeof d);
     d.engine = engine; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.01; d.theta = (nbody_real)0.5;
+    if (getenv("TB_LEAF")) d.leaf_size = atoi(getenv("TB_LEAF"));
     if (b->block && getenv("TB_BLOCK_THETA")) d.theta = (nbody_real)atof(getenv("TB_BLOCK_THETA"));
     if (b->block) {
         d.stepping = NBODY_STEPPING_BLOCK; d.timestep_eta = (nbody_real)b->value; d.dt_max = (nbody_real)b->dt_max;
@@ -168,6 +171,7 @@ int main(int argc, char **argv) {
     if (getenv("TB_GPU_LIMIT")) nbody__cuda_kdk_limiter(atoi(getenv("TB_GPU_LIMIT")));
     if (getenv("TB_FRONT_PER_SM")) nbody__cuda_kdk_front_blocks(atoi(getenv("TB_FRONT_PER_SM")));
 #endif
+    if (getenv("TB_GPU_TREE")) nbody__kdk_gpu_tree = atoi(getenv("TB_GPU_TREE"));
     n = (size_t)atol(argv[2]); t_end = atof(argv[3]); repeat = atoi(argv[4]);
     for (k = 5; k < argc && nr < MAX_RUNS; ++k) {
         memset(&runs[nr], 0, sizeof runs[nr]);

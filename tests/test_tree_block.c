@@ -4,11 +4,13 @@
    (tree_active.h); block steps converge to the shared-step leapfrog's trajectory as
    eta shrinks (second order); energy on a small galaxy collision, with fewer body steps than
    shared steps; landing on t_end; the synchronised state between block times; bitwise
-   restarts from checkpoints; OPENCL_TREE against TREE; the refusals, each with its log line. */
+   restarts from checkpoints; OPENCL_TREE against TREE; TREE's block steps on the GPU trees' tree
+   (nbody__kdk_gpu_tree); the refusals, each with its log line. */
 #define NBODY_IMPLEMENTATION
 #include "nbody.h"
 #include "check.h"
 #include "tree_active.h"
+#include "gpu_tree_emul.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -292,6 +294,68 @@ static void test_opencl(void) {
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&x);
 }
 
+/* TREE's block steps on the GPU trees' tree (nbody__kdk_gpu_tree, desc.leaf_size 1): a build's
+   forces are the emulated GPU tree's (gpu_tree_emul.h: the same keys, nodes and walk) to
+   rounding, and a refit of the same positions keeps them; a block run on 2000 bodies of the
+   collision takes the steps OPENCL_TREE takes (its tree) and ends at its energy, where the
+   kd-tree's run does not (measured: the same steps and dE/E to 7 digits at 20000 bodies) */
+static void test_gpu_tree(void) {
+    nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO, k = NBODY_ZERO;
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0.05, 0.5), c;
+    nbody_sim *sim = NULL;
+    nbody_stats sa, sb, sk;
+    size_t n = 2000, i, *list = (size_t *)malloc(n * sizeof(size_t));
+    nbody_real *ref = (nbody_real *)malloc(3 * n * sizeof(nbody_real)), *got = (nbody_real *)malloc(6 * n * sizeof(nbody_real));
+    double worst = 0, drift = 0, tol = DBL ? 1e-12 : 1e-4;
+    nbody_result r;
+    d.leaf_size = 1;
+    nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 2);
+    nbody__kdk_gpu_tree = 1;
+    CHECK(list && ref && got && gpu_tree_emul_accel(&s0, n, d.softening, d.theta, ref) && nbody_create(&sim, &d, &s0) == NBODY_OK,
+          "gpu tree: setup");
+    if (sim && list && ref && got) {
+        nbody__active_op op;
+        memset(&op, 0, sizeof op);
+        for (i = 0; i < n; ++i) list[i] = i;
+        op.y = sim->y; op.list = list; op.count = n; op.out = got; op.build = 1; op.order = sim->kdk.tree[0];
+        r = sim->eng.ops->active_forces(&sim->eng, &op);
+        op.build = 0; op.out = got + 3 * n;
+        if (r == NBODY_OK) r = sim->eng.ops->active_forces(&sim->eng, &op);
+        for (i = 0; i < 3 * n; ++i) {
+            double scale = fabs((double)ref[i % n]) + fabs((double)ref[n + i % n]) + fabs((double)ref[2 * n + i % n]);
+            double e = fabs((double)(got[i] - ref[i])) / scale, f = fabs((double)(got[3 * n + i] - got[i])) / scale;
+            worst = e > worst ? e : worst;
+            drift = f > drift ? f : drift;
+        }
+        CHECK(r == NBODY_OK && worst < tol && drift < tol, "gpu tree: build against the emulated GPU tree %.3g, refit against build %.3g",
+              worst, drift);
+    }
+    nbody_destroy(sim);
+    c = d; c.engine = NBODY_ENGINE_OPENCL_TREE;
+    r = nbody_engine_available(NBODY_ENGINE_OPENCL_TREE) ? run_to(&c, &s0, 0.25, &b, &sb) : NBODY_ERR_UNAVAILABLE;
+    if (r == NBODY_ERR_UNAVAILABLE) {
+        check_skip("NBODY_REQUIRE_OPENCL", "no OpenCL platform");
+    } else {
+        nbody_invariants i0, ia, ib, ik;
+        double ea, eb, ek;
+        CHECK(r == NBODY_OK && run_to(&d, &s0, 0.25, &a, &sa) == NBODY_OK, "gpu tree: runs %s", nbody_result_string(r));
+        nbody__kdk_gpu_tree = 0;
+        CHECK(run_to(&d, &s0, 0.25, &k, &sk) == NBODY_OK, "gpu tree: the kd-tree's run");
+        nbody_measure(&s0, 1, d.softening, &i0); nbody_measure(&a, 1, d.softening, &ia);
+        nbody_measure(&b, 1, d.softening, &ib); nbody_measure(&k, 1, d.softening, &ik);
+        ea = (double)((ia.energy - i0.energy) / i0.energy); eb = (double)((ib.energy - i0.energy) / i0.energy);
+        ek = (double)((ik.energy - i0.energy) / i0.energy);
+        printf("block steps to t = 0.25, dE/E: tree on the gpu trees' tree %.6e (%llu body steps), opencl_tree %.6e (%llu), tree on its "
+               "kd-tree %.6e (%llu)\n", ea, sa.body_steps, eb, sb.body_steps, ek, sk.body_steps);
+        CHECK(sa.body_steps == sb.body_steps && fabs(ea - eb) < (DBL ? 1e-3 : 5e-2) * fabs(eb),
+              "tree on the gpu trees' tree as opencl_tree: dE/E %.6e against %.6e", ea, eb);
+        CHECK(DBL ? fabs(ek - eb) > 1e-2 * fabs(eb) : 1, "the kd-tree's run differs: dE/E %.6e against %.6e", ek, eb);
+    }
+    nbody__kdk_gpu_tree = 0;
+    free(list); free(ref); free(got);
+    nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&k);
+}
+
 /* every refusal says why in one line, and changes nothing */
 static void test_refusals(void) {
     nbody_system s0 = NBODY_ZERO;
@@ -319,6 +383,7 @@ int main(void) {
     test_synchronised_state();
     test_restart();
     test_opencl();
+    test_gpu_tree();
     test_refusals();
     return check_finish();
 }
