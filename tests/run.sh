@@ -3,6 +3,8 @@
 # summary line "N passed, N failed[, N skipped]". Exit status 1 when anything failed.
 # NBODY_TEST_RUNNER: a command put before each test program (not before the .sh scripts,
 # which use it themselves), e.g. wine for Windows builds (make test-windows).
+# NBODY_REQUIRE_NO_SKIPS=1: a skipped check fails the run (CI's make test: the checks that need an
+# absent runtime fail by NBODY_REQUIRE_*; this catches any other skip).
 # NBODY_TEST_JOBS=N: N tests at a time (default 1), for suites whose programs use one core
 # each (under node or qemu: make test-wasm, make test-arm64); each output is printed whole,
 # in the order given, when all have ended.
@@ -52,4 +54,7 @@ for t in "$@"; do
 done
 if [ "$skipped" -gt 0 ]; then echo "$passed passed, $failed failed, $skipped skipped"
 else echo "$passed passed, $failed failed"; fi
+if [ "$skipped" -gt 0 ] && [ "${NBODY_REQUIRE_NO_SKIPS:-0}" = 1 ]; then
+    echo "FAIL $skipped check(s) skipped: NBODY_REQUIRE_NO_SKIPS=1 (CI's make test) allows none"; exit 1
+fi
 [ "$failed" -eq 0 ]
