@@ -63,18 +63,21 @@ static int tree_active_kick_state(nbody__engine *e, nbody__buf y, nbody__buf kic
    (op.neighbours; the others are named and left): the same levels, some of them raised and
    counted, the same bits of state and kicks; a source's own leaf among its neighbours (its
    neighbour level at least its level). The refitted tree of e as check_kdk_step left it. */
+/* check_kdk_step's host scratch, which check_kdk_limiter reuses (each writes before it reads):
+   the host's and the engine's levels (count each), the forces and kick coefficients (6 count),
+   the two states and kicks downloaded (12 n each) */
+typedef struct kdk_scratch { unsigned long long *la, *lb; nbody_real *acc, *ha, *hb; } kdk_scratch;
+
 static void check_kdk_limiter(nbody__engine *e, nbody_desc d, const char *name, const nbody_system *s, const size_t *list, size_t count,
                               const nbody_real *f, unsigned long long *order, unsigned long long *level, nbody__buf ya, nbody__buf yb,
-                              nbody__buf ka, nbody__buf kb) {
+                              nbody__buf ka, nbody__buf kb, const kdk_scratch *w) {
     size_t n = s->n, q, raised = 0, own = 1;
-    unsigned long long *la = (unsigned long long *)malloc(count * sizeof *la), *lb = (unsigned long long *)malloc(count * sizeof *lb);
-    unsigned long long *nl = (unsigned long long *)malloc(count * sizeof *nl);
-    nbody_real *acc = (nbody_real *)malloc(6 * count * sizeof(nbody_real)), *ha = (nbody_real *)malloc(12 * n * sizeof(nbody_real));
-    nbody_real *hb = (nbody_real *)malloc(12 * n * sizeof(nbody_real)), dt_max = (nbody_real)0.0625;
+    unsigned long long *la = w->la, *lb = w->lb, *nl = (unsigned long long *)malloc(count * sizeof *nl);
+    nbody_real *acc = w->acc, *ha = w->ha, *hb = w->hb, dt_max = (nbody_real)0.0625;
     nbody__active_op op;
     nbody__kick_op kop;
     nbody__kdk_levels lv;
-    int ok = la && lb && nl && acc && ha && hb, same = 1;
+    int ok = nl != NULL, same = 1;
     memset(&op, 0, sizeof op);
     op.y = ya; op.list = list; op.count = count; op.out = acc; op.build = 0; op.order = order; op.wrote = 0;
     op.level = level; op.neighbour_level = nl; op.neighbours = 0;
@@ -110,7 +113,7 @@ static void check_kdk_limiter(nbody__engine *e, nbody_desc d, const char *name, 
         CHECK(ok && !memcmp(ha, hb, 12 * n * sizeof(nbody_real)), "%s: kdk_step with the neighbour limiter: the bits of active_forces + "
               "kick", name);
     }
-    free(la); free(lb); free(nl); free(acc); free(ha); free(hb);
+    free(nl);
 }
 
 /* ops.kdk_step against the host's path on the refitted tree of e (order: its leaf order),
@@ -159,7 +162,11 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
     CHECK(ok && same && changed, "%s: kdk_step's levels are the host's (%lu active bodies, some changed: %d)", name, (unsigned long)count,
           changed);
     CHECK(ok && !memcmp(ha, hb, 12 * n * sizeof(nbody_real)), "%s: kdk_step's state and kicks are the bits of active_forces + kick", name);
-    if (ok) check_kdk_limiter(e, d, name, s, list, count, f, order, level, ya, yb, ka, kb);
+    if (ok) {
+        kdk_scratch w;
+        w.la = la; w.lb = lb; w.acc = acc; w.ha = ha; w.hb = hb;
+        check_kdk_limiter(e, d, name, s, list, count, f, order, level, ya, yb, ka, kb, &w);
+    }
     /* refused: a level below dt_min, then a position that is not finite; nothing kicked */
     ok = ok && tree_active_kick_state(e, yb, kb, s, f);
     lv.dt_min = 1; lv.ok = 1; op.y = yb;
