@@ -9540,7 +9540,7 @@ typedef struct nbody__dd {
                                       cuts at axis[v] = cut[v] (4 size nodes) */
     int *axis;
     double *cut;
-    double *hist;                  /* the cuts' boxes and histograms: (2 NBODY__DD_BINS + 16) x size */
+    double *hist;                  /* the cuts' boxes, histograms and spreads: (2 NBODY__DD_BINS + 24) x size */
     double *wtime;                 /* each domain's walks since the cuts last moved, processor
                                       seconds summed over the evaluations */
     size_t *dcount;                /* each domain's bodies, summed over the same evaluations */
@@ -9675,10 +9675,11 @@ static nbody_result nbody__dd_split(nbody__dist *d, const nbody_real *y, size_t 
     for (first = 1; 2 * first <= 4 * (size_t)d->size; first *= 2) {
         /* the nodes at this depth, [first, 2 first): slot s = v - first. Per slot: the box (lo,
            then -hi), two histograms, the axis's low end and extent, the target cost below the
-           cut, the cost below the first histogram's bin, that bin */
+           cut, the cost below the first histogram's bin, that bin, whether the cut is damped, and
+           the bodies' count, sum and sum of squares on each axis (from the box's low corner) */
         const size_t cnt = first;
         double *box = g->hist, *h1 = box + 6 * cnt, *h2 = h1 + cnt * B, *lo = h2 + cnt * B, *w = lo + cnt, *target = w + cnt;
-        double *before = target + cnt, *bin = before + cnt, *damp = bin + cnt;
+        double *before = target + cnt, *bin = before + cnt, *damp = bin + cnt, *mom = damp + cnt;
         int inner = 0;
         for (v = first; v < 2 * first; ++v) inner |= nbody__dd_orb_inner(g, v);
         if (!inner) break;
@@ -9691,15 +9692,34 @@ static nbody_result nbody__dd_split(nbody__dist *d, const nbody_real *y, size_t 
                     if (-x < b6[3 + c]) b6[3 + c] = -x;
                 }
         if (MPI_Allreduce(MPI_IN_PLACE, box, (int)(6 * cnt), MPI_DOUBLE, MPI_MIN, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
+        memset(mom, 0, 7 * cnt * sizeof *mom);
+        for (i = 0; i < d->count; ++i)
+            if ((size_t)node[i] >= first) {
+                double *m7 = mom + 7 * ((size_t)node[i] - first);
+                const double *b6 = box + 6 * ((size_t)node[i] - first);
+                m7[0] += 1;
+                for (c = 0; c < 3; ++c) {
+                    double x = (double)y[(size_t)c * cap + i] - b6[c];
+                    m7[1 + 2 * c] += x; m7[2 + 2 * c] += x * x;
+                }
+            }
+        if (MPI_Allreduce(MPI_IN_PLACE, mom, (int)(7 * cnt), MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) return NBODY_ERR_DEVICE;
         for (s = 0; s < cnt; ++s) {
-            const double *b6 = box + 6 * s;
+            const double *b6 = box + 6 * s, *m7 = mom + 7 * s;
+            double var[3];
             int ax = 0;
-            for (c = 1; c < 3; ++c) if (-b6[3 + c] - b6[c] > -b6[3 + ax] - b6[ax]) ax = c;
-            /* the last step's axis while it is nearly the widest: two nearly equal extents would
-               otherwise swap the axis from step to step, and each swap moves about half the
-               node's bodies (a 3000-body collision on 4 ranks moved a quarter of them in a step) */
+            /* the cut goes across the axis of the widest spread (the variance of the node's
+               bodies' positions), not the widest extent: a few stragglers set the extent, and
+               where the parent's cut falls among them (it wanders in a gap between galaxies as
+               the walk times vary) the child's longest side changed from step to step */
+            for (c = 0; c < 3; ++c) var[c] = m7[0] > 0 ? (m7[2 + 2 * c] - m7[1 + 2 * c] * m7[1 + 2 * c] / m7[0]) / m7[0] : 0;
+            for (c = 1; c < 3; ++c) if (var[c] > var[ax]) ax = c;
+            /* the last step's axis while its spread is nearly the widest (0.8 of the standard
+               deviation): two nearly equal spreads (a disc seen face-on) would otherwise swap the
+               axis from step to step, and each swap moves about half the node's bodies (a
+               3000-body collision on 4 ranks moved a quarter of them in a step) */
             c = g->axis[first + s];
-            if (g->placed && b6[c] < HUGE_VAL && -b6[3 + c] - b6[c] >= 0.8 * (-b6[3 + ax] - b6[ax])) ax = c;
+            if (g->placed && var[c] >= 0.64 * var[ax]) ax = c;
             damp[s] = g->placed && g->axis[first + s] == ax;   /* the last step's cut, on this axis */
             g->axis[first + s] = ax;
             lo[s] = b6[ax] < HUGE_VAL ? b6[ax] : 0;   /* a node without bodies: any cut */
@@ -10193,7 +10213,7 @@ static nbody_result nbody__dd_alloc(nbody__engine *e, nbody__dist *d) {
     g->orb = (int *)nbody__alloc(ds, 8 * P * sizeof(int));
     g->axis = (int *)nbody__alloc(ds, 4 * P * sizeof(int));
     g->cut = (double *)nbody__alloc(ds, 4 * P * sizeof(double));
-    g->hist = (double *)nbody__alloc(ds, (2 * NBODY__DD_BINS + 16) * P * sizeof(double));
+    g->hist = (double *)nbody__alloc(ds, (2 * NBODY__DD_BINS + 24) * P * sizeof(double));
     g->wtime = (double *)nbody__alloc(ds, P * sizeof(double));
     g->dcount = (size_t *)nbody__alloc(ds, P * sizeof(size_t));
     g->wwork = (double *)nbody__alloc(ds, P * sizeof(double));
