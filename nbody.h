@@ -1311,8 +1311,9 @@ typedef struct nbody__kick_op {
 /* The tree leapfrog's block step on the engine (>>kdk; ops.kdk_step, optional: without it the
    host chooses the levels between active_forces and kick): nbody__active_op's forces (its out
    unused), then for each active body q, i = list[q], at a block time (not a synchronising step,
-   so its elapsed time is its step): its next level from GADGET's criterion,
-   nbody__block_level_of(level[i], sqrt(crit / |a|), now, dt_max, dt_min), raised by the
+   so its elapsed time is its step): its next level from the criteria,
+   nbody__block_level_of(level[i], min(sqrt(crit / |a|), nbody__kdk_change(a, a0, dt) with jerk),
+   now, dt_max, dt_min) where a0 is kick's second half (the body's last kick), raised by the
    neighbour limiter where the engine gathers neighbour levels as active_forces does
    (nbody__block_limited(k, neighbour level, limit), each raise counted in limited), into
    level_new[q], and its kicks (nbody__kick_op with c = -(dt - dt) / 2, dt / 2, dt_max 2^-level_new[q] / 2, dt =
@@ -1325,6 +1326,7 @@ typedef struct nbody__kdk_levels {
     const unsigned long long *level;   /* each body's level (host, n) */
     unsigned long long now;            /* the block time that ends the step, in ticks */
     nbody_real dt_max, dt_min, crit;   /* crit: 2 eta softening */
+    nbody_real jerk;                   /* the second bound's factor (nbody__kdk_change, with kick's a0; 0: off) */
     int limit;                         /* the neighbour limiter's gap (nbody__block_limited; negative: off):
                                           an engine that gathers neighbour levels applies it */
     unsigned long long *level_new;     /* out (host, count) */
@@ -1355,7 +1357,7 @@ typedef struct nbody__kdk_run {
     nbody__buf y, other, kick;
     unsigned long long *level, *order;
     unsigned long long now, tick_stop, max_level, age, age_limit;
-    nbody_real t, origin, tick, dt_max, dt_min, crit;
+    nbody_real t, origin, tick, dt_max, dt_min, crit, jerk;   /* crit, jerk: as nbody__kdk_levels' */
     size_t steps;
     unsigned long long body_steps;
     nbody_real dt;
@@ -2478,6 +2480,10 @@ typedef struct nbody__kdk_state {
     /* scratch, written before read in a step (not saved) */
     nbody_real *acc;               /* the active bodies' new accelerations (3n) */
     nbody_real *coef;              /* their kick coefficients (3n) */
+    nbody_real *a0;                /* a host copy of kick's second half (3n), current where a0_valid:
+                                      the step criterion's a0 (nbody__kdk_change) */
+    int a0_valid;                  /* 0 after a step on the engine (it kicks with its own copy) or a
+                                      load: the next host step reads kick back (nbody__kdk_a0) */
     long long *reach;              /* each body's reach from the walks (n, nbody__active_op; zero
                                       between steps) */
     int tree_built;                /* this step's forces came from a tree built afresh */
@@ -5614,7 +5620,8 @@ static void nbody__hermite_destroy(nbody_sim *s) {
        v1 = v_open - a0 (dt - e) / 2 + a e / 2,   v_open' = v1 + a dt' / 2
    where v_open and a0 are those of its last kick, dt its step, e the time since that kick
    (e = dt at a block time; less in the synchronising step that lands on t_end), dt' its next
-   step. The step criterion is GADGET's dt = sqrt(2 eta softening / |a|) (desc.timestep_eta).
+   step. The step criterion is GADGET's dt = sqrt(2 eta softening / |a|) (desc.timestep_eta),
+   bounded by the change of the body's force since its last kick (nbody__kdk_change).
    y holds every body at t (active ones exactly kicked, the others' velocities predicted with
    their last acceleration): nbody_get_state, hooks, collisions and exit conditions see it.
    ====================================================================================== */
@@ -5622,6 +5629,41 @@ static void nbody__hermite_destroy(nbody_sim *s) {
 static nbody_real nbody__kdk_criterion(const nbody_desc *d, nbody_real ax, nbody_real ay, nbody_real az) {
     nbody_real a = nbody__norm3(ax, ay, az);
     return a > 0 ? NBODY__SQRT(2 * d->timestep_eta * d->softening / a) : (nbody_real)HUGE_VAL;
+}
+
+/* The second step bound, from the change of a body's force: dt <= jerk |a| e / |a - a0|, with a
+   the force at this kick, a0 the force at its last kick (kick's second half: the kicks keep it,
+   so the bound costs no evaluation) and e the time between them, an Aarseth-like |a| / |da/dt|
+   whose derivative is the difference. GADGET's criterion looks at |a| alone and gives long
+   steps where the force is weak but turning fast: the galaxies' centres, bodies crossing the
+   other galaxy's core, where the collision loses most of its energy. The smaller of the two
+   decides. jerk = nbody__kdk_jerk; a - a0 also holds the tree's force error (a refitted or
+   rebuilt tree moves a force by it at once), so a factor below 1 shortens steps for that noise
+   and the levels flicker: bench/results/treeblock-criterion-2026-11-27.md measured 1 (the
+   2^16 collision's abs(dE/E) on TREE 4-10x lower for 4 % more body steps), 0.5 worse than
+   none. CUDA_TREE's device levels compute it with these operations in this order (no fma). */
+static double nbody__kdk_jerk = 1.0;
+static size_t nbody__kdk_jerk_from = 8192;
+
+/* the factor of this simulation's bound: nbody__kdk_jerk from nbody__kdk_jerk_from attracting
+   bodies, 0 (off) below */
+static nbody_real nbody__kdk_jerk_of(const nbody_sim *s) {
+    return nbody__n_src(&s->eng) >= nbody__kdk_jerk_from ? (nbody_real)nbody__kdk_jerk : 0;
+}
+
+static nbody_real nbody__kdk_change(nbody_real jerk, nbody_real ax, nbody_real ay, nbody_real az, nbody_real bx, nbody_real by,
+                                    nbody_real bz, nbody_real e) {
+    nbody_real d = nbody__norm3(ax - bx, ay - by, az - bz);
+    return jerk > 0 && d > 0 ? jerk * nbody__norm3(ax, ay, az) * e / d : (nbody_real)HUGE_VAL;
+}
+
+/* body i's step bound at a kick with force a, a time e after its last kick: the smaller of the
+   two criteria (jerk: nbody__kdk_jerk_of), a0 (3n, kick's second half) holding the force of that kick */
+static nbody_real nbody__kdk_bound(const nbody_desc *d, nbody_real jerk, nbody_real ax, nbody_real ay, nbody_real az, const nbody_real *a0,
+                                   size_t n, size_t i, nbody_real e) {
+    nbody_real crit = nbody__kdk_criterion(d, ax, ay, az);
+    nbody_real change = nbody__kdk_change(jerk, ax, ay, az, a0[i], a0[n + i], a0[2 * n + i], e);
+    return change < crit ? change : crit;
 }
 
 /* The tree the forces walk is built afresh when the walks since its last build add up to
@@ -5694,8 +5736,24 @@ static void nbody__kdk_tree_used(nbody_sim *s, size_t count) {
 static nbody_result nbody__kdk_kick(nbody_sim *s, nbody__buf y, const size_t *list, size_t count, const nbody_real *acc,
                                     const nbody_real *coef) {
     nbody__kick_op op;
+    nbody_result r;
+    size_t q, c, n = s->n;
     op.y = y; op.kick = s->kdk.kick; op.list = list; op.count = count; op.acc = acc; op.coef = coef;
-    return count ? s->eng.ops->kick(&s->eng, &op) : NBODY_OK;
+    r = count ? s->eng.ops->kick(&s->eng, &op) : NBODY_OK;
+    if (r != NBODY_OK) s->kdk.a0_valid = 0;
+    for (c = 0; s->kdk.a0_valid && c < 3; ++c)      /* kick.a0 = a: the host's copy follows */
+        for (q = 0; q < count; ++q) s->kdk.a0[c * n + list[q]] = acc[c * count + q];
+    return r;
+}
+
+/* kdk.a0 current: read back from kick's second half where a step on the engine kicked with its
+   own copy, or after a load */
+static nbody_result nbody__kdk_a0(nbody_sim *s) {
+    nbody_result r;
+    if (s->kdk.a0_valid) return NBODY_OK;
+    r = s->eng.ops->download(&s->eng, s->kdk.a0, s->kdk.kick, 3 * s->n, 3 * s->n);
+    s->kdk.a0_valid = r == NBODY_OK;
+    return r;
 }
 
 /* Start (or restart, after nbody_set_state or a collision) from y at t: the forces on every
@@ -5722,8 +5780,9 @@ static nbody_result nbody__kdk_begin(nbody_sim *s) {
     r = s->eng.ops->lincomb(&s->eng, &copy);
     copy.out_off = 3 * n;
     if (r == NBODY_OK) r = s->eng.ops->lincomb(&s->eng, &copy);
+    s->kdk.a0_valid = 1;               /* every body is kicked: the copy is its acceleration */
     if (r == NBODY_OK) r = nbody__kdk_kick(s, s->y, B->active, n, a, c);
-    if (r != NBODY_OK) B->live = 0;
+    if (r != NBODY_OK) B->live = s->kdk.a0_valid = 0;
     return r;
 }
 
@@ -5759,9 +5818,10 @@ static nbody_result nbody__kdk_run_engine(nbody_sim *s, nbody_real t_limit) {
     run.now = B->now; run.age = s->kdk.tree_age;
     run.age_limit = (unsigned long long)(nbody__kdk_rebuild * (double)s->n);   /* age + m > rebuild n: nbody__attempt_kdk */
     run.t = s->t; run.origin = B->origin; run.tick = tick; run.dt_max = dt_max; run.dt_min = s->desc.dt_min;
-    run.crit = 2 * s->desc.timestep_eta * s->desc.softening;
+    run.crit = 2 * s->desc.timestep_eta * s->desc.softening; run.jerk = nbody__kdk_jerk_of(s);
     run.limit = nbody__kdk_limit; run.limited = 0;
     r = s->eng.ops->kdk_run(&s->eng, &run);
+    if (r != NBODY_OK || run.steps) s->kdk.a0_valid = 0;   /* the engine's kicks */
     if (r != NBODY_OK) {
         B->live = 0;   /* the engine's state is unknown: the next step restarts from y */
         return r;
@@ -5807,10 +5867,12 @@ static nbody_result nbody__kdk_engine_step(nbody_sim *s, int build, int *done) {
     op.build = build || !s->kdk.tree_live; op.order = s->kdk.tree[0]; op.wrote = 0;
     lv.kick = s->kdk.kick; lv.level = B->ticks[1]; lv.now = B->due;
     lv.dt_max = nbody__block_dt_max(&s->desc); lv.dt_min = s->desc.dt_min;
-    lv.crit = 2 * s->desc.timestep_eta * s->desc.softening;
+    lv.crit = 2 * s->desc.timestep_eta * s->desc.softening; lv.jerk = nbody__kdk_jerk_of(s);
     lv.limit = nbody__kdk_limit; lv.limited = 0;
     lv.level_new = B->level_new; lv.ok = 0;
-    if ((r = s->eng.ops->kdk_step(&s->eng, &op, &lv)) != NBODY_OK) return r;
+    r = s->eng.ops->kdk_step(&s->eng, &op, &lv);
+    if (r != NBODY_OK || lv.ok) s->kdk.a0_valid = 0;      /* the engine's kicks */
+    if (r != NBODY_OK) return r;
     s->kdk.tree_built = op.build; s->kdk.tree_wrote = op.wrote;
     if (!lv.ok) return NBODY_OK;
     s->kdk.limited += lv.limited;
@@ -5880,7 +5942,7 @@ static unsigned long long nbody__kdk_level(nbody_sim *s, size_t i, nbody_real cr
 static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *err) {
     nbody__block_sched *B = &s->sched;
     nbody__lincomb drift = nbody__op(s->y_new, s->y, h, s->len);
-    nbody_real *a = s->kdk.acc, *c = s->kdk.coef, dt_max = nbody__block_dt_max(&s->desc);
+    nbody_real *a = s->kdk.acc, *c = s->kdk.coef, dt_max = nbody__block_dt_max(&s->desc), jerk = nbody__kdk_jerk_of(s);
     unsigned long long next = B->sync ? 0 : B->due;
     size_t q, m = B->count, w = 0, all;
     int build = m == s->n || (double)(s->kdk.tree_age + m) > nbody__kdk_rebuild * (double)s->n, done;
@@ -5894,10 +5956,11 @@ static nbody_result nbody__attempt_kdk(nbody_sim *s, nbody_real h, nbody_real *e
     all = m + w;
     if (w && nbody__kdk_shift && (r = nbody__kdk_wake_shift(s, m, w)) != NBODY_OK) return r;
     if (w && (r = nbody__kdk_forces(s, s->y_new, B->active + m, w, 0, 1, a + 3 * m, B->level_new + m, 0)) != NBODY_OK) return r;
+    if ((r = nbody__kdk_a0(s)) != NBODY_OK) return r;
     for (q = 0; q < all; ++q) {
         size_t i = B->active[q], o = q < m ? 0 : 3 * m, p = q < m ? q : q - m, k = q < m ? m : w;   /* a, c of the woken: after 3m */
         nbody_real e = nbody__block_elapsed(s, i), dt = dt_max / (nbody_real)(1ULL << B->ticks[1][i]);
-        nbody_real crit = nbody__kdk_criterion(&s->desc, a[o + p], a[o + k + p], a[o + 2 * k + p]);
+        nbody_real crit = nbody__kdk_bound(&s->desc, jerk, a[o + p], a[o + k + p], a[o + 2 * k + p], s->kdk.a0, s->n, i, e);
         B->level_new[q] = nbody__kdk_level(s, i, crit, s->kdk.walked_neighbours ? B->level_new[q] : 0, next);
         c[o + p] = -(dt - e) / 2; c[o + k + p] = e / 2;
     }
@@ -5922,8 +5985,10 @@ static void nbody__commit_kdk(nbody_sim *s, nbody_real h) {
 static nbody_result nbody__kdk_create(nbody_sim *s) {
     size_t bytes = nbody__bytes(s->n, 6 * sizeof(nbody_real)), rb = nbody__bytes(s->n, sizeof(long long));
     s->kdk.acc = (nbody_real *)nbody__alloc(&s->desc, bytes);
+    s->kdk.a0 = (nbody_real *)nbody__alloc(&s->desc, bytes / 2);
     s->kdk.reach = (long long *)nbody__alloc(&s->desc, rb);
-    if (nbody__block_create(s) != NBODY_OK || !s->kdk.acc || !s->kdk.reach || bytes == 0) return NBODY_ERR_OUT_OF_MEMORY;
+    s->kdk.a0_valid = 0;
+    if (nbody__block_create(s) != NBODY_OK || !s->kdk.acc || !s->kdk.a0 || !s->kdk.reach || bytes == 0) return NBODY_ERR_OUT_OF_MEMORY;
     memset(s->kdk.reach, 0, rb);
     s->kdk.coef = s->kdk.acc + 3 * s->n;
     return NBODY_OK;
@@ -5932,6 +5997,7 @@ static nbody_result nbody__kdk_create(nbody_sim *s) {
 static void nbody__kdk_destroy(nbody_sim *s) {
     nbody__block_destroy(s);
     nbody__free(&s->desc, s->kdk.acc);
+    nbody__free(&s->desc, s->kdk.a0);
     nbody__free(&s->desc, s->kdk.reach);
 }
 

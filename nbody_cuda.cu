@@ -3395,8 +3395,9 @@ template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, 
 
 /* kdk_step's levels (nbody__kdk_levels): active body q (level level[q], forces at slot[q] as
    the gather takes them, all NaN when nan) gets its next level into flag[2 + q] from GADGET's
-   criterion sqrt(crit / |a|) and nbody__block_level_of, computed as the host does
-   (nbody__kdk_criterion, no fma), raised by the neighbour limiter (nbody__block_limited with
+   criterion sqrt(crit / |a|) bounded by the force's change since body body[q]'s last kick
+   (a0: kick's second half; jerk 0: off) and nbody__block_level_of, computed as the host does
+   (nbody__kdk_criterion, nbody__kdk_change: no fma), raised by the neighbour limiter (nbody__block_limited with
    the walk's neighbour level near[slot[q]] and gap; near NULL: none) as the host's
    nbody__kdk_level raises it, NBODY__CU_KDK_RAISED added to the level where it did, and its
    kick coefficients into io after its forces (nbody__kick_op's layout); returns 1 (refused)
@@ -3404,22 +3405,31 @@ template <class T> __global__ void nbody__cu_kdk_gather(const T *acc, size_t n, 
 #define NBODY__CU_KDK_RAISED 0x100u
 #define NBODY__CU_KDK_LEVEL_OF(f) ((f) & 0xFFu)
 template <class T>
+__device__ __forceinline__ T nbody__cu_norm3(T x, T y, T z) {
+    return sqrt(nbody__cu_add_rn(nbody__cu_add_rn(nbody__cu_mul_rn(x, x), nbody__cu_mul_rn(y, y)), nbody__cu_mul_rn(z, z)));
+}
+template <class T>
 __device__ __forceinline__ bool nbody__cu_kdk_level(size_t q, bool nan, const T *acc, size_t n, const unsigned int *slot,
                                                     const unsigned int *level, size_t count, unsigned int *flag, T *io,
-                                                    unsigned long long now, T dt_max, T dt_min, T crit, const unsigned char *near, int gap) {
-    T a[3], an, cr, dt, e;
+                                                    unsigned long long now, T dt_max, T dt_min, T crit, const unsigned char *near, int gap,
+                                                    const T *a0, const unsigned int *body, T jerk) {
+    T a[3], an, cr, dt, e, change;
     unsigned long long k = level[q], k1, raised;
+    size_t i = body[q];
     bool refused = false;
     for (int d = 0; d < 3; ++d) io[d * count + q] = a[d] = nan ? (T)NAN : acc[d * n + slot[q]];
-    an = sqrt(nbody__cu_add_rn(nbody__cu_add_rn(nbody__cu_mul_rn(a[0], a[0]), nbody__cu_mul_rn(a[1], a[1])), nbody__cu_mul_rn(a[2], a[2])));
+    an = nbody__cu_norm3(a[0], a[1], a[2]);
     cr = an > 0 ? sqrt(crit / an) : (T)HUGE_VAL;
+    dt = dt_max / (T)(1ULL << k); e = dt;
+    change = nbody__cu_norm3(a[0] - a0[i], a[1] - a0[n + i], a[2] - a0[2 * n + i]);   /* nbody__kdk_change */
+    change = jerk > 0 && change > 0 ? nbody__cu_mul_rn(nbody__cu_mul_rn(jerk, an), e) / change : (T)HUGE_VAL;
+    if (change < cr) cr = change;
     k1 = nbody__block_level_of(k, cr, now, dt_max, dt_min);
     raised = near ? nbody__block_limited(k1, near[slot[q]], gap) : k1;
     if (!(isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2])) || k1 > NBODY__BLOCK_LEVELS) {
         refused = true;
         k1 = raised = NBODY__BLOCK_LEVELS + 1;
     }
-    dt = dt_max / (T)(1ULL << k); e = dt;
     io[3 * count + q] = -(dt - e) / 2; io[4 * count + q] = e / 2;
     io[5 * count + q] = raised <= NBODY__BLOCK_LEVELS ? dt_max / (T)(1ULL << raised) / 2 : (T)0;
     flag[2 + q] = (unsigned int)raised | (raised != k1 ? NBODY__CU_KDK_RAISED : 0u);
@@ -3429,10 +3439,10 @@ __device__ __forceinline__ bool nbody__cu_kdk_level(size_t q, bool nan, const T 
 template <class T>
 __global__ void nbody__cu_kdk_levels(const T *acc, size_t n, const unsigned int *slot, const unsigned int *level, size_t count,
                                      unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit, const unsigned char *near,
-                                     int gap) {
+                                     int gap, const T *a0, const unsigned int *body, T jerk) {
     bool nan = flag[0] != 0;
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
-        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit, near, gap))
+        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit, near, gap, a0, body, jerk))
             atomicOr(flag + 1, 1u);
 }
 
@@ -3462,11 +3472,11 @@ __global__ void nbody__cu_kdk_kick(T *y, T *kick, const unsigned int *list, size
    the block's threads agree on a refusal before any kicks */
 template <class T>
 __global__ void nbody__cu_kdk_levels_kick(const T *acc, size_t n, const unsigned int *slot, const unsigned int *level, size_t count,
-                                          unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit, T *y, T *kick,
-                                          const unsigned int *list, const unsigned char *near, int gap) {
+                                          unsigned int *flag, T *io, unsigned long long now, T dt_max, T dt_min, T crit, T jerk, T *y,
+                                          T *kick, const unsigned int *list, const unsigned char *near, int gap) {
     size_t q = threadIdx.x;
     int refused = q < count && nbody__cu_kdk_level<T>(q, flag[0] != 0, acc, n, slot, level, count, flag, io, now, dt_max, dt_min, crit,
-                                                      near, gap);
+                                                      near, gap, kick + 3 * n, list, jerk);
     if (__syncthreads_or(refused)) {
         if (q == 0) flag[1] = 1u;
         return;
@@ -3560,12 +3570,13 @@ __global__ void nbody__cu_kdk_pos(const unsigned int *sorted, size_t nt, size_t 
    refused or finer than the block times resolve */
 template <class T>
 __global__ void nbody__cu_kdk_levels_run(const nbody__cu_kdk_ctl *c, const T *acc, size_t n, const unsigned int *slot, const unsigned int *lev,
-                                         unsigned int *flag, T *io, T dt_max, T dt_min, T crit, const unsigned char *near, int gap) {
+                                         unsigned int *flag, T *io, T dt_max, T dt_min, T crit, const unsigned char *near, int gap,
+                                         const T *a0, const unsigned int *body, T jerk) {
     if (c->stop) return;
     const size_t count = c->m;
     const bool nan = flag[0] != 0;
     for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < count; q += (size_t)gridDim.x * blockDim.x)
-        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, lev, count, flag, io, c->due, dt_max, dt_min, crit, near, gap) ||
+        if (nbody__cu_kdk_level<T>(q, nan, acc, n, slot, lev, count, flag, io, c->due, dt_max, dt_min, crit, near, gap, a0, body, jerk) ||
             NBODY__CU_KDK_LEVEL_OF(flag[2 + q]) > c->max_level)
             atomicOr(flag + 1, 1u);
 }
@@ -3897,13 +3908,15 @@ static nbody_result nbody__cu_kdk_step(nbody__engine *e, nbody__active_op *op, n
     if (nbody__cu_kdk_fuse && count <= 1024) {
         nbody__cu_kdk_levels_kick<nbody__r><<<1, (unsigned int)(count + 31) / 32 * 32>>>(acc, e->n, slot, w->list + src + 2 * count, count,
                                                                                          w->flag, w->io, lv->now, lv->dt_max, lv->dt_min,
-                                                                                         lv->crit, (nbody__r *)op->y, (nbody__r *)lv->kick,
-                                                                                         w->list + src + count, near, lv->limit);
+                                                                                         lv->crit, lv->jerk, (nbody__r *)op->y,
+                                                                                         (nbody__r *)lv->kick, w->list + src + count, near,
+                                                                                         lv->limit);
         NBODY__CU(cudaGetLastError());
     } else {
         nbody__cu_kdk_levels<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>(acc, e->n, slot, w->list + src + 2 * count, count, w->flag,
                                                                                w->io, lv->now, lv->dt_max, lv->dt_min, lv->crit, near,
-                                                                               lv->limit);
+                                                                               lv->limit, (const nbody__r *)lv->kick + 3 * e->n,
+                                                                               w->list + src + count, lv->jerk);
         NBODY__CU(cudaGetLastError());
         nbody__cu_kdk_kick<nbody__r><<<nbody__cu_blocks(count, 256), 256>>>((nbody__r *)op->y, (nbody__r *)lv->kick, w->list + src + count,
                                                                              count, e->n, w->io, w->io + 3 * count, w->flag + 1);
@@ -3958,7 +3971,8 @@ static nbody_result nbody__cu_kdk_queue(nbody__engine *e, nbody__cu_kdk *w, cons
                                                                                        n, (unsigned int)n, eps2, e->desc.G, nb);
     }
     nbody__cu_kdk_levels_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, acc, n, slot, lev, w->flag, w->io, run->dt_max,
-                                                                           run->dt_min, run->crit, nb.out, run->limit);
+                                                                           run->dt_min, run->crit, nb.out, run->limit,
+                                                                           (const nbody__r *)run->kick + 3 * n, body, run->jerk);
     nbody__cu_kdk_kick_run<nbody__r><<<nbody__cu_blocks(n, 256), 256>>>(w->ctl, ynew, (nbody__r *)run->kick, body, lev, w->flag, w->io, n,
                                                                          w->level, mode);
     NBODY__CU(cudaGetLastError());

@@ -21,10 +21,13 @@
             (nbody__cuda_kdk_config); 0 or absent: the defaults). Each run's wall and CPU seconds
             (all threads) are also given over the first shared run's.
           e.g. ./build/bench_treeblock tree 65536 6 2 b:0.025 s:0.001953125
+          TB_THETA=x: every run at theta x (the header still says 0.5).
           TB_BLOCK_THETA=x: the block runs at theta x (the shared runs stay at 0.5), to match
           their energy error by the force's accuracy too. TB_SEED=s: the collision's seed (1).
           TB_LIMIT=k: the neighbour limiter's factor 2^k (nbody__kdk_limit; negative: off);
-          TB_WAKE=0: no wake-ups (nbody__kdk_wake). TB_GPU_LIMIT=1 (cuda_tree): the limiter on the GPU
+          TB_JERK=x: the step bound from the force's change with factor x (nbody__kdk_jerk, 1;
+          0: off, GADGET's criterion alone), TB_JERK_FROM=n: from n attracting bodies
+          (nbody__kdk_jerk_from, 8192; below, off). TB_WAKE=0: no wake-ups (nbody__kdk_wake). TB_GPU_LIMIT=1 (cuda_tree): the limiter on the GPU
           too (nbody__cuda_kdk_limiter; off by default there). TB_FRONT_PER_SM=k (cuda_tree): a run's
           breadth-first walk with k blocks a multiprocessor (nbody__cuda_kdk_front_blocks; 0: the
           resident count, the default).
@@ -111,6 +114,7 @@ static int run_once(nbody_engine engine, const nbody_system *s0, double t_end, b
     memset(&d, 0, sizeof d);
     d.engine = engine; d.method = NBODY_LEAPFROG; d.softening = (nbody_real)0.01; d.theta = (nbody_real)0.5;
     if (getenv("TB_LEAF")) d.leaf_size = atoi(getenv("TB_LEAF"));
+    if (getenv("TB_THETA")) d.theta = (nbody_real)atof(getenv("TB_THETA"));
     if (b->block && getenv("TB_BLOCK_THETA")) d.theta = (nbody_real)atof(getenv("TB_BLOCK_THETA"));
     if (b->block) {
         d.stepping = NBODY_STEPPING_BLOCK; d.timestep_eta = (nbody_real)b->value; d.dt_max = (nbody_real)b->dt_max;
@@ -166,6 +170,8 @@ int main(int argc, char **argv) {
     rebuild_default = nbody__kdk_rebuild;
     if (getenv("TB_LIMIT")) nbody__kdk_limit = atoi(getenv("TB_LIMIT"));
     if (getenv("TB_WAKE")) nbody__kdk_wake = atoi(getenv("TB_WAKE"));
+    if (getenv("TB_JERK")) nbody__kdk_jerk = atof(getenv("TB_JERK"));
+    if (getenv("TB_JERK_FROM")) nbody__kdk_jerk_from = (size_t)atol(getenv("TB_JERK_FROM"));
     if (getenv("TB_SHIFT")) nbody__kdk_shift = atoi(getenv("TB_SHIFT"));
 #ifdef NBODY_WITH_CUDA
     if (getenv("TB_GPU_LIMIT")) nbody__cuda_kdk_limiter(atoi(getenv("TB_GPU_LIMIT")));

@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
            "refit + walk + levels + kicks us |\n| --- | --- | --- | --- |\n", argv[1], (unsigned long)n);
     lv.kick = kick; lv.level = level; lv.now = 1ULL << 40; lv.dt_max = (nbody_real)0.0625; lv.dt_min = 0;
     lv.crit = 2 * (nbody_real)0.05 * d.softening; lv.level_new = level_new;
+    lv.jerk = (nbody_real)nbody__kdk_jerk;         /* the library's criteria (n >= nbody__kdk_jerk_from) */
     lv.limit = nbody__kdk_limit; lv.limited = 0;   /* the library's neighbour limiter */
     for (c = 0; c < 6 && counts[c] <= n; ++c) {
         double tb = 1e30, tr = 1e30, ts = 1e30;

@@ -592,7 +592,8 @@ static void test_tree_block_steps(void) {
    called alone takes steps; checkpoints written after runs restart bitwise; a step refused
    within a run (dt_min) is refused as the host's path refuses it. Again with the neighbour
    limiter on the device (nbody__cuda_kdk_limiter): the same, with the same levels raised on
-   both paths (kdk.limited), none without it. */
+   both paths (kdk.limited), none without it. All with the step bound from the force's change
+   on (nbody__kdk_jerk_from 0): the device's levels read a0 from kick, the host's steps its copy. */
 static int kdk_watch(nbody_sim *sim, void *user_data) { (void)sim; (void)user_data; return 0; }
 static int same_run(nbody_sim *sa, nbody_sim *sb, nbody_system *a, nbody_system *b) {
     nbody_stats x = nbody_get_stats(sa), y = nbody_get_stats(sb);
@@ -605,6 +606,8 @@ static int same_run(nbody_sim *sa, nbody_sim *sb, nbody_system *a, nbody_system 
 }
 static void tree_block_run(int loop, int limiter);
 static void test_tree_block_run(void) {   /* runs that leave the steps of every body to the host, then the default */
+    size_t jerk_from = nbody__kdk_jerk_from;
+    nbody__kdk_jerk_from = 0;
     nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, 0, 1, 1);
     tree_block_run(1, 0);
     nbody__cuda_kdk_config(0, 0, 1, 0, 1, 1, 0, 1, -1);
@@ -612,6 +615,7 @@ static void test_tree_block_run(void) {   /* runs that leave the steps of every 
     nbody__cuda_kdk_limiter(1);
     tree_block_run(2, 1);
     nbody__cuda_kdk_limiter(0);
+    nbody__kdk_jerk_from = jerk_from;
 }
 static void tree_block_run(int loop, int limiter) {
     static const double t[3] = {0.3, 0.55, 0.75};

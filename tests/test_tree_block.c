@@ -131,6 +131,39 @@ static double collision_error(size_t n, unsigned long long seed, double t_end, i
     return r == NBODY_OK ? fabs((double)((ia.energy - i0.energy) / i0.energy)) : 1e30;
 }
 
+/* The step bound from the force's change (nbody__kdk_bound): GADGET's criterion sqrt(2 eta
+   softening / |a|) unless jerk |a| e / |a - a0| is smaller: a force turned around in e = 0.01
+   halves the step to 0.005 (jerk 1) or keeps e (jerk 2); an unchanged force, a small change,
+   or jerk 0 leave the criterion. A simulation's factor (nbody__kdk_jerk_of): nbody__kdk_jerk
+   from nbody__kdk_jerk_from attracting bodies, 0 below (test particles do not count) */
+static void test_step_bound(void) {
+    nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0.05, 0.5);
+    nbody_real e = (nbody_real)0.01, crit = nbody__kdk_criterion(&d, 1, 0, 0), jerk[3] = {0, 0, 0};
+    nbody_real turned[3] = {-1, 0, 0}, same[3] = {1, 0, 0}, near[3] = {(nbody_real)0.9, 0, 0};
+    nbody_real b1 = nbody__kdk_bound(&d, 1, 1, 0, 0, turned, 1, 0, e), b2 = nbody__kdk_bound(&d, 2, 1, 0, 0, turned, 1, 0, e);
+    nbody_real b0 = nbody__kdk_bound(&d, 0, 1, 0, 0, turned, 1, 0, e), b_same = nbody__kdk_bound(&d, 1, 1, 0, 0, same, 1, 0, e);
+    nbody_real b_near = nbody__kdk_bound(&d, 1, 1, 0, 0, near, 1, 0, e);
+    nbody_system s = NBODY_ZERO;
+    size_t k, n = nbody__kdk_jerk_from;
+    CHECK(crit > e && b1 == e / 2 && b2 == e && b0 == crit && b_same == crit && b_near == crit,
+          "the step bound: GADGET's %.4g; force turned %.4g (jerk 2: %.4g, off: %.4g), unchanged %.4g, changed by a tenth %.4g",
+          (double)crit, (double)b1, (double)b2, (double)b0, (double)b_same, (double)b_near);
+    CHECK(nbody_ic_uniform_cube(&s, n, 7) == NBODY_OK, "a cube of %lu bodies", (unsigned long)n);
+    for (k = 0; k < 3; ++k) {   /* n attracting, n - 1 (one test particle), n - 1 bodies */
+        nbody_sim *sim = NULL;
+        d.n_active = k == 1 ? n - 1 : 0;
+        if (k == 2) s.n = n - 1;
+        if (nbody_create(&sim, &d, &s) == NBODY_OK) jerk[k] = nbody__kdk_jerk_of(sim);
+        else jerk[k] = -1;
+        nbody_destroy(sim);
+    }
+    s.n = n;
+    CHECK(jerk[0] == (nbody_real)nbody__kdk_jerk && nbody__kdk_jerk > 0 && jerk[1] == 0 && jerk[2] == 0,
+          "the bound's factor from %lu attracting bodies: %g; with one a test particle %g; %lu bodies %g", (unsigned long)n,
+          (double)jerk[0], (double)jerk[1], (unsigned long)(n - 1), (double)jerk[2]);
+    nbody_system_free(&s);
+}
+
 /* The neighbour limiter (nbody__kdk_limit) on the collision of 512 bodies through the galaxies'
    passage (t = 4), two seeds: GADGET's criterion alone lets a disc star on a long step run into
    a core within it, and the run gains energy; with every body's step within 4 times its
@@ -223,13 +256,16 @@ static void test_synchronised_state(void) {
 }
 
 /* restart: a checkpoint between block times (after nbody_step) and one after a synchronising
-   nbody_advance continue bitwise as the run that was not stopped */
+   nbody_advance continue bitwise as the run that was not stopped; with the step bound from the
+   force's change on (nbody__kdk_jerk_from 0), whose a0 the loaded run reads back from kick */
 static void test_restart(void) {
     char path[64];
     nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO;
     nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0, 0);
     nbody_sim *sa = NULL, *sb = NULL;
     int k, mid, ok;
+    size_t jerk_from = nbody__kdk_jerk_from;
+    nbody__kdk_jerk_from = 0;
     snprintf(path, sizeof path, "build/test_tree_block_%d.ckp", (int)sizeof(nbody_real));
     nbody_ic_collision(&s0, 400, (nbody_real)0.3, 3, 5);
     nbody_system_alloc(&a, 400); nbody_system_alloc(&b, 400);
@@ -259,6 +295,7 @@ static void test_restart(void) {
         nbody_destroy(sa);
     }
     remove(path);
+    nbody__kdk_jerk_from = jerk_from;
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b);
 }
 
@@ -298,7 +335,9 @@ static void test_opencl(void) {
    forces are the emulated GPU tree's (gpu_tree_emul.h: the same keys, nodes and walk) to
    rounding, and a refit of the same positions keeps them; a block run on 2000 bodies of the
    collision takes the steps OPENCL_TREE takes (its tree) and ends at its energy, where the
-   kd-tree's run does not (measured: the same steps and dE/E to 7 digits at 20000 bodies) */
+   kd-tree's run does not (measured: the same steps and dE/E to 7 digits at 20000 bodies); with
+   the step bound from the force's change on (nbody__kdk_jerk_from 0), whose a0 OPENCL_TREE's
+   host path keeps beside the device's kicks */
 static void test_gpu_tree(void) {
     nbody_system s0 = NBODY_ZERO, a = NBODY_ZERO, b = NBODY_ZERO, k = NBODY_ZERO;
     nbody_desc d = block_desc(NBODY_ENGINE_TREE, 0.05, 0.5), c;
@@ -308,6 +347,8 @@ static void test_gpu_tree(void) {
     nbody_real *ref = (nbody_real *)malloc(3 * n * sizeof(nbody_real)), *got = (nbody_real *)malloc(6 * n * sizeof(nbody_real));
     double worst = 0, drift = 0, tol = DBL ? 1e-12 : 1e-4;
     nbody_result r;
+    size_t jerk_from = nbody__kdk_jerk_from;
+    nbody__kdk_jerk_from = 0;
     d.leaf_size = 1;
     nbody_ic_collision(&s0, n, (nbody_real)0.3, 3, 2);
     nbody__kdk_gpu_tree = 1;
@@ -356,6 +397,7 @@ static void test_gpu_tree(void) {
         CHECK(DBL ? fabs(ek - eb) > 1e-2 * fabs(eb) : 1, "the kd-tree's run differs: dE/E %.6e against %.6e", ek, eb);
     }
     nbody__kdk_gpu_tree = 0;
+    nbody__kdk_jerk_from = jerk_from;
     free(list); free(ref); free(got);
     nbody_system_free(&s0); nbody_system_free(&a); nbody_system_free(&b); nbody_system_free(&k);
 }
@@ -382,6 +424,7 @@ int main(void) {
     check_tree_active(NBODY_ENGINE_TREE, "tree", NULL, 1, 0);
     test_convergence();
     test_energy();
+    test_step_bound();
     test_limiter();
     test_wake();
     test_synchronised_state();

@@ -49,13 +49,13 @@ static double tree_active_worst(const nbody_system *s, size_t na, double theta, 
     return worst;
 }
 
-/* the state y and kick = [v | a0] of both paths: positions and velocities of s, a0 from the
-   full evaluation f (6n) */
-static int tree_active_kick_state(nbody__engine *e, nbody__buf y, nbody__buf kick, const nbody_system *s, const nbody_real *f) {
+/* the state y and kick = [v | a0] of both paths: positions and velocities of s, a0 (3n) the
+   forces of the last kick */
+static int tree_active_kick_state(nbody__engine *e, nbody__buf y, nbody__buf kick, const nbody_system *s, const nbody_real *a0) {
     size_t n = s->n;
     return nbody__upload_system(e, y, s) == NBODY_OK && e->ops->upload(e, kick, 0, s->vx, n) == NBODY_OK &&
            e->ops->upload(e, kick, n, s->vy, n) == NBODY_OK && e->ops->upload(e, kick, 2 * n, s->vz, n) == NBODY_OK &&
-           e->ops->upload(e, kick, 3 * n, f + 3 * n, 3 * n) == NBODY_OK;
+           e->ops->upload(e, kick, 3 * n, a0, 3 * n) == NBODY_OK;
 }
 
 /* The neighbour limiter in ops.kdk_step (lv.limit = 2, nbody__block_limited) against the host's
@@ -69,7 +69,7 @@ static int tree_active_kick_state(nbody__engine *e, nbody__buf y, nbody__buf kic
 typedef struct kdk_scratch { unsigned long long *la, *lb; nbody_real *acc, *ha, *hb; } kdk_scratch;
 
 static void check_kdk_limiter(nbody__engine *e, nbody_desc d, const char *name, const nbody_system *s, const size_t *list, size_t count,
-                              const nbody_real *f, unsigned long long *order, unsigned long long *level, nbody__buf ya, nbody__buf yb,
+                              const nbody_real *a0, unsigned long long *order, unsigned long long *level, nbody__buf ya, nbody__buf yb,
                               nbody__buf ka, nbody__buf kb, const kdk_scratch *w) {
     size_t n = s->n, q, raised = 0, own = 1;
     unsigned long long *la = w->la, *lb = w->lb, *nl = (unsigned long long *)malloc(count * sizeof *nl);
@@ -81,15 +81,15 @@ static void check_kdk_limiter(nbody__engine *e, nbody_desc d, const char *name, 
     memset(&op, 0, sizeof op);
     op.y = ya; op.list = list; op.count = count; op.out = acc; op.build = 0; op.order = order; op.wrote = 0;
     op.level = level; op.neighbour_level = nl; op.neighbours = 0;
-    ok = ok && tree_active_kick_state(e, ya, ka, s, f) && tree_active_kick_state(e, yb, kb, s, f) && e->ops->active_forces(e, &op) == NBODY_OK;
+    ok = ok && tree_active_kick_state(e, ya, ka, s, a0) && tree_active_kick_state(e, yb, kb, s, a0) && e->ops->active_forces(e, &op) == NBODY_OK;
     if (ok && !op.neighbours) {
         printf("%s: active_forces gathers no neighbour levels: the limiter is not the engine's\n", name);
         ok = 0;
     }
     for (q = 0; ok && q < count; ++q) {
         nbody_real dt = dt_max / (nbody_real)(1ULL << level[list[q]]);
-        unsigned long long k = nbody__block_level_of(level[list[q]], nbody__kdk_criterion(&d, acc[q], acc[count + q], acc[2 * count + q]),
-                                                     1ULL << 40, dt_max, 0);
+        nbody_real bound = nbody__kdk_bound(&d, (nbody_real)nbody__kdk_jerk, acc[q], acc[count + q], acc[2 * count + q], a0, n, list[q], dt);
+        unsigned long long k = nbody__block_level_of(level[list[q]], bound, 1ULL << 40, dt_max, 0);
         la[q] = nbody__block_limited(k, nl[q], 2);
         raised += la[q] != k;
         if (list[q] < d.n_active && nl[q] < level[list[q]]) own = 0;
@@ -102,7 +102,8 @@ static void check_kdk_limiter(nbody__engine *e, nbody_desc d, const char *name, 
         CHECK(own, "%s: every active source's neighbour level is at least its own level (its leaf among its neighbours)", name);
         op.y = yb; op.out = NULL; op.level = NULL; op.neighbour_level = NULL; op.wrote = 0;
         lv.kick = kb; lv.level = level; lv.now = 1ULL << 40; lv.dt_max = dt_max; lv.dt_min = 0;
-        lv.crit = 2 * d.timestep_eta * d.softening; lv.level_new = lb; lv.ok = 0; lv.limit = 2; lv.limited = 0;
+        lv.crit = 2 * d.timestep_eta * d.softening; lv.jerk = (nbody_real)nbody__kdk_jerk;
+        lv.level_new = lb; lv.ok = 0; lv.limit = 2; lv.limited = 0;
         ok = e->ops->kdk_step(e, &op, &lv) == NBODY_OK && lv.ok;
         ok = ok && e->ops->download(e, ha, ya, 0, 6 * n) == NBODY_OK && e->ops->download(e, ha + 6 * n, ka, 0, 6 * n) == NBODY_OK &&
              e->ops->download(e, hb, yb, 0, 6 * n) == NBODY_OK && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK;
@@ -117,7 +118,9 @@ static void check_kdk_limiter(nbody__engine *e, nbody_desc d, const char *name, 
 }
 
 /* ops.kdk_step against the host's path on the refitted tree of e (order: its leaf order),
-   the bodies of s at levels 2 + i % 5, the step ending at a block time of every level */
+   the bodies of s at levels 2 + i % 5, the step ending at a block time of every level; the
+   force of every third body's last kick turned around (a0 = -a of f), so that for some the
+   bound from the force's change (nbody__kdk_change) decides the level */
 static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, const nbody_system *s, const size_t *list, size_t count,
                            unsigned long long *order, const nbody_real *f) {
     size_t n = s->n, i, q;
@@ -126,22 +129,28 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
     unsigned long long *lb = (unsigned long long *)malloc(count * sizeof *lb);
     nbody_real *acc = (nbody_real *)malloc(6 * count * sizeof(nbody_real)), *ha = (nbody_real *)malloc(12 * n * sizeof(nbody_real));
     nbody_real *hb = (nbody_real *)malloc(12 * n * sizeof(nbody_real)), dt_max = (nbody_real)0.0625;
+    nbody_real *a0 = (nbody_real *)malloc(3 * n * sizeof(nbody_real));
     nbody__active_op op;
     nbody__kick_op kop;
     nbody__kdk_levels lv;
     nbody_system bad = NBODY_ZERO;
-    int ok, same = 1, changed = 0;
+    int ok = a0 != NULL, same = 1, changed = 0, turned = 0;
     memset(&op, 0, sizeof op);         /* no neighbour levels asked (level, neighbour_level NULL) */
     d.timestep_eta = (nbody_real)0.05;
     for (i = 0; i < n; ++i) level[i] = 2 + i % 5;
-    ok = e->ops->alloc(e, 6 * n, &ya) == NBODY_OK && e->ops->alloc(e, 6 * n, &yb) == NBODY_OK && e->ops->alloc(e, 6 * n, &ka) == NBODY_OK &&
-         e->ops->alloc(e, 6 * n, &kb) == NBODY_OK && tree_active_kick_state(e, ya, ka, s, f) && tree_active_kick_state(e, yb, kb, s, f);
-    /* the host's path: forces, levels (nbody__kdk_criterion), coefficients, kick */
+    for (i = 0; ok && i < 3 * n; ++i) a0[i] = i % n % 3 ? f[3 * n + i] : -f[3 * n + i];
+    ok = ok && e->ops->alloc(e, 6 * n, &ya) == NBODY_OK && e->ops->alloc(e, 6 * n, &yb) == NBODY_OK &&
+         e->ops->alloc(e, 6 * n, &ka) == NBODY_OK && e->ops->alloc(e, 6 * n, &kb) == NBODY_OK && tree_active_kick_state(e, ya, ka, s, a0) &&
+         tree_active_kick_state(e, yb, kb, s, a0);
+    /* the host's path: forces, levels (nbody__kdk_bound), coefficients, kick */
     op.y = ya; op.list = list; op.count = count; op.out = acc; op.build = 0; op.order = order; op.wrote = 0;
     ok = ok && e->ops->active_forces(e, &op) == NBODY_OK;
     for (q = 0; ok && q < count; ++q) {
         nbody_real dt = dt_max / (nbody_real)(1ULL << level[list[q]]);
-        la[q] = nbody__block_level_of(level[list[q]], nbody__kdk_criterion(&d, acc[q], acc[count + q], acc[2 * count + q]), 1ULL << 40, dt_max, 0);
+        nbody_real bound = nbody__kdk_bound(&d, (nbody_real)nbody__kdk_jerk, acc[q], acc[count + q], acc[2 * count + q], a0, n, list[q],
+                                            dt);
+        la[q] = nbody__block_level_of(level[list[q]], bound, 1ULL << 40, dt_max, 0);
+        turned += bound < nbody__kdk_criterion(&d, acc[q], acc[count + q], acc[2 * count + q]);
         acc[3 * count + q] = -(dt - dt) / 2; acc[4 * count + q] = dt / 2;
         acc[5 * count + q] = dt_max / (nbody_real)(1ULL << la[q]) / 2;
     }
@@ -150,7 +159,7 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
     /* the engine's step */
     op.y = yb; op.out = NULL; op.wrote = 0;
     lv.kick = kb; lv.level = level; lv.now = 1ULL << 40; lv.dt_max = dt_max; lv.dt_min = 0;
-    lv.crit = 2 * d.timestep_eta * d.softening; lv.level_new = lb; lv.ok = 0;
+    lv.crit = 2 * d.timestep_eta * d.softening; lv.jerk = (nbody_real)nbody__kdk_jerk; lv.level_new = lb; lv.ok = 0;
     lv.limit = -1; lv.limited = 0;     /* no neighbour limiter: that below */
     ok = ok && e->ops->kdk_step(e, &op, &lv) == NBODY_OK && lv.ok && op.wrote;
     ok = ok && e->ops->download(e, ha, ya, 0, 6 * n) == NBODY_OK && e->ops->download(e, ha + 6 * n, ka, 0, 6 * n) == NBODY_OK &&
@@ -159,35 +168,35 @@ static void check_kdk_step(nbody__engine *e, nbody_desc d, const char *name, con
         if (la[q] != lb[q]) same = 0;
         if (la[q] != level[list[q]]) changed = 1;
     }
-    CHECK(ok && same && changed, "%s: kdk_step's levels are the host's (%lu active bodies, some changed: %d)", name, (unsigned long)count,
-          changed);
+    CHECK(ok && same && changed && turned > 0, "%s: kdk_step's levels are the host's (%lu active bodies, some changed: %d; %d decided "
+          "by the force's change)", name, (unsigned long)count, changed, turned);
     CHECK(ok && !memcmp(ha, hb, 12 * n * sizeof(nbody_real)), "%s: kdk_step's state and kicks are the bits of active_forces + kick", name);
     if (ok) {
         kdk_scratch w;
         w.la = la; w.lb = lb; w.acc = acc; w.ha = ha; w.hb = hb;
-        check_kdk_limiter(e, d, name, s, list, count, f, order, level, ya, yb, ka, kb, &w);
+        check_kdk_limiter(e, d, name, s, list, count, a0, order, level, ya, yb, ka, kb, &w);
     }
     /* refused: a level below dt_min, then a position that is not finite; nothing kicked */
-    ok = ok && tree_active_kick_state(e, yb, kb, s, f);
+    ok = ok && tree_active_kick_state(e, yb, kb, s, a0);
     lv.dt_min = 1; lv.ok = 1; op.y = yb;
     ok = ok && e->ops->kdk_step(e, &op, &lv) == NBODY_OK && !lv.ok;
     ok = ok && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK && e->ops->download(e, hb, yb, 0, 6 * n) == NBODY_OK;
     CHECK(ok && !memcmp(hb + 3 * n, s->vx, n * sizeof(nbody_real)) && !memcmp(hb + 6 * n, s->vx, n * sizeof(nbody_real)) &&
-          !memcmp(hb + 9 * n, f + 3 * n, 3 * n * sizeof(nbody_real)), "%s: kdk_step with a level refused kicks nothing", name);
+          !memcmp(hb + 9 * n, a0, 3 * n * sizeof(nbody_real)), "%s: kdk_step with a level refused kicks nothing", name);
     ok = ok && nbody_system_alloc(&bad, n) == NBODY_OK && nbody_system_copy(&bad, s) == NBODY_OK;
     if (ok) bad.x[list[count / 2]] = (nbody_real)NAN;
-    ok = ok && tree_active_kick_state(e, yb, kb, &bad, f);
+    ok = ok && tree_active_kick_state(e, yb, kb, &bad, a0);
     lv.dt_min = 0; lv.ok = 1;
     ok = ok && e->ops->kdk_step(e, &op, &lv) == NBODY_OK && !lv.ok;
     ok = ok && e->ops->download(e, hb + 6 * n, kb, 0, 6 * n) == NBODY_OK;
-    CHECK(ok && !memcmp(hb + 6 * n, s->vx, n * sizeof(nbody_real)) && !memcmp(hb + 9 * n, f + 3 * n, 3 * n * sizeof(nbody_real)),
+    CHECK(ok && !memcmp(hb + 6 * n, s->vx, n * sizeof(nbody_real)) && !memcmp(hb + 9 * n, a0, 3 * n * sizeof(nbody_real)),
           "%s: kdk_step with a position not finite kicks nothing", name);
     if (ya) e->ops->release(e, ya);
     if (yb) e->ops->release(e, yb);
     if (ka) e->ops->release(e, ka);
     if (kb) e->ops->release(e, kb);
     nbody_system_free(&bad);
-    free(level); free(la); free(lb); free(acc); free(ha); free(hb);
+    free(level); free(la); free(lb); free(acc); free(ha); free(hb); free(a0);
 }
 
 static void check_tree_active(nbody_engine engine, const char *name, void (*config)(nbody__engine *), int bits, int refit_is_build) {
