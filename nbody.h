@@ -2674,6 +2674,8 @@ typedef struct nbody__cpu {
     size_t keep_cap;
     size_t *slot;                  /* TREE's block steps: each body's place in the active list
                                       (NBODY__TREE_NONE when not active), then the walk order (2n) */
+    const struct nbody__forces *given;   /* nbody_accelerations: the caller's arrays, which the
+                                      derivative reads and writes in place of its y and f */
 } nbody__cpu;
 
 /* BLOCK's desc.block_size: 0 (automatic) or a multiple of NBODY__BLOCK_SIZE_STEP (a whole
@@ -2739,6 +2741,8 @@ static int nbody__threads(const nbody_desc *d);
 static const char *nbody__simd_level_name(nbody_simd level);
 static size_t nbody__n_src(const nbody__engine *e);
 static nbody_result nbody__cpu_init(nbody__engine *e);
+static int nbody__cpu_in_place(nbody__engine *e, const nbody_system *s, nbody_real *ax, nbody_real *ay, nbody_real *az,
+                               nbody_result *r);
 
 /* defined below in >>mpi */
 static nbody_result nbody__engine_agree(nbody__engine *e, nbody_result r);
@@ -3596,6 +3600,10 @@ NBODY__DEF nbody_result nbody_accelerations(const nbody_desc *desc, const nbody_
     d = nbody__desc_defaults(desc);
     r = nbody__engine_start(&e, &d, s->n, s->m);
     if (r != NBODY_OK) return r;
+    if (nbody__cpu_in_place(&e, s, ax, ay, az, &r)) {   /* a CPU engine: no state buffers */
+        nbody__engine_stop(&e);
+        return r;
+    }
     r = e.ops->alloc(&e, 6 * s->n, &y);
     if (r == NBODY_OK) r = e.ops->alloc(&e, 6 * s->n, &f);
     if (r == NBODY_OK) r = nbody__upload_system(&e, y, s);
@@ -6433,15 +6441,51 @@ static void nbody__accel_test(const nbody__forces *f, size_t na, int threads);
 static void nbody__accel_block(const nbody__forces *f, int threads, int block, nbody_simd level);
 static void nbody__accel_test_simd(const nbody__forces *f, size_t na, int threads, int block, nbody_simd level);
 
+/* one evaluation of a CPU engine: the positions x, y, z (n each) and the engine's masses,
+   the accelerations into ax, ay, az */
+static nbody__forces nbody__forces_at(nbody__engine *e, const nbody_real *x, const nbody_real *y, const nbody_real *z,
+                                      nbody_real *ax, nbody_real *ay, nbody_real *az) {
+    nbody__forces F;
+    F.x = x; F.y = y; F.z = z; F.m = ((nbody__cpu *)e->impl)->m;
+    F.ax = ax; F.ay = ay; F.az = az;
+    F.n = e->n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
+    return F;
+}
+/* a CPU engine's derivative: its evaluation of the state y into f (both 6n), or of the caller's
+   arrays that nbody_accelerations gave the engine (y and f unused) */
 static nbody__forces nbody__forces_for(nbody__engine *e, nbody__buf yb, nbody__buf fb) {
     nbody_real *y = (nbody_real *)yb, *f = (nbody_real *)fb;
     size_t n = e->n;
-    nbody__forces F;
-    F.x = y; F.y = y + n; F.z = y + 2 * n; F.m = ((nbody__cpu *)e->impl)->m;
-    F.ax = f + 3 * n; F.ay = f + 4 * n; F.az = f + 5 * n;
-    F.n = n; F.G = e->desc.G; F.eps2 = e->desc.softening * e->desc.softening;
+    if (((nbody__cpu *)e->impl)->given) return *((nbody__cpu *)e->impl)->given;
     memcpy(f, y + 3 * n, 3 * n * sizeof(nbody_real));   /* dx/dt = v */
-    return F;
+    return nbody__forces_at(e, y, y + n, y + 2 * n, f + 3 * n, f + 4 * n, f + 5 * n);
+}
+/* nonzero when one of ax, ay, az shares memory with another or with s's positions (n reals each;
+   addresses compared as integers) */
+static int nbody__overlap(const nbody_real *ax, const nbody_real *ay, const nbody_real *az, const nbody_system *s) {
+    const nbody_real *p[6];
+    size_t len = s->n * sizeof(nbody_real), i, j;
+    p[0] = ax; p[1] = ay; p[2] = az; p[3] = s->x; p[4] = s->y; p[5] = s->z;
+    for (i = 0; i < 3; ++i)
+        for (j = i + 1; j < 6; ++j)
+            if ((size_t)p[i] < (size_t)p[j] + len && (size_t)p[j] < (size_t)p[i] + len) return 1;
+    return 0;
+}
+
+/* nbody_accelerations with a CPU engine e (started for s): the derivative reads s's positions and
+   writes ax, ay, az in place, without the two state buffers of 6n reals that the other engines
+   need (allocated, filled and freed each call: fresh pages each time on Windows' and Wine's
+   heaps). 0 (nothing done) for other engines, and where the arrays overlap, which the buffers
+   allow. */
+static int nbody__cpu_in_place(nbody__engine *e, const nbody_system *s, nbody_real *ax, nbody_real *ay, nbody_real *az,
+                               nbody_result *r) {
+    nbody__forces F;
+    if (e->ops->alloc != nbody__host_alloc || nbody__overlap(ax, ay, az, s)) return 0;
+    F = nbody__forces_at(e, s->x, s->y, s->z, ax, ay, az);
+    ((nbody__cpu *)e->impl)->given = &F;
+    *r = e->ops->derivative(e, NULL, NULL);
+    ((nbody__cpu *)e->impl)->given = NULL;
+    return 1;
 }
 
 static nbody_result nbody__simple_derivative(nbody__engine *e, nbody__buf y, nbody__buf f) {
@@ -8984,12 +9028,14 @@ static nbody_result nbody__tree_derivative(nbody__engine *e, nbody__buf y, nbody
     nbody__forces F = nbody__forces_for(e, y, f);
     nbody_result r;
     size_t i;
-    for (i = 0; i < 3 * e->n; ++i)     /* NaN/Inf positions: NaN forces, which the step reports */
-        if (!nbody__isfinite(F.x[i])) {
-            nbody_real nan = F.x[i] - F.x[i];
+    for (i = 0; i < 3 * e->n; ++i) {   /* NaN/Inf positions: NaN forces, which the step reports */
+        nbody_real v = (i < e->n ? F.x : i < 2 * e->n ? F.y : F.z)[i % e->n];   /* x, y, z: apart in F */
+        if (!nbody__isfinite(v)) {
+            nbody_real nan = v - v;
             for (i = 0; i < e->n; ++i) F.ax[i] = F.ay[i] = F.az[i] = nan;
             return NBODY_OK;
         }
+    }
     if (!c->tree) {
         c->tree = nbody__alloc(&e->desc, sizeof(nbody__kdtree));
         if (!c->tree) return NBODY_ERR_OUT_OF_MEMORY;

@@ -1,9 +1,11 @@
 /* accel_phases.c - where the time of one nbody_accelerations call with BLOCK goes: the engine's
    start, the two state buffers' allocation (6 n reals each, the desc's allocator), the upload,
    the evaluation (the force kernel and its threads), the download and the release, each timed
-   on its own by running the call's steps (as nbody_accelerations runs them) with the clock
-   between them. bench/bench_block.c times the whole call; this says which part differs between
-   two builds (the Windows build under Wine against the Linux build: bench/wine_vs_linux.sh).
+   on its own by running the call's steps (as nbody_accelerations runs them for a device engine,
+   and ran them for every engine before a CPU engine's call read the caller's arrays in place)
+   with the clock between them. bench/bench_block.c times the whole call; this says which part
+   differs between two builds (the Windows build under Wine against the Linux build:
+   bench/wine_vs_linux.sh), and what the state buffers cost.
    With "reuse" the desc's allocator keeps freed blocks for the next call (what a program that
    evaluates often can pass in desc.allocator), so the buffers' pages are not fresh each call.
    gap_ms: the caller's own work (a busy loop) before each call, untimed: longer than the worker

@@ -55,6 +55,49 @@ static void test_engines_agree(void) {
     }
 }
 
+/* nbody_accelerations with a CPU engine reads the positions and writes the outputs in place,
+   unless the outputs overlap the positions or each other (then through the engine's state
+   buffers): the same bits either way, for positions in one block (nbody_system_alloc) or apart,
+   with and without test particles */
+static void test_accelerations_in_place(void) {
+    static const nbody_engine engines[] = {NBODY_ENGINE_SIMPLE, NBODY_ENGINE_OPENMP, NBODY_ENGINE_BLOCK, NBODY_ENGINE_TREE};
+    const size_t n = 2100;
+    nbody_system s = {0}, apart, over = {0};
+    nbody_real *ref = (nbody_real *)malloc(3 * n * sizeof *ref), *out[3];
+    size_t e, i;
+    int a, k;
+    CHECK(ref != NULL && nbody_ic_plummer(&s, n, 11) == NBODY_OK, "plummer %lu", (unsigned long)n);
+    apart = s;   /* the same bodies, each array its own block */
+    apart.x = (nbody_real *)malloc(n * sizeof(nbody_real)); apart.y = (nbody_real *)malloc(n * sizeof(nbody_real));
+    apart.z = (nbody_real *)malloc(n * sizeof(nbody_real));
+    for (k = 0; k < 3; ++k) out[k] = (nbody_real *)malloc(n * sizeof(nbody_real));
+    CHECK(apart.x && apart.y && apart.z && out[0] && out[1] && out[2] && nbody_system_alloc(&over, n) == NBODY_OK, "allocations");
+    memcpy(apart.x, s.x, n * sizeof(nbody_real)); memcpy(apart.y, s.y, n * sizeof(nbody_real)); memcpy(apart.z, s.z, n * sizeof(nbody_real));
+    for (e = 0; e < sizeof engines / sizeof *engines; ++e)
+        for (a = 0; a < 2; ++a) {
+            nbody_desc d = {0};
+            size_t diff = 0;
+            d.engine = engines[e]; d.threads = 2; d.softening = (nbody_real)0.01; d.n_active = a ? n / 2 : 0;
+            CHECK(nbody_accelerations(&d, &s, ref, ref + n, ref + 2 * n) == NBODY_OK, "%s in place ran", nbody_engine_name(d.engine));
+            CHECK(nbody_accelerations(&d, &apart, out[0], out[1], out[2]) == NBODY_OK, "%s apart ran", nbody_engine_name(d.engine));
+            for (k = 0; k < 3; ++k) diff += memcmp(out[k], ref + (size_t)k * n, n * sizeof(nbody_real)) != 0;
+            CHECK(diff == 0, "%s, n_active %lu: positions apart gave other bits", nbody_engine_name(d.engine), (unsigned long)d.n_active);
+            /* the outputs over the positions: the state buffers' path */
+            memcpy(over.x, s.x, n * sizeof(nbody_real)); memcpy(over.y, s.y, n * sizeof(nbody_real));
+            memcpy(over.z, s.z, n * sizeof(nbody_real)); memcpy(over.m, s.m, n * sizeof(nbody_real));
+            CHECK(nbody_accelerations(&d, &over, over.x, over.y, over.z) == NBODY_OK, "%s over ran", nbody_engine_name(d.engine));
+            CHECK(memcmp(over.x, ref, 3 * n * sizeof(nbody_real)) == 0, "%s, n_active %lu: outputs over the positions gave other bits",
+                  nbody_engine_name(d.engine), (unsigned long)d.n_active);
+            for (i = 0; i < n; ++i) { out[0][i] = 0; out[1][i] = 0; out[2][i] = 0; }
+            CHECK(nbody_accelerations(&d, &s, out[0], out[0], out[1]) == NBODY_OK, "%s ax = ay ran", nbody_engine_name(d.engine));
+            CHECK(memcmp(out[0], ref + n, n * sizeof(nbody_real)) == 0 && memcmp(out[1], ref + 2 * n, n * sizeof(nbody_real)) == 0,
+                  "%s, n_active %lu: ax = ay did not end as ay, az", nbody_engine_name(d.engine), (unsigned long)d.n_active);
+        }
+    for (k = 0; k < 3; ++k) free(out[k]);
+    free(apart.x); free(apart.y); free(apart.z); free(ref);
+    nbody_system_free(&s); nbody_system_free(&over);
+}
+
 /* two bodies: the direct engines give exactly Newton's law */
 static void test_two_body_force(void) {
     nbody_system s = {0};
@@ -320,6 +363,7 @@ static void test_initial_conditions(void) {
 
 int main(void) {
     test_engines_agree();
+    test_accelerations_in_place();
     test_two_body_force();
     test_momentum();
     test_figure_eight();
