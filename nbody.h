@@ -5649,7 +5649,11 @@ static nbody_real nbody__kdk_criterion(const nbody_desc *d, nbody_real ax, nbody
    rebuilt tree moves a force by it at once), so a factor below 1 shortens steps for that noise
    and the levels flicker: bench/results/treeblock-criterion-2026-11-27.md measured 1 (the
    2^16 collision's abs(dE/E) on TREE 4-10x lower for 4 % more body steps), 0.5 worse than
-   none. CUDA_TREE's device levels compute it with these operations in this order (no fma). */
+   none. CUDA_TREE's device levels compute it with these operations in this order (no fma).
+   It applies from nbody__kdk_jerk_from attracting bodies: over 8 seeds of the collision it
+   lowered the error at 8192 (7 of 8) and above, was neutral at 4096 and raised it at 2048 (8 of
+   8), where a body's force also turns as single neighbours pass
+   (bench/results/treeblock-bound-2026-11-27.md). */
 static double nbody__kdk_jerk = 1.0;
 static size_t nbody__kdk_jerk_from = 8192;
 
